@@ -1,0 +1,140 @@
+// Package faults defines faults as values: what breaks, where, when and for
+// how long. A schedule is a list of faults; the simulator carries them out.
+// Nothing here runs anything or reads a clock.
+package faults
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Kind names a fault kind. The names are stable: scenario files use them.
+type Kind string
+
+const (
+	ClientPause Kind = "client-pause" // a client process stops (GC, SIGSTOP); its clock runs on
+	NodePause   Kind = "node-pause"   // a Redis node stops serving; keys expire on resume
+	ClockDrift  Kind = "clock-drift"  // a process's clock runs fast/slow by DriftPPM
+	ClockJump   Kind = "clock-jump"   // a process's clock steps by Jump (negative: backward)
+	Partition   Kind = "partition"    // messages between From and To are held until heal
+	Delay       Kind = "delay"        // messages between From and To take Delay longer
+	Loss        Kind = "loss"         // messages between From and To are lost with LossProb and retransmitted
+	Crash       Kind = "crash"        // a node crashes and restarts after Duration under its persistence mode
+	Failover    Kind = "failover"     // the current primary crashes; Sentinel promotes a replica
+)
+
+// Kinds lists every fault kind.
+var Kinds = []Kind{ClientPause, NodePause, ClockDrift, ClockJump, Partition, Delay, Loss, Crash, Failover}
+
+// Fault is one fault. Start is the true time (from the run's start) it
+// begins; Duration is how long it lasts before it heals (0 for a clock jump,
+// which is instantaneous). Targets are process names ("c0", "n1",
+// "sentinel"); a partition, delay or loss uses From and To instead.
+type Fault struct {
+	Kind     Kind          `json:"kind" yaml:"kind"`
+	Start    time.Duration `json:"start" yaml:"start"`
+	Duration time.Duration `json:"duration,omitempty" yaml:"duration"`
+	Targets  []string      `json:"targets,omitempty" yaml:"targets"`
+	From     []string      `json:"from,omitempty" yaml:"from"`
+	To       []string      `json:"to,omitempty" yaml:"to"`
+	OneWay   bool          `json:"one_way,omitempty" yaml:"one_way"`
+	DriftPPM int64         `json:"drift_ppm,omitempty" yaml:"drift_ppm"`
+	Jump     time.Duration `json:"jump,omitempty" yaml:"jump"`
+	Delay    time.Duration `json:"delay,omitempty" yaml:"delay"`
+	LossProb float64       `json:"loss_prob,omitempty" yaml:"loss_prob"`
+}
+
+// End is when the fault heals.
+func (f Fault) End() time.Duration { return f.Start + f.Duration }
+
+// String is a one-line description.
+func (f Fault) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s@%v", f.Kind, f.Start)
+	if f.Duration > 0 {
+		fmt.Fprintf(&b, "+%v", f.Duration)
+	}
+	if len(f.Targets) > 0 {
+		fmt.Fprintf(&b, " %s", strings.Join(f.Targets, ","))
+	}
+	if len(f.From) > 0 || len(f.To) > 0 {
+		arrow := "<->"
+		if f.OneWay {
+			arrow = "->"
+		}
+		fmt.Fprintf(&b, " %s%s%s", strings.Join(f.From, ","), arrow, strings.Join(f.To, ","))
+	}
+	switch f.Kind {
+	case ClockDrift:
+		fmt.Fprintf(&b, " %+dppm", f.DriftPPM)
+	case ClockJump:
+		fmt.Fprintf(&b, " %+v", f.Jump)
+	case Delay:
+		fmt.Fprintf(&b, " +%v", f.Delay)
+	case Loss:
+		fmt.Fprintf(&b, " p=%.2f", f.LossProb)
+	}
+	return b.String()
+}
+
+// Validate checks one fault against the names of the world's processes.
+func (f Fault) Validate(known func(name string) bool) error {
+	if f.Start < 0 {
+		return fmt.Errorf("%s: start %v is negative", f.Kind, f.Start)
+	}
+	if f.Duration < 0 {
+		return fmt.Errorf("%s: duration %v is negative", f.Kind, f.Duration)
+	}
+	for _, n := range append(append(append([]string(nil), f.Targets...), f.From...), f.To...) {
+		if !known(n) {
+			return fmt.Errorf("%s: unknown process %q", f.Kind, n)
+		}
+	}
+	switch f.Kind {
+	case ClientPause, NodePause, Crash:
+		if len(f.Targets) == 0 || f.Duration == 0 {
+			return fmt.Errorf("%s: needs targets and a positive duration", f.Kind)
+		}
+	case ClockDrift:
+		if len(f.Targets) == 0 {
+			return fmt.Errorf("%s: needs targets", f.Kind)
+		}
+		if f.DriftPPM < -500_000 || f.DriftPPM > 500_000 {
+			return fmt.Errorf("%s: drift_ppm %d out of range -500000..500000 (±50%%)", f.Kind, f.DriftPPM)
+		}
+	case ClockJump:
+		if len(f.Targets) == 0 {
+			return fmt.Errorf("%s: needs targets", f.Kind)
+		}
+	case Partition, Delay, Loss:
+		if len(f.From) == 0 || len(f.To) == 0 || f.Duration == 0 {
+			return fmt.Errorf("%s: needs from, to and a positive duration", f.Kind)
+		}
+		if f.Kind == Delay && f.Delay <= 0 {
+			return fmt.Errorf("%s: delay must be positive", f.Kind)
+		}
+		if f.Kind == Loss && (f.LossProb <= 0 || f.LossProb > 1) {
+			return fmt.Errorf("%s: loss_prob %v out of range (0,1]", f.Kind, f.LossProb)
+		}
+	case Failover:
+		if f.Duration == 0 {
+			return fmt.Errorf("%s: needs a positive duration (how long the old primary stays down)", f.Kind)
+		}
+	default:
+		return fmt.Errorf("unknown fault kind %q", f.Kind)
+	}
+	return nil
+}
+
+// Sort orders a schedule by start time, then kind, keeping the order of
+// equal faults.
+func Sort(s []Fault) {
+	sort.SliceStable(s, func(i, j int) bool {
+		if s[i].Start != s[j].Start {
+			return s[i].Start < s[j].Start
+		}
+		return s[i].Kind < s[j].Kind
+	})
+}

@@ -1,0 +1,87 @@
+package sim
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// This file is the engine's one documented place that touches Go's own
+// clock: inside a testing/synctest bubble, time.Now, timers and sleeps are
+// the bubble's virtual clock, which the engine advances only when every
+// goroutine in the bubble is blocked. Nothing else in sim/, clock/, faults/
+// or checker/ reads the wall clock (a guard test enforces it).
+
+// Bubble runs f inside a fresh testing/synctest bubble and returns when f
+// and every goroutine it started have exited. Library code that calls
+// time.Now or time.Sleep (redsync, redislock) sees virtual time inside it.
+type Bubble func(f func())
+
+// TestBubble returns a Bubble hosted by a running test.
+func TestBubble(t *testing.T) Bubble {
+	return func(f func()) {
+		synctest.Test(t, func(*testing.T) { f() })
+	}
+}
+
+// HostMain runs body inside a test so that a normal binary (the CLI) can host
+// synctest bubbles, then exits the process with body's exit code. The
+// process's own flags must already be parsed: os.Args is reset so that the
+// testing package sees none of them.
+func HostMain(body func(b Bubble) int) {
+	os.Args = os.Args[:1]
+	testing.Main(
+		func(string, string) (bool, error) { return true, nil },
+		[]testing.InternalTest{{Name: "locksim", F: func(t *testing.T) {
+			code := body(TestBubble(t))
+			os.Stdout.Sync()
+			os.Exit(code)
+		}}},
+		nil, nil)
+	fmt.Fprintln(os.Stderr, "locksim: internal error: host returned")
+	os.Exit(70)
+}
+
+// bubbleClock is the engine's view of the bubble clock.
+type bubbleClock struct {
+	epoch time.Time
+	timer *time.Timer
+}
+
+func newBubbleClock() bubbleClock {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return bubbleClock{epoch: time.Now(), timer: t}
+}
+
+// trueNow is the true time of the world: nanoseconds since the bubble began.
+func (b *bubbleClock) trueNow() int64 { return int64(time.Since(b.epoch)) }
+
+// at converts a true time to the bubble's time.Time.
+func (b *bubbleClock) at(t int64) time.Time { return b.epoch.Add(time.Duration(t)) }
+
+// fromTime converts a bubble time.Time (e.g. a connection deadline) to true time.
+func (b *bubbleClock) fromTime(t time.Time) int64 { return int64(t.Sub(b.epoch)) }
+
+// waitUntil blocks the scheduler until true time t or until kick fires,
+// whichever comes first; library timers in between run meanwhile. It
+// reports whether t was reached.
+func (b *bubbleClock) waitUntil(t int64, kick <-chan struct{}) bool {
+	d := time.Duration(t - b.trueNow())
+	if d <= 0 {
+		return true
+	}
+	b.timer.Reset(d)
+	select {
+	case <-b.timer.C:
+		return true
+	case <-kick:
+		b.timer.Stop()
+		return false
+	}
+}
+
+// quiesce returns once every other goroutine in the bubble is durably blocked.
+func quiesce() { synctest.Wait() }

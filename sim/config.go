@@ -1,0 +1,211 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/locksim/locksim/clock"
+	"github.com/locksim/locksim/faults"
+)
+
+// Persistence is a node's durability on crash.
+type Persistence string
+
+const (
+	PersistNone     Persistence = "none"     // restart empty
+	PersistEverysec Persistence = "everysec" // lose up to the last second of writes
+	PersistAlways   Persistence = "always"   // lose nothing
+)
+
+// NodeConfig describes one Redis node.
+type NodeConfig struct {
+	Name        string
+	Persistence Persistence
+	ClockOffset time.Duration // the node clock's offset from true time at t=0
+	DriftPPM    int64         // the node clock's drift rate
+}
+
+// Topology is how the nodes relate. Independent nodes (Redlock) have
+// Replicated false. Replicated: node 0 starts as primary, the rest are its
+// async replicas, and a Sentinel promotes one when the primary is down.
+type Topology struct {
+	Replicated bool
+	// ReplLag is added to the network latency of every replication message.
+	ReplLag time.Duration
+	// DownAfter is how long Sentinel must fail to reach the primary before
+	// it fails over (Sentinel's down-after-milliseconds).
+	DownAfter time.Duration
+}
+
+// NetConfig is the network's normal behaviour: one-way latency is
+// LatencyMin plus an exponential with mean LatencyJitter.
+type NetConfig struct {
+	LatencyMin    time.Duration
+	LatencyJitter time.Duration
+	// MaxHold bounds how long a message may be held by a partition before it
+	// is dropped (a TCP connection giving up).
+	MaxHold time.Duration
+}
+
+// RedisConfig holds the go-redis options every simulated client gets.
+type RedisConfig struct {
+	DialTimeout  time.Duration
+	ReadTimeout  time.Duration
+	WriteTimeout time.Duration
+	MaxRetries   int // go-redis MaxRetries; -1 disables retries
+	RetryBackoff time.Duration
+}
+
+// Config is everything a run needs. The zero values of optional fields take
+// the defaults of DefaultConfig.
+type Config struct {
+	Seed     uint64
+	Duration time.Duration // safety phase, with faults
+	Liveness time.Duration // liveness phase, after the heal
+	Nodes    []NodeConfig
+	Topology Topology
+	Clients  int
+	// ClientDriftPPMs and ClientOffsets give per-client clock settings
+	// (index = client id; missing entries are 0).
+	ClientDriftPPMs []int64
+	ClientOffsets   []time.Duration
+	Net             NetConfig
+	Redis           RedisConfig
+	Faults          []faults.Fault
+	Program         Program
+
+	// Trace, if set, receives the trace as JSON Lines.
+	Trace io.Writer
+	// MaxEvents bounds the scheduler's steps (0: 50 million).
+	MaxEvents int64
+	// MaxHistory bounds the events kept in memory for checkers (0: 1 million).
+	// Beyond it the trace file and hash still see every event.
+	MaxHistory int
+}
+
+// Limits for Validate.
+const (
+	MaxNodes    = 64
+	MaxClients  = 10_000
+	MaxDuration = 24 * time.Hour
+)
+
+// ClientDriftPPM is client i's drift.
+func (c Config) ClientDriftPPM(i int) int64 {
+	if i < len(c.ClientDriftPPMs) {
+		return c.ClientDriftPPMs[i]
+	}
+	return 0
+}
+
+// ClientClockOffset is client i's clock offset.
+func (c Config) ClientClockOffset(i int) time.Duration {
+	if i < len(c.ClientOffsets) {
+		return c.ClientOffsets[i]
+	}
+	return 0
+}
+
+// WithDefaults fills zero fields with defaults.
+func (c Config) WithDefaults() Config {
+	if c.Net.LatencyMin == 0 && c.Net.LatencyJitter == 0 {
+		c.Net.LatencyMin = 200 * time.Microsecond
+		c.Net.LatencyJitter = 300 * time.Microsecond
+	}
+	if c.Net.MaxHold == 0 {
+		c.Net.MaxHold = 15 * time.Minute
+	}
+	if c.Redis.DialTimeout == 0 {
+		c.Redis.DialTimeout = 1 * time.Second
+	}
+	if c.Redis.ReadTimeout == 0 {
+		c.Redis.ReadTimeout = 500 * time.Millisecond
+	}
+	if c.Redis.WriteTimeout == 0 {
+		c.Redis.WriteTimeout = c.Redis.ReadTimeout
+	}
+	if c.Redis.RetryBackoff == 0 {
+		c.Redis.RetryBackoff = 8 * time.Millisecond
+	}
+	if c.Topology.Replicated && c.Topology.DownAfter == 0 {
+		c.Topology.DownAfter = 5 * time.Second
+	}
+	if c.MaxEvents == 0 {
+		c.MaxEvents = 50_000_000
+	}
+	if c.MaxHistory == 0 {
+		c.MaxHistory = 1_000_000
+	}
+	for i := range c.Nodes {
+		if c.Nodes[i].Persistence == "" {
+			c.Nodes[i].Persistence = PersistNone
+		}
+		if c.Nodes[i].Name == "" {
+			c.Nodes[i].Name = fmt.Sprintf("n%d", i)
+		}
+	}
+	return c
+}
+
+// Validate reports the first invalid field, naming it and its allowed range.
+func (c Config) Validate() error {
+	if len(c.Nodes) < 1 || len(c.Nodes) > MaxNodes {
+		return fmt.Errorf("nodes: %d out of range 1..%d", len(c.Nodes), MaxNodes)
+	}
+	if c.Clients < 1 || c.Clients > MaxClients {
+		return fmt.Errorf("clients: %d out of range 1..%d", c.Clients, MaxClients)
+	}
+	if c.Duration <= 0 || c.Duration > MaxDuration {
+		return fmt.Errorf("duration: %v out of range (0, %v]", c.Duration, MaxDuration)
+	}
+	if c.Liveness < 0 || c.Liveness > MaxDuration {
+		return fmt.Errorf("liveness: %v out of range [0, %v]", c.Liveness, MaxDuration)
+	}
+	if c.Program == nil {
+		return fmt.Errorf("program: no client program given")
+	}
+	if c.Topology.Replicated && len(c.Nodes) < 2 {
+		return fmt.Errorf("topology: a replicated topology needs at least 2 nodes (a primary and a replica), got %d", len(c.Nodes))
+	}
+	names := map[string]bool{SentinelName: c.Topology.Replicated}
+	for i, n := range c.Nodes {
+		switch n.Persistence {
+		case PersistNone, PersistEverysec, PersistAlways, "":
+		default:
+			return fmt.Errorf("nodes[%d].persistence: %q is not one of none, everysec, always", i, n.Persistence)
+		}
+		if err := clock.CheckDrift(n.DriftPPM); err != nil {
+			return fmt.Errorf("nodes[%d].drift_ppm: %v", i, err)
+		}
+		if names[n.Name] {
+			return fmt.Errorf("nodes[%d].name: %q used twice", i, n.Name)
+		}
+		names[n.Name] = true
+	}
+	for i := 0; i < c.Clients; i++ {
+		if err := clock.CheckDrift(c.ClientDriftPPM(i)); err != nil {
+			return fmt.Errorf("clients[%d].drift_ppm: %v", i, err)
+		}
+		names[fmt.Sprintf("c%d", i)] = true
+	}
+	if c.Net.LatencyMin < 0 || c.Net.LatencyJitter < 0 {
+		return fmt.Errorf("net.latency: negative latency")
+	}
+	if c.Redis.ReadTimeout < 0 || c.Redis.DialTimeout < 0 {
+		return fmt.Errorf("redis: negative timeout")
+	}
+	if c.Topology.ReplLag < 0 || c.Topology.DownAfter < 0 {
+		return fmt.Errorf("topology: negative replication lag or down-after")
+	}
+	known := func(n string) bool { return names[n] }
+	for i, f := range c.Faults {
+		if err := f.Validate(known); err != nil {
+			return fmt.Errorf("faults[%d]: %v", i, err)
+		}
+		if f.Kind == faults.Failover && !c.Topology.Replicated {
+			return fmt.Errorf("faults[%d]: failover needs a replicated topology", i)
+		}
+	}
+	return nil
+}

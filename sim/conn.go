@@ -1,0 +1,288 @@
+package sim
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/alicebob/miniredis/v2/server"
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// conn is a simulated TCP connection from a client process to a node. The
+// client side implements net.Conn for go-redis: Write hands complete
+// commands to the network as events, Read blocks until the scheduler
+// delivers reply bytes, an error or a deadline. Errors reach a blocked
+// reader only through scheduled events, never from another goroutine.
+type conn struct {
+	w    *World
+	p    *Proc
+	node *Node
+	src  uint64
+	seq  uint64
+	rng  *rand.Rand
+	// node incarnation at dial: a crash or restart resets the connection
+	epoch int
+
+	// client side, guarded by w.mu
+	rbuf    []byte
+	rerr    error
+	waiting bool
+	readCh  chan struct{}
+	rdl     time.Time
+	closed  bool
+	wbuf    []byte
+	lastUp  int64
+
+	// node side, touched by the scheduler only
+	peer      *server.Peer
+	out       bytes.Buffer
+	bw        *bufio.Writer
+	lastDown  int64
+	waitReq   *waitReq
+	backlog   [][]string
+	resetSent bool
+}
+
+var errReset = &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+
+func timeoutErr(op string) error {
+	return &net.OpError{Op: op, Net: "tcp", Err: os.ErrDeadlineExceeded}
+}
+
+type simAddr string
+
+func (a simAddr) Network() string { return "sim" }
+func (a simAddr) String() string  { return string(a) }
+
+func (c *conn) LocalAddr() net.Addr  { return simAddr(c.p.name) }
+func (c *conn) RemoteAddr() net.Addr { return simAddr(c.node.name) }
+
+func (c *conn) Read(b []byte) (int, error) {
+	w := c.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for {
+		if len(c.rbuf) > 0 {
+			n := copy(b, c.rbuf)
+			c.rbuf = c.rbuf[n:]
+			return n, nil
+		}
+		if c.rerr != nil {
+			return 0, c.rerr
+		}
+		if c.closed || w.stopping {
+			return 0, net.ErrClosed
+		}
+		now := w.now()
+		if !c.rdl.IsZero() && w.bc.fromTime(c.rdl) <= now {
+			return 0, timeoutErr("read")
+		}
+		c.waiting = true
+		if !c.rdl.IsZero() {
+			c.seq++
+			w.scheduleFromLocked(w.bc.fromTime(c.rdl), c.src, c.seq, c.p, "deadline", c.wakeReader)
+		}
+		w.mu.Unlock()
+		<-c.readCh
+		w.mu.Lock()
+	}
+}
+
+// wakeReader runs in the scheduler and lets a blocked reader look again.
+func (c *conn) wakeReader() {
+	c.w.mu.Lock()
+	waiting := c.waiting
+	c.waiting = false
+	c.w.mu.Unlock()
+	if waiting {
+		select {
+		case c.readCh <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (c *conn) Write(b []byte) (int, error) {
+	w := c.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c.closed || w.stopping {
+		return 0, net.ErrClosed
+	}
+	if c.rerr != nil {
+		return 0, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)}
+	}
+	c.wbuf = append(c.wbuf, b...)
+	cmds, rest, err := parseCommands(c.wbuf)
+	if err != nil {
+		return 0, err
+	}
+	c.wbuf = rest
+	if len(cmds) == 0 {
+		return len(b), nil
+	}
+	now := w.now()
+	sent := now
+	if c.p.pausedUntil > now {
+		sent = c.p.pausedUntil // a paused process sends when it resumes
+	}
+	from, to := c.p.id, c.node.addr()
+	at := max(sent+w.net.latency(c.rng, from, to, sent), c.lastUp)
+	c.lastUp = at
+	c.seq++
+	node := c.node
+	w.scheduleFromLocked(at, c.src, c.seq, nil, "arrive", w.net.holding(from, to, sent, nil, "arrive", func() {
+		node.arrive(c, cmds)
+	}))
+	return len(b), nil
+}
+
+func (c *conn) Close() error {
+	c.w.mu.Lock()
+	c.closed = true
+	c.w.mu.Unlock()
+	return nil
+}
+
+// abort fails the connection for shutdown.
+func (c *conn) abort() {
+	c.w.mu.Lock()
+	c.closed = true
+	c.w.mu.Unlock()
+	c.wakeReader()
+}
+
+func (c *conn) SetDeadline(t time.Time) error {
+	c.SetReadDeadline(t)
+	return c.SetWriteDeadline(t)
+}
+
+func (c *conn) SetReadDeadline(t time.Time) error {
+	c.w.mu.Lock()
+	c.rdl = t
+	c.w.mu.Unlock()
+	return nil
+}
+
+// SetWriteDeadline is accepted; writes never block in the simulation (they
+// are buffered like a socket's send buffer), so it never fires.
+func (c *conn) SetWriteDeadline(t time.Time) error { return nil }
+
+// deliverReply carries the node's reply bytes to the client.
+func (c *conn) sendReply() {
+	if c.out.Len() == 0 {
+		return
+	}
+	data := append([]byte(nil), c.out.Bytes()...)
+	c.out.Reset()
+	n := c.node
+	c.w.net.deliver(c.w.net.rng, n.addr(), c.p.id, &c.lastDown, c.p, "reply", func() {
+		c.w.mu.Lock()
+		if c.closed {
+			c.w.mu.Unlock()
+			return
+		}
+		c.rbuf = append(c.rbuf, data...)
+		c.w.mu.Unlock()
+		c.wakeReader()
+	})
+}
+
+// sendReset tells the client its connection was reset by the node (crash,
+// restart, failover kill). It arrives after the link's latency.
+func (c *conn) sendReset() {
+	if c.resetSent {
+		return
+	}
+	c.resetSent = true
+	c.w.net.deliver(c.w.net.rng, c.node.addr(), c.p.id, &c.lastDown, c.p, "reset", func() {
+		c.w.mu.Lock()
+		if c.rerr == nil {
+			c.rerr = errReset
+		}
+		c.w.mu.Unlock()
+		c.wakeReader()
+	})
+}
+
+// dial makes a connection from p to node i (or to p's idea of the primary
+// when i < 0). It never fails: a refused connection shows as a reset on
+// first use, in virtual time.
+func (p *Proc) dial(i int) net.Conn {
+	w := p.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if i < 0 {
+		i = p.primary
+	}
+	p.dials[i]++
+	w.stats.Dials++
+	n := w.nodes[i]
+	c := &conn{
+		w:      w,
+		p:      p,
+		node:   n,
+		src:    p.src | uint64(i+1)<<24 | uint64(p.dials[i]),
+		epoch:  n.epoch,
+		readCh: make(chan struct{}, 1),
+	}
+	c.rng = w.streams.Get("conn/" + p.name + "/" + n.name + "/" + itoa(p.dials[i]))
+	c.bw = bufio.NewWriter(&c.out)
+	c.peer = server.NewPeer(c.bw)
+	p.conns = append(p.conns, c)
+	n.conns = append(n.conns, c)
+	return c
+}
+
+func itoa(i int) string {
+	var b [20]byte
+	pos := len(b)
+	if i == 0 {
+		return "0"
+	}
+	for i > 0 {
+		pos--
+		b[pos] = byte('0' + i%10)
+		i /= 10
+	}
+	return string(b[pos:])
+}
+
+// newRedisClient builds a real go-redis v9 client for p and node i (i < 0:
+// the primary as Sentinel tells p), with the options that keep it
+// deterministic: RESP2, no CLIENT SETINFO, no maintenance notifications,
+// one connection, no idle reaping, fixed retry backoff.
+func newRedisClient(p *Proc, i int) *redis.Client {
+	rc := p.w.cfg.Redis
+	name := "primary"
+	if i >= 0 {
+		name = p.w.nodes[i].name
+	}
+	return redis.NewClient(&redis.Options{
+		Addr:                     name,
+		Dialer:                   func(context.Context, string, string) (net.Conn, error) { return p.dial(i), nil },
+		Protocol:                 2,
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+		PoolSize:                 1,
+		MinIdleConns:             0,
+		ConnMaxIdleTime:          -1,
+		DialTimeout:              rc.DialTimeout,
+		ReadTimeout:              rc.ReadTimeout,
+		WriteTimeout:             rc.WriteTimeout,
+		MaxRetries:               rc.MaxRetries,
+		MinRetryBackoff:          rc.RetryBackoff,
+		MaxRetryBackoff:          rc.RetryBackoff,
+		PoolTimeout:              rc.ReadTimeout + rc.DialTimeout,
+	})
+}
+
+var errProtocol = errors.New("sim: malformed RESP request")

@@ -1,0 +1,115 @@
+package sim
+
+import (
+	"github.com/locksim/locksim/faults"
+)
+
+// scheduleFault turns a fault value into its start and heal events.
+func (w *World) scheduleFault(f faults.Fault) {
+	start, end := int64(f.Start), int64(f.End())
+	if start >= int64(w.cfg.Duration) {
+		return // faults belong to the safety phase; the heal lifts everything
+	}
+	w.after(start, "fault", func() {
+		if w.phase != "safety" {
+			return
+		}
+		w.stats.Faults++
+		w.record(Event{Proc: "world", Kind: "fault", Detail: f.String()})
+		w.apply(f, start, end)
+	})
+}
+
+func (w *World) apply(f faults.Fault, start, end int64) {
+	healed := func(fn func()) {
+		if f.Duration <= 0 {
+			return
+		}
+		w.after(end, "fault-end", func() {
+			if w.phase != "safety" {
+				return // the heal already lifted it
+			}
+			w.record(Event{Proc: "world", Kind: "fault-end", Detail: f.String()})
+			fn()
+		})
+	}
+	switch f.Kind {
+	case faults.ClientPause:
+		for _, p := range w.targetProcs(f.Targets) {
+			p.pausedUntil = max(p.pausedUntil, end)
+		}
+	case faults.NodePause:
+		for _, n := range w.targetNodes(f.Targets) {
+			n.pausedUntil = max(n.pausedUntil, end)
+		}
+	case faults.ClockDrift:
+		for _, m := range w.targetClocks(f.Targets) {
+			m.SetDrift(start, f.DriftPPM)
+		}
+		healed(func() {
+			for _, m := range w.targetClocks(f.Targets) {
+				m.SetDrift(end, 0)
+			}
+		})
+	case faults.ClockJump:
+		for _, m := range w.targetClocks(f.Targets) {
+			m.Jump(start, f.Jump)
+		}
+	case faults.Partition, faults.Delay, faults.Loss:
+		lf := w.net.add(f, end)
+		healed(func() { w.net.remove(lf) })
+	case faults.Crash:
+		for _, n := range w.targetNodes(f.Targets) {
+			n.crash()
+			w.record(Event{Proc: n.name, Kind: "crash", Detail: string(n.cfg.Persistence)})
+		}
+		healed(func() {
+			for _, n := range w.targetNodes(f.Targets) {
+				n.restart()
+				w.record(Event{Proc: n.name, Kind: "restart"})
+			}
+		})
+	case faults.Failover:
+		if w.sentinel == nil {
+			return
+		}
+		n := w.nodes[w.sentinel.primary]
+		n.crash()
+		w.record(Event{Proc: n.name, Kind: "crash", Detail: "failover"})
+		healed(func() {
+			n.restart()
+			w.record(Event{Proc: n.name, Kind: "restart"})
+		})
+	}
+}
+
+func (w *World) targetProcs(names []string) []*Proc {
+	var out []*Proc
+	for _, s := range names {
+		if a, ok := w.lookup(s); ok && a < nodeBase {
+			out = append(out, w.procs[a])
+		}
+	}
+	return out
+}
+
+func (w *World) targetNodes(names []string) []*Node {
+	var out []*Node
+	for _, s := range names {
+		if a, ok := w.lookup(s); ok && a >= nodeBase && a < sentinelAddr {
+			out = append(out, w.nodes[a-nodeBase])
+		}
+	}
+	return out
+}
+
+func (w *World) targetClocks(names []string) []clockModel {
+	var out []clockModel
+	for _, p := range w.targetProcs(names) {
+		out = append(out, p.clk)
+	}
+	for _, n := range w.targetNodes(names) {
+		out = append(out, n.clk)
+	}
+	return out
+}

@@ -1,0 +1,156 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/locksim/locksim/faults"
+)
+
+// Endpoints: client processes are 0..Clients-1, nodes nodeAddr(i), Sentinel
+// sentinelAddr.
+const (
+	nodeBase     = 1 << 20
+	sentinelAddr = 1 << 21
+	// SentinelName is the Sentinel process's name in fault targets.
+	SentinelName = "sentinel"
+)
+
+func nodeAddr(i int) int { return nodeBase + i }
+
+// linkFault is an active partition, delay spike or loss on a set of links.
+type linkFault struct {
+	kind   faults.Kind
+	from   map[int]bool
+	to     map[int]bool
+	oneWay bool
+	end    int64
+	delay  int64
+	loss   float64
+}
+
+func (f *linkFault) matches(a, b int) bool {
+	if f.from[a] && f.to[b] {
+		return true
+	}
+	return !f.oneWay && f.from[b] && f.to[a]
+}
+
+type network struct {
+	w      *World
+	active []*linkFault
+	rng    *rand.Rand // for engine-originated messages; client sends use their conn's stream
+}
+
+func newNetwork(w *World) *network {
+	return &network{w: w, rng: w.streams.Get("network")}
+}
+
+// latency draws one message's one-way latency on the link a->b at true time
+// t, including active delay spikes and loss (a lost segment is retransmitted
+// after an RTO of 200 ms, doubling, as TCP does).
+func (n *network) latency(rng *rand.Rand, a, b int, t int64) int64 {
+	cfg := n.w.cfg.Net
+	d := int64(cfg.LatencyMin)
+	if cfg.LatencyJitter > 0 {
+		d += int64(rng.ExpFloat64() * float64(cfg.LatencyJitter))
+	}
+	for _, f := range n.active {
+		if f.end <= t || !f.matches(a, b) {
+			continue
+		}
+		switch f.kind {
+		case faults.Delay:
+			d += f.delay
+		case faults.Loss:
+			rto := int64(200e6)
+			for i := 0; i < 8 && rng.Float64() < f.loss; i++ {
+				d += rto
+				rto *= 2
+			}
+		}
+	}
+	return d
+}
+
+// heldUntil reports whether a partition holds messages on a->b at true time
+// t, and until when.
+func (n *network) heldUntil(a, b int, t int64) (int64, bool) {
+	until, held := int64(0), false
+	for _, f := range n.active {
+		if f.kind != faults.Partition || f.end <= t || !f.matches(a, b) {
+			continue
+		}
+		held = true
+		until = max(until, f.end)
+	}
+	return until, held
+}
+
+// reachable reports whether a and b can talk both ways now.
+func (n *network) reachable(a, b int) bool {
+	t := n.w.now()
+	_, h1 := n.heldUntil(a, b, t)
+	_, h2 := n.heldUntil(b, a, t)
+	return !h1 && !h2
+}
+
+func (n *network) add(f faults.Fault, end int64) *linkFault {
+	lf := &linkFault{kind: f.Kind, from: n.addrs(f.From), to: n.addrs(f.To), oneWay: f.OneWay, end: end, delay: int64(f.Delay), loss: f.LossProb}
+	n.active = append(n.active, lf)
+	return lf
+}
+
+func (n *network) remove(lf *linkFault) {
+	for i, f := range n.active {
+		if f == lf {
+			n.active = append(n.active[:i], n.active[i+1:]...)
+			return
+		}
+	}
+}
+
+func (n *network) healAll() { n.active = nil }
+
+func (n *network) addrs(names []string) map[int]bool {
+	m := make(map[int]bool, len(names))
+	for _, s := range names {
+		if a, ok := n.w.lookup(s); ok {
+			m[a] = true
+		}
+	}
+	return m
+}
+
+// deliver carries a message from a to b sent at true time t: it arrives
+// after the link's latency (never before an earlier message on the same
+// ordered stream, whose last arrival *last tracks), is held while a
+// partition separates the two, and is dropped after MaxHold. fn runs at
+// arrival; target, if set, defers it while that process is paused.
+func (n *network) deliver(rng *rand.Rand, a, b int, last *int64, target *Proc, kind string, fn func()) {
+	t := n.w.now()
+	at := t + n.latency(rng, a, b, t)
+	if last != nil {
+		at = max(at, *last)
+		*last = at
+	}
+	n.w.afterFor(at, target, kind, n.holding(a, b, t, target, kind, fn))
+}
+
+// holding wraps fn so that, at arrival, a partition holds the message until
+// it heals (plus a fresh latency), up to MaxHold after sending.
+func (n *network) holding(a, b int, sent int64, target *Proc, kind string, fn func()) func() {
+	var h func()
+	h = func() {
+		now := n.w.now()
+		if until, held := n.heldUntil(a, b, now); held {
+			if until-sent > int64(n.w.cfg.Net.MaxHold) || until == math.MaxInt64 {
+				return // the connection gave up: the message is lost
+			}
+			n.w.afterFor(until+n.latency(n.rng, a, b, until), target, kind, h)
+			return
+		}
+		fn()
+	}
+	return h
+}

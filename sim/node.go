@@ -1,0 +1,609 @@
+package sim
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/alicebob/miniredis/v2/server"
+
+	"github.com/locksim/locksim/clock"
+)
+
+// Node is a Redis node: a miniredis v2 instance whose commands the
+// scheduler executes synchronously (no miniredis goroutines), with what
+// miniredis lacks built around it: TTLs that follow this node's own clock
+// (including backward jumps), persistence on crash, async replication and
+// WAIT.
+type Node struct {
+	w    *World
+	id   int
+	cfg  NodeConfig
+	name string
+
+	m         *miniredis.Miniredis
+	srv       *server.Server
+	clk       *clock.Model
+	lastLocal int64 // local time at the last tick
+
+	up          bool
+	epoch       int   // incarnation: bumps on crash, restart, demotion
+	pausedUntil int64 // a paused node handles nothing until then
+	conns       []*conn
+	scripts     map[string]bool // SHA1s this incarnation has loaded (for the native path)
+
+	durable map[string]keyState // what survives a crash
+
+	// replication
+	replicaOf int // -1 for a primary
+	offset    int64
+	applied   int64          // replica: offset applied
+	acked     map[int]int64  // primary: replica id -> acked offset
+	lastRepl  map[int]*int64 // FIFO per replication link
+	waiters   []*waitReq
+}
+
+// keyState is one key's value and absolute expiry on the local clock of
+// the node it was read from (0: no expiry).
+type keyState struct {
+	exists   bool
+	typ      string
+	str      string
+	hash     [][2]string
+	expireAt int64
+}
+
+type waitReq struct {
+	c      *conn
+	target int64
+	need   int
+	done   bool
+}
+
+func newNode(w *World, id int, cfg NodeConfig) *Node {
+	clk, _ := clock.NewModel(0, cfg.ClockOffset, cfg.DriftPPM)
+	n := &Node{w: w, id: id, cfg: cfg, name: cfg.Name, clk: clk, replicaOf: -1,
+		acked: map[int]int64{}, lastRepl: map[int]*int64{}}
+	if w.cfg.Topology.Replicated && id > 0 {
+		n.replicaOf = 0
+	}
+	return n
+}
+
+func (n *Node) addr() int { return nodeAddr(n.id) }
+
+// Name is the node's name.
+func (n *Node) Name() string { return n.name }
+
+func (n *Node) start() {
+	n.boot()
+	n.up = true
+	n.lastLocal = n.clk.Local(n.w.now())
+	if n.cfg.Persistence == PersistEverysec {
+		n.scheduleFsync()
+	}
+}
+
+// boot makes a fresh miniredis instance without a listener: Dial starts it
+// on a pipe, and closing the pipe ends the goroutine miniredis started for
+// it. From then on commands go through Dispatch only.
+func (n *Node) boot() {
+	m := miniredis.NewMiniRedis()
+	m.Seed(int(n.w.cfg.Seed%(1<<31)) + n.id)
+	c, err := m.Dial()
+	if err == nil {
+		c.Close()
+	}
+	n.m = m
+	n.srv = m.Server()
+	n.scripts = map[string]bool{}
+	n.m.SetTime(n.w.bc.at(n.clk.Local(n.w.now())))
+}
+
+func (n *Node) close() {
+	if n.m != nil {
+		n.m.Close()
+	}
+}
+
+// tick brings miniredis's idea of time to this node's clock: forward moves
+// expire keys, a backward step extends every TTL by the step (Redis stores
+// absolute deadlines; miniredis stores remaining durations).
+func (n *Node) tick() {
+	local := n.clk.Local(n.w.now())
+	switch d := local - n.lastLocal; {
+	case d > 0:
+		n.m.FastForward(time.Duration(d))
+	case d < 0:
+		for _, k := range n.m.Keys() {
+			if ttl := n.m.TTL(k); ttl > 0 {
+				n.m.SetTTL(k, ttl-time.Duration(d))
+			}
+		}
+	}
+	n.lastLocal = local
+	n.m.SetTime(n.w.bc.at(local))
+}
+
+// Local is the node's local time in ns.
+func (n *Node) local() int64 { return n.clk.Local(n.w.now()) }
+
+// arrive runs the commands of one network segment that reached the node.
+func (n *Node) arrive(c *conn, cmds [][]string) {
+	if !n.up || c.epoch != n.epoch {
+		c.sendReset()
+		return
+	}
+	if now := n.w.now(); n.pausedUntil > now {
+		n.w.after(n.pausedUntil, "arrive", func() { n.arrive(c, cmds) })
+		return
+	}
+	if c.waitReq != nil {
+		c.backlog = append(c.backlog, cmds...)
+		return
+	}
+	n.run(c, cmds)
+}
+
+func (n *Node) run(c *conn, cmds [][]string) {
+	n.tick()
+	for i, args := range cmds {
+		n.exec(c, args)
+		if c.waitReq != nil {
+			c.backlog = append(c.backlog, cmds[i+1:]...)
+			break
+		}
+	}
+	c.bw.Flush()
+	c.sendReply()
+}
+
+// exec runs one command for conn c and writes its reply to c's buffer.
+func (n *Node) exec(c *conn, args []string) {
+	n.w.stats.Commands++
+	cmd := strings.ToUpper(args[0])
+	before := c.out.Len() + c.bw.Buffered()
+	switch {
+	case cmd == "WAIT":
+		n.wait(c, args)
+	case n.replicaOf >= 0 && isWrite(n.srv, cmd):
+		c.peer.WriteError("READONLY You can't write against a read only replica.")
+	case (cmd == "EVAL" || cmd == "EVALSHA") && n.native(c, cmd, args):
+		n.w.stats.NativeEvals++
+	default:
+		if cmd == "EVAL" || cmd == "EVALSHA" {
+			n.w.stats.LuaEvals++
+		}
+		n.srv.Dispatch(c.peer, args)
+		if cmd == "SCRIPT" && len(args) > 1 && strings.EqualFold(args[1], "FLUSH") {
+			n.scripts = map[string]bool{}
+		}
+	}
+	c.bw.Flush()
+	n.w.record(Event{Proc: n.name, Kind: "cmd", Peer: c.p.name, Cmd: summarize(args), Reply: firstLine(c.out.Bytes()[before:])})
+	if n.replicaOf < 0 && isWrite(n.srv, cmd) {
+		keys := keysOf(cmd, args)
+		n.afterWrite(keys)
+	}
+}
+
+// afterWrite propagates the effect of a write to replicas and to the
+// durable store (persistence always).
+func (n *Node) afterWrite(keys []string) {
+	if keys == nil {
+		keys = n.m.Keys()
+	}
+	states := n.capture(keys)
+	if n.cfg.Persistence == PersistAlways {
+		for k, s := range states {
+			n.persist(k, s)
+		}
+	}
+	n.propagate(states, false)
+}
+
+func (n *Node) persist(k string, s keyState) {
+	if n.durable == nil {
+		n.durable = map[string]keyState{}
+	}
+	if s.exists {
+		n.durable[k] = s
+	} else {
+		delete(n.durable, k)
+	}
+}
+
+func (n *Node) capture(keys []string) map[string]keyState {
+	local := n.local()
+	out := make(map[string]keyState, len(keys))
+	for _, k := range keys {
+		out[k] = n.captureKey(k, local)
+	}
+	return out
+}
+
+func (n *Node) captureKey(k string, local int64) keyState {
+	if !n.m.Exists(k) {
+		return keyState{}
+	}
+	s := keyState{exists: true, typ: n.m.Type(k)}
+	switch s.typ {
+	case "string":
+		s.str, _ = n.m.Get(k)
+	case "hash":
+		fields, _ := n.m.HKeys(k)
+		sort.Strings(fields)
+		for _, f := range fields {
+			s.hash = append(s.hash, [2]string{f, n.m.HGet(k, f)})
+		}
+	default:
+		return keyState{} // only strings and hashes are replicated and persisted
+	}
+	if ttl := n.m.TTL(k); ttl > 0 {
+		s.expireAt = local + int64(ttl)
+	}
+	return s
+}
+
+// apply writes key states (read on another node or from disk, with expiry
+// on the clock that read them: expiry times are absolute, as Redis 7
+// replicates them) into this node.
+func (n *Node) apply(states map[string]keyState) {
+	n.tick()
+	local := n.lastLocal
+	for _, k := range sortedKeys(states) {
+		s := states[k]
+		n.m.Del(k)
+		if !s.exists || (s.expireAt != 0 && s.expireAt <= local) {
+			continue
+		}
+		switch s.typ {
+		case "string":
+			n.m.Set(k, s.str)
+		case "hash":
+			for _, fv := range s.hash {
+				n.m.HSet(k, fv[0], fv[1])
+			}
+		}
+		if s.expireAt != 0 {
+			n.m.SetTTL(k, time.Duration(s.expireAt-local))
+		}
+	}
+}
+
+func sortedKeys(m map[string]keyState) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// --- replication -----------------------------------------------------------
+
+// replicas lists the nodes currently replicating from n, in id order.
+func (n *Node) replicas() []*Node {
+	var out []*Node
+	for _, r := range n.w.nodes {
+		if r.replicaOf == n.id && r != n {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// propagate ships a write's effect to every replica after the link's
+// latency plus the configured replication lag, in order.
+func (n *Node) propagate(states map[string]keyState, full bool) {
+	reps := n.replicas()
+	if len(reps) == 0 {
+		return
+	}
+	n.offset++
+	off, epoch := n.offset, n.epoch
+	for _, r := range reps {
+		n.shipTo(r, states, full, off, epoch)
+	}
+}
+
+func (n *Node) shipTo(r *Node, states map[string]keyState, full bool, off int64, epoch int) {
+	last := n.lastRepl[r.id]
+	if last == nil {
+		last = new(int64)
+		n.lastRepl[r.id] = last
+	}
+	lag := int64(n.w.cfg.Topology.ReplLag)
+	w := n.w
+	t := w.now()
+	at := max(t+w.net.latency(w.net.rng, n.addr(), r.addr(), t)+lag, *last)
+	*last = at
+	w.after(at, "repl", w.net.holding(n.addr(), r.addr(), t, nil, "repl", func() {
+		if !r.up || r.replicaOf != n.id || !n.up || n.epoch != epoch {
+			return // the link broke: a later full resync brings the replica up to date
+		}
+		if r.pausedUntil > w.now() {
+			// a paused replica reads its socket on resume; keep order by re-shipping
+			w.after(r.pausedUntil, "repl", func() { r.applyRepl(n, states, full, off, epoch) })
+			return
+		}
+		r.applyRepl(n, states, full, off, epoch)
+	}))
+}
+
+func (r *Node) applyRepl(from *Node, states map[string]keyState, full bool, off int64, epoch int) {
+	if !r.up || r.replicaOf != from.id || from.epoch != epoch {
+		return
+	}
+	if full {
+		r.m.FlushAll()
+	}
+	r.apply(states)
+	if r.cfg.Persistence == PersistAlways {
+		for k, s := range states {
+			r.persist(k, s)
+		}
+		if full {
+			r.durable = nil
+			for k, s := range states {
+				r.persist(k, s)
+			}
+		}
+	}
+	r.applied = off
+	w := r.w
+	w.net.deliver(w.net.rng, r.addr(), from.addr(), nil, nil, "repl-ack", func() {
+		if from.epoch != epoch || !from.up {
+			return
+		}
+		if off > from.acked[r.id] {
+			from.acked[r.id] = off
+		}
+		from.checkWaiters()
+	})
+}
+
+// fullSync replaces every replica's data with n's (a replica (re)attaching).
+func (n *Node) fullSync(r *Node) {
+	n.tick()
+	n.offset++
+	r.replicaOf = n.id
+	n.shipTo(r, n.capture(n.m.Keys()), true, n.offset, n.epoch)
+}
+
+// wait implements WAIT numreplicas timeout: it returns how many replicas
+// really acknowledged every write this primary made before the WAIT.
+func (n *Node) wait(c *conn, args []string) {
+	if len(args) != 3 {
+		c.peer.WriteError("ERR wrong number of arguments for 'wait' command")
+		return
+	}
+	need, err1 := strconv.Atoi(args[1])
+	ms, err2 := strconv.Atoi(args[2])
+	if err1 != nil || err2 != nil || ms < 0 {
+		c.peer.WriteError("ERR value is not an integer or out of range")
+		return
+	}
+	if n.replicaOf >= 0 {
+		c.peer.WriteError("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
+		return
+	}
+	got := n.ackedCount(n.offset)
+	if got >= need || (ms > 0 && false) {
+		c.peer.WriteInt(got)
+		return
+	}
+	req := &waitReq{c: c, target: n.offset, need: need}
+	c.waitReq = req
+	n.waiters = append(n.waiters, req)
+	if ms > 0 {
+		epoch := n.epoch
+		n.w.after(n.w.now()+int64(n.clk.TrueAfter(time.Duration(ms)*time.Millisecond)), "wait-timeout", func() {
+			if n.epoch == epoch {
+				n.finishWait(req)
+			}
+		})
+	}
+}
+
+func (n *Node) ackedCount(target int64) int {
+	got := 0
+	for _, r := range n.replicas() {
+		if n.acked[r.id] >= target {
+			got++
+		}
+	}
+	return got
+}
+
+func (n *Node) checkWaiters() {
+	for _, req := range append([]*waitReq(nil), n.waiters...) {
+		if !req.done && n.ackedCount(req.target) >= req.need {
+			n.finishWait(req)
+		}
+	}
+}
+
+func (n *Node) finishWait(req *waitReq) {
+	if req.done {
+		return
+	}
+	req.done = true
+	for i, r := range n.waiters {
+		if r == req {
+			n.waiters = append(n.waiters[:i], n.waiters[i+1:]...)
+			break
+		}
+	}
+	c := req.c
+	c.waitReq = nil
+	c.peer.WriteInt(n.ackedCount(req.target))
+	c.bw.Flush()
+	n.w.record(Event{Proc: n.name, Kind: "cmd", Peer: c.p.name, Cmd: "WAIT(done)", Reply: firstLine(c.out.Bytes())})
+	backlog := c.backlog
+	c.backlog = nil
+	if len(backlog) > 0 {
+		n.run(c, backlog)
+		return
+	}
+	c.sendReply()
+}
+
+// --- crash, restart, persistence -----------------------------------------
+
+func (n *Node) scheduleFsync() {
+	epoch := n.epoch
+	n.w.after(n.w.now()+int64(time.Second), "fsync", func() {
+		if !n.up || n.epoch != epoch {
+			return
+		}
+		n.tick()
+		n.durable = n.capture(n.m.Keys())
+		n.scheduleFsync()
+	})
+}
+
+// crash stops the node: connections are reset, and what the persistence
+// mode did not make durable is gone.
+func (n *Node) crash() {
+	if !n.up {
+		return
+	}
+	n.w.stats.Crashes++
+	n.up = false
+	n.epoch++
+	n.resetConns()
+	for _, req := range n.waiters {
+		req.done = true
+	}
+	n.waiters = nil
+	if n.cfg.Persistence == PersistNone {
+		n.durable = nil
+	}
+	n.m.Close()
+}
+
+func (n *Node) resetConns() {
+	for _, c := range n.conns {
+		c.sendReset()
+	}
+	n.conns = nil
+}
+
+// restart boots a new incarnation from the durable store. Keys whose
+// deadline passed on this node's clock while it was down are not loaded.
+func (n *Node) restart() {
+	if n.up {
+		return
+	}
+	n.boot()
+	n.up = true
+	n.lastLocal = n.local()
+	n.apply(n.durable)
+	n.acked = map[int]int64{}
+	n.lastRepl = map[int]*int64{}
+	if n.cfg.Persistence == PersistEverysec {
+		n.scheduleFsync()
+	}
+	if n.replicaOf < 0 {
+		// A primary that restarts resyncs its replicas: with no
+		// persistence they copy its empty dataset (Redis's documented trap).
+		for _, r := range n.replicas() {
+			n.fullSync(r)
+		}
+	} else if p := n.w.nodes[n.replicaOf]; p.up {
+		p.fullSync(n)
+	}
+}
+
+func (n *Node) heal() {
+	n.pausedUntil = 0
+	n.clk.Resync(n.w.now())
+	if n.up {
+		n.tick()
+	}
+}
+
+// --- helpers ---------------------------------------------------------------
+
+var nonData = map[string]bool{
+	"HELLO": true, "PING": true, "CLIENT": true, "SELECT": true, "SCRIPT": true, "WAIT": true,
+	"AUTH": true, "INFO": true, "ECHO": true, "QUIT": true, "MULTI": true, "DISCARD": true,
+	"WATCH": true, "UNWATCH": true, "SUBSCRIBE": true, "UNSUBSCRIBE": true, "PUBLISH": true,
+	"COMMAND": true, "TIME": true, "DBSIZE": true, "READONLY": true,
+}
+
+func isWrite(srv *server.Server, cmd string) bool {
+	if nonData[cmd] {
+		return false
+	}
+	return srv.IsRegisteredCommand(cmd) && !srv.IsReadOnlyCommand(cmd)
+}
+
+// keysOf returns the keys a write command touches, or nil when unknown
+// (the caller then captures the whole keyspace).
+func keysOf(cmd string, args []string) []string {
+	switch cmd {
+	case "SET", "SETNX", "SETEX", "PSETEX", "GETSET", "GETDEL", "GETEX", "EXPIRE", "PEXPIRE", "EXPIREAT",
+		"PEXPIREAT", "PERSIST", "INCR", "INCRBY", "DECR", "DECRBY", "APPEND", "HSET", "HSETNX", "HDEL",
+		"HINCRBY", "HMSET", "INCRBYFLOAT", "HINCRBYFLOAT", "SETRANGE":
+		if len(args) > 1 {
+			return []string{args[1]}
+		}
+	case "DEL", "UNLINK":
+		return append([]string(nil), args[1:]...)
+	case "EVAL", "EVALSHA":
+		if len(args) >= 3 {
+			nk, err := strconv.Atoi(args[2])
+			if err == nil && nk >= 0 && 3+nk <= len(args) {
+				return append([]string(nil), args[3:3+nk]...)
+			}
+		}
+		return []string{}
+	}
+	return nil
+}
+
+// summarize renders a command for the trace, eliding script bodies.
+func summarize(args []string) string {
+	var b strings.Builder
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if i == 1 && strings.EqualFold(args[0], "EVAL") && len(a) > 16 {
+			fmt.Fprintf(&b, "<script %d bytes>", len(a))
+			continue
+		}
+		if len(a) > 64 {
+			a = a[:61] + "..."
+		}
+		b.WriteString(a)
+	}
+	return b.String()
+}
+
+func firstLine(b []byte) string {
+	s := string(b)
+	if i := strings.Index(s, "\r\n"); i >= 0 {
+		s = s[:i]
+	}
+	if strings.HasPrefix(s, "$") && s != "$-1" {
+		rest := string(b)
+		if parts := strings.SplitN(rest, "\r\n", 3); len(parts) >= 2 {
+			s = parts[1]
+		}
+	}
+	if len(s) > 80 {
+		s = s[:77] + "..."
+	}
+	return s
+}
+
+var _ = bufio.NewWriter
+var _ io.Writer

@@ -1,0 +1,53 @@
+package sim
+
+import "container/heap"
+
+// An event is one step of the world: something that happens at a true time.
+// Events are ordered by (at, src, seq). src names who scheduled the event
+// (0: the engine itself; otherwise a connection or process) and seq counts
+// that source's events, so the order never depends on which goroutine got
+// to the queue first.
+type event struct {
+	at     int64
+	src    uint64
+	seq    uint64
+	target *Proc // if set, the event is deferred while target is paused
+	kind   string
+	fn     func()
+}
+
+type eventHeap []*event
+
+func (h eventHeap) Len() int { return len(h) }
+func (h eventHeap) Less(i, j int) bool {
+	a, b := h[i], h[j]
+	if a.at != b.at {
+		return a.at < b.at
+	}
+	if a.src != b.src {
+		return a.src < b.src
+	}
+	return a.seq < b.seq
+}
+func (h eventHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *eventHeap) Push(x any)   { *h = append(*h, x.(*event)) }
+func (h *eventHeap) Pop() any {
+	old := *h
+	n := len(old)
+	ev := old[n-1]
+	old[n-1] = nil
+	*h = old[:n-1]
+	return ev
+}
+
+type eventQueue struct{ h eventHeap }
+
+func (q *eventQueue) push(ev *event) { heap.Push(&q.h, ev) }
+func (q *eventQueue) pop() *event    { return heap.Pop(&q.h).(*event) }
+func (q *eventQueue) peek() *event {
+	if len(q.h) == 0 {
+		return nil
+	}
+	return q.h[0]
+}
+func (q *eventQueue) len() int { return len(q.h) }

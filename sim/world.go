@@ -1,0 +1,463 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/locksim/locksim/clock"
+	"github.com/redis/go-redis/v9"
+)
+
+// Program is what a client process runs: ordinary blocking Go code that
+// talks to Redis through p's go-redis clients and uses p as its clock. It
+// should return when p.Stopping() reports true.
+type Program func(p *Proc)
+
+// World is one simulated run. It is built by Run and lives inside one
+// synctest bubble; only the scheduler goroutine advances it.
+type World struct {
+	cfg     Config
+	streams Streams
+	bc      bubbleClock
+
+	mu       sync.Mutex // guards the queue and state client goroutines touch
+	q        eventQueue
+	seq      uint64
+	kick     chan struct{}
+	stopping bool
+	steps    int64
+
+	procs    []*Proc
+	nodes    []*Node
+	byName   map[string]int // process name -> endpoint
+	net      *network
+	sentinel *sentinel
+	trace    *Trace
+	faultRng *rand.Rand
+
+	phase string
+	stats Stats
+}
+
+// Stats counts what happened in a run.
+type Stats struct {
+	Events      int64 `json:"events"`
+	Commands    int64 `json:"commands"`
+	NativeEvals int64 `json:"native_evals"`
+	LuaEvals    int64 `json:"lua_evals"`
+	Faults      int   `json:"faults"`
+	Failovers   int   `json:"failovers"`
+	Crashes     int   `json:"crashes"`
+	Dials       int64 `json:"dials"`
+	VirtualNS   int64 `json:"virtual_ns"`
+}
+
+// Result is what a run yields.
+type Result struct {
+	Seed        uint64
+	Stats       Stats
+	TraceSHA256 string
+	TraceEvents int64
+	TraceCapped bool
+	History     []Event // the events a checker needs (ops, beliefs, faults); bounded by Config.MaxHistory
+}
+
+// Run validates cfg and runs one world to completion inside a bubble.
+func Run(bubble Bubble, cfg Config) (*Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var res *Result
+	var runErr error
+	bubble(func() {
+		w := newWorld(cfg)
+		runErr = w.run()
+		res = w.result()
+	})
+	if res == nil && runErr == nil {
+		runErr = fmt.Errorf("sim: run did not complete (the bubble aborted)")
+	}
+	return res, runErr
+}
+
+func newWorld(cfg Config) *World {
+	w := &World{
+		cfg:     cfg,
+		streams: NewStreams(cfg.Seed),
+		bc:      newBubbleClock(),
+		kick:    make(chan struct{}, 1),
+		byName:  map[string]int{},
+	}
+	w.trace = newTrace(cfg.Trace, cfg.MaxHistory)
+	w.faultRng = w.streams.Get("faults")
+	w.net = newNetwork(w)
+	for i, nc := range cfg.Nodes {
+		n := newNode(w, i, nc)
+		w.nodes = append(w.nodes, n)
+		w.byName[nc.Name] = nodeAddr(i)
+	}
+	if cfg.Topology.Replicated {
+		w.sentinel = newSentinel(w)
+		w.byName[SentinelName] = sentinelAddr
+	}
+	for i := 0; i < cfg.Clients; i++ {
+		p := newProc(w, i, cfg)
+		w.procs = append(w.procs, p)
+		w.byName[p.name] = i
+	}
+	return w
+}
+
+func (w *World) run() error {
+	w.phase = "safety"
+	for _, n := range w.nodes {
+		n.start()
+	}
+	if w.sentinel != nil {
+		w.sentinel.start()
+	}
+	for _, f := range w.cfg.Faults {
+		w.scheduleFault(f)
+	}
+	for _, p := range w.procs {
+		p := p
+		w.after(0, "start", func() { p.start() })
+	}
+	safety := int64(w.cfg.Duration)
+	w.after(safety, "heal", w.heal)
+	end := safety + int64(w.cfg.Liveness)
+	w.after(end, "stop", func() { w.stop() })
+
+	err := w.loop(end)
+	w.shutdown()
+	return err
+}
+
+// loop is the scheduler: wait until every goroutine is blocked, take the
+// earliest event, advance the bubble clock to it, run it. One event at a
+// time; client code runs only between events, one goroutine woken per event.
+func (w *World) loop(end int64) error {
+	maxEvents := w.cfg.MaxEvents
+	for {
+		quiesce()
+		w.flushRecords()
+		w.mu.Lock()
+		select {
+		case <-w.kick:
+		default:
+		}
+		ev := w.q.peek()
+		if ev == nil || w.stopping {
+			w.mu.Unlock()
+			return nil
+		}
+		w.mu.Unlock()
+		if !w.bc.waitUntil(ev.at, w.kick) {
+			continue // a library timer woke a goroutine that queued work first
+		}
+		w.mu.Lock()
+		ev = w.q.pop()
+		if ev.target != nil && ev.target.pausedUntil > ev.at && !w.stopping {
+			// A paused process handles nothing: the event waits for the resume.
+			ev.at = ev.target.pausedUntil
+			w.q.push(ev)
+			w.mu.Unlock()
+			continue
+		}
+		w.mu.Unlock()
+		w.steps++
+		w.stats.Events++
+		if maxEvents > 0 && w.steps > maxEvents {
+			return fmt.Errorf("sim: event budget of %d exhausted at t=%v (raise MaxEvents or shorten the run)", maxEvents, time.Duration(ev.at))
+		}
+		ev.fn()
+	}
+}
+
+// now is the current true time.
+func (w *World) now() int64 { return w.bc.trueNow() }
+
+// after schedules an engine event at true time at. Call from the scheduler only.
+func (w *World) after(at int64, kind string, fn func()) {
+	w.mu.Lock()
+	w.seq++
+	w.q.push(&event{at: at, seq: w.seq, kind: kind, fn: fn})
+	w.mu.Unlock()
+}
+
+// afterFor schedules an engine event targeted at a process: it is deferred
+// while the process is paused.
+func (w *World) afterFor(at int64, p *Proc, kind string, fn func()) {
+	w.mu.Lock()
+	w.seq++
+	w.q.push(&event{at: at, seq: w.seq, target: p, kind: kind, fn: fn})
+	w.mu.Unlock()
+}
+
+// scheduleFrom queues an event on behalf of a goroutine other than the
+// scheduler (a client writing, sleeping or waiting on a deadline). Its key
+// is the caller's own (src, seq), so concurrent callers cannot reorder the
+// queue. The caller holds w.mu.
+func (w *World) scheduleFromLocked(at int64, src uint64, seq uint64, target *Proc, kind string, fn func()) {
+	w.q.push(&event{at: at, src: src, seq: seq, target: target, kind: kind, fn: fn})
+	select {
+	case w.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (w *World) heal() {
+	w.phase = "liveness"
+	w.record(Event{Proc: "world", Kind: "heal"})
+	w.net.healAll()
+	for _, p := range w.procs {
+		p.pausedUntil = 0
+		p.clk.Resync(w.now())
+	}
+	for _, n := range w.nodes {
+		n.heal()
+	}
+	if w.sentinel != nil {
+		w.sentinel.heal()
+	}
+}
+
+func (w *World) stop() {
+	w.mu.Lock()
+	w.stopping = true
+	w.mu.Unlock()
+	w.record(Event{Proc: "world", Kind: "stop"})
+}
+
+// shutdown releases every blocked client goroutine so the bubble can end:
+// connections fail, sleeps exit the goroutine, contexts are cancelled.
+func (w *World) shutdown() {
+	w.mu.Lock()
+	w.stopping = true
+	w.mu.Unlock()
+	w.stats.VirtualNS = w.now()
+	for _, p := range w.procs {
+		p.cancel()
+		p.wakeAll()
+	}
+	for _, p := range w.procs {
+		<-p.exited
+	}
+	for _, p := range w.procs {
+		for _, c := range p.clients {
+			c.Close()
+		}
+	}
+	for _, n := range w.nodes {
+		n.close()
+	}
+	w.trace.finish()
+}
+
+func (w *World) result() *Result {
+	return &Result{
+		Seed:        w.cfg.Seed,
+		Stats:       w.stats,
+		TraceSHA256: w.trace.sum(),
+		TraceEvents: w.trace.n,
+		TraceCapped: w.trace.capped,
+		History:     w.trace.history,
+	}
+}
+
+// lookup resolves a process name to its endpoint.
+func (w *World) lookup(name string) (int, bool) {
+	a, ok := w.byName[name]
+	return a, ok
+}
+
+// Proc is a client process: a goroutine running a Program, its own clock,
+// its own random stream and one go-redis client per node.
+type Proc struct {
+	w             *World
+	id            int
+	name          string
+	src           uint64
+	seq           uint64
+	clk           *clock.Model
+	rng           *rand.Rand
+	ctx           context.Context
+	cancel        context.CancelFunc
+	clients       []*redis.Client
+	primaryClient *redis.Client
+	primary       int // the node this client believes is the primary (replicated topology)
+
+	pausedUntil int64
+	sleepCh     chan struct{}
+	sleeping    bool
+	exited      chan struct{}
+	records     []Event // appended by the client goroutine, drained by the scheduler
+	conns       []*conn
+	dials       map[int]int
+}
+
+func newProc(w *World, id int, cfg Config) *Proc {
+	clk, _ := clock.NewModel(0, cfg.ClientClockOffset(id), cfg.ClientDriftPPM(id))
+	p := &Proc{
+		w:       w,
+		id:      id,
+		name:    fmt.Sprintf("c%d", id),
+		src:     uint64(id+1) << 40,
+		clk:     clk,
+		rng:     w.streams.Get(fmt.Sprintf("client/%d", id)),
+		sleepCh: make(chan struct{}, 1),
+		exited:  make(chan struct{}),
+		dials:   map[int]int{},
+	}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	return p
+}
+
+func (p *Proc) start() {
+	p.clients = make([]*redis.Client, len(p.w.nodes))
+	for i := range p.w.nodes {
+		p.clients[i] = newRedisClient(p, i)
+	}
+	if p.w.cfg.Topology.Replicated {
+		p.primaryClient = newRedisClient(p, -1)
+	}
+	go func() {
+		defer close(p.exited)
+		defer func() { p.Record(Event{Kind: "exit"}) }()
+		p.w.cfg.Program(p)
+	}()
+}
+
+// Name is the process's name ("c0", "c1", ...).
+func (p *Proc) Name() string { return p.name }
+
+// ID is the process's index.
+func (p *Proc) ID() int { return p.id }
+
+// Context is cancelled when the run stops.
+func (p *Proc) Context() context.Context { return p.ctx }
+
+// Rand is the process's own random stream.
+func (p *Proc) Rand() *rand.Rand { return p.rng }
+
+// Stopping reports whether the run is over; a Program returns when it is.
+func (p *Proc) Stopping() bool {
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	return p.w.stopping
+}
+
+// Phase is "safety" while faults may be active and "liveness" after the heal.
+func (p *Proc) Phase() string {
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	return p.w.phase
+}
+
+// TrueNow is the world's true time in nanoseconds. Lock code must not use it
+// (it sees only its own clock); workloads use it to stamp history.
+func (p *Proc) TrueNow() int64 { return p.w.now() }
+
+// Now is the process's local wall-clock time (it implements clock.Clock).
+func (p *Proc) Now() time.Time {
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	return p.w.bc.at(p.clk.Local(p.w.now()))
+}
+
+// Sleep blocks for d of local time (it implements clock.Clock). When the run
+// stops, Sleep ends the calling goroutine (runtime.Goexit), running its
+// deferred calls.
+func (p *Proc) Sleep(d time.Duration) {
+	w := p.w
+	w.mu.Lock()
+	if w.stopping {
+		w.mu.Unlock()
+		runtime.Goexit()
+	}
+	at := w.now() + int64(p.clk.TrueAfter(d))
+	p.seq++
+	p.sleeping = true
+	w.scheduleFromLocked(at, p.src, p.seq, p, "wake", func() {
+		w.mu.Lock()
+		p.sleeping = false
+		w.mu.Unlock()
+		p.signal()
+	})
+	w.mu.Unlock()
+	<-p.sleepCh
+	w.mu.Lock()
+	stop := w.stopping
+	w.mu.Unlock()
+	if stop {
+		runtime.Goexit()
+	}
+}
+
+func (p *Proc) signal() {
+	select {
+	case p.sleepCh <- struct{}{}:
+	default:
+	}
+}
+
+func (p *Proc) wakeAll() {
+	p.w.mu.Lock()
+	sleeping := p.sleeping
+	conns := append([]*conn(nil), p.conns...)
+	p.w.mu.Unlock()
+	if sleeping {
+		p.signal()
+	}
+	for _, c := range conns {
+		c.abort()
+	}
+}
+
+// Record appends an event to the trace on behalf of the process, stamped
+// with true time and the process's local time.
+func (p *Proc) Record(ev Event) {
+	w := p.w
+	w.mu.Lock()
+	ev.T = w.now()
+	ev.Proc = p.name
+	ev.Local = p.clk.Local(ev.T)
+	p.records = append(p.records, ev)
+	w.mu.Unlock()
+}
+
+// flushRecords moves records made by client goroutines into the trace, in
+// process order, so two goroutines that ran at the same instant cannot
+// reorder the trace.
+func (w *World) flushRecords() {
+	for _, p := range w.procs {
+		w.mu.Lock()
+		recs := p.records
+		p.records = nil
+		w.mu.Unlock()
+		for _, ev := range recs {
+			w.trace.add(ev)
+		}
+	}
+}
+
+// record adds an engine event to the trace at the current true time.
+func (w *World) record(ev Event) {
+	w.flushRecords()
+	ev.T = w.now()
+	w.trace.add(ev)
+}
+
+type clockModel = *clock.Model
+
+// Nodes returns p's go-redis clients, one per node, in node order.
+func (p *Proc) Nodes() []*redis.Client { return p.clients }
+
+// Primary returns p's go-redis client for the primary of a replicated
+// topology: it dials whichever node Sentinel last told p is the primary.
+// It is nil for independent nodes.
+func (p *Proc) Primary() *redis.Client { return p.primaryClient }
