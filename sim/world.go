@@ -461,3 +461,21 @@ func (p *Proc) Nodes() []*redis.Client { return p.clients }
 // topology: it dials whichever node Sentinel last told p is the primary.
 // It is nil for independent nodes.
 func (p *Proc) Primary() *redis.Client { return p.primaryClient }
+
+// TrueDeadline converts a deadline on p's local clock to the true time at
+// which p's clock will read it, assuming no jumps in between.
+func (p *Proc) TrueDeadline(local time.Time) int64 {
+	w := p.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.now()
+	d := local.Sub(w.bc.at(p.clk.Local(now)))
+	if d <= 0 {
+		return now + int64(d)
+	}
+	return now + int64(p.clk.TrueAfter(d))
+}
+
+// GoTimeToTrue converts a time read from Go's clock (time.Now inside the
+// bubble, as libraries do) to true time.
+func (p *Proc) GoTimeToTrue(t time.Time) int64 { return p.w.bc.fromTime(t) }

@@ -1,0 +1,126 @@
+package locks
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/bsm/redislock"
+	"github.com/go-redsync/redsync/v4"
+	rsredis "github.com/go-redsync/redsync/v4/redis"
+	rsgoredis "github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+)
+
+func init() {
+	Register(Info{
+		ID:       "redsync",
+		Design:   "github.com/go-redsync/redsync/v4 v4.18.0, unmodified: Redlock over N nodes with a goroutine per node",
+		Source:   "library (Redlock)",
+		Weakness: "as Redlock; validity is read from time.Now (monotonic), so process pauses after the check still break it",
+		Topology: Independent,
+		TTL:      8 * time.Second,
+		New:      newRedsync,
+	})
+	Register(Info{
+		ID:       "redislock",
+		Design:   "github.com/bsm/redislock v0.10.0, unmodified: one node, Lua obtain and release",
+		Source:   "library (single node)",
+		Weakness: "no validity signal: the holder cannot tell when its lease ran out; one node is a single point of failure",
+		Topology: Single,
+		TTL:      3 * time.Second,
+		New:      newRedislock,
+	})
+}
+
+type redsyncLock struct {
+	env Env
+	rs  *redsync.Redsync
+}
+
+func newRedsync(env Env) (Lock, error) {
+	pools := make([]rsredis.Pool, len(env.Nodes))
+	for i, c := range env.Nodes {
+		pools[i] = rsgoredis.NewPool(c)
+	}
+	return &redsyncLock{env: env, rs: redsync.New(pools...)}, nil
+}
+
+func (l *redsyncLock) Acquire(ctx context.Context) (Lease, error) {
+	r := l.env.Rand
+	m := l.rs.NewMutex(l.env.Key,
+		redsync.WithExpiry(8*time.Second),
+		redsync.WithTries(4),
+		// Deterministic hooks (FACTS.md): values and retry delays come from
+		// the client's own stream instead of crypto/rand and math/rand.
+		redsync.WithGenValueFunc(func() (string, error) { return randomValue(r), nil }),
+		redsync.WithRetryDelayFunc(func(int) time.Duration {
+			return 50*time.Millisecond + time.Duration(r.Int64N(int64(200*time.Millisecond)))
+		}),
+	)
+	start := time.Now()
+	if err := m.LockContext(ctx); err != nil {
+		var taken *redsync.ErrTaken
+		if errors.Is(err, redsync.ErrFailed) || errors.As(err, &taken) {
+			return Lease{}, ErrNotAcquired
+		}
+		return Lease{}, err
+	}
+	return Lease{Value: m.Value(), Start: start, ValidUntil: m.Until(), OnGoClock: true, state: m}, nil
+}
+
+func (l *redsyncLock) Release(ctx context.Context, lease Lease) error {
+	m := lease.state.(*redsync.Mutex)
+	ok, err := m.UnlockContext(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrNotOwner
+	}
+	return nil
+}
+
+type redislockLock struct {
+	env Env
+	c   *redislock.Client
+	ttl time.Duration
+}
+
+func newRedislock(env Env) (Lock, error) {
+	return &redislockLock{env: env, c: redislock.New(env.Primary), ttl: 3 * time.Second}, nil
+}
+
+func (l *redislockLock) Acquire(ctx context.Context) (Lease, error) {
+	token := randomValue(l.env.Rand)
+	start := time.Now()
+	// A caller deadline keeps redislock from adding its own; the retry
+	// strategy is a fixed linear backoff (no global random source).
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	lk, err := l.c.Obtain(cctx, l.env.Key, l.ttl, &redislock.Options{
+		Token:         token,
+		RetryStrategy: redislock.LimitRetry(redislock.LinearBackoff(100*time.Millisecond), 10),
+	})
+	if err != nil {
+		if errors.Is(err, redislock.ErrNotObtained) {
+			return Lease{}, ErrNotAcquired
+		}
+		return Lease{}, err
+	}
+	// redislock gives no validity signal: the honest belief is start+TTL.
+	return Lease{Value: token, Start: start, ValidUntil: start.Add(l.ttl), OnGoClock: true, state: lk}, nil
+}
+
+func (l *redislockLock) Release(ctx context.Context, lease Lease) error {
+	lk := lease.state.(*redislock.Lock)
+	if err := lk.Release(ctx); err != nil {
+		if errors.Is(err, redislock.ErrLockNotHeld) {
+			return ErrNotOwner
+		}
+		return err
+	}
+	return nil
+}
+
+type boolCmd = redis.BoolCmd

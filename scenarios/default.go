@@ -1,0 +1,140 @@
+// Package scenarios turns a named scenario, a lock design and a seed into
+// the world configuration the simulator runs.
+package scenarios
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/sim"
+)
+
+// Params are the knobs of a built-in scenario a user may override.
+type Params struct {
+	Clients  int
+	Nodes    int // 0: the lock's topology decides (5 independent, or 1 primary + 2 replicas)
+	Duration time.Duration
+	Liveness time.Duration
+	ReplLag  time.Duration
+}
+
+// Scenario is a built-in scenario: how to build a world for a lock and seed.
+type Scenario struct {
+	ID          string
+	Description string
+	Build       func(info locks.Info, seed uint64, p Params) (sim.Config, error)
+}
+
+var builtins = map[string]Scenario{
+	"default": {
+		ID:          "default",
+		Description: "a bounded random mix of every fault kind (client and node pauses, clock drift and jumps, partitions, delay spikes, loss, crashes, failover on replicated topologies) over two virtual minutes, then heal and a liveness phase",
+		Build:       buildDefault,
+	},
+	"no-faults": {
+		ID:          "no-faults",
+		Description: "the default world with no faults at all",
+		Build: func(info locks.Info, seed uint64, p Params) (sim.Config, error) {
+			cfg, err := buildDefault(info, seed, p)
+			cfg.Faults = nil
+			return cfg, err
+		},
+	},
+}
+
+// Get returns a built-in scenario.
+func Get(id string) (Scenario, error) {
+	s, ok := builtins[id]
+	if !ok {
+		return Scenario{}, fmt.Errorf("unknown scenario %q (known: %v)", id, IDs())
+	}
+	return s, nil
+}
+
+// IDs lists the built-in scenario ids, sorted.
+func IDs() []string {
+	var ids []string
+	for id := range builtins {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// DefaultParams are the built-in defaults.
+var DefaultParams = Params{Clients: 5, Duration: 120 * time.Second, Liveness: 30 * time.Second}
+
+// Build makes the world config for scenario id, lock id and seed.
+func Build(scenarioID, lockID string, seed uint64, p Params) (sim.Config, error) {
+	s, err := Get(scenarioID)
+	if err != nil {
+		return sim.Config{}, err
+	}
+	info, err := locks.Get(lockID)
+	if err != nil {
+		return sim.Config{}, err
+	}
+	return s.Build(info, seed, p)
+}
+
+func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
+	if p.Clients == 0 {
+		p.Clients = DefaultParams.Clients
+	}
+	if p.Duration == 0 {
+		p.Duration = DefaultParams.Duration
+	}
+	if p.Liveness == 0 {
+		p.Liveness = DefaultParams.Liveness
+	}
+	streams := sim.NewStreams(seed)
+	cfg := sim.Config{Seed: seed, Duration: p.Duration, Liveness: p.Liveness, Clients: p.Clients}
+	nodes := p.Nodes
+	switch info.Topology {
+	case locks.Independent:
+		if nodes == 0 {
+			nodes = 5
+		}
+	default:
+		if nodes == 0 {
+			nodes = 3
+		}
+		if nodes > 1 {
+			lag := p.ReplLag
+			if lag == 0 {
+				lag = time.Duration(streams.Get("params").Int64N(int64(50 * time.Millisecond)))
+			}
+			cfg.Topology = sim.Topology{Replicated: true, ReplLag: lag}
+		}
+	}
+	if nodes < 1 || nodes > sim.MaxNodes {
+		return sim.Config{}, fmt.Errorf("nodes: %d out of range 1..%d", nodes, sim.MaxNodes)
+	}
+	if p.Clients < 1 || p.Clients > sim.MaxClients {
+		return sim.Config{}, fmt.Errorf("clients: %d out of range 1..%d", p.Clients, sim.MaxClients)
+	}
+	persist := []sim.Persistence{sim.PersistNone, sim.PersistEverysec, sim.PersistAlways}
+	pr := streams.Get("params")
+	var nodeNames, clientNames []string
+	for i := 0; i < nodes; i++ {
+		nc := sim.NodeConfig{Name: fmt.Sprintf("n%d", i), Persistence: persist[pr.IntN(len(persist))]}
+		cfg.Nodes = append(cfg.Nodes, nc)
+		nodeNames = append(nodeNames, nc.Name)
+	}
+	for i := 0; i < p.Clients; i++ {
+		clientNames = append(clientNames, fmt.Sprintf("c%d", i))
+	}
+	fs, err := faults.Swarm(streams.Get("faults"), faults.Bounds{
+		Duration: p.Duration, Clients: clientNames, Nodes: nodeNames,
+		Replicated: cfg.Topology.Replicated, MinFaults: 4, MaxFaults: 12,
+	})
+	if err != nil {
+		return sim.Config{}, err
+	}
+	cfg.Faults = fs
+	cfg.Program = LockProgram(info, Workload{Key: "lock:resource", HoldMin: 50 * time.Millisecond, HoldMax: time.Second, ThinkMin: 10 * time.Millisecond, ThinkMax: 500 * time.Millisecond})
+	return cfg.WithDefaults(), nil
+}
