@@ -49,6 +49,7 @@ type conn struct {
 	waitReq   *waitReq
 	backlog   [][]string
 	resetSent bool
+	noNative  bool // the connection used SELECT or MULTI
 }
 
 var errReset = &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}

@@ -1,5 +1,306 @@
 package sim
 
-// native runs a known script without the Lua interpreter, when it can.
-// It reports false to fall back to miniredis's interpreted path.
-func (n *Node) native(c *conn, cmd string, args []string) bool { return false }
+import (
+	"bufio"
+	"crypto/sha1"
+	"encoding/hex"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/alicebob/miniredis/v2/server"
+)
+
+// Native scripts: miniredis builds a fresh Lua VM for every EVAL/EVALSHA
+// (~90 µs, 700 allocations). The scripts the catalogue's locks and the
+// libraries they wrap send are few and tiny, so the engine runs them in Go,
+// keyed by SHA1, and falls back to the interpreter for anything else or for
+// any input whose behaviour the Go version does not reproduce exactly (wrong
+// key types, non-integer TTLs, non-positive TTLs). The script cache keeps
+// Redis's semantics per node incarnation: EVALSHA of a script this
+// incarnation never loaded still gets NOSCRIPT from miniredis, also after a
+// restart. native_test.go runs both paths on random inputs and compares
+// replies and resulting state byte for byte.
+
+// nativeScript is a Go implementation of one Lua script. run reports false,
+// before changing anything, when it cannot reproduce the script exactly.
+type nativeScript struct {
+	name string
+	run  func(m *miniredis.Miniredis, p *server.Peer, keys, argv []string) bool
+}
+
+var nativeScripts = map[string]nativeScript{
+	// locks.CompareAndDelete (seeds 000, 002, 003).
+	"e9f69f2beb755be68b5e456ee2ce9aadfbc4ebf4": {"compare-and-delete", nativeCAD},
+	// redsync v4.18.0 deleteScript, touchScript, touchWithSetNXScript.
+	"e950836ed1e694540c503ef9972b8de518044d3b": {"redsync-delete", nativeRedsyncDelete},
+	"d75bb8b5bd13532ddedd17762e772346e39b321e": {"redsync-touch", nativeRedsyncTouch},
+	"b6b55c439e02c6f52ffb8be7ec8c0d0ac816ea79": {"redsync-touch-setnx", nativeRedsyncTouchSetNX},
+	// bsm/redislock v0.10.0 obtain.lua, release.lua, refresh.lua.
+	"eb0c00d98f6f33b4262419a509002884540f30be": {"redislock-obtain", nativeRedislockObtain},
+	"9470c810040e272ee6c579d8d4331aaf6332a7b1": {"redislock-release", nativeRedislockRelease},
+	"5a22d7e8431313862816d4416b5e46dd70fc340d": {"redislock-refresh", nativeRedislockRefresh},
+}
+
+func sha1hex(s string) string {
+	h := sha1.Sum([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// native runs EVAL/EVALSHA of a known script in Go. It reports false to
+// let miniredis's interpreter handle the command.
+func (n *Node) native(c *conn, cmd string, args []string) bool {
+	if c.noNative || len(args) < 3 {
+		return false
+	}
+	var sha string
+	if cmd == "EVAL" {
+		sha = sha1hex(args[1])
+	} else {
+		sha = strings.ToLower(args[1])
+		if !n.scripts[sha] {
+			return false // miniredis answers NOSCRIPT
+		}
+	}
+	s, ok := nativeScripts[sha]
+	if !ok {
+		return false
+	}
+	nk, err := strconv.Atoi(args[2])
+	if err != nil || nk < 1 || 3+nk > len(args) {
+		return false
+	}
+	if !s.run(n.m, c.peer, args[3:3+nk], args[3+nk:]) {
+		return false
+	}
+	if cmd == "EVAL" && !n.scripts[sha] {
+		// Keep miniredis's script cache the truth for SCRIPT EXISTS and
+		// for EVALSHA that falls back.
+		n.loadScript(args[1])
+	}
+	return true
+}
+
+// loadScript puts body into miniredis's script cache (once per incarnation).
+func (n *Node) loadScript(body string) {
+	p := server.NewPeer(bufio.NewWriter(discard{}))
+	n.srv.Dispatch(p, []string{"SCRIPT", "LOAD", body})
+	n.scripts[sha1hex(body)] = true
+}
+
+// noteScript records scripts miniredis cached through its own path.
+func (n *Node) noteScript(cmd string, args []string) {
+	switch {
+	case cmd == "EVAL" && len(args) > 1:
+		n.scripts[sha1hex(args[1])] = true
+	case cmd == "SCRIPT" && len(args) > 2 && strings.EqualFold(args[1], "LOAD"):
+		n.scripts[sha1hex(args[2])] = true
+	case cmd == "SCRIPT" && len(args) > 1 && strings.EqualFold(args[1], "FLUSH"):
+		n.scripts = map[string]bool{}
+	}
+}
+
+// getString reads a string key: ok false if the key holds another type.
+func getString(m *miniredis.Miniredis, k string) (v string, exists, ok bool) {
+	v, err := m.Get(k)
+	switch err {
+	case nil:
+		return v, true, true
+	case miniredis.ErrKeyNotFound:
+		return "", false, true
+	default:
+		return "", true, false
+	}
+}
+
+// positiveMillis parses a PEXPIRE/PX argument the way the fast path
+// supports: a positive integer that fits.
+func positiveMillis(s string) (time.Duration, bool) {
+	ms, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || ms <= 0 || ms > 1<<40 {
+		return 0, false
+	}
+	return time.Duration(ms) * time.Millisecond, true
+}
+
+// if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end
+func nativeCAD(m *miniredis.Miniredis, p *server.Peer, keys, argv []string) bool {
+	if len(keys) != 1 || len(argv) < 1 {
+		return false
+	}
+	v, exists, ok := getString(m, keys[0])
+	if !ok {
+		return false
+	}
+	if exists && v == argv[0] {
+		m.Del(keys[0])
+		p.WriteInt(1)
+		return true
+	}
+	p.WriteInt(0)
+	return true
+}
+
+func nativeRedsyncDelete(m *miniredis.Miniredis, p *server.Peer, keys, argv []string) bool {
+	if len(keys) != 1 || len(argv) < 1 {
+		return false
+	}
+	v, exists, ok := getString(m, keys[0])
+	switch {
+	case !ok:
+		return false
+	case !exists:
+		p.WriteInt(-1)
+	case v == argv[0]:
+		m.Del(keys[0])
+		p.WriteInt(1)
+	default:
+		p.WriteInt(0)
+	}
+	return true
+}
+
+func nativeRedsyncTouch(m *miniredis.Miniredis, p *server.Peer, keys, argv []string) bool {
+	if len(keys) != 1 || len(argv) < 2 {
+		return false
+	}
+	ttl, okTTL := positiveMillis(argv[1])
+	v, exists, ok := getString(m, keys[0])
+	if !ok {
+		return false
+	}
+	if exists && v == argv[0] {
+		if !okTTL {
+			return false
+		}
+		m.SetTTL(keys[0], ttl)
+		p.WriteInt(1)
+		return true
+	}
+	p.WriteInt(0)
+	return true
+}
+
+func nativeRedsyncTouchSetNX(m *miniredis.Miniredis, p *server.Peer, keys, argv []string) bool {
+	if len(keys) != 1 || len(argv) < 2 {
+		return false
+	}
+	ttl, okTTL := positiveMillis(argv[1])
+	if !okTTL {
+		return false
+	}
+	v, exists, ok := getString(m, keys[0])
+	if !ok {
+		return false
+	}
+	switch {
+	case exists && v == argv[0]:
+		m.SetTTL(keys[0], ttl)
+		p.WriteInt(1)
+	case !exists:
+		m.Set(keys[0], argv[0])
+		m.SetTTL(keys[0], ttl)
+		p.WriteInt(1)
+	default:
+		p.WriteInt(0)
+	}
+	return true
+}
+
+// allMatch reports whether every key is a string equal to want (MGET gives
+// nil for missing and non-string keys, which never equal want).
+func allMatch(m *miniredis.Miniredis, keys []string, want string) bool {
+	for _, k := range keys {
+		v, err := m.Get(k)
+		if err != nil || v != want {
+			return false
+		}
+	}
+	return true
+}
+
+func nativeRedislockRelease(m *miniredis.Miniredis, p *server.Peer, keys, argv []string) bool {
+	if len(argv) < 1 {
+		return false
+	}
+	if !allMatch(m, keys, argv[0]) {
+		p.WriteNull()
+		return true
+	}
+	for _, k := range keys {
+		m.Del(k)
+	}
+	p.WriteInline("OK")
+	return true
+}
+
+func nativeRedislockRefresh(m *miniredis.Miniredis, p *server.Peer, keys, argv []string) bool {
+	if len(argv) < 2 {
+		return false
+	}
+	ttl, okTTL := positiveMillis(argv[1])
+	if !allMatch(m, keys, argv[0]) {
+		p.WriteNull()
+		return true
+	}
+	if !okTTL {
+		return false
+	}
+	for _, k := range keys {
+		m.SetTTL(k, ttl)
+	}
+	p.WriteInline("OK")
+	return true
+}
+
+func nativeRedislockObtain(m *miniredis.Miniredis, p *server.Peer, keys, argv []string) bool {
+	if len(argv) < 3 {
+		return false
+	}
+	offset, err := strconv.Atoi(argv[1])
+	if err != nil || offset < 1 || offset > len(argv[0]) {
+		return false
+	}
+	ttl, okTTL := positiveMillis(argv[2])
+	if !okTTL {
+		return false
+	}
+	seen := map[string]bool{}
+	anyExists := false
+	for _, k := range keys {
+		if seen[k] {
+			return false // duplicate keys: leave MSETNX's corner cases to Lua
+		}
+		seen[k] = true
+		if m.Exists(k) {
+			anyExists = true
+		}
+	}
+	if anyExists {
+		// canOverrideKeys: GETRANGE key 0 offset-1 == ARGV[1]:sub(1, offset)
+		want := argv[0][:offset]
+		for _, k := range keys {
+			v, exists, ok := getString(m, k)
+			if !ok {
+				return false
+			}
+			if !exists {
+				v = ""
+			}
+			if len(v) > offset {
+				v = v[:offset]
+			}
+			if v != want {
+				p.WriteNull()
+				return true
+			}
+		}
+	}
+	for _, k := range keys {
+		m.Set(k, argv[0])
+		m.SetTTL(k, ttl)
+	}
+	p.WriteInline("OK")
+	return true
+}

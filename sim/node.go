@@ -180,8 +180,10 @@ func (n *Node) exec(c *conn, args []string) {
 			n.w.stats.LuaEvals++
 		}
 		n.srv.Dispatch(c.peer, args)
-		if cmd == "SCRIPT" && len(args) > 1 && strings.EqualFold(args[1], "FLUSH") {
-			n.scripts = map[string]bool{}
+		n.noteScript(cmd, args)
+		switch cmd {
+		case "SELECT", "MULTI":
+			c.noNative = true // the fast path knows db 0 outside transactions only
 		}
 	}
 	c.bw.Flush()
