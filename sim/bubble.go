@@ -66,20 +66,17 @@ func (b *bubbleClock) at(t int64) time.Time { return b.epoch.Add(time.Duration(t
 func (b *bubbleClock) fromTime(t time.Time) int64 { return int64(t.Sub(b.epoch)) }
 
 // waitUntil blocks the scheduler until true time t or until kick fires,
-// whichever comes first; library timers in between run meanwhile. It
-// reports whether t was reached.
-func (b *bubbleClock) waitUntil(t int64, kick <-chan struct{}) bool {
+// whichever comes first; library timers in between run meanwhile.
+func (b *bubbleClock) waitUntil(t int64, kick <-chan struct{}) {
 	d := time.Duration(t - b.trueNow())
 	if d <= 0 {
-		return true
+		return
 	}
 	b.timer.Reset(d)
 	select {
 	case <-b.timer.C:
-		return true
 	case <-kick:
 		b.timer.Stop()
-		return false
 	}
 }
 

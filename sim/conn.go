@@ -238,8 +238,10 @@ func (p *Proc) dial(i int) net.Conn {
 	c.rng = w.streams.Get("conn/" + p.name + "/" + n.name + "/" + itoa(p.dials[i]))
 	c.bw = bufio.NewWriter(&c.out)
 	c.peer = server.NewPeer(c.bw)
-	p.conns = append(p.conns, c)
-	n.conns = append(n.conns, c)
+	// Keep only live connections (bounded by the number of nodes, plus
+	// those closed since the last dial).
+	p.conns = append(pruneClosed(p.conns), c)
+	n.conns = append(pruneClosed(n.conns), c)
 	return c
 }
 
@@ -287,3 +289,16 @@ func newRedisClient(p *Proc, i int) *redis.Client {
 }
 
 var errProtocol = errors.New("sim: malformed RESP request")
+
+func pruneClosed(cs []*conn) []*conn {
+	kept := cs[:0]
+	for _, c := range cs {
+		if !c.closed {
+			kept = append(kept, c)
+		}
+	}
+	for i := len(kept); i < len(cs); i++ {
+		cs[i] = nil
+	}
+	return kept
+}

@@ -491,6 +491,10 @@ func (n *Node) crash() {
 }
 
 func (n *Node) resetConns() {
+	// Connections were appended by client goroutines that may have dialled
+	// concurrently (redsync dials every node at once): reset them in
+	// connection-id order, not append order.
+	sortConns(n.conns)
 	for _, c := range n.conns {
 		c.sendReset()
 	}
@@ -609,3 +613,7 @@ func firstLine(b []byte) string {
 
 var _ = bufio.NewWriter
 var _ io.Writer
+
+func sortConns(cs []*conn) {
+	sort.Slice(cs, func(i, j int) bool { return cs[i].src < cs[j].src })
+}

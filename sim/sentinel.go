@@ -93,6 +93,7 @@ func (s *sentinel) failover() {
 				return
 			}
 			p.primary = best.id
+			sortConns(p.conns)
 			for _, c := range p.conns {
 				if c.node.id == old && !c.closed {
 					c.sendReset()

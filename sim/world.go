@@ -30,6 +30,7 @@ type World struct {
 	kick     chan struct{}
 	stopping bool
 	steps    int64
+	lastAt   int64 // true time of the last event run
 
 	procs    []*Proc
 	nodes    []*Node
@@ -155,12 +156,27 @@ func (w *World) loop(end int64) error {
 			w.mu.Unlock()
 			return nil
 		}
-		w.mu.Unlock()
-		if !w.bc.waitUntil(ev.at, w.kick) {
-			continue // a library timer woke a goroutine that queued work first
+		// Every event gets an instant of its own: a goroutine woken at
+		// true time t arms its library timers (retry backoff, tickers) from
+		// t, so two wakes at one instant would make two timers fire at once
+		// and run two goroutines concurrently. One nanosecond apart, they
+		// fire one after the other.
+		at := ev.at
+		if w.steps > 0 && at <= w.lastAt {
+			at = w.lastAt + 1
 		}
-		w.mu.Lock()
+		if now := w.now(); now < at {
+			// Advance the bubble clock. Library timers due earlier fire on
+			// the way; either way, look again after everyone settles, so a
+			// goroutine woken at this very instant runs before the event.
+			w.mu.Unlock()
+			w.bc.waitUntil(at, w.kick)
+			continue
+		} else if now > at {
+			at = now
+		}
 		ev = w.q.pop()
+		ev.at = at
 		if ev.target != nil && ev.target.pausedUntil > ev.at && !w.stopping {
 			// A paused process handles nothing: the event waits for the resume.
 			ev.at = ev.target.pausedUntil
@@ -169,6 +185,7 @@ func (w *World) loop(end int64) error {
 			continue
 		}
 		w.mu.Unlock()
+		w.lastAt = ev.at
 		w.steps++
 		w.stats.Events++
 		if maxEvents > 0 && w.steps > maxEvents {
