@@ -1,0 +1,109 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Flag values that check their input as it is parsed, so a bad value is
+// reported with the flag's name and its allowed range (pflag wraps the
+// error in an InvalidValueError that errorLine unpacks). String returns ""
+// while a flag is unset, so help shows no misleading default.
+
+// seedValue is a uint64 seed in decimal.
+type seedValue struct {
+	v   uint64
+	set bool
+}
+
+func (s *seedValue) Set(x string) error {
+	v, err := strconv.ParseUint(x, 10, 64)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) || isNegativeInteger(x) {
+			return fmt.Errorf("%q is out of range (0..%d)", x, uint64(math.MaxUint64))
+		}
+		return fmt.Errorf("%q is not a number (0..%d)", x, uint64(math.MaxUint64))
+	}
+	s.v, s.set = v, true
+	return nil
+}
+
+func (s *seedValue) String() string {
+	if !s.set {
+		return ""
+	}
+	return strconv.FormatUint(s.v, 10)
+}
+
+func (s *seedValue) Type() string { return "uint64" }
+
+// intValue is an int in [min, max]; 0 while unset means "the scenario's default".
+type intValue struct {
+	v, min, max int
+	set         bool
+}
+
+func (n *intValue) Set(x string) error {
+	v, err := strconv.ParseInt(x, 10, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return fmt.Errorf("%q is not a number (%d..%d)", x, n.min, n.max)
+	}
+	if err != nil || v < int64(n.min) || v > int64(n.max) {
+		return fmt.Errorf("%q is out of range (%d..%d)", x, n.min, n.max)
+	}
+	n.v, n.set = int(v), true
+	return nil
+}
+
+func (n *intValue) String() string {
+	if !n.set {
+		return ""
+	}
+	return strconv.Itoa(n.v)
+}
+
+func (n *intValue) Type() string { return "int" }
+
+// durationValue is a positive duration of at most max; 0 while unset.
+type durationValue struct {
+	v   time.Duration
+	max time.Duration
+	set bool
+}
+
+func (d *durationValue) Set(x string) error {
+	v, err := time.ParseDuration(x)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration (e.g. 90s, 2m; range 1ns..%v)", x, d.max)
+	}
+	if v <= 0 || v > d.max {
+		return fmt.Errorf("%q is out of range (1ns..%v)", x, d.max)
+	}
+	d.v, d.set = v, true
+	return nil
+}
+
+func (d *durationValue) String() string {
+	if !d.set {
+		return ""
+	}
+	return d.v.String()
+}
+
+func (d *durationValue) Type() string { return "duration" }
+
+func isNegativeInteger(x string) bool {
+	if !strings.HasPrefix(x, "-") || len(x) < 2 {
+		return false
+	}
+	for _, c := range x[1:] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,383 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+var lastLineRE = regexp.MustCompile(`^trace sha256: [0-9a-f]{64}$`)
+
+// noHost is the host for commands that must fail before any bubble runs.
+func noHost(t *testing.T) host {
+	return func(func(sim.Bubble) int) int {
+		t.Helper()
+		t.Fatal("input was accepted: the run was hosted")
+		return -1
+	}
+}
+
+// testHost runs the body in a synctest bubble hosted by t.
+func testHost(t *testing.T) host {
+	return func(body func(sim.Bubble) int) int { return body(sim.TestBubble(t)) }
+}
+
+// cli runs the CLI in-process.
+func cli(t *testing.T, h host, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = execute(args, &out, &errb, h)
+	return code, out.String(), errb.String()
+}
+
+// short keeps in-process runs quick (also under -race).
+var short = []string{"--duration", "10s", "--liveness", "5s"}
+
+func TestBadInput(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-dir", "trace.jsonl")
+	cases := []struct {
+		args []string
+		want string // the message must start with this (after "locksim: ")
+	}{
+		{[]string{"run", "--lock", "redlock", "--seed", "abc"}, `--seed: "abc" is not a number (0..18446744073709551615)`},
+		{[]string{"run", "--lock", "redlock", "--seed", "-1"}, `--seed: "-1" is out of range (0..18446744073709551615)`},
+		{[]string{"run", "--lock", "redlock", "--seed", "18446744073709551616"}, `--seed: "18446744073709551616" is out of range (0..18446744073709551615)`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1.5"}, `--seed: "1.5" is not a number`},
+		{[]string{"run", "--lock", "redlock"}, `--seed: required (0..18446744073709551615)`},
+		{[]string{"run", "--seed", "1"}, `--lock: required (one of: `},
+		{[]string{"run", "--lock", "no-such-lock", "--seed", "1"}, `--lock: unknown lock "no-such-lock" (one of: `},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--scenario", "nope"}, `--scenario: unknown scenario "nope" (one of: default`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--clients", "0"}, `--clients: "0" is out of range (1..10000)`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--clients", "10001"}, `--clients: "10001" is out of range (1..10000)`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--clients", "many"}, `--clients: "many" is not a number (1..10000)`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--nodes", "65"}, `--nodes: "65" is out of range (1..64)`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--nodes", "-3"}, `--nodes: "-3" is out of range (1..64)`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--duration", "0s"}, `--duration: "0s" is out of range (1ns..24h0m0s)`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--duration", "-5s"}, `--duration: "-5s" is out of range (1ns..24h0m0s)`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--duration", "25h"}, `--duration: "25h" is out of range (1ns..24h0m0s)`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--liveness", "soon"}, `--liveness: "soon" is not a duration`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--liveness", "0"}, `--liveness: "0" is out of range`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--trace", missing}, `--trace: cannot write `},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--trace", t.TempDir()}, `--trace: "`},
+		{[]string{"run", "--lock", "redlock", "--seed"}, `flag needs an argument: --seed`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--frobnicate"}, `unknown flag: --frobnicate`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "extra"}, `run: unexpected argument "extra"`},
+		{[]string{"rn"}, `unknown command "rn" (did you mean "run"?`},
+		{[]string{"list", "faults-and-more"}, `list: unknown list "faults-and-more" (one of: locks, scenarios)`},
+		{[]string{"version", "now"}, `version: unexpected argument "now"`},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			code, stdout, stderr := cli(t, noHost(t), c.args...)
+			if code != exitUsage {
+				t.Errorf("exit code %d, want %d", code, exitUsage)
+			}
+			if stdout != "" {
+				t.Errorf("stdout not empty: %q", stdout)
+			}
+			if strings.Count(stderr, "\n") != 1 || !strings.HasSuffix(stderr, "\n") {
+				t.Errorf("stderr is not exactly one line: %q", stderr)
+			}
+			if want := "locksim: " + c.want; !strings.HasPrefix(stderr, want) {
+				t.Errorf("stderr %q\n  does not start with %q", stderr, want)
+			}
+		})
+	}
+}
+
+func TestRunSummary(t *testing.T) {
+	args := append([]string{"run", "--lock", "set-nx-cad", "--seed", "3"}, short...)
+	code, stdout, stderr := cli(t, testHost(t), args...)
+	if code != exitSafe && code != exitUnsafe && code != exitLiveness {
+		t.Fatalf("exit code %d; stderr: %s", code, stderr)
+	}
+	if stderr != "" {
+		t.Errorf("stderr: %q", stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if last := lines[len(lines)-1]; !lastLineRE.MatchString(last) {
+		t.Errorf("last line %q does not match %v", last, lastLineRE)
+	}
+	for _, key := range []string{"scenario:", "lock:", "seed:", "virtual time:", "events:", "commands:", "faults:", "failovers:", "crashes:", "acquisitions:", "lease overlaps:", "verdict:"} {
+		if !strings.Contains(stdout, "\n"+key) && !strings.HasPrefix(stdout, key) {
+			t.Errorf("summary has no %q line:\n%s", key, stdout)
+		}
+	}
+	// Same flags, same output, byte for byte.
+	code2, stdout2, _ := cli(t, testHost(t), args...)
+	if code2 != code || stdout2 != stdout {
+		t.Errorf("second run differs: exit %d vs %d\n%s\n---\n%s", code2, code, stdout2, stdout)
+	}
+}
+
+func TestRunJSONAndTrace(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.jsonl")
+	args := append([]string{"run", "--lock", "redlock", "--seed", "2", "--json", "--trace", trace}, short...)
+	code, stdout, stderr := cli(t, testHost(t), args...)
+	if stderr != "" {
+		t.Errorf("stderr: %q", stderr)
+	}
+	if strings.Count(stdout, "\n") != 1 {
+		t.Errorf("--json printed %d lines, want one object on one line", strings.Count(stdout, "\n"))
+	}
+	var r map[string]any
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	for _, k := range []string{"scenario", "lock", "seed", "verdict", "lease_overlaps", "resource_violations", "ownership_violations", "trace_sha256"} {
+		if _, ok := r[k]; !ok {
+			t.Errorf("JSON has no %q", k)
+		}
+	}
+	if r["scenario"] != "default" || r["lock"] != "redlock" || r["seed"] != 2.0 {
+		t.Errorf("scenario/lock/seed = %v/%v/%v", r["scenario"], r["lock"], r["seed"])
+	}
+	verdict, _ := r["verdict"].(string)
+	if want, ok := verdictExit[verdict]; !ok || want != code {
+		t.Errorf("verdict %q with exit code %d", verdict, code)
+	}
+	if _, ok := r["counterexample"]; ok != (verdict == verdictUnsafe) {
+		t.Errorf("counterexample present = %v with verdict %q", ok, verdict)
+	}
+
+	// The trace file is complete: its SHA-256 is the reported hash.
+	b, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b)
+	if got := hex.EncodeToString(sum[:]); got != r["trace_sha256"] {
+		t.Errorf("trace file sha256 %s, reported %v", got, r["trace_sha256"])
+	}
+	assertOnlyFiles(t, dir, "trace.jsonl")
+}
+
+// TestTraceRemovedOnIncompleteRun: a run that stops early (event budget)
+// leaves neither the trace file nor its temp file, and its verdict is
+// unknown.
+func TestTraceRemovedOnIncompleteRun(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "trace.jsonl")
+	cfg, err := scenarios.Build("default", "redlock", 1, scenarios.Params{Duration: 10 * time.Second, Liveness: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxEvents = 200
+	info, _ := locks.Get("redlock")
+	j := &runJob{scenario: "default", info: info, cfg: cfg, repro: "locksim run --scenario default --lock redlock --seed 1", json: true}
+	if err := j.openTrace(trace); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := j.run(sim.TestBubble(t), &out, &errb)
+	if code != exitUnknown {
+		t.Errorf("exit code %d, want %d (unknown); stderr: %s", code, exitUnknown, errb.String())
+	}
+	if !strings.Contains(errb.String(), "event budget") {
+		t.Errorf("stderr does not say why: %q", errb.String())
+	}
+	var r runReport
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict != verdictUnknown || r.Error == "" || r.TraceFile != "" {
+		t.Errorf("verdict %q, error %q, trace_file %q", r.Verdict, r.Error, r.TraceFile)
+	}
+	assertOnlyFiles(t, dir)
+}
+
+func assertOnlyFiles(t *testing.T, dir string, want ...string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range ents {
+		got = append(got, e.Name())
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("files in %s: %v, want %v", dir, got, want)
+	}
+}
+
+// TestJudge checks the verdict rules on hand-made histories.
+func TestJudge(t *testing.T) {
+	info, _ := locks.Get("set-nx-cad")
+	sec := int64(time.Second)
+	cfg := sim.Config{Seed: 9, Clients: 2, Duration: 10 * time.Second, Liveness: 5 * time.Second, Nodes: make([]sim.NodeConfig, 1)}
+	job := &runJob{scenario: "default", info: info, cfg: cfg, repro: "locksim run --scenario default --lock set-nx-cad --seed 9"}
+	acq := func(t int64, p string, until int64) sim.Event {
+		return sim.Event{T: t, Proc: p, Kind: "ok", Op: "acquire", Until: until}
+	}
+	rel := func(t int64, p string) sim.Event { return sim.Event{T: t, Proc: p, Kind: "call", Op: "release"} }
+	heal := sim.Event{T: 10 * sec, Proc: "world", Kind: "heal"}
+	res := func(capped bool, evs ...sim.Event) *sim.Result {
+		return &sim.Result{Seed: 9, Stats: sim.Stats{VirtualNS: 15 * sec}, TraceSHA256: strings.Repeat("0", 64), TraceCapped: capped, History: evs}
+	}
+	cases := []struct {
+		name    string
+		res     *sim.Result
+		runErr  error
+		verdict string
+	}{
+		{"safe", res(false, acq(1*sec, "c0", 0), rel(2*sec, "c0"), acq(3*sec, "c1", 0), rel(4*sec, "c1"), heal, acq(11*sec, "c0", 0)), nil, verdictSafe},
+		{"overlap", res(false, acq(1*sec, "c0", 0), acq(2*sec, "c1", 0), rel(3*sec, "c0"), rel(4*sec, "c1"), heal, acq(11*sec, "c0", 0)), nil, verdictUnsafe},
+		{"validity ends first", res(false, acq(1*sec, "c0", 2*sec), acq(2*sec, "c1", 0), rel(3*sec, "c0"), rel(4*sec, "c1"), heal, acq(11*sec, "c0", 0)), nil, verdictSafe},
+		{"no acquire after heal", res(false, acq(1*sec, "c0", 0), rel(2*sec, "c0"), heal), nil, verdictLiveness},
+		{"capped history", res(true, acq(1*sec, "c0", 0), rel(2*sec, "c0")), nil, verdictUnknown},
+		{"incomplete run", res(false, acq(1*sec, "c0", 0)), errors.New("sim: event budget exhausted"), verdictUnknown},
+		{"incomplete but unsafe", res(false, acq(1*sec, "c0", 0), acq(2*sec, "c1", 0)), errors.New("sim: event budget exhausted"), verdictUnsafe},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := judge(job, c.res, c.runErr)
+			if r.Verdict != c.verdict {
+				t.Fatalf("verdict %q (%s), want %q", r.Verdict, r.VerdictReason, c.verdict)
+			}
+			if c.verdict != verdictUnsafe {
+				if r.Counterexample != nil || r.LeaseOverlaps != 0 {
+					t.Errorf("counterexample %+v, overlaps %d", r.Counterexample, r.LeaseOverlaps)
+				}
+				return
+			}
+			ce := r.Counterexample
+			if ce == nil || ce.Repro != job.repro || ce.Clients != 2 || ce.Faults != 0 {
+				t.Fatalf("counterexample %+v", ce)
+			}
+			if ce.Overlap.A != "c0" || ce.Overlap.B != "c1" || ce.Overlap.StartNS != 2*sec || r.LeaseOverlapNS <= 0 {
+				t.Errorf("overlap %+v, total %d", ce.Overlap, r.LeaseOverlapNS)
+			}
+		})
+	}
+}
+
+func TestListAndVersion(t *testing.T) {
+	code, stdout, stderr := cli(t, noHost(t), "list", "locks")
+	if code != 0 || stderr != "" {
+		t.Fatalf("list locks: exit %d, stderr %q", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	ids := locks.IDs()
+	if len(lines) != len(ids) {
+		t.Fatalf("list locks printed %d lines for %d locks:\n%s", len(lines), len(ids), stdout)
+	}
+	for i, id := range ids {
+		info, _ := locks.Get(id)
+		if f := strings.Fields(lines[i]); len(f) == 0 || f[0] != id || !strings.Contains(lines[i], oneLine(info.Weakness)) {
+			t.Errorf("line %d = %q, want id %s, source and weakness", i, lines[i], id)
+		}
+	}
+
+	code, stdout, _ = cli(t, noHost(t), "list", "scenarios")
+	if code != 0 || !strings.HasPrefix(stdout, "default ") {
+		t.Errorf("list scenarios: exit %d:\n%s", code, stdout)
+	}
+	if n := strings.Count(stdout, "\n"); n != len(scenarios.IDs()) {
+		t.Errorf("list scenarios printed %d lines for %d scenarios", n, len(scenarios.IDs()))
+	}
+
+	code, stdout, _ = cli(t, noHost(t), "version")
+	if code != 0 || !regexp.MustCompile(`^locksim \S+ \(go\S+\)\n$`).MatchString(stdout) {
+		t.Errorf("version: exit %d, %q", code, stdout)
+	}
+
+	code, stdout, _ = cli(t, noHost(t), "--help")
+	if code != 0 || !strings.Contains(stdout, "64  usage or input error") {
+		t.Errorf("--help: exit %d, no exit codes:\n%s", code, stdout)
+	}
+}
+
+// TestBinaryDeterminism builds the real binary and runs the same seed in
+// separate processes with GOMAXPROCS=1 and 2: the output, trace hash
+// included, must be identical. With LOCKSIM_RACE_CLI=1 a -race build must
+// print the same too (slow).
+func TestBinaryDeterminism(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary; skipped with -short")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command in PATH")
+	}
+	dir := t.TempDir()
+	build := func(name string, flags ...string) string {
+		bin := filepath.Join(dir, name)
+		args := append(append([]string{"build"}, flags...), "-o", bin, ".")
+		if out, err := exec.Command(gobin, args...).CombinedOutput(); err != nil {
+			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return bin
+	}
+	run := func(bin string, env []string, args ...string) (int, string, string) {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), env...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatalf("%s: %v", bin, err)
+		}
+		return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+	}
+	hashLine := func(stdout string) string {
+		lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+		last := lines[len(lines)-1]
+		if !lastLineRE.MatchString(last) {
+			t.Fatalf("last line %q does not match %v", last, lastLineRE)
+		}
+		return last
+	}
+
+	bin := build("locksim")
+	args := []string{"run", "--lock", "redsync", "--seed", "7"}
+	type outcome struct {
+		code   int
+		stdout string
+	}
+	var first *outcome
+	check := func(label string, bin string, env ...string) {
+		code, stdout, stderr := run(bin, env, args...)
+		if code != exitSafe && code != exitUnsafe && code != exitLiveness {
+			t.Fatalf("%s: exit %d; stderr: %s", label, code, stderr)
+		}
+		h := hashLine(stdout)
+		t.Logf("%s: exit %d, %s", label, code, h)
+		if first == nil {
+			first = &outcome{code, stdout}
+			return
+		}
+		if h != hashLine(first.stdout) || code != first.code || stdout != first.stdout {
+			t.Errorf("%s differs from the first run:\n%s\n--- first ---\n%s", label, stdout, first.stdout)
+		}
+	}
+	check("GOMAXPROCS=1", bin, "GOMAXPROCS=1")
+	check("GOMAXPROCS=2", bin, "GOMAXPROCS=2")
+
+	// Through a real process, bad input exits 64 with one line.
+	code, stdout, stderr := run(bin, nil, "run", "--lock", "redsync", "--seed", "abc")
+	if code != exitUsage || stdout != "" || stderr != "locksim: --seed: \"abc\" is not a number (0..18446744073709551615)\n" {
+		t.Errorf("bad seed: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+
+	if os.Getenv("LOCKSIM_RACE_CLI") == "1" {
+		race := build("locksim-race", "-race")
+		check("-race GOMAXPROCS=1", race, "GOMAXPROCS=1")
+		check("-race GOMAXPROCS=4", race, "GOMAXPROCS=4")
+	}
+}

@@ -1,0 +1,481 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+// Verdicts, as printed and in --json (DESIGN §8a).
+const (
+	verdictSafe     = "safe"
+	verdictUnsafe   = "unsafe"
+	verdictLiveness = "liveness"
+	verdictUnknown  = "unknown"
+)
+
+var verdictExit = map[string]int{
+	verdictSafe:     exitSafe,
+	verdictUnsafe:   exitUnsafe,
+	verdictLiveness: exitLiveness,
+	verdictUnknown:  exitUnknown,
+}
+
+type runFlags struct {
+	lock     string
+	scenario string
+	seed     seedValue
+	clients  intValue
+	nodes    intValue
+	duration durationValue
+	liveness durationValue
+	trace    string
+	json     bool
+}
+
+func newRunCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
+	f := &runFlags{
+		clients:  intValue{min: 1, max: sim.MaxClients},
+		nodes:    intValue{min: 1, max: sim.MaxNodes},
+		duration: durationValue{max: sim.MaxDuration},
+		liveness: durationValue{max: sim.MaxDuration},
+	}
+	cmd := &cobra.Command{
+		Use:   "run --lock ID --seed N [flags]",
+		Short: "Run one scenario with one lock and one seed, and judge it",
+		Long: `Run one scenario with one lock design and one seed: build the world, inject
+the seed's fault schedule, heal, run the liveness phase, and judge the
+history. The summary's last line is "trace sha256: <64 hex>"; the same
+flags always give the same hash.
+
+Verdicts: safe (exit 0), unsafe (exit 1: two clients believed they held the
+lock at the same true time), liveness (exit 2: no client got the lock after
+the heal), unknown (exit 3: the run could not be judged completely).`,
+		Example: `  locksim run --lock redlock --seed 1
+  locksim run --lock set-nx-cad --seed 42 --clients 10 --json
+  locksim run --lock redsync --seed 7 --trace redsync-7.jsonl`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			j, err := f.job(cmd)
+			if err != nil {
+				return err
+			}
+			// Everything is validated: hosting the bubble is the last step
+			// (the CLI's host exits the process).
+			*code = h(func(b sim.Bubble) int { return j.run(b, stdout, stderr) })
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.SortFlags = false
+	fl.StringVar(&f.lock, "lock", "", "lock design id (see 'locksim list locks'); required")
+	fl.Var(&f.seed, "seed", "the seed `N` that decides everything (0..18446744073709551615); required")
+	fl.StringVar(&f.scenario, "scenario", "default", "scenario id (see 'locksim list scenarios')")
+	fl.Var(&f.clients, "clients", fmt.Sprintf("client processes, 1..%d (default %d)", sim.MaxClients, scenarios.DefaultParams.Clients))
+	fl.Var(&f.nodes, "nodes", fmt.Sprintf("Redis nodes, 1..%d (default 5 for independent-node locks, 3 for replicated)", sim.MaxNodes))
+	fl.Var(&f.duration, "duration", fmt.Sprintf("virtual time of the safety phase, with faults; up to %v (default %v)", sim.MaxDuration, scenarios.DefaultParams.Duration))
+	fl.Var(&f.liveness, "liveness", fmt.Sprintf("virtual time of the liveness phase, after the heal; up to %v (default %v)", sim.MaxDuration, scenarios.DefaultParams.Liveness))
+	fl.StringVar(&f.trace, "trace", "", "write the trace as JSON Lines to `FILE` (written only if the run completes)")
+	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of the summary")
+	return cmd
+}
+
+// job validates the flags and builds everything the run needs, before any
+// bubble is hosted. Every error it returns is an input error (exit 64).
+func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
+	if f.lock == "" {
+		return nil, usageErrorf("--lock: required (one of: %s)", strings.Join(locks.IDs(), ", "))
+	}
+	info, err := locks.Get(f.lock)
+	if err != nil {
+		return nil, usageErrorf("--lock: unknown lock %q (one of: %s)", f.lock, strings.Join(locks.IDs(), ", "))
+	}
+	if _, err := scenarios.Get(f.scenario); err != nil {
+		return nil, usageErrorf("--scenario: unknown scenario %q (one of: %s)", f.scenario, strings.Join(scenarios.IDs(), ", "))
+	}
+	if !f.seed.set {
+		return nil, usageErrorf("--seed: required (0..18446744073709551615)")
+	}
+	p := scenarios.Params{Clients: f.clients.v, Nodes: f.nodes.v, Duration: f.duration.v, Liveness: f.liveness.v}
+	cfg, err := scenarios.Build(f.scenario, f.lock, f.seed.v, p)
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		return nil, usageErrorf("%s", configError(err))
+	}
+
+	repro := fmt.Sprintf("locksim run --scenario %s --lock %s --seed %d", f.scenario, f.lock, f.seed.v)
+	for _, name := range []string{"clients", "nodes", "duration", "liveness"} {
+		if fl := cmd.Flags().Lookup(name); fl.Changed {
+			repro += fmt.Sprintf(" --%s %s", name, fl.Value)
+		}
+	}
+	j := &runJob{scenario: f.scenario, info: info, cfg: cfg, repro: repro, json: f.json}
+	if f.trace != "" {
+		if err := j.openTrace(f.trace); err != nil {
+			return nil, err
+		}
+	}
+	return j, nil
+}
+
+// configError names the flag behind a scenario or sim.Config validation
+// error where there is one ("nodes: 70 out of range 1..64" → "--nodes: ...").
+func configError(err error) string {
+	msg := err.Error()
+	for _, name := range []string{"nodes", "clients", "duration", "liveness"} {
+		if strings.HasPrefix(msg, name+":") {
+			return "--" + msg
+		}
+	}
+	return "invalid scenario configuration: " + msg
+}
+
+// runJob is one validated run, ready to be hosted in a bubble.
+type runJob struct {
+	scenario string
+	info     locks.Info
+	cfg      sim.Config
+	repro    string
+	json     bool
+
+	tracePath string   // the file the user asked for
+	traceTmp  *os.File // a temp file beside it, renamed over it on success
+}
+
+// openTrace creates the temporary trace file beside path, so a bad path is
+// an input error before the run starts.
+func (j *runJob) openTrace(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return usageErrorf("--trace: %q is a directory", path)
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return usageErrorf("--trace: cannot write %q: %v", path, unwrapPathError(err))
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return usageErrorf("--trace: cannot write %q: %v", path, unwrapPathError(err))
+	}
+	j.tracePath, j.traceTmp = path, tmp
+	return nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// run runs the job's world in bubble b, prints the summary (or JSON) to
+// stdout, and returns the exit code. It never panics: a panic outside the
+// bubble is an internal error (exit 70).
+func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
+	var traceBuf *bufio.Writer
+	if j.traceTmp != nil {
+		traceBuf = bufio.NewWriterSize(j.traceTmp, 1<<20)
+		j.cfg.Trace = traceBuf
+		stop := j.removeTraceOnSignal(stderr)
+		defer stop()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "locksim: internal error: panic: %v\n%s", r, debug.Stack())
+			code = exitInternal
+		}
+		if j.traceTmp != nil && code == exitInternal {
+			j.discardTrace()
+		}
+	}()
+
+	res, runErr := sim.Run(b, j.cfg)
+	if res == nil {
+		if runErr == nil {
+			runErr = errors.New("the simulator returned no result")
+		}
+		fmt.Fprintf(stderr, "locksim: internal error: %v\n", runErr)
+		return exitInternal
+	}
+	if j.traceTmp != nil {
+		if runErr != nil {
+			// An incomplete run leaves no trace file behind.
+			j.discardTrace()
+		} else if err := j.commitTrace(traceBuf); err != nil {
+			fmt.Fprintf(stderr, "locksim: --trace: %v\n", err)
+			return exitInternal
+		}
+	}
+
+	r := judge(j, res, runErr)
+	if runErr != nil {
+		fmt.Fprintf(stderr, "locksim: run incomplete, verdict %s: %v\n", r.Verdict, runErr)
+	}
+	if j.json {
+		b, err := json.Marshal(r)
+		if err != nil {
+			fmt.Fprintf(stderr, "locksim: internal error: %v\n", err)
+			return exitInternal
+		}
+		fmt.Fprintf(stdout, "%s\n", b)
+	} else {
+		printSummary(stdout, j, r)
+	}
+	return verdictExit[r.Verdict]
+}
+
+// commitTrace flushes, syncs and closes the temp file and renames it over
+// the requested path; on any error it removes the temp file.
+func (j *runJob) commitTrace(w *bufio.Writer) error {
+	tmp := j.traceTmp
+	j.traceTmp = nil
+	err := w.Flush()
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), j.tracePath)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing %q: %v", j.tracePath, unwrapPathError(err))
+	}
+	return nil
+}
+
+// discardTrace closes and removes the temp file.
+func (j *runJob) discardTrace() {
+	if j.traceTmp == nil {
+		return
+	}
+	j.traceTmp.Close()
+	os.Remove(j.traceTmp.Name())
+	j.traceTmp = nil
+}
+
+// removeTraceOnSignal removes the temp trace file if the process is
+// interrupted mid-run, so no half-written file is left behind. The
+// returned func stops watching.
+func (j *runJob) removeTraceOnSignal(stderr io.Writer) (stop func()) {
+	name := j.traceTmp.Name()
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigc:
+			os.Remove(name)
+			fmt.Fprintf(stderr, "locksim: %v: stopped, no trace written\n", s)
+			os.Exit(128 + int(s.(syscall.Signal)))
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sigc)
+		close(done)
+	}
+}
+
+// runReport is the judged run: the --json object and the summary's data.
+type runReport struct {
+	Scenario            string          `json:"scenario"`
+	Lock                string          `json:"lock"`
+	Seed                uint64          `json:"seed"`
+	Verdict             string          `json:"verdict"`
+	VerdictReason       string          `json:"verdict_reason"`
+	LeaseOverlaps       int             `json:"lease_overlaps"`
+	LeaseOverlapNS      int64           `json:"lease_overlap_ns"`
+	FirstOverlap        *overlapReport  `json:"first_overlap,omitempty"`
+	ResourceViolations  int             `json:"resource_violations"`
+	OwnershipViolations int             `json:"ownership_violations"`
+	Acquisitions        outcomeCounts   `json:"acquisitions"`
+	LivenessAcquired    int             `json:"liveness_acquisitions"`
+	Clients             int             `json:"clients"`
+	Nodes               int             `json:"nodes"`
+	DurationNS          int64           `json:"duration_ns"`
+	LivenessNS          int64           `json:"liveness_ns"`
+	FaultSchedule       []faults.Fault  `json:"fault_schedule"`
+	Stats               sim.Stats       `json:"stats"`
+	TraceEvents         int64           `json:"trace_events"`
+	HistoryCapped       bool            `json:"history_capped"`
+	TraceSHA256         string          `json:"trace_sha256"`
+	TraceFile           string          `json:"trace_file,omitempty"`
+	Error               string          `json:"error,omitempty"`
+	Counterexample      *counterexample `json:"counterexample,omitempty"`
+}
+
+type outcomeCounts struct {
+	OK      int `json:"ok"`
+	Fail    int `json:"fail"`
+	Unknown int `json:"unknown"`
+}
+
+type overlapReport struct {
+	A       string `json:"a"`
+	B       string `json:"b"`
+	StartNS int64  `json:"start_ns"`
+	EndNS   int64  `json:"end_ns"`
+}
+
+type counterexample struct {
+	Repro   string        `json:"repro"`
+	Faults  int           `json:"faults"`
+	Clients int           `json:"clients"`
+	Overlap overlapReport `json:"overlap"`
+}
+
+// judge checks the history and decides the verdict: unsafe iff two clients
+// believed they held the lock at once; otherwise unknown if the run or its
+// history is incomplete; otherwise liveness if no client acquired the lock
+// after the heal; otherwise safe.
+func judge(j *runJob, res *sim.Result, runErr error) *runReport {
+	cfg := j.cfg
+	r := &runReport{
+		Scenario:      j.scenario,
+		Lock:          j.info.ID,
+		Seed:          cfg.Seed,
+		Clients:       cfg.Clients,
+		Nodes:         len(cfg.Nodes),
+		DurationNS:    int64(cfg.Duration),
+		LivenessNS:    int64(cfg.Liveness),
+		FaultSchedule: cfg.Faults,
+		Stats:         res.Stats,
+		TraceEvents:   res.TraceEvents,
+		HistoryCapped: res.TraceCapped,
+		TraceSHA256:   res.TraceSHA256,
+		TraceFile:     j.tracePath,
+	}
+	if r.FaultSchedule == nil {
+		r.FaultSchedule = []faults.Fault{}
+	}
+	if runErr != nil {
+		r.Error = runErr.Error()
+		r.TraceFile = ""
+	}
+
+	end := res.Stats.VirtualNS
+	healAt := int64(cfg.Duration)
+	var ops []checker.Op
+	for _, ev := range res.History {
+		if ev.Proc == "world" && ev.Kind == "heal" {
+			healAt = ev.T
+		}
+		if ev.Op != "acquire" && ev.Op != "release" {
+			continue
+		}
+		switch ev.Kind {
+		case "call", "ok", "fail", "unknown":
+		default:
+			continue
+		}
+		ops = append(ops, checker.Op{T: ev.T, Proc: ev.Proc, Kind: ev.Kind, Op: ev.Op, OpID: ev.OpID, Until: ev.Until, Detail: ev.Detail})
+		if ev.Op == "acquire" {
+			switch ev.Kind {
+			case "ok":
+				r.Acquisitions.OK++
+				if ev.T >= healAt {
+					r.LivenessAcquired++
+				}
+			case "fail":
+				r.Acquisitions.Fail++
+			case "unknown":
+				r.Acquisitions.Unknown++
+			}
+		}
+	}
+	if res.TraceCapped && len(res.History) > 0 {
+		// The history stops early: beliefs end where the history does.
+		end = res.History[len(res.History)-1].T
+	}
+	overlaps := checker.Overlaps(checker.Holds(ops, end))
+	r.LeaseOverlaps = len(overlaps)
+	for i, o := range overlaps {
+		r.LeaseOverlapNS += o.End - o.Start
+		if i == 0 || o.Start < r.FirstOverlap.StartNS {
+			r.FirstOverlap = &overlapReport{A: o.A, B: o.B, StartNS: o.Start, EndNS: o.End}
+		}
+	}
+
+	switch {
+	case r.LeaseOverlaps > 0:
+		r.Verdict = verdictUnsafe
+		r.VerdictReason = fmt.Sprintf("%s and %s both believed they held the lock at t=%v", r.FirstOverlap.A, r.FirstOverlap.B, time.Duration(r.FirstOverlap.StartNS))
+		r.Counterexample = &counterexample{Repro: j.repro, Faults: len(cfg.Faults), Clients: cfg.Clients, Overlap: *r.FirstOverlap}
+	case runErr != nil:
+		r.Verdict = verdictUnknown
+		r.VerdictReason = "the run did not complete"
+	case res.TraceCapped:
+		r.Verdict = verdictUnknown
+		r.VerdictReason = fmt.Sprintf("the history was capped at %d events; the rest was not checked", len(res.History))
+	case r.LivenessAcquired == 0:
+		r.Verdict = verdictLiveness
+		r.VerdictReason = fmt.Sprintf("no client acquired the lock in the %v after the heal", cfg.Liveness)
+	default:
+		r.Verdict = verdictSafe
+		r.VerdictReason = "no lease overlap; the lock was acquired after the heal"
+	}
+	return r
+}
+
+// printSummary writes the human summary; its last line is the trace hash.
+func printSummary(w io.Writer, j *runJob, r *runReport) {
+	line := func(key, format string, a ...any) {
+		fmt.Fprintf(w, "%-16s%s\n", key+":", fmt.Sprintf(format, a...))
+	}
+	line("scenario", "%s", r.Scenario)
+	line("lock", "%s (%s)", r.Lock, j.info.Source)
+	line("seed", "%d", r.Seed)
+	line("world", "%d clients, %d nodes", r.Clients, r.Nodes)
+	line("virtual time", "%v (safety %v, then liveness %v)", time.Duration(r.Stats.VirtualNS), time.Duration(r.DurationNS), time.Duration(r.LivenessNS))
+	line("events", "%d scheduler steps, %d trace lines", r.Stats.Events, r.TraceEvents)
+	line("commands", "%d Redis commands", r.Stats.Commands)
+	line("faults", "%d scheduled, %d injected", len(r.FaultSchedule), r.Stats.Faults)
+	for _, f := range r.FaultSchedule {
+		fmt.Fprintf(w, "%-16s%s\n", "", f)
+	}
+	line("failovers", "%d", r.Stats.Failovers)
+	line("crashes", "%d", r.Stats.Crashes)
+	line("acquisitions", "ok %d, fail %d, unknown %d (ok after the heal: %d)", r.Acquisitions.OK, r.Acquisitions.Fail, r.Acquisitions.Unknown, r.LivenessAcquired)
+	if r.LeaseOverlaps == 0 {
+		line("lease overlaps", "0")
+	} else {
+		o := r.FirstOverlap
+		line("lease overlaps", "%d (total %v)", r.LeaseOverlaps, time.Duration(r.LeaseOverlapNS))
+		line("first overlap", "%s and %s from t=%v to t=%v (%v)", o.A, o.B, time.Duration(o.StartNS), time.Duration(o.EndNS), time.Duration(o.EndNS-o.StartNS))
+	}
+	line("verdict", "%s: %s", r.Verdict, r.VerdictReason)
+	if r.Counterexample != nil {
+		line("repro", "%s", r.Counterexample.Repro)
+	}
+	if r.TraceFile != "" {
+		line("trace file", "%s", r.TraceFile)
+	}
+	fmt.Fprintf(w, "trace sha256: %s\n", r.TraceSHA256)
+}
