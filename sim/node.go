@@ -360,13 +360,15 @@ func (r *Node) applyRepl(from *Node, states map[string]keyState, full bool, off 
 	r.applied = off
 	w := r.w
 	w.net.deliver(w.net.rng, r.addr(), from.addr(), nil, nil, "repl-ack", func() {
-		if from.epoch != epoch || !from.up {
-			return
-		}
-		if off > from.acked[r.id] {
-			from.acked[r.id] = off
-		}
-		from.checkWaiters()
+		from.whenAwake("repl-ack", func() {
+			if from.epoch != epoch || !from.up {
+				return
+			}
+			if off > from.acked[r.id] {
+				from.acked[r.id] = off
+			}
+			from.checkWaiters()
+		})
 	})
 }
 
@@ -406,11 +408,24 @@ func (n *Node) wait(c *conn, args []string) {
 	if ms > 0 {
 		epoch := n.epoch
 		n.w.after(n.w.now()+int64(n.clk.TrueAfter(time.Duration(ms)*time.Millisecond)), "wait-timeout", func() {
-			if n.epoch == epoch {
-				n.finishWait(req)
-			}
+			n.whenAwake("wait-timeout", func() {
+				if n.epoch == epoch {
+					n.finishWait(req)
+				}
+			})
 		})
 	}
+}
+
+// whenAwake runs fn now, or when n's pause ends if n is paused: a paused
+// node handles nothing, so its timers (WAIT's timeout) and what it reads
+// from its sockets (replica acks) wait for the resume.
+func (n *Node) whenAwake(kind string, fn func()) {
+	if until := n.pausedUntil; until > n.w.now() {
+		n.w.after(until, kind, func() { n.whenAwake(kind, fn) })
+		return
+	}
+	fn()
 }
 
 func (n *Node) ackedCount(target int64) int {
@@ -461,12 +476,14 @@ func (n *Node) finishWait(req *waitReq) {
 func (n *Node) scheduleFsync() {
 	epoch := n.epoch
 	n.w.after(n.w.now()+int64(time.Second), "fsync", func() {
-		if !n.up || n.epoch != epoch {
-			return
-		}
-		n.tick()
-		n.durable = n.capture(n.m.Keys())
-		n.scheduleFsync()
+		n.whenAwake("fsync", func() { // a stopped process does not fsync
+			if !n.up || n.epoch != epoch {
+				return
+			}
+			n.tick()
+			n.durable = n.capture(n.m.Keys())
+			n.scheduleFsync()
+		})
 	})
 }
 

@@ -55,6 +55,17 @@ func (s *sentinel) tick() {
 			n.epoch++ // REPLICAOF drops its clients
 			n.resetConns()
 			np.fullSync(n)
+		} else if n.id != s.primary && n.replicaOf >= 0 && n.replicaOf != s.primary && s.canReach(n) {
+			// A replica Sentinel could not reach at the failover still
+			// follows the old primary: repoint it (Sentinel's "reconfigure
+			// replicas"). Its clients stay connected, as with REPLICAOF on
+			// a replica.
+			np := w.nodes[s.primary]
+			if !np.up {
+				continue
+			}
+			w.record(Event{Proc: SentinelName, Kind: "reconfigure", Detail: n.name + " -> replica of " + np.name})
+			np.fullSync(n)
 		}
 	}
 }
