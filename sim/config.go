@@ -82,6 +82,11 @@ type Config struct {
 	// MaxHistory bounds the events kept in memory for checkers (0: 1 million).
 	// Beyond it the trace file and hash still see every event.
 	MaxHistory int
+	// HistoryCommands keeps every node command ("cmd" events) in the
+	// in-memory history too; by default they reach only the trace and its
+	// hash, and the history holds what checkers read (client operations,
+	// faults, failovers, crashes).
+	HistoryCommands bool
 }
 
 // Limits for Validate.

@@ -37,6 +37,7 @@ type conn struct {
 	waiting bool
 	readCh  chan struct{}
 	rdl     time.Time
+	dlArmed int64 // true time of the pending deadline event, 0 if none
 	closed  bool
 	wbuf    []byte
 	lastUp  int64
@@ -88,13 +89,47 @@ func (c *conn) Read(b []byte) (int, error) {
 		}
 		c.waiting = true
 		if !c.rdl.IsZero() {
-			c.seq++
-			w.scheduleFromLocked(w.bc.fromTime(c.rdl), c.src, c.seq, c.p, "deadline", c.wakeReader)
+			c.armDeadlineLocked(w.bc.fromTime(c.rdl))
 		}
 		w.mu.Unlock()
 		<-c.readCh
 		w.mu.Lock()
 	}
+}
+
+// armDeadlineLocked makes sure one deadline event is pending at or before
+// true time at. A connection keeps at most one: when it fires it wakes the
+// reader only if the current deadline has passed, and otherwise re-arms for
+// the current one (deadlines move with every command; a chain of stale
+// events per command would grow without bound). The caller holds w.mu.
+func (c *conn) armDeadlineLocked(at int64) {
+	if c.dlArmed != 0 && c.dlArmed <= at {
+		return
+	}
+	c.dlArmed = at
+	c.seq++
+	c.w.scheduleFromLocked(at, c.src, c.seq, c.p, "deadline", func() { c.deadlineFired(at) })
+}
+
+func (c *conn) deadlineFired(at int64) {
+	w := c.w
+	w.mu.Lock()
+	if c.dlArmed != at {
+		w.mu.Unlock()
+		return // superseded by an earlier one
+	}
+	c.dlArmed = 0
+	if !c.waiting || c.rdl.IsZero() {
+		w.mu.Unlock()
+		return
+	}
+	if dl := w.bc.fromTime(c.rdl); dl > w.now() {
+		c.armDeadlineLocked(dl)
+		w.mu.Unlock()
+		return
+	}
+	w.mu.Unlock()
+	c.wakeReader()
 }
 
 // wakeReader runs in the scheduler and lets a blocked reader look again.

@@ -27,6 +27,7 @@ const biteLatency = 100 * time.Microsecond // one way; a round trip is 200 µs
 func biteConfig(nodes, clients int, dur time.Duration) Config {
 	cfg := Config{Seed: 7, Duration: dur, Clients: clients, Nodes: make([]NodeConfig, nodes)}
 	cfg.Net.LatencyMin = biteLatency
+	cfg.HistoryCommands = true // some tests read the nodes' command events
 	return cfg
 }
 

@@ -197,6 +197,9 @@ func (n *Node) exec(c *conn, args []string) {
 // afterWrite propagates the effect of a write to replicas and to the
 // durable store (persistence always).
 func (n *Node) afterWrite(keys []string) {
+	if n.cfg.Persistence != PersistAlways && !n.hasReplicas() {
+		return // nothing to ship or make durable
+	}
 	if keys == nil {
 		keys = n.m.Keys()
 	}
@@ -288,6 +291,18 @@ func sortedKeys(m map[string]keyState) []string {
 }
 
 // --- replication -----------------------------------------------------------
+
+func (n *Node) hasReplicas() bool {
+	if !n.w.cfg.Topology.Replicated {
+		return false
+	}
+	for _, r := range n.w.nodes {
+		if r.replicaOf == n.id && r != n {
+			return true
+		}
+	}
+	return false
+}
 
 // replicas lists the nodes currently replicating from n, in id order.
 func (n *Node) replicas() []*Node {

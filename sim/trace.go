@@ -3,9 +3,10 @@ package sim
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"hash"
 	"io"
+	"strconv"
+	"unicode/utf8"
 )
 
 // Event is one line of the trace. T is true time in ns; Local, when set,
@@ -35,30 +36,31 @@ type Event struct {
 // Trace hashes every event (SHA-256 over its JSON Lines), optionally writes
 // them, and keeps up to max events in memory for checkers.
 type Trace struct {
-	w       io.Writer
-	werr    error
-	h       hash.Hash
-	n       int64
-	max     int
-	capped  bool
-	history []Event
-	line    []byte
+	w        io.Writer
+	werr     error
+	h        hash.Hash
+	n        int64
+	max      int
+	keepCmds bool
+	capped   bool
+	history  []Event
+	line     []byte
 }
 
-func newTrace(w io.Writer, max int) *Trace {
-	return &Trace{w: w, h: sha256.New(), max: max}
+func newTrace(w io.Writer, max int, keepCmds bool) *Trace {
+	return &Trace{w: w, h: sha256.New(), max: max, keepCmds: keepCmds}
 }
 
 func (t *Trace) add(ev Event) {
 	t.n++
-	b, err := json.Marshal(ev)
-	if err != nil {
-		panic(err) // Event has only strings and integers
-	}
-	t.line = append(append(t.line[:0], b...), '\n')
+	t.line = appendEvent(t.line[:0], &ev)
+	t.line = append(t.line, '\n')
 	t.h.Write(t.line)
 	if t.w != nil && t.werr == nil {
 		_, t.werr = t.w.Write(t.line)
+	}
+	if ev.Kind == "cmd" && !t.keepCmds {
+		return // node commands go to the trace and its hash, not the history
 	}
 	if len(t.history) < t.max {
 		t.history = append(t.history, ev)
@@ -73,3 +75,97 @@ func (t *Trace) sum() string { return hex.EncodeToString(t.h.Sum(nil)) }
 
 // Err is the first error writing the trace file, if any.
 func (t *Trace) Err() error { return t.werr }
+
+// appendEvent encodes ev exactly as encoding/json.Marshal would (field
+// order, omitempty, HTML-safe escaping), without reflection: the trace
+// encodes one event per Redis command. encode_test.go checks the two agree.
+func appendEvent(b []byte, ev *Event) []byte {
+	b = append(b, `{"t":`...)
+	b = strconv.AppendInt(b, ev.T, 10)
+	b = appendStr(b, `,"p":`, ev.Proc, true)
+	b = appendStr(b, `,"k":`, ev.Kind, true)
+	b = appendInt(b, `,"local":`, ev.Local)
+	b = appendStr(b, `,"peer":`, ev.Peer, false)
+	b = appendStr(b, `,"cmd":`, ev.Cmd, false)
+	b = appendStr(b, `,"reply":`, ev.Reply, false)
+	b = appendStr(b, `,"op":`, ev.Op, false)
+	b = appendInt(b, `,"op_id":`, ev.OpID)
+	b = appendStr(b, `,"result":`, ev.Result, false)
+	b = appendStr(b, `,"lock":`, ev.Lock, false)
+	b = appendInt(b, `,"until":`, ev.Until)
+	b = appendInt(b, `,"token":`, ev.Token)
+	b = appendInt(b, `,"value":`, ev.Value)
+	b = appendStr(b, `,"detail":`, ev.Detail, false)
+	return append(b, '}')
+}
+
+func appendInt(b []byte, key string, v int64) []byte {
+	if v == 0 {
+		return b
+	}
+	b = append(b, key...)
+	return strconv.AppendInt(b, v, 10)
+}
+
+func appendStr(b []byte, key, s string, always bool) []byte {
+	if s == "" && !always {
+		return b
+	}
+	b = append(b, key...)
+	return appendJSONString(b, s)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString quotes s as encoding/json does with HTML escaping on.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

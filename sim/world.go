@@ -24,13 +24,14 @@ type World struct {
 	streams Streams
 	bc      bubbleClock
 
-	mu       sync.Mutex // guards the queue and state client goroutines touch
-	q        eventQueue
-	seq      uint64
-	kick     chan struct{}
-	stopping bool
-	steps    int64
-	lastAt   int64 // true time of the last event run
+	mu             sync.Mutex // guards the queue and state client goroutines touch
+	q              eventQueue
+	seq            uint64
+	kick           chan struct{}
+	stopping       bool
+	steps          int64
+	lastAt         int64 // true time of the last event run
+	pendingRecords int   // records made by clients since the last flush
 
 	procs    []*Proc
 	nodes    []*Node
@@ -93,7 +94,7 @@ func newWorld(cfg Config) *World {
 		kick:    make(chan struct{}, 1),
 		byName:  map[string]int{},
 	}
-	w.trace = newTrace(cfg.Trace, cfg.MaxHistory)
+	w.trace = newTrace(cfg.Trace, cfg.MaxHistory, cfg.HistoryCommands)
 	w.faultRng = w.streams.Get("faults")
 	w.net = newNetwork(w)
 	for i, nc := range cfg.Nodes {
@@ -444,6 +445,7 @@ func (p *Proc) Record(ev Event) {
 	ev.Proc = p.name
 	ev.Local = p.clk.Local(ev.T)
 	p.records = append(p.records, ev)
+	w.pendingRecords++
 	w.mu.Unlock()
 }
 
@@ -451,6 +453,13 @@ func (p *Proc) Record(ev Event) {
 // process order, so two goroutines that ran at the same instant cannot
 // reorder the trace.
 func (w *World) flushRecords() {
+	w.mu.Lock()
+	pending := w.pendingRecords
+	w.pendingRecords = 0
+	w.mu.Unlock()
+	if pending == 0 {
+		return
+	}
 	for _, p := range w.procs {
 		w.mu.Lock()
 		recs := p.records
