@@ -47,7 +47,50 @@ type Env struct {
 	// Client is the process's name; Key the lock's key.
 	Client string
 	Key    string
+	// Point is called by the lock at each of its pause points (nil: no-op).
+	// A fault schedule can pause the client there: the call then blocks for
+	// the pause. Locks call it through Env.At.
+	Point func(PausePoint)
 }
+
+// PausePoint names a moment in a lock's life where a fault schedule can
+// pause the client (DESIGN §3: "client pause targeted at a lock phase").
+type PausePoint string
+
+const (
+	// PointAcquiring is during acquisition: after the first request to a
+	// node was sent, before the outcome is known (Redlock: between nodes).
+	PointAcquiring PausePoint = "acquiring"
+	// PointAfterCheck is after the lock decided it holds (after Redlock's
+	// validity check), before Acquire returns.
+	PointAfterCheck PausePoint = "after-check"
+	// PointBeforeWrite is in the critical section, just before the write to
+	// the protected resource (called by the workload, not the lock).
+	PointBeforeWrite PausePoint = "before-write"
+	// PointRenewing is in a renewal (watchdog), before its request is sent.
+	PointRenewing PausePoint = "renewing"
+)
+
+// PausePoints lists every pause point.
+var PausePoints = []PausePoint{PointAcquiring, PointAfterCheck, PointBeforeWrite, PointRenewing}
+
+// At marks that the lock reached pause point pt.
+func (e Env) At(pt PausePoint) {
+	if e.Point != nil {
+		e.Point(pt)
+	}
+}
+
+// Fencing is what the protected resource must check for a lock to be safe
+// beyond its lease.
+type Fencing string
+
+const (
+	FenceNone     Fencing = "none"      // the resource checks nothing
+	FenceMaxToken Fencing = "max-token" // reject a token lower than the highest seen (Kleppmann)
+	FenceOwnerCAS Fencing = "owner-cas" // compare-and-set on the holder's random token (antirez)
+	FenceVersion  Fencing = "version"   // optimistic version check, no lock at all (seed 004)
+)
 
 // Lease is what a lock believes after a successful Acquire.
 type Lease struct {
@@ -88,7 +131,9 @@ type Info struct {
 	Topology Topology
 	// TTL is the lease the design's source uses.
 	TTL time.Duration
-	New func(Env) (Lock, error)
+	// Fencing is the resource check the design relies on ("" = none).
+	Fencing Fencing
+	New     func(Env) (Lock, error)
 }
 
 var registry = map[string]Info{}
