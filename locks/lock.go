@@ -51,6 +51,20 @@ type Env struct {
 	// A fault schedule can pause the client there: the call then blocks for
 	// the pause. Locks call it through Env.At.
 	Point func(PausePoint)
+	// Go starts a background goroutine of this client (a watchdog). Lock
+	// code must use it instead of the go statement: in the simulator the
+	// new goroutine begins only once the caller blocks, so the two never
+	// race. nil: the go statement.
+	Go func(func())
+}
+
+// Spawn starts f through Env.Go, or with the go statement when Go is nil.
+func (e Env) Spawn(f func()) {
+	if e.Go != nil {
+		e.Go(f)
+		return
+	}
+	go f()
 }
 
 // PausePoint names a moment in a lock's life where a fault schedule can

@@ -25,7 +25,7 @@ type Workload struct {
 //	the lease's validity (0: no validity, it believes until release).
 func LockProgram(info locks.Info, wl Workload) sim.Program {
 	return func(p *sim.Proc) {
-		env := locks.Env{Nodes: p.Nodes(), Primary: p.Primary(), Clock: p, Rand: p.Rand(), Client: p.Name(), Key: wl.Key}
+		env := locks.Env{Nodes: p.Nodes(), Primary: p.Primary(), Clock: p, Rand: p.Rand(), Client: p.Name(), Key: wl.Key, Go: p.Go}
 		if env.Primary == nil {
 			env.Primary = p.Nodes()[0]
 		}

@@ -264,6 +264,8 @@ func (w *World) shutdown() {
 	}
 	for _, p := range w.procs {
 		<-p.exited
+		p.wakeAll() // sleepers that went to sleep during the first round
+		p.goroutines.Wait()
 	}
 	for _, p := range w.procs {
 		for _, c := range p.clients {
@@ -310,8 +312,9 @@ type Proc struct {
 	primary       int // the node this client believes is the primary (replicated topology)
 
 	pausedUntil int64
-	sleepCh     chan struct{}
-	sleeping    bool
+	sleepers    map[chan struct{}]struct{} // goroutines blocked in Sleep
+	starts      map[chan bool]struct{}     // goroutines started by Go, not yet begun
+	goroutines  sync.WaitGroup             // goroutines started by Go
 	exited      chan struct{}
 	records     []Event // appended by the client goroutine, drained by the scheduler
 	conns       []*conn
@@ -321,15 +324,16 @@ type Proc struct {
 func newProc(w *World, id int, cfg Config) *Proc {
 	clk, _ := clock.NewModel(0, cfg.ClientClockOffset(id), cfg.ClientDriftPPM(id))
 	p := &Proc{
-		w:       w,
-		id:      id,
-		name:    fmt.Sprintf("c%d", id),
-		src:     uint64(id+1) << 40,
-		clk:     clk,
-		rng:     w.streams.Get(fmt.Sprintf("client/%d", id)),
-		sleepCh: make(chan struct{}, 1),
-		exited:  make(chan struct{}),
-		dials:   map[int]int{},
+		w:        w,
+		id:       id,
+		name:     fmt.Sprintf("c%d", id),
+		src:      uint64(id+1) << 40,
+		clk:      clk,
+		rng:      w.streams.Get(fmt.Sprintf("client/%d", id)),
+		sleepers: map[chan struct{}]struct{}{},
+		starts:   map[chan bool]struct{}{},
+		exited:   make(chan struct{}),
+		dials:    map[int]int{},
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	return p
@@ -389,7 +393,7 @@ func (p *Proc) Now() time.Time {
 
 // Sleep blocks for d of local time (it implements clock.Clock). When the run
 // stops, Sleep ends the calling goroutine (runtime.Goexit), running its
-// deferred calls.
+// deferred calls. Several goroutines of one process may sleep at once.
 func (p *Proc) Sleep(d time.Duration) {
 	w := p.w
 	w.mu.Lock()
@@ -398,16 +402,17 @@ func (p *Proc) Sleep(d time.Duration) {
 		runtime.Goexit()
 	}
 	at := w.now() + int64(p.clk.TrueAfter(d))
+	ch := make(chan struct{}, 1)
+	p.sleepers[ch] = struct{}{}
 	p.seq++
-	p.sleeping = true
 	w.scheduleFromLocked(at, p.src, p.seq, p, "wake", func() {
 		w.mu.Lock()
-		p.sleeping = false
+		delete(p.sleepers, ch)
 		w.mu.Unlock()
-		p.signal()
+		ch <- struct{}{}
 	})
 	w.mu.Unlock()
-	<-p.sleepCh
+	<-ch
 	w.mu.Lock()
 	stop := w.stopping
 	w.mu.Unlock()
@@ -416,20 +421,57 @@ func (p *Proc) Sleep(d time.Duration) {
 	}
 }
 
-func (p *Proc) signal() {
-	select {
-	case p.sleepCh <- struct{}{}:
-	default:
+// Go starts f on a new goroutine of this process. The goroutine begins only
+// when the scheduler reaches its start event, after the caller has blocked,
+// so the two never run at the same time: lock code that needs a background
+// goroutine (a watchdog) must start it with Go, not the go statement. When
+// the run stops, a goroutine that has not begun never does.
+func (p *Proc) Go(f func()) {
+	w := p.w
+	start := make(chan bool, 1)
+	w.mu.Lock()
+	if w.stopping {
+		w.mu.Unlock()
+		return
 	}
+	p.starts[start] = struct{}{}
+	p.seq++
+	w.scheduleFromLocked(w.now(), p.src, p.seq, p, "go", func() {
+		w.mu.Lock()
+		delete(p.starts, start)
+		w.mu.Unlock()
+		start <- true
+	})
+	p.goroutines.Add(1)
+	w.mu.Unlock()
+	go func() {
+		defer p.goroutines.Done()
+		if <-start {
+			f()
+		}
+	}()
 }
 
 func (p *Proc) wakeAll() {
 	p.w.mu.Lock()
-	sleeping := p.sleeping
+	var chans []chan struct{}
+	for ch := range p.sleepers {
+		chans = append(chans, ch)
+	}
+	p.sleepers = map[chan struct{}]struct{}{}
+	var starts []chan bool
+	for ch := range p.starts {
+		starts = append(starts, ch)
+	}
+	p.starts = map[chan bool]struct{}{}
 	conns := append([]*conn(nil), p.conns...)
 	p.w.mu.Unlock()
-	if sleeping {
-		p.signal()
+	// Shutdown only: the order of these wakes does not reach the trace.
+	for _, ch := range chans {
+		ch <- struct{}{}
+	}
+	for _, ch := range starts {
+		ch <- false
 	}
 	for _, c := range conns {
 		c.abort()
