@@ -44,7 +44,15 @@ type Fault struct {
 	Jump     time.Duration `json:"jump,omitempty" yaml:"jump"`
 	Delay    time.Duration `json:"delay,omitempty" yaml:"delay"`
 	LossProb float64       `json:"loss_prob,omitempty" yaml:"loss_prob"`
+	// At targets a client pause at a lock phase: the pause begins the first
+	// time the target reaches that point at or after Start (one of
+	// PausePoints). Empty: the pause begins at Start.
+	At string `json:"at,omitempty" yaml:"at"`
 }
+
+// PausePoints are the lock phases a client pause can target (the lock
+// contract's pause points).
+var PausePoints = []string{"acquiring", "after-check", "before-write", "renewing"}
 
 // End is when the fault heals.
 func (f Fault) End() time.Duration { return f.Start + f.Duration }
@@ -58,6 +66,9 @@ func (f Fault) String() string {
 	}
 	if len(f.Targets) > 0 {
 		fmt.Fprintf(&b, " %s", strings.Join(f.Targets, ","))
+	}
+	if f.At != "" {
+		fmt.Fprintf(&b, " at %s", f.At)
 	}
 	if len(f.From) > 0 || len(f.To) > 0 {
 		arrow := "<->"
@@ -90,6 +101,18 @@ func (f Fault) Validate(known func(name string) bool) error {
 	for _, n := range append(append(append([]string(nil), f.Targets...), f.From...), f.To...) {
 		if !known(n) {
 			return fmt.Errorf("%s: unknown process %q", f.Kind, n)
+		}
+	}
+	if f.At != "" {
+		ok := false
+		for _, p := range PausePoints {
+			ok = ok || p == f.At
+		}
+		if !ok {
+			return fmt.Errorf("%s: at %q is not a pause point (one of %v)", f.Kind, f.At, PausePoints)
+		}
+		if f.Kind != ClientPause {
+			return fmt.Errorf("%s: only a client-pause can target a lock phase (at %q)", f.Kind, f.At)
 		}
 	}
 	switch f.Kind {

@@ -56,6 +56,22 @@ type Env struct {
 	// new goroutine begins only once the caller blocks, so the two never
 	// race. nil: the go statement.
 	Go func(func())
+	// Believe is how a lock reports that its holder's belief changed after
+	// Acquire returned (the Lease cannot change): a watchdog that renewed
+	// the lease calls it with the new validity deadline, on Clock. It may
+	// be called from a goroutine started with Spawn, only while the lease
+	// is held: never after Release was called for it. The workload records
+	// each call as a "renew" event of the acquisition. nil: no-op. Locks
+	// call it through Env.Renewed.
+	Believe func(validUntil time.Time)
+}
+
+// Renewed reports that the holder now believes it holds the lock until
+// validUntil on its own clock (see Env.Believe).
+func (e Env) Renewed(validUntil time.Time) {
+	if e.Believe != nil {
+		e.Believe(validUntil)
+	}
 }
 
 // Spawn starts f through Env.Go, or with the go statement when Go is nil.
@@ -122,6 +138,9 @@ type Lease struct {
 	Token int64
 	// Start is the local time the acquisition began.
 	Start time.Time
+	// NoMutex marks a design that excludes nothing (version-cas): the
+	// holder makes no claim of exclusivity, and the resource's check is all.
+	NoMutex bool
 
 	state any // the implementation's own handle
 }

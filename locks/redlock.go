@@ -69,11 +69,13 @@ func (l *Redlock) Acquire(ctx context.Context) (Lease, error) {
 			if l.setOne(ctx, c.SetNX, value) {
 				n++
 			}
+			l.Env.At(PointAcquiring)
 		}
 		elapsed := l.Env.Clock.Now().Sub(start)
 		drift := time.Duration(float64(l.P.TTL)*l.P.DriftFactor) + l.P.DriftFixed
 		validity := l.P.TTL - elapsed - drift
 		if n >= quorum && validity > 0 {
+			l.Env.At(PointAfterCheck)
 			return Lease{Value: value, Start: start, ValidUntil: start.Add(elapsed + validity)}, nil
 		}
 		l.releaseAll(ctx, value)

@@ -50,11 +50,13 @@ func (l *SetNXCAD) Acquire(ctx context.Context) (Lease, error) {
 		}
 		start := l.Env.Clock.Now()
 		ok, err := l.Env.Primary.SetNX(ctx, l.Env.Key, value, l.TTL).Result()
+		l.Env.At(PointAcquiring)
 		if err != nil {
 			lastErr = err
 			continue
 		}
 		if ok {
+			l.Env.At(PointAfterCheck)
 			return Lease{Value: value, Start: start, ValidUntil: start.Add(l.TTL)}, nil
 		}
 		lastErr = nil

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/resource"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -36,8 +37,14 @@ var builtins = map[string]Scenario{
 	},
 	"no-faults": {
 		ID:          "no-faults",
-		Description: "the default world with no faults at all",
+		Description: "the default world (bonus pool, 5 clients) with no faults at all, 30 s then a 10 s liveness phase",
 		Build: func(info locks.Info, seed uint64, p Params) (sim.Config, error) {
+			if p.Duration == 0 {
+				p.Duration = 30 * time.Second
+			}
+			if p.Liveness == 0 {
+				p.Liveness = 10 * time.Second
+			}
 			cfg, err := buildDefault(info, seed, p)
 			cfg.Faults = nil
 			return cfg, err
@@ -63,6 +70,9 @@ func IDs() []string {
 	sort.Strings(ids)
 	return ids
 }
+
+// PoolSize is the bonus pool's initial size (seed 001: 300 units).
+const PoolSize = 300
 
 // DefaultParams are the built-in defaults.
 var DefaultParams = Params{Clients: 5, Duration: 120 * time.Second, Liveness: 30 * time.Second}
@@ -98,7 +108,11 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 		if nodes == 0 {
 			nodes = 5
 		}
-	default:
+	case locks.Single:
+		if nodes == 0 {
+			nodes = 1
+		}
+	case locks.Replicated:
 		if nodes == 0 {
 			nodes = 3
 		}
@@ -128,13 +142,19 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 		clientNames = append(clientNames, fmt.Sprintf("c%d", i))
 	}
 	fs, err := faults.Swarm(streams.Get("faults"), faults.Bounds{
-		Duration: p.Duration, Clients: clientNames, Nodes: nodeNames,
+		Duration: p.Duration, Clients: clientNames, Nodes: append(nodeNames, resource.Name),
 		Replicated: cfg.Topology.Replicated, MinFaults: 4, MaxFaults: 12,
 	})
 	if err != nil {
 		return sim.Config{}, err
 	}
 	cfg.Faults = fs
-	cfg.Program = LockProgram(info, Workload{Key: "lock:resource", HoldMin: 50 * time.Millisecond, HoldMax: time.Second, ThinkMin: 10 * time.Millisecond, ThinkMax: 500 * time.Millisecond})
+	mode := resource.ModeNone
+	if info.Fencing != "" {
+		mode = resource.Mode(info.Fencing)
+	}
+	cfg.Services = []sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: map[string]int64{PoolKey: PoolSize}})}
+	cfg.Program = Program(info, Workload{Key: "lock:resource", HoldMin: 50 * time.Millisecond, HoldMax: time.Second,
+		ThinkMin: 10 * time.Millisecond, ThinkMax: 500 * time.Millisecond, Resource: ResourcePool})
 	return cfg.WithDefaults(), nil
 }

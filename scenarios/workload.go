@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/locksim/locksim/locks"
@@ -15,6 +16,10 @@ type Workload struct {
 	HoldMax  time.Duration
 	ThinkMin time.Duration // pause between attempts, uniform in [ThinkMin, ThinkMax]
 	ThinkMax time.Duration
+	// Resource is what the critical section does (ResourcePool,
+	// ResourceCounter, or ResourceNone); Section, if set, replaces it.
+	Resource string
+	Section  Section
 }
 
 // LockProgram returns the client program that loops acquire → hold →
@@ -25,7 +30,9 @@ type Workload struct {
 //	the lease's validity (0: no validity, it believes until release).
 func LockProgram(info locks.Info, wl Workload) sim.Program {
 	return func(p *sim.Proc) {
-		env := locks.Env{Nodes: p.Nodes(), Primary: p.Primary(), Clock: p, Rand: p.Rand(), Client: p.Name(), Key: wl.Key, Go: p.Go}
+		var holding atomic.Int64 // the OpID of the acquisition renewals extend
+		env := locks.Env{Nodes: p.Nodes(), Primary: p.Primary(), Clock: p, Rand: p.Rand(), Client: p.Name(), Key: wl.Key, Go: p.Go,
+			Believe: RenewRecorder(p, info.ID, &holding)}
 		if env.Primary == nil {
 			env.Primary = p.Nodes()[0]
 		}
@@ -45,6 +52,7 @@ func LockProgram(info locks.Info, wl Workload) sim.Program {
 		for !p.Stopping() {
 			op++
 			p.Record(sim.Event{Kind: "call", Op: "acquire", OpID: op, Lock: info.ID})
+			holding.Store(op)
 			lease, err := lk.Acquire(p.Context())
 			if err != nil {
 				p.Record(sim.Event{Kind: outcome(err), Op: "acquire", OpID: op, Lock: info.ID, Detail: err.Error()})
@@ -80,4 +88,14 @@ func outcome(err error) string {
 		return "fail"
 	}
 	return "unknown"
+}
+
+// RenewRecorder returns a client's Env.Believe: each belief change a lock
+// reports after Acquire (a watchdog's renewal) becomes an event Kind "renew",
+// Op "acquire", OpID the acquisition it extends (read from holding), Until
+// the true time at which the holder's own clock reaches the new deadline.
+func RenewRecorder(p *sim.Proc, lock string, holding *atomic.Int64) func(time.Time) {
+	return func(validUntil time.Time) {
+		p.Record(sim.Event{Kind: "renew", Op: "acquire", OpID: holding.Load(), Lock: lock, Until: p.TrueDeadline(validUntil)})
+	}
 }

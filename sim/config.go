@@ -73,7 +73,10 @@ type Config struct {
 	Net             NetConfig
 	Redis           RedisConfig
 	Faults          []faults.Fault
-	Program         Program
+	// Services are simulated processes other than Redis (the protected
+	// resource), reachable by every client through Proc.Service.
+	Services []ServiceConfig
+	Program  Program
 
 	// Trace, if set, receives the trace as JSON Lines.
 	Trace io.Writer
@@ -87,6 +90,12 @@ type Config struct {
 	// hash, and the history holds what checkers read (client operations,
 	// faults, failovers, crashes).
 	HistoryCommands bool
+}
+
+// ServiceConfig names a service process and builds its state machine.
+type ServiceConfig struct {
+	Name string
+	New  func() Service
 }
 
 // Limits for Validate.
@@ -187,6 +196,18 @@ func (c Config) Validate() error {
 			return fmt.Errorf("nodes[%d].name: %q used twice", i, n.Name)
 		}
 		names[n.Name] = true
+	}
+	for i, s := range c.Services {
+		if s.Name == "" || s.New == nil {
+			return fmt.Errorf("services[%d]: needs a name and a constructor", i)
+		}
+		if names[s.Name] {
+			return fmt.Errorf("services[%d].name: %q used twice", i, s.Name)
+		}
+		names[s.Name] = true
+	}
+	if len(c.Services) > MaxNodes {
+		return fmt.Errorf("services: %d out of range 0..%d", len(c.Services), MaxNodes)
 	}
 	for i := 0; i < c.Clients; i++ {
 		if err := clock.CheckDrift(c.ClientDriftPPM(i)); err != nil {

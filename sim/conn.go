@@ -259,9 +259,14 @@ func (p *Proc) dial(i int) net.Conn {
 	if i < 0 {
 		i = p.primary
 	}
+	var n *Node
+	if i >= serviceIndex {
+		n = w.services[i-serviceIndex]
+	} else {
+		n = w.nodes[i]
+	}
 	p.dials[i]++
 	w.stats.Dials++
-	n := w.nodes[i]
 	c := &conn{
 		w:      w,
 		p:      p,
@@ -301,7 +306,10 @@ func itoa(i int) string {
 func newRedisClient(p *Proc, i int) *redis.Client {
 	rc := p.w.cfg.Redis
 	name := "primary"
-	if i >= 0 {
+	switch {
+	case i >= serviceIndex:
+		name = p.w.services[i-serviceIndex].name
+	case i >= 0:
 		name = p.w.nodes[i].name
 	}
 	return redis.NewClient(&redis.Options{

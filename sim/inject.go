@@ -2,6 +2,7 @@ package sim
 
 import (
 	"github.com/locksim/locksim/faults"
+	"runtime"
 )
 
 // scheduleFault turns a fault value into its start and heal events.
@@ -36,6 +37,12 @@ func (w *World) apply(f faults.Fault, start, end int64) {
 	switch f.Kind {
 	case faults.ClientPause:
 		for _, p := range w.targetProcs(f.Targets) {
+			if f.At != "" {
+				w.mu.Lock()
+				p.armed = append(p.armed, armedPause{point: f.At, d: int64(f.Duration), desc: f.String()})
+				w.mu.Unlock()
+				continue
+			}
 			p.pausedUntil = max(p.pausedUntil, end)
 		}
 	case faults.NodePause:
@@ -96,7 +103,12 @@ func (w *World) targetProcs(names []string) []*Proc {
 func (w *World) targetNodes(names []string) []*Node {
 	var out []*Node
 	for _, s := range names {
-		if a, ok := w.lookup(s); ok && a >= nodeBase && a < sentinelAddr {
+		a, ok := w.lookup(s)
+		switch {
+		case !ok:
+		case a >= serviceBase && a < sentinelAddr:
+			out = append(out, w.services[a-serviceBase])
+		case a >= nodeBase && a < serviceBase:
 			out = append(out, w.nodes[a-nodeBase])
 		}
 	}
@@ -112,4 +124,55 @@ func (w *World) targetClocks(names []string) []clockModel {
 		out = append(out, n.clk)
 	}
 	return out
+}
+
+// armedPause is a client pause waiting for its process to reach a lock phase.
+type armedPause struct {
+	point string
+	d     int64
+	desc  string
+}
+
+// Point is called by lock code (through locks.Env.Point) when the process
+// reaches a pause point. If a pause targeted at that point is armed, the
+// process pauses here: it stops for the pause's duration, its clock running.
+func (p *Proc) Point(point string) {
+	w := p.w
+	w.mu.Lock()
+	idx := -1
+	for i, a := range p.armed {
+		if a.point == point {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 || w.stopping || w.phase != "safety" {
+		w.mu.Unlock()
+		return
+	}
+	a := p.armed[idx]
+	p.armed = append(p.armed[:idx], p.armed[idx+1:]...)
+	now := w.now()
+	p.pausedUntil = max(p.pausedUntil, now+a.d)
+	until := p.pausedUntil
+	ev := Event{T: now, Proc: p.name, Kind: "pause", Local: p.clk.Local(now), Detail: a.desc}
+	p.records = append(p.records, ev)
+	w.pendingRecords++
+	ch := make(chan struct{}, 1)
+	p.sleepers[ch] = struct{}{}
+	p.seq++
+	w.scheduleFromLocked(until, p.src, p.seq, p, "resume", func() {
+		w.mu.Lock()
+		delete(p.sleepers, ch)
+		w.mu.Unlock()
+		ch <- struct{}{}
+	})
+	w.mu.Unlock()
+	<-ch
+	w.mu.Lock()
+	stop := w.stopping
+	w.mu.Unlock()
+	if stop {
+		runtime.Goexit()
+	}
 }

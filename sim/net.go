@@ -11,7 +11,11 @@ import (
 // sentinelAddr.
 const (
 	nodeBase     = 1 << 20
+	serviceBase  = nodeBase + 1<<16
 	sentinelAddr = 1 << 21
+	// serviceIndex is where services start in a process's dial index space
+	// (nodes are 0..MaxNodes-1).
+	serviceIndex = 1 << 10
 	// SentinelName is the Sentinel process's name in fault targets.
 	SentinelName = "sentinel"
 )

@@ -46,6 +46,8 @@ type Node struct {
 	acked     map[int]int64  // primary: replica id -> acked offset
 	lastRepl  map[int]*int64 // FIFO per replication link
 	waiters   []*waitReq
+
+	svc Service // set for a service process (not Redis)
 }
 
 // keyState is one key's value and absolute expiry on the local clock of
@@ -75,7 +77,12 @@ func newNode(w *World, id int, cfg NodeConfig) *Node {
 	return n
 }
 
-func (n *Node) addr() int { return nodeAddr(n.id) }
+func (n *Node) addr() int {
+	if n.svc != nil {
+		return serviceBase + n.id
+	}
+	return nodeAddr(n.id)
+}
 
 // Name is the node's name.
 func (n *Node) Name() string { return n.name }
@@ -169,6 +176,8 @@ func (n *Node) exec(c *conn, args []string) {
 	cmd := strings.ToUpper(args[0])
 	before := c.out.Len() + c.bw.Buffered()
 	switch {
+	case n.svc != nil && !serviceBuiltins[cmd]:
+		n.svc.Exec(n.w.now(), c.p.name, args, c.peer, n.w.record)
 	case cmd == "WAIT":
 		n.wait(c, args)
 	case n.replicaOf >= 0 && isWrite(n.srv, cmd):
@@ -188,7 +197,7 @@ func (n *Node) exec(c *conn, args []string) {
 	}
 	c.bw.Flush()
 	n.w.record(Event{Proc: n.name, Kind: "cmd", Peer: c.p.name, Cmd: summarize(args), Reply: firstLine(c.out.Bytes()[before:])})
-	if n.replicaOf < 0 && isWrite(n.srv, cmd) {
+	if n.svc == nil && n.replicaOf < 0 && isWrite(n.srv, cmd) {
 		keys := keysOf(cmd, args)
 		n.afterWrite(keys)
 	}
@@ -648,4 +657,35 @@ var _ io.Writer
 
 func sortConns(cs []*conn) {
 	sort.Slice(cs, func(i, j int) bool { return cs[i].src < cs[j].src })
+}
+
+// Service is a simulated process other than Redis, reached by clients over
+// the same network with RESP (go-redis Do): the protected resource of
+// locks/resource is one. Exec runs one command at true time now for the named
+// client and writes the reply; record adds events to the trace. It runs on
+// the scheduler, so it must not block.
+type Service interface {
+	Exec(now int64, client string, args []string, reply Reply, record func(Event))
+}
+
+// Reply writes a RESP reply (miniredis's server.Peer implements it).
+type Reply interface {
+	WriteOK()
+	WriteInt(int)
+	WriteBulk(string)
+	WriteNull()
+	WriteError(string)
+	WriteLen(int)
+	WriteInline(string)
+}
+
+// serviceBuiltins are answered by the node's miniredis even on a service:
+// the connection handshake go-redis sends.
+var serviceBuiltins = map[string]bool{"HELLO": true, "PING": true, "CLIENT": true, "SELECT": true, "ECHO": true, "QUIT": true}
+
+func newService(w *World, id int, cfg ServiceConfig) *Node {
+	n := newNode(w, id, NodeConfig{Name: cfg.Name, Persistence: PersistAlways})
+	n.replicaOf = -1
+	n.svc = cfg.New()
+	return n
 }

@@ -35,6 +35,7 @@ type World struct {
 
 	procs    []*Proc
 	nodes    []*Node
+	services []*Node
 	byName   map[string]int // process name -> endpoint
 	net      *network
 	sentinel *sentinel
@@ -102,6 +103,10 @@ func newWorld(cfg Config) *World {
 		w.nodes = append(w.nodes, n)
 		w.byName[nc.Name] = nodeAddr(i)
 	}
+	for i, sc := range cfg.Services {
+		w.services = append(w.services, newService(w, i, sc))
+		w.byName[sc.Name] = serviceBase + i
+	}
 	if cfg.Topology.Replicated {
 		w.sentinel = newSentinel(w)
 		w.byName[SentinelName] = sentinelAddr
@@ -117,6 +122,9 @@ func newWorld(cfg Config) *World {
 func (w *World) run() error {
 	w.phase = "safety"
 	for _, n := range w.nodes {
+		n.start()
+	}
+	for _, n := range w.services {
 		n.start()
 	}
 	if w.sentinel != nil {
@@ -234,9 +242,13 @@ func (w *World) heal() {
 	w.net.healAll()
 	for _, p := range w.procs {
 		p.pausedUntil = 0
+		p.armed = nil
 		p.clk.Resync(w.now())
 	}
 	for _, n := range w.nodes {
+		n.heal()
+	}
+	for _, n := range w.services {
 		n.heal()
 	}
 	if w.sentinel != nil {
@@ -271,8 +283,14 @@ func (w *World) shutdown() {
 		for _, c := range p.clients {
 			c.Close()
 		}
+		for _, c := range p.services {
+			c.Close()
+		}
 	}
 	for _, n := range w.nodes {
+		n.close()
+	}
+	for _, n := range w.services {
 		n.close()
 	}
 	w.trace.finish()
@@ -308,10 +326,12 @@ type Proc struct {
 	ctx           context.Context
 	cancel        context.CancelFunc
 	clients       []*redis.Client
+	services      []*redis.Client
 	primaryClient *redis.Client
 	primary       int // the node this client believes is the primary (replicated topology)
 
 	pausedUntil int64
+	armed       []armedPause               // pauses waiting for a lock phase
 	sleepers    map[chan struct{}]struct{} // goroutines blocked in Sleep
 	starts      map[chan bool]struct{}     // goroutines started by Go, not yet begun
 	goroutines  sync.WaitGroup             // goroutines started by Go
@@ -343,6 +363,9 @@ func (p *Proc) start() {
 	p.clients = make([]*redis.Client, len(p.w.nodes))
 	for i := range p.w.nodes {
 		p.clients[i] = newRedisClient(p, i)
+	}
+	for i := range p.w.services {
+		p.services = append(p.services, newRedisClient(p, serviceIndex+i))
 	}
 	if p.w.cfg.Topology.Replicated {
 		p.primaryClient = newRedisClient(p, -1)
@@ -524,6 +547,9 @@ type clockModel = *clock.Model
 
 // Nodes returns p's go-redis clients, one per node, in node order.
 func (p *Proc) Nodes() []*redis.Client { return p.clients }
+
+// Service returns p's go-redis client for service i (Config.Services order).
+func (p *Proc) Service(i int) *redis.Client { return p.services[i] }
 
 // Primary returns p's go-redis client for the primary of a replicated
 // topology: it dials whichever node Sentinel last told p is the primary.

@@ -1,0 +1,88 @@
+package scenarios
+
+import (
+	"flag"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/sim"
+)
+
+var fullCatalogue = flag.Bool("locksim.catalogue-full", false,
+	"run the no-faults catalogue check over 500 seeds per lock")
+
+// TestCatalogueNoFaults: with no faults, every lock in the catalogue keeps
+// mutual exclusion (no two belief intervals overlap), the bonus pool ends
+// exactly at 300 minus the decrements the storage accepted, every client
+// write was acknowledged (nothing unknown), and some client acquires in the
+// liveness phase. Seeds: -short 2, default 10, -locksim.catalogue-full 500.
+func TestCatalogueNoFaults(t *testing.T) {
+	seeds := 10
+	switch {
+	case *fullCatalogue:
+		seeds = 500
+	case testing.Short():
+		seeds = 2
+	}
+	for _, id := range locks.IDs() {
+		t.Run(id, func(t *testing.T) {
+			info, _ := locks.Get(id)
+			sections := 0
+			for seed := uint64(1); seed <= uint64(seeds); seed++ {
+				cfg, err := Build("no-faults", id, seed, Params{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res, err := sim.Run(sim.TestBubble(t), cfg)
+				if err != nil {
+					t.Fatalf("seed %d: %v", seed, err)
+				}
+				end := int64(cfg.Duration + cfg.Liveness)
+				ops := historyOps(res.History)
+				if ov := checker.Overlaps(checker.Holds(ops, end)); len(ov) > 0 && info.Fencing != locks.FenceVersion {
+					t.Fatalf("seed %d: %d lease overlaps without faults, first %+v", seed, len(ov), ov[0])
+				}
+				accepted, final, clientOK, unknown, liveOK := int64(0), int64(PoolSize), 0, 0, false
+				for _, ev := range res.History {
+					switch {
+					case ev.Proc == "store" && ev.Kind == "store-write" && ev.Result == "ok":
+						accepted++
+						final = ev.Value
+					case ev.Op == "write" && ev.Kind == "ok":
+						clientOK++
+					case ev.Kind == "unknown":
+						unknown++
+					}
+					if (ev.Op == "acquire" || (info.Fencing == locks.FenceVersion && ev.Op == "write")) && ev.Kind == "ok" && ev.T > int64(cfg.Duration) {
+						liveOK = true
+					}
+				}
+				if final != PoolSize-accepted {
+					t.Fatalf("seed %d: pool ends at %d, want 300 - %d accepted decrements = %d", seed, final, accepted, PoolSize-accepted)
+				}
+				if int64(clientOK) != accepted || unknown > 0 {
+					t.Fatalf("seed %d: clients saw %d writes ok and %d unknown outcomes, storage accepted %d", seed, clientOK, unknown, accepted)
+				}
+				if !liveOK {
+					t.Fatalf("seed %d: no acquisition after the heal at %v", seed, time.Duration(cfg.Duration))
+				}
+				sections += int(accepted)
+			}
+			t.Logf("%d seeds, %d accepted decrements in all", seeds, sections)
+		})
+	}
+}
+
+// historyOps converts a run's history to the checker's input.
+func historyOps(h []sim.Event) []checker.Op {
+	var ops []checker.Op
+	for _, ev := range h {
+		if ev.Op == "" {
+			continue
+		}
+		ops = append(ops, checker.Op{T: ev.T, Proc: ev.Proc, Kind: ev.Kind, Op: ev.Op, OpID: ev.OpID, Until: ev.Until, Detail: ev.Detail})
+	}
+	return ops
+}

@@ -1,0 +1,190 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/resource"
+	"github.com/locksim/locksim/sim"
+)
+
+// Resources a workload can protect.
+const (
+	ResourceNone    = ""        // the critical section only takes time
+	ResourcePool    = "pool"    // seed 001's bonus pool: read, write minus one while > 0
+	ResourceCounter = "counter" // read, write plus one
+)
+
+// PoolKey is the storage object of the bonus pool and the counter.
+const PoolKey = "bonus-pool"
+
+// Section is a user-provided critical section: it runs while the client
+// believes it holds the lock, with the storage client and the fence its
+// writes must carry.
+type Section func(ctx context.Context, s SectionEnv) error
+
+// SectionEnv is what a user's critical section gets.
+type SectionEnv struct {
+	Store resource.Client
+	Fence resource.Fence // fill ExpectOwner/ExpectVersion from a read
+	Lease locks.Lease
+	Clock interface{ Sleep(time.Duration) }
+}
+
+// maxVersionRetries bounds version-cas's optimistic retry loop.
+const maxVersionRetries = 16
+
+// Program returns the client program: acquire → critical section → release
+// → think, until the run stops. Every step is recorded in the history:
+//
+//	Op acquire/release: call, then ok | fail | unknown. An acquire's ok
+//	    carries Until (the true time the holder's own clock reaches the
+//	    lease's validity; 0: until release) and Token.
+//	Op read/write (storage): call, then ok | fail (fenced) | unknown, with
+//	    Value (read result or value written) and Token.
+//
+// Designs that exclude nothing (version-cas) record no acquire/release.
+func Program(info locks.Info, wl Workload) sim.Program {
+	return func(p *sim.Proc) {
+		env := locks.Env{Nodes: p.Nodes(), Primary: p.Primary(), Clock: p, Rand: p.Rand(), Client: p.Name(), Key: wl.Key, Go: p.Go,
+			Point: func(pt locks.PausePoint) { p.Point(string(pt)) }}
+		if env.Primary == nil {
+			env.Primary = p.Nodes()[0]
+		}
+		lk, err := info.New(env)
+		if err != nil {
+			p.Record(sim.Event{Kind: "error", Lock: info.ID, Detail: err.Error()})
+			return
+		}
+		c := &client{p: p, env: env, info: info, wl: wl}
+		if wl.Resource != ResourceNone || wl.Section != nil {
+			c.store = resource.Client{C: p.Service(0)}
+		}
+		for !p.Stopping() {
+			c.round(lk)
+			p.Sleep(c.uniform(wl.ThinkMin, wl.ThinkMax))
+		}
+	}
+}
+
+type client struct {
+	p     *sim.Proc
+	env   locks.Env
+	info  locks.Info
+	wl    Workload
+	store resource.Client
+	op    int64
+}
+
+func (c *client) uniform(lo, hi time.Duration) time.Duration {
+	if hi <= lo {
+		return lo
+	}
+	return lo + time.Duration(c.p.Rand().Int64N(int64(hi-lo)))
+}
+
+func (c *client) call(op string, ev sim.Event) int64 {
+	c.op++
+	ev.Kind, ev.Op, ev.OpID, ev.Lock = "call", op, c.op, c.info.ID
+	c.p.Record(ev)
+	return c.op
+}
+
+func (c *client) ret(op string, id int64, err error, ev sim.Event) {
+	ev.Kind, ev.Op, ev.OpID, ev.Lock = "ok", op, id, c.info.ID
+	if err != nil {
+		ev.Kind, ev.Detail = classify(err), err.Error()
+	}
+	c.p.Record(ev)
+}
+
+func (c *client) round(lk locks.Lock) {
+	p, ctx := c.p, c.p.Context()
+	var id int64
+	if c.info.Fencing != locks.FenceVersion {
+		id = c.call("acquire", sim.Event{})
+	}
+	lease, err := lk.Acquire(ctx)
+	if lease.NoMutex {
+		c.section(lease)
+		return
+	}
+	if err != nil {
+		c.ret("acquire", id, err, sim.Event{})
+		return
+	}
+	until := int64(0)
+	switch {
+	case lease.ValidUntil.IsZero():
+	case lease.OnGoClock:
+		until = p.GoTimeToTrue(lease.ValidUntil)
+	default:
+		until = p.TrueDeadline(lease.ValidUntil)
+	}
+	c.ret("acquire", id, nil, sim.Event{Until: until, Token: lease.Token, Detail: lease.Value})
+	c.section(lease)
+	id = c.call("release", sim.Event{Detail: lease.Value})
+	c.ret("release", id, lk.Release(ctx, lease), sim.Event{})
+}
+
+// section is the critical section: read the object, take the section's
+// time, write the new value with the lease's fence.
+func (c *client) section(lease locks.Lease) {
+	p, ctx := c.p, c.p.Context()
+	hold := c.uniform(c.wl.HoldMin, c.wl.HoldMax)
+	owner := lease.Value
+	if owner == "" {
+		owner = fmt.Sprintf("%s/%d", p.Name(), c.op)
+	}
+	fence := resource.Fence{Token: lease.Token, Owner: owner}
+	switch {
+	case c.wl.Section != nil:
+		if err := c.wl.Section(ctx, SectionEnv{Store: c.store, Fence: fence, Lease: lease, Clock: p}); err != nil {
+			p.Record(sim.Event{Kind: "section-error", Lock: c.info.ID, Detail: err.Error()})
+		}
+		return
+	case c.wl.Resource == ResourceNone:
+		p.Sleep(hold)
+		c.env.At(locks.PointBeforeWrite)
+		return
+	}
+	for try := 0; try < maxVersionRetries; try++ {
+		id := c.call("read", sim.Event{})
+		st, err := c.store.Read(ctx, PoolKey)
+		c.ret("read", id, err, sim.Event{Value: st.Value})
+		if err != nil {
+			return
+		}
+		next := st.Value + 1
+		if c.wl.Resource == ResourcePool {
+			if st.Value <= 0 {
+				return // sold out
+			}
+			next = st.Value - 1
+		}
+		if try == 0 {
+			p.Sleep(hold)
+		}
+		c.env.At(locks.PointBeforeWrite)
+		fence.ExpectOwner, fence.ExpectVersion = st.Owner, st.Version
+		id = c.call("write", sim.Event{Value: next, Token: fence.Token, Detail: owner})
+		err = c.store.Write(ctx, PoolKey, next, fence)
+		c.ret("write", id, err, sim.Event{Value: next, Token: fence.Token})
+		if !(errors.Is(err, resource.ErrFenced) && c.info.Fencing == locks.FenceVersion) {
+			return
+		}
+	}
+}
+
+// classify turns an error into an outcome: a clean refusal (lock taken,
+// not the owner, write fenced) is "fail"; anything else (timeouts, resets)
+// may have taken effect and is "unknown".
+func classify(err error) string {
+	if errors.Is(err, locks.ErrNotAcquired) || errors.Is(err, locks.ErrNotOwner) || errors.Is(err, resource.ErrFenced) {
+		return "fail"
+	}
+	return "unknown"
+}
