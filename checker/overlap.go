@@ -1,9 +1,8 @@
-// Package checker judges a run's history. Checkers are pure functions of
-// the history: they never import the simulator, Redis or plotting.
 package checker
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 )
 
 // Op is one lock-belief record of the history, as the simulator's workload
@@ -11,10 +10,10 @@ import (
 type Op struct {
 	T      int64  // true time, ns
 	Proc   string // process name
-	Kind   string // call | ok | fail | unknown
+	Kind   string // call | ok | fail | unknown | renew
 	Op     string // acquire | release
 	OpID   int64
-	Until  int64 // for an ok acquire: true time its validity ends (0: until release)
+	Until  int64 // for an ok acquire or a renew: true time its validity ends (0: until release)
 	Detail string
 }
 
@@ -24,50 +23,92 @@ type Hold struct {
 	Start, End int64
 }
 
+// holdCmp orders holds by start, then process name.
+func holdCmp(a, b Hold) int {
+	if c := cmp.Compare(a.Start, b.Start); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Proc, b.Proc)
+}
+
 // Holds derives belief intervals: from an acquire's ok until the earliest of
-// its validity deadline, the next release call, or end.
+// its validity deadline, the next release call, or end. A renew (Kind
+// "renew", Op "acquire") of the open acquisition moves the deadline: if it
+// comes while the belief still holds, the belief is extended; if it comes
+// after the belief lapsed, the holder believes again from the renew on (a
+// new interval). A renew whose OpID names another acquisition, or that
+// comes when no acquisition is open, is ignored. Ops are expected in
+// true-time order (the history's order). The result is sorted by start,
+// then process; empty intervals are dropped.
+//
+// Cost: O(n) plus a sort of the result only when ops are out of order; one
+// map lookup per belief record (processes are interned).
 func Holds(ops []Op, end int64) []Hold {
-	open := map[string]*Hold{}
+	type openHold struct {
+		idx  int   // index in out of the open hold, -1: none
+		opID int64 // OpID of the open acquisition
+	}
+	index := map[string]int{}
+	var open []openHold
 	var out []Hold
-	closeAt := func(p string, t int64) {
-		if h := open[p]; h != nil {
-			if t < h.End {
-				h.End = t
-			}
-			if h.End > h.Start {
-				out = append(out, *h)
-			}
-			delete(open, p)
+	deadline := func(until int64) int64 {
+		if until != 0 && until < end {
+			return until
 		}
+		return end
 	}
-	for _, o := range ops {
+	slot := func(p string) *openHold {
+		i, ok := index[p]
+		if !ok {
+			i = len(open)
+			index[p] = i
+			open = append(open, openHold{idx: -1})
+		}
+		return &open[i]
+	}
+	closeAt := func(o *openHold, t int64) {
+		if o.idx >= 0 && t < out[o.idx].End {
+			out[o.idx].End = t
+		}
+		o.idx = -1
+	}
+	for i := range ops {
+		op := &ops[i]
 		switch {
-		case o.Op == "acquire" && o.Kind == "ok":
-			closeAt(o.Proc, o.T)
-			e := end
-			if o.Until != 0 && o.Until < e {
-				e = o.Until
+		case op.Op == "acquire" && op.Kind == "ok":
+			o := slot(op.Proc)
+			closeAt(o, op.T)
+			o.idx, o.opID = len(out), op.OpID
+			out = append(out, Hold{Proc: op.Proc, Start: op.T, End: deadline(op.Until)})
+		case op.Op == "acquire" && op.Kind == "renew":
+			o := slot(op.Proc)
+			if o.idx < 0 || (op.OpID != 0 && o.opID != 0 && op.OpID != o.opID) {
+				continue
 			}
-			open[o.Proc] = &Hold{Proc: o.Proc, Start: o.T, End: e}
-		case o.Op == "release" && o.Kind == "call":
-			closeAt(o.Proc, o.T)
+			h := &out[o.idx]
+			e := deadline(op.Until)
+			switch {
+			case op.T > h.End:
+				// The belief had lapsed: it resumes at the renewal.
+				o.idx = len(out)
+				out = append(out, Hold{Proc: op.Proc, Start: op.T, End: e})
+			case e > h.End:
+				h.End = e
+			}
+		case op.Op == "release" && op.Kind == "call":
+			closeAt(slot(op.Proc), op.T)
 		}
 	}
-	procs := make([]string, 0, len(open))
-	for p := range open {
-		procs = append(procs, p)
-	}
-	sort.Strings(procs)
-	for _, p := range procs {
-		closeAt(p, end)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Start != out[j].Start {
-			return out[i].Start < out[j].Start
+	kept := out[:0]
+	for _, h := range out {
+		if h.End > h.Start {
+			kept = append(kept, h)
 		}
-		return out[i].Proc < out[j].Proc
-	})
-	return out
+	}
+	if !slices.IsSortedFunc(kept, holdCmp) {
+		slices.SortStableFunc(kept, holdCmp)
+	}
+	return kept
 }
 
 // Overlap is a stretch of true time in which two processes both believed
@@ -78,15 +119,16 @@ type Overlap struct {
 }
 
 // Overlaps finds every pair of belief intervals of different processes that
-// intersect, in O(n log n + k) for k overlaps (a sweep over sorted starts).
+// intersect (intervals are half-open: one ending where another starts is no
+// overlap), in O(n log n + n·a + k) for k overlaps and at most a intervals
+// alive at once (a sweep over sorted starts; no sort when the input is
+// sorted, as Holds returns it). A is the interval that started first.
 func Overlaps(holds []Hold) []Overlap {
-	hs := append([]Hold(nil), holds...)
-	sort.Slice(hs, func(i, j int) bool {
-		if hs[i].Start != hs[j].Start {
-			return hs[i].Start < hs[j].Start
-		}
-		return hs[i].Proc < hs[j].Proc
-	})
+	hs := holds
+	if !slices.IsSortedFunc(hs, holdCmp) {
+		hs = slices.Clone(holds)
+		slices.SortStableFunc(hs, holdCmp)
+	}
 	var out []Overlap
 	var active []Hold
 	for _, h := range hs {

@@ -312,6 +312,13 @@ func newRedisClient(p *Proc, i int) *redis.Client {
 	case i >= 0:
 		name = p.w.nodes[i].name
 	}
+	maxRetries := rc.MaxRetries
+	if i >= serviceIndex {
+		// The protected resource's client does not retry on its own: a
+		// retried write whose first attempt applied would come back fenced
+		// (or apply twice), and the client would record the wrong outcome.
+		maxRetries = -1
+	}
 	return redis.NewClient(&redis.Options{
 		Addr:                     name,
 		Dialer:                   func(context.Context, string, string) (net.Conn, error) { return p.dial(i), nil },
@@ -324,7 +331,7 @@ func newRedisClient(p *Proc, i int) *redis.Client {
 		DialTimeout:              rc.DialTimeout,
 		ReadTimeout:              rc.ReadTimeout,
 		WriteTimeout:             rc.WriteTimeout,
-		MaxRetries:               rc.MaxRetries,
+		MaxRetries:               maxRetries,
 		MinRetryBackoff:          rc.RetryBackoff,
 		MaxRetryBackoff:          rc.RetryBackoff,
 		PoolTimeout:              rc.ReadTimeout + rc.DialTimeout,

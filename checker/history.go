@@ -1,0 +1,54 @@
+package checker
+
+// Event is one record of a run's history as checkers see it: the
+// simulator's trace events without the simulator's types (checkers import
+// nothing of sim). Client operations have Op set (acquire, release, read,
+// write) and Kind call | ok | fail | unknown, or Kind "renew" for a lease
+// extension; the storage's own records have Proc "store" and Kind
+// store-read | store-write (Result ok | fenced); faults and engine events
+// have Proc "world", "sentinel" or a node name.
+type Event struct {
+	T      int64  // true time, ns
+	Proc   string // process name
+	Kind   string
+	Op     string
+	OpID   int64
+	Until  int64 // acquire ok / renew: true time the holder's belief ends (0: until release)
+	Token  int64
+	Value  int64
+	Result string
+	Lock   string
+	Peer   string
+	Detail string
+}
+
+// History is what the checkers judge: one run's events in true-time order
+// and what the run was.
+type History struct {
+	Events  []Event
+	Clients []string // every client process name
+	Heal    int64    // true time the faults were lifted (start of the liveness phase)
+	End     int64    // true time the run ended
+	// Fencing is the resource check the lock relies on: "" / "none" (the
+	// lock itself must exclude), "max-token", "owner-cas", "version".
+	Fencing string
+	// Resource is the workload's object: "pool" (each section writes the
+	// value it read minus one), "counter" (plus one) or "" (no resource).
+	Resource string
+	Initial  int64 // the object's initial value
+	// Capped is true when the history hit its size bound: checkers then
+	// cannot say "safe", only "unknown".
+	Capped bool
+}
+
+// LockOps returns the lock-belief records (acquire, release, renew) in the
+// form the overlap checker reads.
+func (h History) LockOps() []Op {
+	var ops []Op
+	for _, e := range h.Events {
+		if e.Op == "acquire" || e.Op == "release" {
+			ops = append(ops, Op{T: e.T, Proc: e.Proc, Kind: e.Kind, Op: e.Op, OpID: e.OpID, Until: e.Until, Detail: e.Detail})
+		}
+	}
+	return ops
+}

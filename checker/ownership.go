@@ -1,0 +1,94 @@
+package checker
+
+import (
+	"fmt"
+	"time"
+)
+
+// OwnershipViolation is a client that released or renewed a lock it no
+// longer held: another client acquired the lock after this client's
+// acquisition and before the release (or renewal), and the release (or
+// renewal) still succeeded. set-nx-del's plain DEL is the textbook case: it
+// removes whoever's key is there.
+type OwnershipViolation struct {
+	Client     string `json:"client"`      // A: released or renewed
+	Op         string `json:"op"`          // "release" | "renew"
+	AcquiredAt int64  `json:"acquired_ns"` // A's acquire ok
+	At         int64  `json:"at_ns"`       // A's release call, or the renewal
+	Other      string `json:"other"`       // B: acquired in between
+	OtherAt    int64  `json:"other_ns"`    // B's acquire ok
+}
+
+func (v OwnershipViolation) String() string {
+	return fmt.Sprintf("%s's %s at t=%v succeeded although %s acquired at t=%v, after %s's acquisition at t=%v",
+		v.Client, v.Op, time.Duration(v.At), v.Other, time.Duration(v.OtherAt), v.Client, time.Duration(v.AcquiredAt))
+}
+
+// Ownership finds releases with outcome ok (and renewals) by a client A
+// such that another client B got an acquire ok after A's latest acquire ok
+// and before A's release call (or renewal). It returns the count and the
+// first instance in history order (B is the latest such acquirer). O(n):
+// it keeps each client's latest acquire ok and the two latest acquirers
+// overall.
+func Ownership(h History) (int, *OwnershipViolation) {
+	type acq struct {
+		proc string
+		t    int64
+	}
+	lastOK := map[string]int64{} // client -> latest acquire ok
+	// latest acquire ok overall, and the latest by another client than it
+	var latest, other acq
+	// release calls waiting for their outcome: client -> candidate
+	pending := map[string]*OwnershipViolation{}
+	candidate := func(p string, t int64, op string) *OwnershipViolation {
+		mine, ok := lastOK[p]
+		if !ok {
+			return nil
+		}
+		b := latest
+		if b.proc == p {
+			b = other
+		}
+		if b.proc == "" || b.t <= mine {
+			return nil
+		}
+		return &OwnershipViolation{Client: p, Op: op, AcquiredAt: mine, At: t, Other: b.proc, OtherAt: b.t}
+	}
+	n := 0
+	var first *OwnershipViolation
+	found := func(v *OwnershipViolation) {
+		n++
+		if first == nil {
+			first = v
+		}
+	}
+	for i := range h.Events {
+		e := &h.Events[i]
+		switch {
+		case e.Op == "acquire" && e.Kind == "ok":
+			lastOK[e.Proc] = e.T
+			if latest.proc != e.Proc {
+				other = latest
+			}
+			latest = acq{e.Proc, e.T}
+		case e.Op == "acquire" && e.Kind == "renew":
+			if v := candidate(e.Proc, e.T, "renew"); v != nil {
+				found(v)
+			}
+		case e.Op == "release" && e.Kind == "call":
+			if v := candidate(e.Proc, e.T, "release"); v != nil {
+				pending[e.Proc] = v
+			} else {
+				delete(pending, e.Proc)
+			}
+		case e.Op == "release" && e.Kind == "ok":
+			if v := pending[e.Proc]; v != nil {
+				found(v)
+			}
+			delete(pending, e.Proc)
+		case e.Op == "release":
+			delete(pending, e.Proc)
+		}
+	}
+	return n, first
+}

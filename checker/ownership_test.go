@@ -1,0 +1,73 @@
+package checker
+
+import "testing"
+
+// set-nx-del: c0's lease expires, c1 acquires, c0's plain DEL succeeds and
+// removes c1's lock, c2 acquires while c1 still believes, and c1's own DEL
+// then removes c2's lock (the cascade). When c0's release is refused, c2
+// keeps failing until c1 releases.
+func foreignRelease(releaseOutcome string) History {
+	b := newHistory("", 0, "", "c0", "c1", "c2")
+	b.acquire("c0", 1, 0, 10, "ok", 100)
+	b.acquire("c1", 1, 50, 110, "ok", 210)
+	b.op("c0", "release", 2, 150, 160, releaseOutcome, 0)
+	if releaseOutcome == "ok" {
+		b.acquire("c2", 1, 120, 170, "ok", 270)
+	} else {
+		b.acquire("c2", 1, 120, 170, "fail", 0)
+		b.acquire("c2", 2, 190, 195, "ok", 295)
+	}
+	b.op("c1", "release", 2, 180, 190, "ok", 0)
+	b.op("c2", "release", 3, 250, 260, "ok", 0)
+	return b.history(0, 300)
+}
+
+func TestForeignReleaseCaught(t *testing.T) {
+	n, v := Ownership(foreignRelease("ok"))
+	want := OwnershipViolation{Client: "c0", Op: "release", AcquiredAt: 10, At: 150, Other: "c1", OtherAt: 110}
+	if n != 2 || v == nil || *v != want {
+		t.Fatalf("ownership: %d, %+v; want 2 (c0's, then c1's), first %+v", n, v, want)
+	}
+	r := Check(foreignRelease("ok"), Options{})
+	if r.OwnershipViolations != 2 || r.Verdict != VerdictUnsafe {
+		t.Errorf("Check: ownership %d verdict %s; reasons %q", r.OwnershipViolations, r.Verdict, r.Reasons)
+	}
+	// c1 (110..180) and c2 (170..250) overlap: the consequence.
+	if r.LeaseOverlaps != 1 || r.FirstOverlap.A != "c1" || r.FirstOverlap.B != "c2" {
+		t.Errorf("overlaps %d, first %+v; want c1 and c2", r.LeaseOverlaps, r.FirstOverlap)
+	}
+}
+
+// With compare-and-delete the stale release fails: no violation.
+func TestRefusedReleaseIsNotAViolation(t *testing.T) {
+	for _, outcome := range []string{"fail", "unknown"} {
+		if n, v := Ownership(foreignRelease(outcome)); n != 0 || v != nil {
+			t.Errorf("release %s: %d violations, first %+v; want none", outcome, n, v)
+		}
+	}
+}
+
+// A client's own release after only its own acquisitions is fine, and so
+// is another client acquiring after the release call.
+func TestOwnReleaseIsNotAViolation(t *testing.T) {
+	b := newHistory("", 0, "", "c0", "c1")
+	b.acquire("c0", 1, 0, 10, "ok", 100)
+	b.acquire("c0", 3, 40, 50, "ok", 150) // re-acquired (after a release that failed)
+	b.op("c0", "release", 4, 60, 70, "ok", 0)
+	b.acquire("c1", 1, 20, 65, "ok", 165) // acquired after c0's release call
+	b.op("c1", "release", 2, 80, 90, "ok", 0)
+	if n, v := Ownership(b.history(0, 200)); n != 0 {
+		t.Errorf("%d violations, first %+v; want none", n, v)
+	}
+}
+
+func TestStaleRenewalCaught(t *testing.T) {
+	b := newHistory("", 0, "", "c0", "c1")
+	b.acquire("c0", 1, 0, 10, "ok", 100)
+	b.acquire("c1", 1, 50, 110, "ok", 210)
+	b.renew("c0", 1, 120, 220) // the watchdog extended a lock c1 holds
+	n, v := Ownership(b.history(0, 300))
+	if n != 1 || v == nil || v.Op != "renew" || v.Other != "c1" || v.At != 120 {
+		t.Errorf("%d, %+v; want c0's renewal at 120 after c1's acquisition", n, v)
+	}
+}

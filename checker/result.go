@@ -1,0 +1,294 @@
+package checker
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Verdicts (Result.Verdict): stable names, see DESIGN §8a.
+const (
+	VerdictSafe     = "safe"
+	VerdictUnsafe   = "unsafe"
+	VerdictLiveness = "liveness"
+	VerdictUnknown  = "unknown"
+)
+
+// Fencing values of History.Fencing.
+const (
+	FenceNone     = "none"
+	FenceMaxToken = "max-token"
+	FenceOwnerCAS = "owner-cas"
+	FenceVersion  = "version"
+)
+
+// What a lock claims (Result.Claim).
+const (
+	ClaimMutualExclusion = "mutual-exclusion" // no fencing: the lock itself must exclude
+	ClaimResourceSafety  = "resource-safety"  // fencing: the resource must stay right
+)
+
+// DefaultMaxEvents caps the events Check considers (Options.MaxEvents).
+// Beyond it the rest of the history is ignored and the result is treated as
+// capped: "unknown" at best, liveness not judged.
+const DefaultMaxEvents = 20_000_000
+
+// Options bound and tune Check. The zero value is the defaults.
+type Options struct {
+	// PorcupineTimeout is porcupine's wall-clock budget (default
+	// DefaultPorcupineTimeout); at the bound its answer is "unknown".
+	PorcupineTimeout time.Duration
+	// MaxSections caps the sections handed to porcupine (default
+	// DefaultMaxSections); above it the answer is "unknown".
+	MaxSections int
+	// SkipPorcupine leaves the linearizability check out ("skipped"): for
+	// callers inside a synctest bubble or in a hurry. Storage truth still
+	// runs.
+	SkipPorcupine bool
+	// MaxUnavailable, when > 0, makes an unavailability window longer than
+	// it a liveness failure; 0 only reports the window.
+	MaxUnavailable time.Duration
+	// MaxEvents caps the events considered (default DefaultMaxEvents).
+	MaxEvents int
+}
+
+// Violation is the first verdict-relevant violation, for counterexamples.
+type Violation struct {
+	Kind    string   `json:"kind"` // lease-overlap | resource | linearizability | ownership
+	T       int64    `json:"t_ns"` // true time the violation shows
+	Since   int64    `json:"since_ns"`
+	Clients []string `json:"clients"` // the involved clients
+	Detail  string   `json:"detail"`
+}
+
+// Result is the checkers' judgement of one history.
+type Result struct {
+	Verdict string   `json:"verdict"` // safe | unsafe | liveness | unknown
+	Claim   string   `json:"claim"`   // mutual-exclusion | resource-safety
+	Reasons []string `json:"reasons"` // one line each, verdict-relevant first
+
+	LeaseOverlaps int      `json:"lease_overlaps"`
+	OverlapNS     int64    `json:"lease_overlap_ns"` // total length of the overlaps
+	FirstOverlap  *Overlap `json:"first_overlap,omitempty"`
+
+	// ResourceViolations counts the storage-truth violations (exact).
+	ResourceViolations     int                `json:"resource_violations"`
+	FirstResourceViolation *ResourceViolation `json:"first_resource_violation,omitempty"`
+	// DuplicateWrites counts accepted writes that repeated the previous one
+	// exactly (see StorageTruthReport): reported, not violations.
+	DuplicateWrites int `json:"duplicate_writes"`
+	// Porcupine is porcupine's verdict on the client-side history: ok |
+	// illegal | unknown | skipped; Linearizability has the details and the
+	// search record for WriteVisualization.
+	Porcupine       string          `json:"porcupine"`
+	Linearizability Linearizability `json:"linearizability"`
+
+	OwnershipViolations     int                 `json:"ownership_violations"`
+	FirstOwnershipViolation *OwnershipViolation `json:"first_ownership_violation,omitempty"`
+
+	Liveness LivenessReport `json:"liveness"`
+
+	// First is the earliest violation that made the verdict unsafe (nil
+	// otherwise).
+	First *Violation `json:"first_violation,omitempty"`
+	// Events is the number of events considered; Capped is true when the
+	// history was capped (by its producer or by Options.MaxEvents).
+	Events int  `json:"events"`
+	Capped bool `json:"capped"`
+}
+
+// FirstViolationTime is the true time the first verdict-relevant violation
+// shows, or -1 when there is none.
+func (r Result) FirstViolationTime() int64 {
+	if r.First == nil {
+		return -1
+	}
+	return r.First.T
+}
+
+// Fenced reports whether the history's lock relies on a fencing resource.
+func (h History) Fenced() bool { return h.Fencing != "" && h.Fencing != FenceNone }
+
+// Check runs every checker on h and composes the verdict:
+//
+//   - the claim is mutual exclusion without fencing (Fencing "" or "none"),
+//     resource safety with it (lease overlaps are then reported, not
+//     violations);
+//   - unsafe: resource violations, porcupine illegal, or (no fencing) lease
+//     overlaps or ownership violations;
+//   - else liveness: a liveness failure;
+//   - else unknown: the history was capped or porcupine answered unknown;
+//   - else safe.
+//
+// Porcupine starts goroutines and timers: call Check outside any synctest
+// bubble, or set Options.SkipPorcupine.
+func Check(h History, o Options) Result {
+	if o.MaxEvents <= 0 {
+		o.MaxEvents = DefaultMaxEvents
+	}
+	if len(h.Events) > o.MaxEvents {
+		h.Events = h.Events[:o.MaxEvents]
+		h.Capped = true
+		if n := len(h.Events); n > 0 && h.Events[n-1].T < h.End {
+			h.End = h.Events[n-1].T
+		}
+	}
+	r := Result{Claim: ClaimMutualExclusion, Events: len(h.Events), Capped: h.Capped}
+	fenced := h.Fenced()
+	if fenced {
+		r.Claim = ClaimResourceSafety
+	}
+	var firsts []Violation
+
+	// Lease overlap.
+	holds := Holds(h.LockOps(), h.End)
+	overlaps := Overlaps(holds)
+	r.LeaseOverlaps = len(overlaps)
+	for _, ov := range overlaps {
+		r.OverlapNS += ov.End - ov.Start
+	}
+	if len(overlaps) > 0 {
+		ov := overlaps[0]
+		r.FirstOverlap = &ov
+		line := fmt.Sprintf("lease overlap: %d, first %s and %s both believed they held the lock from t=%v for %v (total %v)",
+			len(overlaps), ov.A, ov.B, time.Duration(ov.Start), time.Duration(ov.End-ov.Start), time.Duration(r.OverlapNS))
+		if fenced {
+			r.Reasons = append(r.Reasons, line+"; not a violation: the lock relies on "+h.Fencing+" fencing")
+		} else {
+			r.Reasons = append(r.Reasons, line)
+			firsts = append(firsts, Violation{Kind: "lease-overlap", T: ov.Start, Clients: []string{ov.A, ov.B},
+				Since: min(acquireCallBefore(h, ov.A, ov.Start), acquireCallBefore(h, ov.B, ov.Start)), Detail: line})
+		}
+	}
+
+	// Resource: storage truth, then porcupine.
+	truth := StorageTruth(h)
+	n := truth.Violations
+	r.ResourceViolations, r.DuplicateWrites = n, truth.Duplicates
+	if truth.Duplicates > 0 {
+		r.Reasons = append(r.Reasons, fmt.Sprintf("resource: %d accepted writes were exact repeats of the previous one (one request delivered twice); not violations", truth.Duplicates))
+	}
+	if n > 0 {
+		v := truth.Listed[0]
+		r.FirstResourceViolation = &v
+		line := fmt.Sprintf("resource: %d accepted writes broke the %s, first: %s", n, h.Resource, v)
+		r.Reasons = append(r.Reasons, line)
+		clients := []string{v.Client}
+		since := acquireCallBefore(h, v.Client, v.T)
+		if v.PreviousClient != "" && v.PreviousClient != v.Client {
+			clients = append(clients, v.PreviousClient)
+			since = min(since, acquireCallBefore(h, v.PreviousClient, v.PreviousT))
+		}
+		firsts = append(firsts, Violation{Kind: "resource", T: v.T, Since: since, Clients: clients, Detail: line})
+	}
+	switch {
+	case resourceStep(h.Resource) == 0:
+		r.Linearizability = Linearizability{Result: LinSkipped, Why: "no resource"}
+	case o.SkipPorcupine:
+		r.Linearizability = Linearizability{Result: LinSkipped, Why: "skipped by the caller"}
+	default:
+		r.Linearizability = Linearizable(h, o.PorcupineTimeout, o.MaxSections)
+	}
+	r.Porcupine = r.Linearizability.Result
+	switch r.Porcupine {
+	case LinIllegal:
+		line := "linearizability: porcupine found the client history illegal: " + r.Linearizability.Why
+		if st := r.Linearizability.Stuck; st != nil {
+			s := st.Input.(Section)
+			line += fmt.Sprintf(" (stuck at %s's section from t=%v)", s.Client, time.Duration(st.Call))
+			firsts = append(firsts, Violation{Kind: "linearizability", T: st.Return, Since: min(st.Call, acquireCallBefore(h, s.Client, st.Call)),
+				Clients: []string{s.Client}, Detail: line})
+		}
+		r.Reasons = append(r.Reasons, line)
+	case LinUnknown:
+		r.Reasons = append(r.Reasons, "linearizability unknown: "+r.Linearizability.Why)
+	}
+
+	// Ownership.
+	r.OwnershipViolations, r.FirstOwnershipViolation = Ownership(h)
+	if v := r.FirstOwnershipViolation; v != nil {
+		line := fmt.Sprintf("ownership: %d releases/renewals of a lock no longer held, first: %s", r.OwnershipViolations, v)
+		if fenced {
+			r.Reasons = append(r.Reasons, line+"; not a violation: the lock relies on "+h.Fencing+" fencing")
+		} else {
+			r.Reasons = append(r.Reasons, line)
+			firsts = append(firsts, Violation{Kind: "ownership", T: v.At, Clients: []string{v.Client, v.Other},
+				Since: min(acquireCallBefore(h, v.Client, v.AcquiredAt), acquireCallBefore(h, v.Other, v.OtherAt)), Detail: line})
+		}
+	}
+
+	// Liveness.
+	r.Liveness = Liveness(h, holds, o.MaxUnavailable)
+
+	// Compose.
+	if len(firsts) > 0 {
+		f := slices.MinFunc(firsts, func(a, b Violation) int { return cmp.Compare(a.T, b.T) })
+		r.First = &f
+	}
+	switch {
+	case r.ResourceViolations > 0 || r.Porcupine == LinIllegal || (!fenced && (r.LeaseOverlaps > 0 || r.OwnershipViolations > 0)):
+		r.Verdict = VerdictUnsafe
+	case r.Liveness.Failure:
+		r.Verdict = VerdictLiveness
+	case h.Capped || r.Porcupine == LinUnknown:
+		r.Verdict = VerdictUnknown
+	default:
+		r.Verdict = VerdictSafe
+	}
+	r.Reasons = append(r.Reasons, r.Liveness.Reasons...)
+	if h.Capped {
+		r.Reasons = append(r.Reasons, fmt.Sprintf("history capped after %d events: the rest was not checked", len(h.Events)))
+	}
+	if r.Verdict == VerdictSafe {
+		r.Reasons = append(r.Reasons, safeLine(h, r))
+	}
+	return r
+}
+
+func safeLine(h History, r Result) string {
+	s := "safe: "
+	if h.Fenced() {
+		s += "the resource stayed right"
+	} else {
+		s += "no lease overlap"
+	}
+	if r.Porcupine == LinOK {
+		s += fmt.Sprintf("; porcupine linearized %d sections", r.Linearizability.Sections)
+	}
+	if r.Liveness.Judged {
+		s += "; every client made progress after the heal"
+	}
+	return s
+}
+
+// acquireCallBefore is the call time of c's latest acquisition that
+// succeeded at or before t, or, for designs without a lock, of c's latest
+// read call at or before t; t itself when there is neither.
+func acquireCallBefore(h History, c string, t int64) int64 {
+	var okID int64 = -1
+	readCall := t
+	i := upperBound(h.Events, t)
+	for j := i - 1; j >= 0; j-- {
+		e := &h.Events[j]
+		if e.Proc != c {
+			continue
+		}
+		switch {
+		case okID < 0 && e.Op == "acquire" && e.Kind == "ok":
+			okID = e.OpID
+		case okID >= 0 && e.Op == "acquire" && e.Kind == "call" && e.OpID == okID:
+			return e.T
+		case okID < 0 && e.Op == "read" && e.Kind == "call" && readCall == t:
+			readCall = e.T
+		}
+	}
+	return readCall
+}
+
+// upperBound returns the index of the first event after t (events are in
+// time order).
+func upperBound(evs []Event, t int64) int {
+	i, _ := slices.BinarySearchFunc(evs, t+1, func(e Event, t int64) int { return cmp.Compare(e.T, t) })
+	return i
+}
