@@ -4,7 +4,10 @@ go 1.26.8
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/bsm/redislock v0.10.0
+	github.com/go-co-op/gocron-redis-lock/v2 v2.1.0
+	github.com/go-co-op/gocron/v2 v2.16.2
 	github.com/go-redsync/redsync/v4 v4.18.0
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/spf13/cobra v1.10.2
@@ -18,8 +21,6 @@ require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/fatih/color v1.18.0 // indirect
-	github.com/go-co-op/gocron-redis-lock/v2 v2.1.0 // indirect
-	github.com/go-co-op/gocron/v2 v2.16.2 // indirect
 	github.com/go-logr/logr v1.4.3 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
