@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/locksim/locksim/locks"
@@ -49,8 +50,10 @@ const maxVersionRetries = 16
 // Designs that exclude nothing (version-cas) record no acquire/release.
 func Program(info locks.Info, wl Workload) sim.Program {
 	return func(p *sim.Proc) {
+		c := &client{p: p, info: info, wl: wl}
 		env := locks.Env{Nodes: p.Nodes(), Primary: p.Primary(), Clock: p, Rand: p.Rand(), Client: p.Name(), Key: wl.Key, Go: p.Go,
-			Point: func(pt locks.PausePoint) { p.Point(string(pt)) }}
+			Point:   func(pt locks.PausePoint) { p.Point(string(pt)) },
+			Believe: RenewRecorder(p, info.ID, &c.holding)}
 		if env.Primary == nil {
 			env.Primary = p.Nodes()[0]
 		}
@@ -59,7 +62,7 @@ func Program(info locks.Info, wl Workload) sim.Program {
 			p.Record(sim.Event{Kind: "error", Lock: info.ID, Detail: err.Error()})
 			return
 		}
-		c := &client{p: p, env: env, info: info, wl: wl}
+		c.env = env
 		if wl.Resource != ResourceNone || wl.Section != nil {
 			c.store = resource.Client{C: p.Service(0)}
 		}
@@ -77,6 +80,9 @@ type client struct {
 	wl    Workload
 	store resource.Client
 	op    int64
+	// holding is the OpID of the acquisition a renewal extends (a
+	// watchdog goroutine reads it).
+	holding atomic.Int64
 }
 
 func (c *client) uniform(lo, hi time.Duration) time.Duration {
@@ -106,6 +112,7 @@ func (c *client) round(lk locks.Lock) {
 	var id int64
 	if c.info.Fencing != locks.FenceVersion {
 		id = c.call("acquire", sim.Event{})
+		c.holding.Store(id)
 	}
 	lease, err := lk.Acquire(ctx)
 	if lease.NoMutex {
