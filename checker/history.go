@@ -8,18 +8,18 @@ package checker
 // store-read | store-write (Result ok | fenced); faults and engine events
 // have Proc "world", "sentinel" or a node name.
 type Event struct {
-	T      int64  // true time, ns
-	Proc   string // process name
-	Kind   string
-	Op     string
-	OpID   int64
-	Until  int64 // acquire ok / renew: true time the holder's belief ends (0: until release)
-	Token  int64
-	Value  int64
-	Result string
-	Lock   string
-	Peer   string
-	Detail string
+	T      int64  `json:"t"` // true time, ns
+	Proc   string `json:"p"` // process name
+	Kind   string `json:"k"`
+	Op     string `json:"op,omitempty"`
+	OpID   int64  `json:"op_id,omitempty"`
+	Until  int64  `json:"until,omitempty"` // acquire ok / renew: true time the holder's belief ends (0: until release)
+	Token  int64  `json:"token,omitempty"`
+	Value  int64  `json:"value,omitempty"`
+	Result string `json:"result,omitempty"`
+	Lock   string `json:"lock,omitempty"`
+	Peer   string `json:"peer,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // History is what the checkers judge: one run's events in true-time order

@@ -235,9 +235,9 @@ func TestJudge(t *testing.T) {
 		runErr  error
 		verdict string
 	}{
-		{"safe", res(false, acq(1*sec, "c0", 0), rel(2*sec, "c0"), acq(3*sec, "c1", 0), rel(4*sec, "c1"), heal, acq(11*sec, "c0", 0)), nil, verdictSafe},
+		{"safe", res(false, acq(1*sec, "c0", 0), rel(2*sec, "c0"), acq(3*sec, "c1", 0), rel(4*sec, "c1"), heal, acq(11*sec, "c0", 0), rel(12*sec, "c0"), acq(13*sec, "c1", 0)), nil, verdictSafe},
 		{"overlap", res(false, acq(1*sec, "c0", 0), acq(2*sec, "c1", 0), rel(3*sec, "c0"), rel(4*sec, "c1"), heal, acq(11*sec, "c0", 0)), nil, verdictUnsafe},
-		{"validity ends first", res(false, acq(1*sec, "c0", 2*sec), acq(2*sec, "c1", 0), rel(3*sec, "c0"), rel(4*sec, "c1"), heal, acq(11*sec, "c0", 0)), nil, verdictSafe},
+		{"validity ends first", res(false, acq(1*sec, "c0", 2*sec), acq(2*sec, "c1", 0), rel(3*sec, "c0"), rel(4*sec, "c1"), heal, acq(11*sec, "c0", 0), rel(12*sec, "c0"), acq(13*sec, "c1", 0)), nil, verdictSafe},
 		{"no acquire after heal", res(false, acq(1*sec, "c0", 0), rel(2*sec, "c0"), heal), nil, verdictLiveness},
 		{"capped history", res(true, acq(1*sec, "c0", 0), rel(2*sec, "c0")), nil, verdictUnknown},
 		{"incomplete run", res(false, acq(1*sec, "c0", 0)), errors.New("sim: event budget exhausted"), verdictUnknown},
@@ -259,8 +259,12 @@ func TestJudge(t *testing.T) {
 			if ce == nil || ce.Repro != job.repro || ce.Clients != 2 || ce.Faults != 0 {
 				t.Fatalf("counterexample %+v", ce)
 			}
-			if ce.Overlap.A != "c0" || ce.Overlap.B != "c1" || ce.Overlap.StartNS != 2*sec || r.LeaseOverlapNS <= 0 {
-				t.Errorf("overlap %+v, total %d", ce.Overlap, r.LeaseOverlapNS)
+			o := r.FirstOverlap
+			if o == nil || o.A != "c0" || o.B != "c1" || o.StartNS != 2*sec || r.LeaseOverlapNS <= 0 {
+				t.Errorf("overlap %+v, total %d", o, r.LeaseOverlapNS)
+			}
+			if ce.Violation == nil || ce.Violation.Kind != "lease-overlap" {
+				t.Errorf("violation %+v, want the lease overlap", ce.Violation)
 			}
 		})
 	}

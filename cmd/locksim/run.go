@@ -48,6 +48,7 @@ type runFlags struct {
 	liveness durationValue
 	trace    string
 	json     bool
+	cexDir   string
 }
 
 func newRunCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
@@ -65,9 +66,11 @@ the seed's fault schedule, heal, run the liveness phase, and judge the
 history. The summary's last line is "trace sha256: <64 hex>"; the same
 flags always give the same hash.
 
-Verdicts: safe (exit 0), unsafe (exit 1: two clients believed they held the
-lock at the same true time), liveness (exit 2: no client got the lock after
-the heal), unknown (exit 3: the run could not be judged completely).`,
+Verdicts: safe (exit 0); unsafe (exit 1: the lock's claim broke: two clients
+believed they held it at once, or for fenced designs the protected resource
+lost an update or accepted a stale write); liveness (exit 3: a client could
+not get the lock after the heal); unknown (exit 4: the run could not be
+judged completely).`,
 		Example: `  locksim run --lock redlock --seed 1
   locksim run --lock set-nx-cad --seed 42 --clients 10 --json
   locksim run --lock redsync --seed 7 --trace redsync-7.jsonl`,
@@ -94,6 +97,7 @@ the heal), unknown (exit 3: the run could not be judged completely).`,
 	fl.Var(&f.liveness, "liveness", fmt.Sprintf("virtual time of the liveness phase, after the heal; up to %v (default %v)", sim.MaxDuration, scenarios.DefaultParams.Liveness))
 	fl.StringVar(&f.trace, "trace", "", "write the trace as JSON Lines to `FILE` (written only if the run completes)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of the summary")
+	fl.StringVar(&f.cexDir, "counterexample", "", "when unsafe, write the counterexample to `DIR`: slice.jsonl (the events that show the first violation) and porcupine.html (the resource history, faults annotated)")
 	return cmd
 }
 
@@ -128,7 +132,7 @@ func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
 			repro += fmt.Sprintf(" --%s %s", name, fl.Value)
 		}
 	}
-	j := &runJob{scenario: f.scenario, info: info, cfg: cfg, repro: repro, json: f.json}
+	j := &runJob{scenario: f.scenario, info: info, cfg: cfg, repro: repro, json: f.json, cexDir: f.cexDir}
 	if f.trace != "" {
 		if err := j.openTrace(f.trace); err != nil {
 			return nil, err
@@ -156,6 +160,9 @@ type runJob struct {
 	cfg      sim.Config
 	repro    string
 	json     bool
+
+	cexDir        string // --counterexample: where to write the slice and the porcupine HTML
+	skipPorcupine bool
 
 	tracePath string   // the file the user asked for
 	traceTmp  *os.File // a temp file beside it, renamed over it on success
@@ -232,6 +239,12 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 	}
 
 	r := judge(j, res, runErr)
+	if r.Counterexample != nil && j.cexDir != "" {
+		if err := writeCounterexample(j.cexDir, r); err != nil {
+			fmt.Fprintf(stderr, "locksim: --counterexample: %v\n", err)
+			return exitInternal
+		}
+	}
 	if runErr != nil {
 		fmt.Fprintf(stderr, "locksim: run incomplete, verdict %s: %v\n", r.Verdict, runErr)
 	}
@@ -314,6 +327,8 @@ type runReport struct {
 	LeaseOverlapNS      int64           `json:"lease_overlap_ns"`
 	FirstOverlap        *overlapReport  `json:"first_overlap,omitempty"`
 	ResourceViolations  int             `json:"resource_violations"`
+	Porcupine           string          `json:"porcupine"`
+	Claim               string          `json:"claim"`
 	OwnershipViolations int             `json:"ownership_violations"`
 	Acquisitions        outcomeCounts   `json:"acquisitions"`
 	LivenessAcquired    int             `json:"liveness_acquisitions"`
@@ -329,6 +344,9 @@ type runReport struct {
 	TraceFile           string          `json:"trace_file,omitempty"`
 	Error               string          `json:"error,omitempty"`
 	Counterexample      *counterexample `json:"counterexample,omitempty"`
+
+	check   *checker.Result
+	history checker.History
 }
 
 type outcomeCounts struct {
@@ -345,10 +363,13 @@ type overlapReport struct {
 }
 
 type counterexample struct {
-	Repro   string        `json:"repro"`
-	Faults  int           `json:"faults"`
-	Clients int           `json:"clients"`
-	Overlap overlapReport `json:"overlap"`
+	Repro     string             `json:"repro"`
+	Faults    int                `json:"faults"`
+	Clients   int                `json:"clients"`
+	Violation *checker.Violation `json:"violation,omitempty"`
+	// Files written with --counterexample DIR.
+	SliceFile string `json:"slice_file,omitempty"`
+	HTMLFile  string `json:"html_file,omitempty"`
 }
 
 // judge checks the history and decides the verdict: unsafe iff two clients
@@ -380,66 +401,45 @@ func judge(j *runJob, res *sim.Result, runErr error) *runReport {
 		r.TraceFile = ""
 	}
 
-	end := res.Stats.VirtualNS
-	healAt := int64(cfg.Duration)
-	var ops []checker.Op
+	h := scenarios.History(res, cfg, j.info, scenarios.ResourcePool, scenarios.PoolSize)
+	chk := checker.Check(h, checker.Options{SkipPorcupine: j.skipPorcupine})
+	r.check = &chk
+	r.history = h
 	for _, ev := range res.History {
-		if ev.Proc == "world" && ev.Kind == "heal" {
-			healAt = ev.T
-		}
-		if ev.Op != "acquire" && ev.Op != "release" {
+		if ev.Op != "acquire" {
 			continue
 		}
 		switch ev.Kind {
-		case "call", "ok", "fail", "unknown":
-		default:
-			continue
-		}
-		ops = append(ops, checker.Op{T: ev.T, Proc: ev.Proc, Kind: ev.Kind, Op: ev.Op, OpID: ev.OpID, Until: ev.Until, Detail: ev.Detail})
-		if ev.Op == "acquire" {
-			switch ev.Kind {
-			case "ok":
-				r.Acquisitions.OK++
-				if ev.T >= healAt {
-					r.LivenessAcquired++
-				}
-			case "fail":
-				r.Acquisitions.Fail++
-			case "unknown":
-				r.Acquisitions.Unknown++
+		case "ok":
+			r.Acquisitions.OK++
+			if ev.T >= h.Heal {
+				r.LivenessAcquired++
 			}
+		case "fail":
+			r.Acquisitions.Fail++
+		case "unknown":
+			r.Acquisitions.Unknown++
 		}
 	}
-	if res.TraceCapped && len(res.History) > 0 {
-		// The history stops early: beliefs end where the history does.
-		end = res.History[len(res.History)-1].T
+	r.LeaseOverlaps = chk.LeaseOverlaps
+	r.LeaseOverlapNS = chk.OverlapNS
+	if o := chk.FirstOverlap; o != nil {
+		r.FirstOverlap = &overlapReport{A: o.A, B: o.B, StartNS: o.Start, EndNS: o.End}
 	}
-	overlaps := checker.Overlaps(checker.Holds(ops, end))
-	r.LeaseOverlaps = len(overlaps)
-	for i, o := range overlaps {
-		r.LeaseOverlapNS += o.End - o.Start
-		if i == 0 || o.Start < r.FirstOverlap.StartNS {
-			r.FirstOverlap = &overlapReport{A: o.A, B: o.B, StartNS: o.Start, EndNS: o.End}
-		}
+	r.ResourceViolations = chk.ResourceViolations
+	r.Porcupine = chk.Porcupine
+	r.OwnershipViolations = chk.OwnershipViolations
+	r.Claim = chk.Claim
+	r.Verdict = chk.Verdict
+	if len(chk.Reasons) > 0 {
+		r.VerdictReason = chk.Reasons[0]
 	}
-
-	switch {
-	case r.LeaseOverlaps > 0:
-		r.Verdict = verdictUnsafe
-		r.VerdictReason = fmt.Sprintf("%s and %s both believed they held the lock at t=%v", r.FirstOverlap.A, r.FirstOverlap.B, time.Duration(r.FirstOverlap.StartNS))
-		r.Counterexample = &counterexample{Repro: j.repro, Faults: len(cfg.Faults), Clients: cfg.Clients, Overlap: *r.FirstOverlap}
-	case runErr != nil:
+	if runErr != nil && r.Verdict != verdictUnsafe {
 		r.Verdict = verdictUnknown
-		r.VerdictReason = "the run did not complete"
-	case res.TraceCapped:
-		r.Verdict = verdictUnknown
-		r.VerdictReason = fmt.Sprintf("the history was capped at %d events; the rest was not checked", len(res.History))
-	case r.LivenessAcquired == 0:
-		r.Verdict = verdictLiveness
-		r.VerdictReason = fmt.Sprintf("no client acquired the lock in the %v after the heal", cfg.Liveness)
-	default:
-		r.Verdict = verdictSafe
-		r.VerdictReason = "no lease overlap; the lock was acquired after the heal"
+		r.VerdictReason = "the run did not complete: " + runErr.Error()
+	}
+	if r.Verdict == verdictUnsafe {
+		r.Counterexample = &counterexample{Repro: j.repro, Faults: len(cfg.Faults), Clients: cfg.Clients, Violation: chk.First}
 	}
 	return r
 }
@@ -470,7 +470,15 @@ func printSummary(w io.Writer, j *runJob, r *runReport) {
 		line("lease overlaps", "%d (total %v)", r.LeaseOverlaps, time.Duration(r.LeaseOverlapNS))
 		line("first overlap", "%s and %s from t=%v to t=%v (%v)", o.A, o.B, time.Duration(o.StartNS), time.Duration(o.EndNS), time.Duration(o.EndNS-o.StartNS))
 	}
-	line("verdict", "%s: %s", r.Verdict, r.VerdictReason)
+	line("resource", "%d violations (storage truth), porcupine: %s", r.ResourceViolations, r.Porcupine)
+	line("ownership", "%d violations", r.OwnershipViolations)
+	line("claim", "%s", r.Claim)
+	line("verdict", "%s", r.VerdictReason)
+	if r.check != nil {
+		for _, why := range r.check.Reasons[min(1, len(r.check.Reasons)):] {
+			fmt.Fprintf(w, "%-16s%s\n", "", why)
+		}
+	}
 	if r.Counterexample != nil {
 		line("repro", "%s", r.Counterexample.Repro)
 	}
@@ -478,4 +486,53 @@ func printSummary(w io.Writer, j *runJob, r *runReport) {
 		line("trace file", "%s", r.TraceFile)
 	}
 	fmt.Fprintf(w, "trace sha256: %s\n", r.TraceSHA256)
+}
+
+// writeCounterexample writes the first violation's slice of the history as
+// JSON Lines and porcupine's visualization of the resource history.
+func writeCounterexample(dir string, r *runReport) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	slice := checker.Slice(r.history, *r.check, int64(5*time.Second))
+	var b strings.Builder
+	for _, ev := range slice {
+		line, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	slicePath := filepath.Join(dir, "slice.jsonl")
+	if err := writeFileAtomic(slicePath, []byte(b.String())); err != nil {
+		return err
+	}
+	r.Counterexample.SliceFile = slicePath
+	if r.check.Linearizability.Info != nil {
+		htmlPath := filepath.Join(dir, "porcupine.html")
+		if err := checker.WriteVisualization(htmlPath, r.history, *r.check); err != nil {
+			return err
+		}
+		r.Counterexample.HTMLFile = htmlPath
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to a temp file beside path and renames it.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
