@@ -167,6 +167,10 @@ type Info struct {
 	// Fencing is the resource check the design relies on ("" = none).
 	Fencing Fencing
 	New     func(Env) (Lock, error)
+	// Unavailable, when set, says why this binary cannot run the design
+	// (e.g. built without the go-zero tag); tests skip it, the CLI refuses
+	// it with this message.
+	Unavailable string
 }
 
 var registry = map[string]Info{}

@@ -29,6 +29,9 @@ func TestCatalogueNoFaults(t *testing.T) {
 	for _, id := range locks.IDs() {
 		t.Run(id, func(t *testing.T) {
 			info, _ := locks.Get(id)
+			if info.Unavailable != "" {
+				t.Skip(info.Unavailable)
+			}
 			sections := 0
 			for seed := uint64(1); seed <= uint64(seeds); seed++ {
 				cfg, err := Build("no-faults", id, seed, Params{})

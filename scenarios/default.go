@@ -20,6 +20,8 @@ type Params struct {
 	Duration time.Duration
 	Liveness time.Duration
 	ReplLag  time.Duration
+	// DownAfter is Sentinel's down-after for replicated topologies (0: 5 s).
+	DownAfter time.Duration
 }
 
 // Scenario is a built-in scenario: how to build a world for a lock and seed.
@@ -121,7 +123,7 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 			if lag == 0 {
 				lag = time.Duration(streams.Get("params").Int64N(int64(50 * time.Millisecond)))
 			}
-			cfg.Topology = sim.Topology{Replicated: true, ReplLag: lag}
+			cfg.Topology = sim.Topology{Replicated: true, ReplLag: lag, DownAfter: p.DownAfter}
 		}
 	}
 	if nodes < 1 || nodes > sim.MaxNodes {

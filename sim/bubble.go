@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"testing"
@@ -82,3 +83,35 @@ func (b *bubbleClock) waitUntil(t int64, kick <-chan struct{}) {
 
 // quiesce returns once every other goroutine in the bubble is durably blocked.
 func quiesce() { synctest.Wait() }
+
+// InTest runs f as a test of its own inside a running test binary, for code
+// that has no *testing.T to host bubbles with (Example functions,
+// benchmarks). It reports whether f passed. Outside a test binary (the
+// testing flags not parsed) it returns false without running f.
+func InTest(f func(t *testing.T)) bool {
+	if !flag.Parsed() || flag.Lookup("test.run") == nil {
+		return false
+	}
+	saved := map[string]string{}
+	for name, v := range map[string]string{"test.run": "", "test.skip": "", "test.count": "1", "test.failfast": "false"} {
+		if fl := flag.Lookup(name); fl != nil {
+			saved[name] = fl.Value.String()
+			flag.Set(name, v)
+		}
+	}
+	defer func() {
+		for name, v := range saved {
+			flag.Set(name, v)
+		}
+	}()
+	ran := false
+	ok := testing.RunTests(func(string, string) (bool, error) { return true, nil },
+		[]testing.InternalTest{{Name: "locksim", F: func(t *testing.T) {
+			if ran {
+				return // -cpu lists run tests once per entry
+			}
+			ran = true
+			f(t)
+		}}})
+	return ran && ok
+}

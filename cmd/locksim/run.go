@@ -111,6 +111,9 @@ func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
 	if err != nil {
 		return nil, usageErrorf("--lock: unknown lock %q (one of: %s)", f.lock, strings.Join(locks.IDs(), ", "))
 	}
+	if info.Unavailable != "" {
+		return nil, usageErrorf("--lock: %s is %s", f.lock, info.Unavailable)
+	}
 	if _, err := scenarios.Get(f.scenario); err != nil {
 		return nil, usageErrorf("--scenario: unknown scenario %q (one of: %s)", f.scenario, strings.Join(scenarios.IDs(), ", "))
 	}

@@ -1,0 +1,77 @@
+package locks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	gocronlock "github.com/go-co-op/gocron-redis-lock/v2"
+	"github.com/go-co-op/gocron/v2"
+)
+
+const gocronTTL = 8 * time.Second // redsync's default expiry, which gocron keeps
+
+func init() {
+	Register(Info{
+		ID:       "gocron",
+		Design:   "github.com/go-co-op/gocron-redis-lock/v2 v2.1.0, unmodified: gocron's distributed Locker as its README configures it (redsync on one node, one try, 8 s expiry, no auto-extend)",
+		Source:   "library (single node)",
+		Weakness: "no validity signal (gocron.Lock hides redsync's Until); every failure, timeouts included, is the same ErrFailedToObtainLock; the opt-in auto-extend stops silently on its first failure while the job keeps running; one node is a single point of failure",
+		Topology: Single,
+		TTL:      gocronTTL,
+		New:      newGocron,
+	})
+}
+
+type gocronLock struct {
+	env    Env
+	locker gocron.Locker
+	value  string // the value redsync drew for the last Lock call
+}
+
+func newGocron(env Env) (Lock, error) {
+	l := &gocronLock{env: env}
+	// Deterministic hooks (FACTS.md): redsync draws values from crypto/rand
+	// and retry delays from math/rand unless told otherwise; gocron passes
+	// redsync options through.
+	locker, err := gocronlock.NewRedisLockerAlways(env.Primary,
+		gocronlock.WithExpiry(gocronTTL),
+		gocronlock.WithTries(1),
+		gocronlock.WithGenValueFunc(func() (string, error) {
+			l.value = randomValue(env.Rand)
+			return l.value, nil
+		}),
+		gocronlock.WithRetryDelayFunc(func(int) time.Duration {
+			return 50*time.Millisecond + time.Duration(env.Rand.Int64N(int64(200*time.Millisecond)))
+		}),
+	)
+	// NewRedisLockerAlways returns a usable locker together with the result
+	// of its PING; a failed PING only means the node is unreachable now.
+	_ = err
+	l.locker = locker
+	return l, nil
+}
+
+func (l *gocronLock) Acquire(ctx context.Context) (Lease, error) {
+	l.value = ""
+	start := time.Now()
+	lk, err := l.locker.Lock(ctx, l.env.Key)
+	if err != nil {
+		if errors.Is(err, gocronlock.ErrFailedToObtainLock) {
+			// gocron folds "taken" and "timed out" into one error; either
+			// way the caller does not believe it holds the lock.
+			return Lease{}, fmt.Errorf("%w: %v", ErrNotAcquired, err)
+		}
+		return Lease{}, err
+	}
+	// gocron gives no validity signal: the honest belief is start+TTL.
+	return Lease{Value: l.value, Start: start, ValidUntil: start.Add(gocronTTL), OnGoClock: true, state: lk}, nil
+}
+
+func (l *gocronLock) Release(ctx context.Context, lease Lease) error {
+	lk := lease.state.(gocron.Lock)
+	// gocron folds "no longer ours" and "no reply" into one error, so a
+	// failed release stays an unknown outcome rather than ErrNotOwner.
+	return lk.Unlock(ctx)
+}
