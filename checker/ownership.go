@@ -65,6 +65,10 @@ func Ownership(h History) (int, *OwnershipViolation) {
 	for i := range h.Events {
 		e := &h.Events[i]
 		switch {
+		case e.Op == "acquire" && e.Kind == "ok" && e.Until != 0 && e.Until <= e.T:
+			// The lease had already run out on the holder's own clock when
+			// Acquire returned (a pause after the check): no one was
+			// entitled to the lock through it, so it takes it from no one.
 		case e.Op == "acquire" && e.Kind == "ok":
 			lastOK[e.Proc] = e.T
 			if latest.proc != e.Proc {

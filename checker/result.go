@@ -197,6 +197,13 @@ func Check(h History, o Options) Result {
 		if st := r.Linearizability.Stuck; st != nil {
 			s := st.Input.(Section)
 			line += fmt.Sprintf(" (stuck at %s's section from t=%v)", s.Client, time.Duration(st.Call))
+		}
+		// Where porcupine gets stuck is an approximation that can differ
+		// between calls on the same history; the storage truth is exact.
+		// So the first violation is porcupine's only when the storage
+		// truth found none (shrinking and reports key on it).
+		if st := r.Linearizability.Stuck; st != nil && r.ResourceViolations == 0 {
+			s := st.Input.(Section)
 			firsts = append(firsts, Violation{Kind: "linearizability", T: st.Return, Since: min(st.Call, acquireCallBefore(h, s.Client, st.Call)),
 				Clients: []string{s.Client}, Detail: line})
 		}

@@ -171,6 +171,14 @@ type Info struct {
 	// (e.g. built without the go-zero tag); tests skip it, the CLI refuses
 	// it with this message.
 	Unavailable string
+	// Canary marks a design broken on purpose (locks/canary.go): it proves
+	// the checkers can fail. Get finds it; IDs and 'locksim list locks'
+	// leave it out (AllIDs and 'list locks --canaries' include it).
+	Canary bool
+	// AcceptEqualTokens asks the scenario for a storage whose max-token
+	// check lets a repeated token through (resource.Options): a canary's
+	// broken resource, not the lock's.
+	AcceptEqualTokens bool
 }
 
 var registry = map[string]Info{}
@@ -192,11 +200,35 @@ func Get(id string) (Info, error) {
 	return i, nil
 }
 
-// IDs lists the catalogue's ids, sorted.
+// IDs lists the catalogue's ids, sorted, without the canaries.
 func IDs() []string {
+	ids := make([]string, 0, len(registry))
+	for id, i := range registry {
+		if !i.Canary {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// AllIDs lists every registered id, canaries included, sorted.
+func AllIDs() []string {
 	ids := make([]string, 0, len(registry))
 	for id := range registry {
 		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// CanaryIDs lists the canaries' ids, sorted.
+func CanaryIDs() []string {
+	var ids []string
+	for id, i := range registry {
+		if i.Canary {
+			ids = append(ids, id)
+		}
 	}
 	sort.Strings(ids)
 	return ids

@@ -3,6 +3,7 @@ package locks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -38,6 +39,14 @@ type SetNXCAD struct {
 	TTL        time.Duration
 	Tries      int
 	RetryDelay time.Duration
+	// WaitReplicas > 0 makes each successful SET wait (WAIT numreplicas
+	// timeout) until that many replicas acknowledged it, within
+	// WaitTimeout, as Redisson's failover guard does (checkLockSyncedSlaves:
+	// WAIT after acquiring, 1 s timeout). Fewer acknowledgements: the key is
+	// released again and the try counts as failed. It helps against a
+	// failover only if an acknowledging replica is promoted.
+	WaitReplicas int
+	WaitTimeout  time.Duration
 }
 
 // Acquire implements Lock.
@@ -55,6 +64,12 @@ func (l *SetNXCAD) Acquire(ctx context.Context) (Lease, error) {
 			lastErr = err
 			continue
 		}
+		if ok && l.WaitReplicas > 0 {
+			if err := l.waitReplicas(ctx, value); err != nil {
+				lastErr = err
+				continue
+			}
+		}
 		if ok {
 			l.Env.At(PointAfterCheck)
 			return Lease{Value: value, Start: start, ValidUntil: start.Add(l.TTL)}, nil
@@ -65,6 +80,21 @@ func (l *SetNXCAD) Acquire(ctx context.Context) (Lease, error) {
 		return Lease{}, lastErr
 	}
 	return Lease{}, ErrNotAcquired
+}
+
+// waitReplicas runs WAIT after a successful SET; when fewer than
+// WaitReplicas replicas acknowledged, it gives the key back (compare-and-
+// delete) and returns why.
+func (l *SetNXCAD) waitReplicas(ctx context.Context, value string) error {
+	n, err := l.Env.Primary.Wait(ctx, l.WaitReplicas, l.WaitTimeout).Result()
+	if err == nil && n >= int64(l.WaitReplicas) {
+		return nil
+	}
+	_ = l.Release(ctx, Lease{Value: value})
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("%w: WAIT: %d of %d replicas acknowledged within %v", ErrNotAcquired, n, l.WaitReplicas, l.WaitTimeout)
 }
 
 // Release implements Lock.

@@ -65,6 +65,8 @@ type Options struct {
 	ReplLag time.Duration
 	// DownAfter is how long Sentinel waits before failing over [5 s].
 	DownAfter time.Duration
+	// HoldMin and HoldMax bound a critical section [50 ms, 1 s].
+	HoldMin, HoldMax time.Duration
 	// Checks is the number of random schedules [rapid's -rapid.checks:
 	// 100, a fifth under -short]. Setting it sets that flag for the
 	// duration of the call (do not combine with t.Parallel).
@@ -123,8 +125,7 @@ func Run(t *testing.T, f Factory, o Options, seed uint64, schedule []faults.Faul
 	t.Helper()
 	o = o.withDefaults()
 	in := info(f, o)
-	s, _ := scenarios.Get("no-faults")
-	cfg, err := s.Build(in, seed, scenarios.Params{Clients: o.Clients, Nodes: o.Nodes, Duration: o.Duration, Liveness: o.Liveness, ReplLag: o.ReplLag, DownAfter: o.DownAfter})
+	cfg, err := scenarios.World(in, seed, scenarios.Params{Clients: o.Clients, Nodes: o.Nodes, Duration: o.Duration, Liveness: o.Liveness, ReplLag: o.ReplLag, DownAfter: o.DownAfter, HoldMin: o.HoldMin, HoldMax: o.HoldMax})
 	if err != nil {
 		t.Fatalf("locktest: %v", err)
 	}

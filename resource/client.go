@@ -31,10 +31,19 @@ type Fence struct {
 // Client reaches the storage through a go-redis client.
 type Client struct{ C *redis.Client }
 
-// Read reads an object.
-func (c Client) Read(ctx context.Context, key string) (State, error) {
-	vals, err := c.C.Do(ctx, "STORE.READ", key).StringSlice()
+// Read reads an object. With a fencing token (f.Token > 0) the read is
+// fenced too: a storage in max-token mode refuses a reader older than one it
+// has seen (ErrFenced) and remembers the reader's token.
+func (c Client) Read(ctx context.Context, key string, f Fence) (State, error) {
+	args := []any{"STORE.READ", key}
+	if f.Token > 0 {
+		args = append(args, f.Token, f.Owner)
+	}
+	vals, err := c.C.Do(ctx, args...).StringSlice()
 	if err != nil {
+		if strings.HasPrefix(err.Error(), "FENCED") {
+			return State{}, fmt.Errorf("%w: %s", ErrFenced, strings.TrimPrefix(err.Error(), "FENCED "))
+		}
 		return State{}, err
 	}
 	if len(vals) != 3 {

@@ -102,16 +102,36 @@ func Service(o Options) sim.ServiceConfig {
 
 // Exec implements sim.Service. Commands:
 //
-//	STORE.READ key                   -> [value, version, owner]
+//	STORE.READ key [token owner]     -> [value, version, owner], or an
+//	                                    error "FENCED <why>"
 //	STORE.WRITE key value token owner expect-owner expect-version
 //	                                 -> OK, or an error "FENCED <why>"
 func (s *Storage) Exec(now int64, client string, args []string, r sim.Reply, record func(sim.Event)) {
 	cmd := strings.ToUpper(args[0])
 	switch {
-	case cmd == "STORE.READ" && len(args) == 2:
+	case cmd == "STORE.READ" && (len(args) == 2 || len(args) == 4):
 		o := s.objects[args[1]]
 		if o == nil {
 			o = &object{}
+		}
+		if len(args) == 4 && s.mode == ModeMaxToken {
+			// A fenced read: a reader with a lower token than the storage
+			// has seen is refused, and the read raises the highest token,
+			// so an older holder cannot write after a newer one read (the
+			// read-modify-write form of Kleppmann's fencing).
+			token, err := strconv.ParseInt(args[2], 10, 64)
+			if err != nil {
+				r.WriteError("ERR token must be an integer")
+				return
+			}
+			if why := s.fence(o, token, args[3], "", 0); why != "" {
+				r.WriteError("FENCED " + why)
+				record(sim.Event{Proc: Name, Kind: "store-read", Peer: client, Lock: args[1], Result: "fenced", Token: token, Detail: why})
+				return
+			}
+			if token > o.maxToken {
+				o.maxToken, o.maxOwner = token, args[3]
+			}
 		}
 		r.WriteLen(3)
 		r.WriteBulk(strconv.FormatInt(o.value, 10))

@@ -48,7 +48,15 @@ func TestCatalogueNoFaults(t *testing.T) {
 					t.Fatalf("seed %d: %d lease overlaps without faults, first %+v", seed, len(ov), ov[0])
 				}
 				accepted, final, clientOK, unknown, liveOK := int64(0), int64(PoolSize), 0, 0, false
+				inflight := map[string]int64{} // client -> OpID of a write called and not returned
 				for _, ev := range res.History {
+					if ev.Op == "write" {
+						if ev.Kind == "call" {
+							inflight[ev.Proc] = ev.OpID
+						} else if inflight[ev.Proc] == ev.OpID {
+							delete(inflight, ev.Proc)
+						}
+					}
 					switch {
 					case ev.Proc == "store" && ev.Kind == "store-write" && ev.Result == "ok":
 						accepted++
@@ -65,8 +73,10 @@ func TestCatalogueNoFaults(t *testing.T) {
 				if final != PoolSize-accepted {
 					t.Fatalf("seed %d: pool ends at %d, want 300 - %d accepted decrements = %d", seed, final, accepted, PoolSize-accepted)
 				}
-				if int64(clientOK) != accepted || unknown > 0 {
-					t.Fatalf("seed %d: clients saw %d writes ok and %d unknown outcomes, storage accepted %d", seed, clientOK, unknown, accepted)
+				// A write still in flight when the run stopped may or may not
+				// have reached the storage: it is the only slack allowed.
+				if int64(clientOK) > accepted || accepted > int64(clientOK+len(inflight)) || unknown > 0 {
+					t.Fatalf("seed %d: clients saw %d writes ok, %d in flight at the end and %d unknown outcomes; storage accepted %d", seed, clientOK, len(inflight), unknown, accepted)
 				}
 				if !liveOK {
 					t.Fatalf("seed %d: no acquisition after the heal at %v", seed, time.Duration(cfg.Duration))

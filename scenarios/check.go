@@ -49,12 +49,18 @@ type Judged struct {
 }
 
 // RunChecked builds and runs one scenario in a bubble, then checks it
-// (outside the bubble: porcupine uses goroutines and real timers).
+// (outside the bubble: porcupine uses goroutines and real timers). A
+// built-in scenario file's workload resource and liveness bound
+// (max_unavailable, unless opt sets one) decide how it is checked.
 func RunChecked(b sim.Bubble, cfg sim.Config, scenario string, info locks.Info, opt checker.Options) (*Judged, error) {
 	res, err := sim.Run(b, cfg)
 	if err != nil {
 		return nil, err
 	}
-	h := History(res, cfg, info, ResourcePool, PoolSize)
+	j := judgingFor(scenario, info)
+	if opt.MaxUnavailable == 0 {
+		opt.MaxUnavailable = j.MaxUnavailable
+	}
+	h := History(res, cfg, info, j.Resource, j.Initial)
 	return &Judged{Scenario: scenario, Lock: info, Seed: cfg.Seed, Config: cfg, Result: res, History: h, Check: checker.Check(h, opt)}, nil
 }

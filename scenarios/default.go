@@ -22,6 +22,8 @@ type Params struct {
 	ReplLag  time.Duration
 	// DownAfter is Sentinel's down-after for replicated topologies (0: 5 s).
 	DownAfter time.Duration
+	// HoldMin and HoldMax bound a critical section (0: 50 ms and 1 s).
+	HoldMin, HoldMax time.Duration
 }
 
 // Scenario is a built-in scenario: how to build a world for a lock and seed.
@@ -29,6 +31,9 @@ type Scenario struct {
 	ID          string
 	Description string
 	Build       func(info locks.Info, seed uint64, p Params) (sim.Config, error)
+	// File is the scenario file it comes from (nil for one written in Go):
+	// its source, locks and expectations.
+	File *File
 }
 
 var builtins = map[string]Scenario{
@@ -37,21 +42,16 @@ var builtins = map[string]Scenario{
 		Description: "a bounded random mix of every fault kind (client and node pauses, clock drift and jumps, partitions, delay spikes, loss, crashes, failover on replicated topologies) over two virtual minutes, then heal and a liveness phase",
 		Build:       buildDefault,
 	},
-	"no-faults": {
-		ID:          "no-faults",
-		Description: "the default world (bonus pool, 5 clients) with no faults at all, 30 s then a 10 s liveness phase",
-		Build: func(info locks.Info, seed uint64, p Params) (sim.Config, error) {
-			if p.Duration == 0 {
-				p.Duration = 30 * time.Second
-			}
-			if p.Liveness == 0 {
-				p.Liveness = 10 * time.Second
-			}
-			cfg, err := buildDefault(info, seed, p)
-			cfg.Faults = nil
-			return cfg, err
-		},
-	},
+	// The others are scenario files in builtin/ (builtin.go).
+}
+
+// World builds the default world (topology by the lock, the bonus pool
+// workload, the storage) for info and seed with p, and no faults: the base
+// that locktest and custom schedules start from.
+func World(info locks.Info, seed uint64, p Params) (sim.Config, error) {
+	cfg, err := buildDefault(info, seed, p)
+	cfg.Faults = nil
+	return cfg, err
 }
 
 // Get returns a built-in scenario.
@@ -155,8 +155,13 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 	if info.Fencing != "" {
 		mode = resource.Mode(info.Fencing)
 	}
-	cfg.Services = []sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: map[string]int64{PoolKey: PoolSize}})}
-	cfg.Program = Program(info, Workload{Key: "lock:resource", HoldMin: 50 * time.Millisecond, HoldMax: time.Second,
+	cfg.Services = []sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: map[string]int64{PoolKey: PoolSize},
+		AcceptEqualTokens: info.AcceptEqualTokens})} // a canary's broken storage (locks.Info.AcceptEqualTokens)
+	holdMin, holdMax := 50*time.Millisecond, time.Second
+	if p.HoldMax > 0 {
+		holdMin, holdMax = p.HoldMin, p.HoldMax
+	}
+	cfg.Program = Program(info, Workload{Key: "lock:resource", HoldMin: holdMin, HoldMax: holdMax,
 		ThinkMin: 10 * time.Millisecond, ThinkMax: 500 * time.Millisecond, Resource: ResourcePool})
 	return cfg.WithDefaults(), nil
 }

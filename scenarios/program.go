@@ -160,7 +160,7 @@ func (c *client) section(lease locks.Lease) {
 	}
 	for try := 0; try < maxVersionRetries; try++ {
 		id := c.call("read", sim.Event{})
-		st, err := c.store.Read(ctx, PoolKey)
+		st, err := c.store.Read(ctx, PoolKey, fence)
 		c.ret("read", id, err, sim.Event{Value: st.Value})
 		if err != nil {
 			return

@@ -21,24 +21,18 @@ package sim
 // every iteration does identical work).
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"flag"
-	"net"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/alicebob/miniredis/v2/server"
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/locksim/locksim/locks"
 )
@@ -46,10 +40,9 @@ import (
 // benchTTL is ms-precise, so go-redis sends PX (not EX), as lock code does.
 const benchTTL = 30500 * time.Millisecond
 
-var (
-	benchSETArgs = []string{"SET", "k", "v", "PX", "30500", "NX"}
-	cadSHA       = func() string { h := sha1.Sum([]byte(locks.CompareAndDelete)); return hex.EncodeToString(h[:]) }()
-)
+// cadSHA is the compare-and-delete script's SHA1 (the SET NX PX command of
+// the floors is FloorSETNXArgs, floor.go).
+var cadSHA = func() string { h := sha1.Sum([]byte(locks.CompareAndDelete)); return hex.EncodeToString(h[:]) }()
 
 // BenchBubble returns a Bubble for a benchmark. synctest.Test needs a
 // *testing.T, which a benchmark does not have, so each call hosts the
@@ -255,45 +248,32 @@ func BenchmarkEngineCADEvalSHA(b *testing.B) {
 	}
 }
 
-// floorServer is a miniredis without a listener: Dial starts it on a pipe,
-// closing the pipe ends the goroutines miniredis started for it.
+// floorServer is a miniredis without a listener (floor.go).
 func floorServer(b *testing.B) *miniredis.Miniredis {
-	m := miniredis.NewMiniRedis()
-	c, err := m.Dial()
+	m, err := NewFloorServer()
 	if err != nil {
 		b.Fatal(err)
 	}
-	c.Close()
 	b.Cleanup(m.Close)
 	return m
 }
 
 func benchDispatch(b *testing.B, setup [][]string, args []string, want string) {
-	m := floorServer(b)
-	srv := m.Server()
-	var buf bytes.Buffer
-	bw := bufio.NewWriter(&buf)
-	peer := server.NewPeer(bw)
-	for _, a := range setup {
-		srv.Dispatch(peer, a)
+	f, err := NewDispatchFloor(setup, args, want)
+	if err != nil {
+		b.Fatal(err)
 	}
-	srv.Dispatch(peer, args)
-	bw.Flush()
-	if !strings.HasSuffix(buf.String(), want) {
-		b.Fatalf("%q: got %q, want suffix %q", args, buf.String(), want)
-	}
+	b.Cleanup(f.Close)
 	b.ReportAllocs()
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		buf.Reset()
-		srv.Dispatch(peer, args)
-		bw.Flush()
+	if err := f.Run(b.N); err != nil {
+		b.Fatal(err)
 	}
 }
 
 // BenchmarkFloorDispatchSETNX is miniredis's own cost for SET NX PX.
 func BenchmarkFloorDispatchSETNX(b *testing.B) {
-	benchDispatch(b, [][]string{{"SET", "k", "v"}}, benchSETArgs, "$-1\r\n")
+	benchDispatch(b, FloorSETNXSetup, FloorSETNXArgs, FloorSETNXReply)
 }
 
 // BenchmarkFloorDispatchEvalSHA is miniredis's own cost for the
@@ -307,16 +287,7 @@ func BenchmarkFloorDispatchEvalSHA(b *testing.B) {
 // engine's client options (minus what only a bubble needs).
 func pipeClient(b *testing.B) *redis.Client {
 	m := floorServer(b)
-	c := redis.NewClient(&redis.Options{
-		Addr:                     "floor",
-		Dialer:                   func(context.Context, string, string) (net.Conn, error) { return m.Dial() },
-		Protocol:                 2,
-		DisableIdentity:          true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-		PoolSize:                 1,
-		ConnMaxIdleTime:          -1,
-		MaxRetries:               -1,
-	})
+	c := NewFloorClient(m)
 	b.Cleanup(func() { c.Close() })
 	return c
 }

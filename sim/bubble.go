@@ -93,7 +93,7 @@ func InTest(f func(t *testing.T)) bool {
 		return false
 	}
 	saved := map[string]string{}
-	for name, v := range map[string]string{"test.run": "", "test.skip": "", "test.count": "1", "test.failfast": "false"} {
+	for name, v := range map[string]string{"test.run": "", "test.skip": "", "test.count": "1", "test.failfast": "false", "test.v": "false"} {
 		if fl := flag.Lookup(name); fl != nil {
 			saved[name] = fl.Value.String()
 			flag.Set(name, v)

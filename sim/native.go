@@ -33,6 +33,8 @@ type nativeScript struct {
 var nativeScripts = map[string]nativeScript{
 	// locks.CompareAndDelete (seeds 000, 002, 003).
 	"e9f69f2beb755be68b5e456ee2ce9aadfbc4ebf4": {"compare-and-delete", nativeCAD},
+	// locks.Fenced's acquire: SET NX PX, then INCR of the token counter.
+	"0457559857c83b9c0baaaf74c543f2da263dc08b": {"fenced-acquire", nativeFencedAcquire},
 	// redsync v4.18.0 deleteScript, touchScript, touchWithSetNXScript.
 	"e950836ed1e694540c503ef9972b8de518044d3b": {"redsync-delete", nativeRedsyncDelete},
 	"d75bb8b5bd13532ddedd17762e772346e39b321e": {"redsync-touch", nativeRedsyncTouch},
@@ -302,5 +304,43 @@ func nativeRedislockObtain(m *miniredis.Miniredis, p *server.Peer, keys, argv []
 		m.SetTTL(k, ttl)
 	}
 	p.WriteInline("OK")
+	return true
+}
+
+// if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('incr', KEYS[2]) else return 0 end
+func nativeFencedAcquire(m *miniredis.Miniredis, p *server.Peer, keys, argv []string) bool {
+	if len(keys) != 2 || len(argv) < 2 || keys[0] == keys[1] {
+		return false
+	}
+	ttl, ok := positiveMillis(argv[1])
+	if !ok {
+		return false
+	}
+	if m.Exists(keys[0]) {
+		p.WriteInt(0)
+		return true
+	}
+	// INCR must succeed for the script to behave like this: the counter is
+	// missing or a string holding an integer; anything else is Lua's job.
+	next := int64(1)
+	if m.Exists(keys[1]) {
+		v, exists, okType := getString(m, keys[1])
+		if !okType || !exists {
+			return false
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n >= 1<<62 || strconv.FormatInt(n, 10) != v {
+			return false
+		}
+		next = n + 1
+	}
+	m.Set(keys[0], argv[0])
+	m.SetTTL(keys[0], ttl)
+	ttlCounter := m.TTL(keys[1])
+	m.Set(keys[1], strconv.FormatInt(next, 10))
+	if ttlCounter > 0 {
+		m.SetTTL(keys[1], ttlCounter) // INCR keeps the counter's TTL; Set drops it
+	}
+	p.WriteInt(int(next))
 	return true
 }

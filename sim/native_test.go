@@ -20,6 +20,7 @@ import (
 // Script bodies exactly as their sources send them (the SHA table in
 // native.go is checked against these).
 var nativeBodies = map[string]string{
+	"fenced-acquire":     "if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('incr', KEYS[2]) else return 0 end",
 	"compare-and-delete": "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end",
 	"redsync-delete": `
 	local val = redis.call("GET", KEYS[1])
@@ -154,11 +155,22 @@ func TestNativeMatchesLua(t *testing.T) {
 		if !strings.HasPrefix(name, "redislock") {
 			nk = 1
 		}
+		if name == "fenced-acquire" {
+			keys = []string{"k1", "k2"}
+			if r.IntN(3) == 0 { // a counter that is not an integer, or has a TTL
+				v := []string{"abc", "7", "-3", "9223372036854775807"}[r.IntN(4)]
+				for _, do := range []func(...string) string{doA, doB} {
+					do("SET", "k2", v)
+					do("PEXPIRE", "k2", "9000")
+				}
+			}
+			nk = 2
+		}
 		args := []string{"EVAL", body, fmt.Sprint(nk)}
 		args = append(args, keys[:nk]...)
 		args = append(args, values[r.IntN(len(values))])
 		switch name {
-		case "redsync-touch", "redsync-touch-setnx", "redislock-refresh":
+		case "redsync-touch", "redsync-touch-setnx", "redislock-refresh", "fenced-acquire":
 			args = append(args, ttls[r.IntN(len(ttls))])
 		case "redislock-obtain":
 			args = append(args, fmt.Sprint(r.IntN(5)), ttls[r.IntN(len(ttls))])

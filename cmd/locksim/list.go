@@ -29,19 +29,27 @@ does. Columns are tab-aligned; the id is always the first field.`,
 			return usageErrorf("list: unknown list %q (one of: locks, scenarios)", args[0])
 		},
 	}
-	list.AddCommand(&cobra.Command{
+	canaries := false
+	listLocks := &cobra.Command{
 		Use:   "locks",
 		Short: "List the lock designs: id, source, known weakness",
-		Args:  noArgs,
+		Long: `List the lock designs: id, source, known weakness. Canaries (locks broken on
+purpose, which prove the checkers can fail) are left out unless --canaries.`,
+		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-			for _, id := range locks.IDs() {
+			for _, id := range locks.AllIDs() {
 				info, _ := locks.Get(id)
+				if info.Canary && !canaries {
+					continue
+				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", id, oneLine(info.Source), oneLine(info.Weakness))
 			}
 			return tw.Flush()
 		},
-	})
+	}
+	listLocks.Flags().BoolVar(&canaries, "canaries", false, "also list the canaries (locks broken on purpose)")
+	list.AddCommand(listLocks)
 	list.AddCommand(&cobra.Command{
 		Use:   "scenarios",
 		Short: "List the built-in scenarios: id, description",

@@ -60,6 +60,7 @@ func hostProcess(body func(b sim.Bubble) int) int {
 }
 
 func main() {
+	subprocessWorkers = true // sweep and report may start "locksim worker" copies of this binary
 	os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr, hostProcess))
 }
 
@@ -162,6 +163,11 @@ func newRootCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
 	})
 	root.AddCommand(newRunCmd(stdout, stderr, h, code))
 	root.AddCommand(newListCmd(stdout))
+	root.AddCommand(newSweepCmd(stdout, stderr, h, code))
+	root.AddCommand(newMergeCmd(stdout))
+	root.AddCommand(newReportCmd(stdout, stderr, h, code))
+	root.AddCommand(newBenchCmd(stdout, stderr, h, code))
+	root.AddCommand(newWorkerCmd(os.Stdin, stdout, h, code))
 	root.AddCommand(newVersionCmd(stdout))
 	return root
 }

@@ -49,6 +49,7 @@ type runFlags struct {
 	trace    string
 	json     bool
 	cexDir   string
+	shrink   shrinkFlags // --faults, --shrink, --shrink-out, --shrink-runs (shrink.go)
 }
 
 func newRunCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
@@ -73,7 +74,9 @@ not get the lock after the heal); unknown (exit 4: the run could not be
 judged completely).`,
 		Example: `  locksim run --lock redlock --seed 1
   locksim run --lock set-nx-cad --seed 42 --clients 10 --json
-  locksim run --lock redsync --seed 7 --trace redsync-7.jsonl`,
+  locksim run --lock redsync --seed 7 --trace redsync-7.jsonl
+  locksim run --scenario pause-after-check --lock fencing --seed 3
+  locksim run --scenario my-scenario.yaml --lock redlock --seed 1 --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			j, err := f.job(cmd)
@@ -90,7 +93,7 @@ judged completely).`,
 	fl.SortFlags = false
 	fl.StringVar(&f.lock, "lock", "", "lock design id (see 'locksim list locks'); required")
 	fl.Var(&f.seed, "seed", "the seed `N` that decides everything (0..18446744073709551615); required")
-	fl.StringVar(&f.scenario, "scenario", "default", "scenario id (see 'locksim list scenarios')")
+	fl.StringVar(&f.scenario, "scenario", "default", "built-in scenario id (see 'locksim list scenarios') or a scenario `FILE` (YAML)")
 	fl.Var(&f.clients, "clients", fmt.Sprintf("client processes, 1..%d (default %d)", sim.MaxClients, scenarios.DefaultParams.Clients))
 	fl.Var(&f.nodes, "nodes", fmt.Sprintf("Redis nodes, 1..%d (default 5 for independent-node locks, 3 for replicated)", sim.MaxNodes))
 	fl.Var(&f.duration, "duration", fmt.Sprintf("virtual time of the safety phase, with faults; up to %v (default %v)", sim.MaxDuration, scenarios.DefaultParams.Duration))
@@ -98,6 +101,7 @@ judged completely).`,
 	fl.StringVar(&f.trace, "trace", "", "write the trace as JSON Lines to `FILE` (written only if the run completes)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of the summary")
 	fl.StringVar(&f.cexDir, "counterexample", "", "when unsafe, write the counterexample to `DIR`: slice.jsonl (the events that show the first violation) and porcupine.html (the resource history, faults annotated)")
+	f.shrink.register(fl)
 	return cmd
 }
 
@@ -114,19 +118,30 @@ func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
 	if info.Unavailable != "" {
 		return nil, usageErrorf("--lock: %s is %s", f.lock, info.Unavailable)
 	}
-	if _, err := scenarios.Get(f.scenario); err != nil {
-		return nil, usageErrorf("--scenario: unknown scenario %q (one of: %s)", f.scenario, strings.Join(scenarios.IDs(), ", "))
+	// --scenario: a built-in id, or a scenario file (scenarios.Resolve).
+	sc, err := scenarios.Resolve(f.scenario)
+	if err != nil {
+		var fe *scenarios.FileError
+		if errors.As(err, &fe) {
+			return nil, usageErrorf("--scenario: %v", err)
+		}
+		return nil, usageErrorf("--scenario: unknown scenario %q (one of: %s; or a scenario file)", f.scenario, strings.Join(scenarios.IDs(), ", "))
 	}
 	if !f.seed.set {
 		return nil, usageErrorf("--seed: required (0..18446744073709551615)")
 	}
 	p := scenarios.Params{Clients: f.clients.v, Nodes: f.nodes.v, Duration: f.duration.v, Liveness: f.liveness.v}
-	cfg, err := scenarios.Build(f.scenario, f.lock, f.seed.v, p)
+	cfg, err := sc.Build(info, f.seed.v, p)
 	if err == nil {
 		err = cfg.Validate()
 	}
 	if err != nil {
 		return nil, usageErrorf("%s", configError(err))
+	}
+	// --faults and --shrink (shrink.go).
+	shrink, faultsRepro, err := f.shrink.apply(cmd, f, &cfg)
+	if err != nil {
+		return nil, err
 	}
 
 	repro := fmt.Sprintf("locksim run --scenario %s --lock %s --seed %d", f.scenario, f.lock, f.seed.v)
@@ -135,7 +150,9 @@ func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
 			repro += fmt.Sprintf(" --%s %s", name, fl.Value)
 		}
 	}
-	j := &runJob{scenario: f.scenario, info: info, cfg: cfg, repro: repro, json: f.json, cexDir: f.cexDir}
+	repro += faultsRepro
+	j := &runJob{scenario: sc.ID, info: info, cfg: cfg, judging: sc.Judging(info), repro: repro, json: f.json, cexDir: f.cexDir,
+		shrink: shrink}
 	if f.trace != "" {
 		if err := j.openTrace(f.trace); err != nil {
 			return nil, err
@@ -161,11 +178,13 @@ type runJob struct {
 	scenario string
 	info     locks.Info
 	cfg      sim.Config
+	judging  scenarios.Judging // the scenario's resource and liveness bound
 	repro    string
 	json     bool
 
 	cexDir        string // --counterexample: where to write the slice and the porcupine HTML
 	skipPorcupine bool
+	shrink        *shrinkJob // --shrink (shrink.go)
 
 	tracePath string   // the file the user asked for
 	traceTmp  *os.File // a temp file beside it, renamed over it on success
@@ -242,6 +261,11 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 	}
 
 	r := judge(j, res, runErr)
+	if j.shrink != nil && r.Counterexample != nil && runErr == nil {
+		if code := j.shrink.run(b, j, r, stderr); code != 0 {
+			return code
+		}
+	}
 	if r.Counterexample != nil && j.cexDir != "" {
 		if err := writeCounterexample(j.cexDir, r); err != nil {
 			fmt.Fprintf(stderr, "locksim: --counterexample: %v\n", err)
@@ -373,6 +397,9 @@ type counterexample struct {
 	// Files written with --counterexample DIR.
 	SliceFile string `json:"slice_file,omitempty"`
 	HTMLFile  string `json:"html_file,omitempty"`
+	// Shrink is set with --shrink: Repro, Faults and Clients are then the
+	// shrunk run's (shrink.go).
+	Shrink *shrinkReport `json:"shrink,omitempty"`
 }
 
 // judge checks the history and decides the verdict: unsafe iff two clients
@@ -404,8 +431,8 @@ func judge(j *runJob, res *sim.Result, runErr error) *runReport {
 		r.TraceFile = ""
 	}
 
-	h := scenarios.History(res, cfg, j.info, scenarios.ResourcePool, scenarios.PoolSize)
-	chk := checker.Check(h, checker.Options{SkipPorcupine: j.skipPorcupine})
+	h := scenarios.History(res, cfg, j.info, j.judging.Resource, j.judging.Initial)
+	chk := checker.Check(h, checker.Options{SkipPorcupine: j.skipPorcupine, MaxUnavailable: j.judging.MaxUnavailable})
 	r.check = &chk
 	r.history = h
 	for _, ev := range res.History {
@@ -483,6 +510,7 @@ func printSummary(w io.Writer, j *runJob, r *runReport) {
 		}
 	}
 	if r.Counterexample != nil {
+		printShrink(w, r.Counterexample)
 		line("repro", "%s", r.Counterexample.Repro)
 	}
 	if r.TraceFile != "" {

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tinyReport runs in a few seconds (also under -race): two scenarios, two
+// locks, two seeds per cell, the quick pause sweep with one seed a point.
+func tinyReport(out string) []string {
+	return []string{"report", "--out", out, "--quick", "--seeds", "2", "--scenarios", "no-faults,pause-after-check", "--locks", "set-nx-cad,fencing", "-j", "2"}
+}
+
+func TestReportFiles(t *testing.T) {
+	if _, err := os.Stat("../../scenarios/builtin/pause-after-check.yaml"); err != nil {
+		t.Skip("no pause-after-check scenario in this tree")
+	}
+	dir := filepath.Join(t.TempDir(), "report")
+	code, stdout, stderr := cli(t, testHost(t), tinyReport(dir)...)
+	if code != exitSafe {
+		t.Fatalf("exit %d; stderr %s", code, stderr)
+	}
+	if !strings.HasPrefix(stdout, "report: "+filepath.Join(dir, "index.html")) {
+		t.Errorf("stdout: %q", stdout)
+	}
+	for _, f := range []string{"index.html", "report.md", "results.json", "img/pause-sweep.png", "img/pause-sweep.svg",
+		"img/overlap-vs-resource-no-faults.png", "img/overlap-vs-resource-pause-after-check.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	checkResultsJSON(t, filepath.Join(dir, "results.json"), 2)
+
+	// Self-contained: no external reference; every local one exists.
+	page := readFile(t, filepath.Join(dir, "index.html"))
+	if strings.Contains(page, "http://") || strings.Contains(page, "https://") || strings.Contains(page, "<script") {
+		t.Error("index.html refers to something outside the directory")
+	}
+	refs := regexp.MustCompile(`(?:src|href)="([^"#][^"]*)"`).FindAllStringSubmatch(page, -1)
+	if len(refs) < 5 {
+		t.Errorf("index.html has only %d file references", len(refs))
+	}
+	for _, m := range refs {
+		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(m[1]))); err != nil {
+			t.Errorf("index.html refers to %s: %v", m[1], err)
+		}
+	}
+	md := readFile(t, filepath.Join(dir, "report.md"))
+	for _, want := range []string{"## Outcome matrix", "pause-after-check", "repro", "## Settings"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+
+	// The pause-after-check × set-nx-cad cell is unsafe: its timeline and
+	// repro command are there.
+	var res struct {
+		Cells []cellJSON `json:"cells"`
+	}
+	json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "results.json"))), &res)
+	i := slices.IndexFunc(res.Cells, func(c cellJSON) bool { return c.Scenario == "pause-after-check" && c.Lock == "set-nx-cad" })
+	if i < 0 {
+		t.Fatal("no pause-after-check × set-nx-cad cell")
+	}
+	if c := res.Cells[i]; c.Verdict == verdictUnsafe {
+		if c.Timeline == "" || c.Repro == "" || !strings.Contains(page, c.Repro) {
+			t.Errorf("unsafe cell without timeline or repro: %+v", c)
+		}
+		// The repro command gives the same trace.
+		args := append(strings.Fields(strings.TrimPrefix(c.Repro, "locksim ")), "--json")
+		_, out, _ := cli(t, testHost(t), args...)
+		var r struct {
+			Verdict     string `json:"verdict"`
+			TraceSHA256 string `json:"trace_sha256"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil || r.TraceSHA256 != c.ReproTraceSHA256 || r.Verdict != verdictUnsafe {
+			t.Errorf("%s: verdict %q, trace %s; the report recorded unsafe, %s", c.Repro, r.Verdict, r.TraceSHA256, c.ReproTraceSHA256)
+		}
+	}
+
+	// The same flags, the same bytes.
+	again := filepath.Join(t.TempDir(), "again")
+	if code, _, stderr := cli(t, testHost(t), tinyReport(again)...); code != exitSafe {
+		t.Fatal(stderr)
+	}
+	for _, f := range []string{"results.json", "report.md", "index.html", "img/pause-sweep.png"} {
+		if readFile(t, filepath.Join(dir, f)) != readFile(t, filepath.Join(again, f)) {
+			t.Errorf("%s differs between two runs", f)
+		}
+	}
+}
+
+// checkResultsJSON checks the DESIGN §8a shape of results.json.
+func checkResultsJSON(t *testing.T, path string, runs int) {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(readFile(t, path)), &doc); err != nil {
+		t.Fatalf("results.json: %v", err)
+	}
+	cells, ok := doc["cells"].([]any)
+	if !ok || len(cells) == 0 {
+		t.Fatalf("results.json: no cells array")
+	}
+	for i, raw := range cells {
+		c, ok := raw.(map[string]any)
+		if !ok {
+			t.Fatalf("cell %d is not an object", i)
+		}
+		for _, k := range []string{"scenario", "lock", "verdict"} {
+			if s, ok := c[k].(string); !ok || s == "" {
+				t.Errorf("cell %d: %q is not a non-empty string: %v", i, k, c[k])
+			}
+		}
+		for _, k := range []string{"runs", "lease_overlap_runs", "resource_violation_runs"} {
+			if v, ok := c[k].(float64); !ok || v < 0 || v != float64(int(v)) {
+				t.Errorf("cell %d: %q is not a count: %v", i, k, c[k])
+			}
+		}
+		if c["runs"] != float64(runs) {
+			t.Errorf("cell %d: runs %v, want %d", i, c["runs"], runs)
+		}
+		if v := c["verdict"]; v != "safe" && v != "unsafe" && v != "liveness" && v != "unknown" {
+			t.Errorf("cell %d: verdict %v", i, v)
+		}
+	}
+}
+
+// TestReportQuick builds the CLI and runs the real --quick report with
+// its worker processes (about a minute on 2 cores); skipped with -short.
+func TestReportQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the --quick report takes about a minute; skipped with -short")
+	}
+	bin := buildBinary(t)
+	dir := filepath.Join(t.TempDir(), "quick")
+	start := time.Now()
+	if out, err := exec.Command(bin, "report", "--out", dir, "--quick").CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("report --quick: %v", time.Since(start).Round(time.Second))
+	checkResultsJSON(t, filepath.Join(dir, "results.json"), reportQuickSeeds)
+}
+
+func TestReportBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report"}, "--out: required"},
+		{[]string{"report", "--out", dir, "--scenarios", "nope"}, `--scenarios: unknown scenario "nope"`},
+		{[]string{"report", "--out", dir, "--locks", "nope"}, `--locks: unknown lock "nope"`},
+		{[]string{"report", "--out", dir, "--seeds", "0"}, `--seeds: "0" is out of range`},
+		{[]string{"report", "--out", dir, "--scenarios", "no-faults", "--locks", "redsync", "--seeds", "1", "--jobs", "0"}, `--jobs: "0" is out of range`},
+	} {
+		code, stdout, stderr := cli(t, noHost(t), c.args...)
+		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "locksim: "+c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 64, one line starting %q", c.args, code, stderr, c.want)
+		}
+	}
+}
+
+func TestBench(t *testing.T) {
+	code, stdout, stderr := cli(t, testHost(t), "bench", "--seeds", "1", "--duration", "3s")
+	if code != exitSafe {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"simulated Redis commands", "miniredis Dispatch", "go-redis over net.Pipe", "time compression", "checker throughput"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("bench output lacks %q:\n%s", want, stdout)
+		}
+	}
+	code, stdout, stderr = cli(t, testHost(t), "bench", "--seeds", "1", "--duration", "3s", "--lock", "set-nx-cad", "--json")
+	var r benchResult
+	if code != exitSafe || json.Unmarshal([]byte(stdout), &r) != nil {
+		t.Fatalf("--json: exit %d, %q, %s", code, stdout, stderr)
+	}
+	if r.Lock != "set-nx-cad" || r.CommandsPerSec <= 0 || r.FloorDispatchPerSec <= 0 || r.FloorPipePerSec <= 0 || r.Compression <= 0 || r.CheckEventsPerSec <= 0 {
+		t.Errorf("--json: %+v", r)
+	}
+	if code, _, stderr := cli(t, noHost(t), "bench", "--lock", "nope"); code != exitUsage || !strings.HasPrefix(stderr, `locksim: --lock: unknown lock "nope"`) {
+		t.Errorf("bad lock: exit %d, %q", code, stderr)
+	}
+}

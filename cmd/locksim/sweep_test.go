@@ -1,0 +1,456 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// tinySweep is a 12-job sweep that runs in well under a second (also
+// under -race): 2 values × 2 locks × 3 seeds of the no-faults world.
+func tinySweep(out string, extra ...string) []string {
+	args := []string{"sweep", "--scenario", "no-faults", "--locks", "set-nx-cad,fencing", "--seeds", "3",
+		"--param", "clients=2:3:2", "--duration", "2s", "--liveness", "2s", "--out", out, "--charts=false"}
+	return append(args, extra...)
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestSweepWritesResults(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	code, stdout, stderr := cli(t, testHost(t), tinySweep(dir, "--charts")...)
+	if code != exitSafe {
+		t.Fatalf("exit %d; stderr: %s", code, stderr)
+	}
+	if stderr != "" {
+		t.Errorf("stderr (no terminal: no progress bar): %q", stderr)
+	}
+	for _, want := range []string{"clients  lock", "set-nx-cad", "fencing", "results: ", "charts: "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	lines := strings.Split(strings.TrimSuffix(readFile(t, filepath.Join(dir, sweepResultsFile)), "\n"), "\n")
+	if len(lines) != 12 {
+		t.Fatalf("%d lines, want 12", len(lines))
+	}
+	wantKeys := []string{"job", "scenario", "lock", "seed", "param", "value", "verdict", "claim", "lease_overlaps",
+		"resource_violations", "porcupine", "ownership_violations", "trace_sha256"}
+	for i, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		for _, k := range wantKeys {
+			if _, ok := m[k]; !ok {
+				t.Errorf("line %d has no %q: %s", i+1, k, l)
+			}
+		}
+		if int(m["job"].(float64)) != i {
+			t.Errorf("line %d is job %v: not in job order", i+1, m["job"])
+		}
+	}
+	// Job order: value, then lock, then seed.
+	var first, last sweepLine
+	json.Unmarshal([]byte(lines[0]), &first)
+	json.Unmarshal([]byte(lines[11]), &last)
+	if first.Lock != "set-nx-cad" || first.Seed != 1 || *first.Value != 2 || last.Lock != "fencing" || last.Seed != 3 || *last.Value != 3 {
+		t.Errorf("first %+v, last %+v", first, last)
+	}
+	csv := readFile(t, filepath.Join(dir, sweepCSVFile))
+	if n := strings.Count(csv, "\n"); n != 13 || !strings.HasPrefix(csv, "job,scenario,lock,seed,param,value,verdict") {
+		t.Errorf("results.csv: %d lines:\n%s", n, csv)
+	}
+	for _, f := range []string{"rates-unsafe.png", "rates-unsafe.svg", "rates-overlap.png", "rates-resource.svg"} {
+		if st, err := os.Stat(filepath.Join(dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	// A rerun finds every job done: the same files.
+	before := readFile(t, filepath.Join(dir, sweepResultsFile))
+	code, _, stderr = cli(t, testHost(t), tinySweep(dir)...)
+	if code != exitSafe || readFile(t, filepath.Join(dir, sweepResultsFile)) != before {
+		t.Errorf("rerun of a complete sweep: exit %d, stderr %q, or the results changed", code, stderr)
+	}
+}
+
+// runSweepDirect runs a sweep's options with a hook, in-process.
+func runSweepDirect(t *testing.T, dir string, workers int, ctx context.Context, after func(int), extra ...string) sweepStatus {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	f := newSweepFlags()
+	cmd := f.command(&stdout, &stderr, noHost(t), new(int))
+	args := append(tinySweep(dir, extra...)[1:], "-j", fmt.Sprint(workers))
+	if err := cmd.ParseFlags(args); err != nil {
+		t.Fatal(err)
+	}
+	opts, err := f.options(cmd, &stdout, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.afterLine = after
+	opts.signals = false
+	st, err := opts.run(ctx, sim.TestBubble(t))
+	if err != nil {
+		t.Fatalf("sweep: %v; stderr %s", err, stderr.String())
+	}
+	return st
+}
+
+// TestSweepResume interrupts a sweep after K lines (as Ctrl-C does: the
+// running jobs finish), reruns it, and compares the results with an
+// uninterrupted run byte for byte.
+func TestSweepResume(t *testing.T) {
+	whole := filepath.Join(t.TempDir(), "whole")
+	if st := runSweepDirect(t, whole, 1, context.Background(), nil); st.interrupted || st.done != 12 {
+		t.Fatalf("uninterrupted run: %+v", st)
+	}
+	want := readFile(t, filepath.Join(whole, sweepResultsFile))
+	for _, k := range []int{1, 4, 7} {
+		t.Run(fmt.Sprint("after ", k), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "resumed")
+			ctx, cancel := context.WithCancel(context.Background())
+			// One worker: at most two more jobs start before the pool
+			// stops, so the run is surely cut short.
+			st := runSweepDirect(t, dir, 1, ctx, func(n int) {
+				if n == k {
+					cancel()
+				}
+			})
+			cancel()
+			if !st.interrupted && st.done == 12 {
+				t.Skip("every job finished before the cancellation took effect")
+			}
+			if !st.interrupted || st.done < k || st.done >= 12 {
+				t.Fatalf("interrupted run: %+v", st)
+			}
+			part := readFile(t, filepath.Join(dir, sweepResultsFile))
+			if !strings.HasPrefix(want, part) || !strings.HasSuffix(part, "\n") {
+				t.Fatalf("the interrupted run's file is not a whole-line prefix of the full results:\n%s", part)
+			}
+			if _, err := os.Stat(filepath.Join(dir, sweepCSVFile)); err == nil {
+				t.Error("an interrupted sweep wrote results.csv")
+			}
+			st = runSweepDirect(t, dir, 2, context.Background(), nil)
+			if st.interrupted || st.done != 12 {
+				t.Fatalf("resumed run: %+v", st)
+			}
+			if got := readFile(t, filepath.Join(dir, sweepResultsFile)); got != want {
+				t.Errorf("resumed results differ from the uninterrupted run:\n%s\n--- want ---\n%s", got, want)
+			}
+			if readFile(t, filepath.Join(dir, sweepCSVFile)) != readFile(t, filepath.Join(whole, sweepCSVFile)) {
+				t.Error("results.csv differs")
+			}
+		})
+	}
+}
+
+// TestSweepTornLine: a last line without its newline (the process died
+// mid-write) is discarded and that job runs again.
+func TestSweepTornLine(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "torn")
+	runSweepDirect(t, dir, 2, context.Background(), nil)
+	path := filepath.Join(dir, sweepResultsFile)
+	want := readFile(t, path)
+	lines := strings.SplitAfter(want, "\n")
+	torn := strings.Join(lines[:7], "") + lines[7][:len(lines[7])/2]
+	if err := os.WriteFile(path, []byte(torn), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := cli(t, testHost(t), tinySweep(dir)...)
+	if code != exitSafe || !strings.Contains(stderr, "discarded a torn last line") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if got := readFile(t, path); got != want {
+		t.Errorf("after the torn line:\n%s\n--- want ---\n%s", got, want)
+	}
+}
+
+// TestShardsMergeToTheUnshardedRun: 3 shards merged equal the unsharded
+// run byte for byte (results.jsonl, results.csv, sweep.json).
+func TestShardsMergeToTheUnshardedRun(t *testing.T) {
+	base := t.TempDir()
+	whole := filepath.Join(base, "whole")
+	if code, _, stderr := cli(t, testHost(t), tinySweep(whole)...); code != exitSafe {
+		t.Fatalf("unsharded: exit %d: %s", code, stderr)
+	}
+	var shards []string
+	for i := 0; i < 3; i++ {
+		d := filepath.Join(base, fmt.Sprintf("shard-%d", i))
+		code, _, stderr := cli(t, testHost(t), tinySweep(d, "--shard", fmt.Sprintf("%d/3", i))...)
+		if code != exitSafe {
+			t.Fatalf("shard %d: exit %d: %s", i, code, stderr)
+		}
+		n := strings.Count(readFile(t, filepath.Join(d, sweepResultsFile)), "\n")
+		if n != 4 {
+			t.Errorf("shard %d has %d lines, want 4", i, n)
+		}
+		shards = append(shards, d)
+	}
+	merged := filepath.Join(base, "merged")
+	// Any order of the inputs.
+	args := append([]string{"merge", "--charts=false", "--out", merged}, shards[2], shards[0], shards[1])
+	code, stdout, stderr := cli(t, noHost(t), args...)
+	if code != exitSafe {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "results: ") {
+		t.Errorf("merge printed no summary:\n%s", stdout)
+	}
+	for _, f := range []string{sweepResultsFile, sweepCSVFile, sweepSpecFile} {
+		if readFile(t, filepath.Join(merged, f)) != readFile(t, filepath.Join(whole, f)) {
+			t.Errorf("merged %s differs from the unsharded run's", f)
+		}
+	}
+
+	// Merge refuses what is not one complete sweep.
+	other := filepath.Join(base, "other")
+	cli(t, testHost(t), append(tinySweep(other, "--shard", "1/3"), "--first-seed", "9")...)
+	partial := filepath.Join(base, "partial")
+	os.MkdirAll(partial, 0o755)
+	os.WriteFile(filepath.Join(partial, sweepSpecFile), []byte(readFile(t, filepath.Join(shards[1], sweepSpecFile))), 0o644)
+	lines := strings.SplitAfter(readFile(t, filepath.Join(shards[1], sweepResultsFile)), "\n")
+	os.WriteFile(filepath.Join(partial, sweepResultsFile), []byte(strings.Join(lines[:2], "")), 0o644)
+	for _, c := range []struct {
+		dirs []string
+		want string
+	}{
+		{[]string{shards[0], shards[1]}, "shard 2/3 is missing"},
+		{[]string{shards[0], shards[0], shards[2]}, "are both shard 0/3"},
+		{[]string{shards[0], other, shards[2]}, "is a different sweep"},
+		{[]string{shards[0], partial, shards[2]}, "shard 1/3 has 2 of its 4 jobs"},
+		{[]string{shards[0], filepath.Join(base, "nope")}, "not a sweep directory"},
+	} {
+		code, _, stderr := cli(t, noHost(t), append([]string{"merge", "--charts=false", "--out", filepath.Join(base, "m2")}, c.dirs...)...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("merge %v: exit %d, stderr %q, want one line with %q", c.dirs, code, stderr, c.want)
+		}
+	}
+}
+
+// TestSweepWorkersAgree: 1 worker and 4 workers (concurrent bubbles in
+// one process) write the same bytes.
+func TestSweepWorkersAgree(t *testing.T) {
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	runSweepDirect(t, a, 1, context.Background(), nil)
+	runSweepDirect(t, b, 4, context.Background(), nil)
+	if readFile(t, filepath.Join(a, sweepResultsFile)) != readFile(t, filepath.Join(b, sweepResultsFile)) {
+		t.Error("-j 1 and -j 4 differ")
+	}
+}
+
+func TestSweepBadInput(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep"}, "--out: required"},
+		{[]string{"sweep", "--out", dir, "--scenario", "nope"}, `--scenario: unknown scenario "nope"`},
+		{[]string{"sweep", "--out", dir, "--locks", "redlock,nope"}, `--locks: unknown lock "nope"`},
+		{[]string{"sweep", "--out", dir, "--locks", "redlock,redlock"}, `--locks: "redlock" appears twice`},
+		{[]string{"sweep", "--out", dir, "--seeds", "0"}, `--seeds: "0" is out of range`},
+		{[]string{"sweep", "--out", dir, "--param", "frob=1:2:3"}, `--param: unknown parameter "frob"`},
+		{[]string{"sweep", "--out", dir, "--param", "clients"}, `--param: "clients": want name=from:to:steps`},
+		{[]string{"sweep", "--out", dir, "--param", "clients=1:4:3"}, "--param: clients: value 2.5 is not a whole number"},
+		{[]string{"sweep", "--out", dir, "--param", "clients=0:4:5"}, "--param: clients: value 0 out of range [1, 10000]"},
+		{[]string{"sweep", "--out", dir, "--param", "duration=0:4:5"}, "--param: duration: value 0 out of range (0, 86400]"},
+		{[]string{"sweep", "--out", dir, "--param", "pause=0:1:0"}, `--param: pause: steps "0" out of range (1..1000)`},
+		{[]string{"sweep", "--out", dir, "--param", "pause=a:1:2"}, `--param: pause: "a" is not a number`},
+		{[]string{"sweep", "--out", dir, "--param", "pause=1,1"}, "--param: pause: value 1 appears twice"},
+		{[]string{"sweep", "--out", dir, "--shard", "3/3"}, `--shard: "3/3": want 0 <= i < n`},
+		{[]string{"sweep", "--out", dir, "--shard", "x"}, `--shard: "x": want i/n`},
+		{[]string{"sweep", "--out", dir, "--locks", "redlock", "--param", "pause=5:5:1", "--duration", "10s"}, "lock redlock, pause=5: invalid scenario configuration: pause: a 50s pause"},
+		{[]string{"sweep", "--out", dir, "-j", "0"}, `--jobs: "0" is out of range`},
+		{[]string{"sweep", "--out", dir, "extra"}, `sweep: unexpected argument "extra"`},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			code, stdout, stderr := cli(t, noHost(t), c.args...)
+			if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, "locksim: "+c.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 64 and one line starting %q", code, stdout, stderr, "locksim: "+c.want)
+			}
+		})
+	}
+	// A different sweep in the same directory is refused.
+	d := filepath.Join(dir, "s")
+	if code, _, stderr := cli(t, testHost(t), tinySweep(d)...); code != exitSafe {
+		t.Fatal(stderr)
+	}
+	code, _, stderr := cli(t, noHost(t), tinySweep(d, "--seeds", "4")...)
+	if code != exitUsage || !strings.Contains(stderr, "holds a different sweep (scenario no-faults, locks set-nx-cad,fencing, 3 seeds from 1, clients=2,3)") {
+		t.Errorf("different sweep: exit %d, %q", code, stderr)
+	}
+}
+
+func TestParseParam(t *testing.T) {
+	cases := []struct {
+		in   string
+		name string
+		vals []float64
+	}{
+		{"pause=0:2:5", "pause", []float64{0, 0.5, 1, 1.5, 2}},
+		{"pause=0:1:11", "pause", []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}},
+		{"duration=500ms:2s:4", "duration", []float64{0.5, 1, 1.5, 2}},
+		{"duration=10:30:3", "duration", []float64{10, 20, 30}},
+		{"clients=2,5,10", "clients", []float64{2, 5, 10}},
+		{"repl-lag=0.05", "repl-lag", []float64{0.05}},
+		{"nodes=3:3:1", "nodes", []float64{3}},
+	}
+	for _, c := range cases {
+		name, vals, err := parseParam(c.in)
+		if err != nil || name != c.name || fmt.Sprint(vals) != fmt.Sprint(c.vals) {
+			t.Errorf("parseParam(%q) = %q, %v, %v; want %q, %v", c.in, name, vals, err, c.name, c.vals)
+		}
+	}
+}
+
+// TestRunPool: results come out in index order whatever the finishing
+// order; a cancelled pool emits a prefix of whole results; an error stops
+// it.
+func TestRunPool(t *testing.T) {
+	var got []int
+	n, err := runPool(context.Background(), 4, 50, func(w, i int) (int, error) {
+		time.Sleep(time.Duration(rand.IntN(200)) * time.Microsecond)
+		return i * i, nil
+	}, func(i, r int) error {
+		if r != i*i {
+			t.Errorf("result %d for %d", r, i)
+		}
+		got = append(got, i)
+		return nil
+	})
+	if err != nil || n != 50 {
+		t.Fatalf("n %d, err %v", n, err)
+	}
+	for i, v := range got {
+		if v != i {
+			t.Fatalf("emitted out of order: %v", got)
+		}
+	}
+	// Job 9 cancels; later jobs wait for it, so at most the 3 workers'
+	// jobs and the one the feeder was offering run after it.
+	ctx, cancel := context.WithCancel(context.Background())
+	var started atomic.Int32
+	n, err = runPool(ctx, 3, 100, func(w, i int) (int, error) {
+		started.Add(1)
+		switch {
+		case i == 9:
+			cancel()
+		case i > 9:
+			<-ctx.Done()
+		}
+		return i, nil
+	}, func(i, r int) error { return nil })
+	if err != nil || n < 10 || n > 13 || int(started.Load()) != n {
+		t.Errorf("cancelled: emitted %d, started %d, err %v", n, started.Load(), err)
+	}
+	boom := errors.New("boom")
+	n, err = runPool(context.Background(), 2, 100, func(w, i int) (int, error) {
+		if i == 20 {
+			return 0, boom
+		}
+		return i, nil
+	}, func(i, r int) error { return nil })
+	if !errors.Is(err, boom) || n != 20 {
+		t.Errorf("error: emitted %d, err %v", n, err)
+	}
+}
+
+// buildBinary builds the CLI into a temporary directory.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command in PATH")
+	}
+	bin := filepath.Join(t.TempDir(), "locksim")
+	if out, err := exec.Command(gobin, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestSweepBinary builds the CLI and runs a sweep with worker processes:
+// it writes the same bytes as the in-process run; SIGINT finishes the
+// running jobs, exits 130, and a rerun completes the same results.
+func TestSweepBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary; skipped with -short")
+	}
+	base := t.TempDir()
+	bin := buildBinary(t)
+	inproc := filepath.Join(base, "inproc")
+	if code, _, stderr := cli(t, testHost(t), tinySweep(inproc)...); code != exitSafe {
+		t.Fatal(stderr)
+	}
+	procs := filepath.Join(base, "procs")
+	out, err := exec.Command(bin, append(tinySweep(procs), "-j", "3")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if readFile(t, filepath.Join(procs, sweepResultsFile)) != readFile(t, filepath.Join(inproc, sweepResultsFile)) {
+		t.Error("worker processes and the in-process run differ")
+	}
+
+	// Ctrl-C: a bigger sweep, interrupted once a few lines are there.
+	big := func(dir string) []string {
+		return []string{"sweep", "--scenario", "no-faults", "--locks", "set-nx-cad", "--seeds", "60", "--duration", "5s", "--liveness", "2s", "--out", dir, "-j", "2"}
+	}
+	dir := filepath.Join(base, "sigint")
+	cmd := exec.Command(bin, big(dir)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, sweepResultsFile)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if b, _ := os.ReadFile(path); bytes.Count(b, []byte("\n")) >= 3 {
+			break
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	err = cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	part := readFile(t, path)
+	if code == exitSafe {
+		t.Skip("the sweep finished before the signal")
+	}
+	if code != exitInterrupted || !strings.Contains(stderr.String(), "run the same command again to resume") {
+		t.Fatalf("SIGINT: exit %d (%v), stderr %q", code, err, stderr.String())
+	}
+	if !strings.HasSuffix(part, "\n") || strings.Count(part, "\n") >= 60 {
+		t.Fatalf("after SIGINT the file has %d lines and ends %q", strings.Count(part, "\n"), part[max(0, len(part)-20):])
+	}
+	if out, err := exec.Command(bin, big(dir)...).CombinedOutput(); err != nil {
+		t.Fatalf("resume: %v\n%s", err, out)
+	}
+	whole := filepath.Join(base, "whole")
+	if out, err := exec.Command(bin, big(whole)...).CombinedOutput(); err != nil {
+		t.Fatalf("whole: %v\n%s", err, out)
+	}
+	if readFile(t, path) != readFile(t, filepath.Join(whole, sweepResultsFile)) {
+		t.Error("interrupted and resumed results differ from an uninterrupted run")
+	}
+}

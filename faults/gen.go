@@ -1,0 +1,148 @@
+package faults
+
+import (
+	"fmt"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// Gen is a rapid generator of fault schedules within b, for users' property
+// tests: between b.MinFaults and b.MaxFaults faults of b.Kinds (nil: every
+// kind that applies; failover only when b.Replicated), each valid
+// (Fault.Validate accepts it with b's names), starting in
+// [0, 0.8 × b.Duration), magnitudes within the swarm limits (SwarmMaxPause,
+// SwarmMaxDriftPPM, ...). The schedule is sorted (Sort).
+//
+// rapid shrinks a failing schedule toward fewer faults (any fault can be
+// dropped, not only the last), earlier starts, shorter durations, smaller
+// magnitudes (drift and jumps toward ±1, never to a no-op 0), fewer
+// processes on a partition's side, and toward the first kinds of Kinds.
+//
+// Gen panics when b is unusable (no clients or nodes, a non-positive
+// duration, a bad fault count range), like rapid's own generators do for
+// bad arguments.
+func Gen(b Bounds) *rapid.Generator[[]Fault] {
+	if err := b.check(); err != nil {
+		panic("faults.Gen: " + err.Error())
+	}
+	one := GenFault(b)
+	return rapid.Custom(func(t *rapid.T) []Fault {
+		s := rapid.SliceOfN(one, b.MinFaults, b.MaxFaults).Draw(t, "faults")
+		Sort(s)
+		return s
+	})
+}
+
+// GenFault is a rapid generator of one fault within b (see Gen).
+func GenFault(b Bounds) *rapid.Generator[Fault] {
+	if err := b.check(); err != nil {
+		panic("faults.GenFault: " + err.Error())
+	}
+	kinds := b.kinds()
+	all := append(append([]string(nil), b.Clients...), b.Nodes...)
+	span := max(int64(b.Duration)*8/10, 1)
+	return rapid.Custom(func(t *rapid.T) Fault {
+		dur := func(label string, lo, hi time.Duration) time.Duration {
+			return time.Duration(rapid.Int64Range(int64(lo), int64(hi)).Draw(t, label))
+		}
+		// magnitude draws a non-zero value in ±[1, hi] that shrinks toward +1.
+		magnitude := func(label string, hi int64) int64 {
+			m := rapid.Int64Range(1, hi).Draw(t, label)
+			if rapid.Bool().Draw(t, label+"-negative") {
+				return -m
+			}
+			return m
+		}
+		f := Fault{Kind: rapid.SampledFrom(kinds).Draw(t, "kind"), Start: time.Duration(rapid.Int64Range(0, span-1).Draw(t, "start"))}
+		switch f.Kind {
+		case ClientPause:
+			f.Targets = []string{rapid.SampledFrom(b.Clients).Draw(t, "client")}
+			f.Duration = dur("pause", time.Millisecond, SwarmMaxPause)
+			f.At = rapid.SampledFrom(append([]string{""}, PausePoints...)).Draw(t, "at")
+		case NodePause:
+			f.Targets = []string{rapid.SampledFrom(b.Nodes).Draw(t, "node")}
+			f.Duration = dur("pause", time.Millisecond, SwarmMaxNodePause)
+		case ClockDrift:
+			f.Targets = []string{rapid.SampledFrom(all).Draw(t, "process")}
+			f.Duration = dur("drift-for", time.Millisecond, 30*time.Second)
+			f.DriftPPM = magnitude("drift-ppm", SwarmMaxDriftPPM)
+		case ClockJump:
+			f.Targets = []string{rapid.SampledFrom(all).Draw(t, "process")}
+			f.Jump = time.Duration(magnitude("jump", int64(SwarmMaxJump)))
+		case Partition, Delay, Loss:
+			side := rapid.SliceOfNDistinct(rapid.SampledFrom(all), 1, len(all)-1, rapid.ID[string]).Draw(t, "side")
+			in := map[string]bool{}
+			for _, s := range side {
+				in[s] = true
+			}
+			f.From = side
+			for _, s := range all {
+				if !in[s] {
+					f.To = append(f.To, s)
+				}
+			}
+			f.OneWay = rapid.Bool().Draw(t, "one-way")
+			switch f.Kind {
+			case Partition:
+				f.Duration = dur("partition", time.Millisecond, SwarmMaxPartition)
+			case Delay:
+				f.Duration = dur("delay-for", time.Millisecond, 10*time.Second)
+				f.Delay = dur("delay", time.Millisecond, SwarmMaxDelay)
+			case Loss:
+				f.Duration = dur("loss-for", time.Millisecond, 10*time.Second)
+				f.LossProb = rapid.Float64Range(0.01, 1).Draw(t, "loss-prob")
+			}
+		case Crash:
+			f.Targets = []string{rapid.SampledFrom(b.Nodes).Draw(t, "node")}
+			f.Duration = dur("down", time.Millisecond, SwarmMaxCrash)
+		case Failover:
+			f.Duration = dur("down", time.Millisecond, SwarmMaxFailover)
+		}
+		return f
+	})
+}
+
+// check reports why b cannot bound a schedule.
+func (b Bounds) check() error {
+	switch {
+	case b.Duration <= 0:
+		return fmt.Errorf("bounds: duration must be positive")
+	case len(b.Clients) == 0 || len(b.Nodes) == 0:
+		return fmt.Errorf("bounds: needs at least one client and one node")
+	case b.MinFaults < 0 || b.MaxFaults < b.MinFaults || b.MaxFaults > 1000:
+		return fmt.Errorf("bounds: fault count range %d..%d invalid (0 ≤ min ≤ max ≤ 1000)", b.MinFaults, b.MaxFaults)
+	case len(b.Clients)+len(b.Nodes) < 2:
+		return fmt.Errorf("bounds: needs two processes")
+	}
+	for _, k := range b.Kinds {
+		ok := false
+		for _, known := range Kinds {
+			ok = ok || k == known
+		}
+		if !ok {
+			return fmt.Errorf("bounds: unknown fault kind %q", k)
+		}
+	}
+	if b.Kinds != nil && len(b.kinds()) == 0 {
+		return fmt.Errorf("bounds: no kind applies (failover needs Replicated)")
+	}
+	return nil
+}
+
+// kinds is b.Kinds, or every kind that applies, without failover unless
+// the topology is replicated.
+func (b Bounds) kinds() []Kind {
+	src := b.Kinds
+	if src == nil {
+		src = Kinds
+	}
+	var out []Kind
+	for _, k := range src {
+		if k == Failover && !b.Replicated {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}

@@ -1,0 +1,370 @@
+package reports
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// z95 is the standard normal quantile for a two-sided 95% interval.
+const z95 = 1.959963984540054
+
+// Wilson returns the 95% Wilson score interval for k events in n trials.
+// It stays inside [0, 1] and is honest at k = 0 or k = n, where the normal
+// approximation collapses to a point. n = 0 gives [0, 1]: nothing is known.
+func Wilson(k, n int) (lo, hi float64) {
+	if n <= 0 {
+		return 0, 1
+	}
+	k = min(max(k, 0), n)
+	nf := float64(n)
+	p := float64(k) / nf
+	z2 := z95 * z95
+	denom := 1 + z2/nf
+	center := (p + z2/(2*nf)) / denom
+	half := z95 * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf)) / denom
+	lo, hi = max(0, center-half), min(1, center+half)
+	// Exact at the ends (rounding could leave 1e-17).
+	if k == 0 {
+		lo = 0
+	}
+	if k == n {
+		hi = 1
+	}
+	return lo, hi
+}
+
+// Rate is K runs with an event (a violation) out of N runs.
+type Rate struct {
+	K int `json:"k"`
+	N int `json:"n"`
+}
+
+// P is the observed rate K/N (0 when N is 0).
+func (r Rate) P() float64 {
+	if r.N == 0 {
+		return 0
+	}
+	return float64(r.K) / float64(r.N)
+}
+
+// Interval is the 95% Wilson score interval of the rate.
+func (r Rate) Interval() (lo, hi float64) { return Wilson(r.K, r.N) }
+
+func (r Rate) String() string {
+	lo, hi := r.Interval()
+	return fmt.Sprintf("%d/%d = %.1f%% [%.1f%%, %.1f%%]", r.K, r.N, 100*r.P(), 100*lo, 100*hi)
+}
+
+// RatePoint is a rate at one value of the swept parameter.
+type RatePoint struct {
+	X float64
+	Rate
+}
+
+// RateSeries is one lock's rates along the sweep.
+type RateSeries struct {
+	Name   string
+	Points []RatePoint
+}
+
+// RateChart is violation rate against a swept parameter, one line per
+// lock, each point with its 95% Wilson interval.
+type RateChart struct {
+	Title  string
+	XLabel string // the swept parameter, with its unit
+	YLabel string // default "runs with a violation"
+	Series []RateSeries
+	// Band draws each interval as a shaded band instead of error bars.
+	Band bool
+	// Width and Height default to 8 × 4.8 inches.
+	Width, Height vg.Length
+}
+
+// Figure lays the chart out.
+func (c RateChart) Figure() (Figure, error) {
+	ylabel := c.YLabel
+	if ylabel == "" {
+		ylabel = "runs with a violation"
+	}
+	p := newPlot("", c.XLabel, ylabel+" (95% Wilson interval)")
+	var legend []legendItem
+	var xs []float64
+	ymax := 0.0
+	for _, s := range c.Series {
+		for _, pt := range s.Points {
+			if math.IsNaN(pt.X) || math.IsInf(pt.X, 0) {
+				return nil, fmt.Errorf("reports: series %q: x is %v", s.Name, pt.X)
+			}
+			xs = append(xs, pt.X)
+			_, hi := pt.Interval()
+			ymax = max(ymax, hi)
+		}
+	}
+	if len(xs) == 0 {
+		return nil, fmt.Errorf("reports: rate chart %q has no points", c.Title)
+	}
+	slices.Sort(xs)
+	xs = slices.Compact(xs)
+	step := 1.0
+	if len(xs) > 1 {
+		step = math.Inf(1)
+		for i := 1; i < len(xs); i++ {
+			step = min(step, xs[i]-xs[i-1])
+		}
+	}
+	// Dodge the series sideways a little so their intervals do not hide
+	// one another.
+	n := len(c.Series)
+	dodge := func(i int) float64 {
+		if n < 2 {
+			return 0
+		}
+		return (float64(i) - float64(n-1)/2) * step * 0.25 / float64(n)
+	}
+	for i, s := range c.Series {
+		clr := paletteColor(i)
+		pts := slices.Clone(s.Points)
+		slices.SortStableFunc(pts, func(a, b RatePoint) int {
+			switch {
+			case a.X < b.X:
+				return -1
+			case a.X > b.X:
+				return 1
+			}
+			return 0
+		})
+		xys := make(plotter.XYs, len(pts))
+		errs := make(plotter.YErrors, len(pts))
+		for j, pt := range pts {
+			lo, hi := pt.Interval()
+			xys[j] = plotter.XY{X: pt.X + dodge(i), Y: pt.P()}
+			errs[j].Low, errs[j].High = pt.P()-lo, hi-pt.P()
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		if c.Band {
+			var poly plotter.XYs
+			for j, pt := range pts {
+				lo, _ := pt.Interval()
+				poly = append(poly, plotter.XY{X: xys[j].X, Y: lo})
+			}
+			for j := len(pts) - 1; j >= 0; j-- {
+				_, hi := pts[j].Interval()
+				poly = append(poly, plotter.XY{X: xys[j].X, Y: hi})
+			}
+			band, err := plotter.NewPolygon(poly)
+			if err != nil {
+				return nil, err
+			}
+			band.Color = withAlpha(clr, 48)
+			band.LineStyle.Width = 0
+			p.Add(band)
+		} else {
+			eb := &plotter.YErrorBars{XYs: xys, YErrors: errs, LineStyle: draw.LineStyle{Color: clr, Width: vg.Points(1)}, CapWidth: vg.Points(6)}
+			p.Add(eb)
+		}
+		line, points, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return nil, err
+		}
+		line.Color = clr
+		line.Width = vg.Points(1.5)
+		points.Color = clr
+		points.Shape = glyphFor(i)
+		points.Radius = vg.Points(3)
+		p.Add(line, points)
+		legend = append(legend, legendItem{s.Name, []plot.Thumbnailer{line, points}})
+	}
+	p.Y.Min = 0
+	p.Y.Max = niceCeil(max(ymax*1.08, 0.05))
+	p.Y.Tick.Marker = percentTicks{}
+	pad := step * 0.5
+	if len(xs) == 1 {
+		pad = max(math.Abs(xs[0])*0.5, 0.5)
+	}
+	p.X.Min, p.X.Max = xs[0]-pad*0.4, xs[len(xs)-1]+pad*0.4
+	p.X.Tick.Marker = valueTicks(xs)
+	p.Add(plotter.NewGrid())
+	w, h := c.Width, c.Height
+	if w == 0 {
+		w = 8 * vg.Inch
+	}
+	if h == 0 {
+		h = 4.8 * vg.Inch
+	}
+	return plotFigure{p: p, w: w, h: h, title: c.Title, legend: legend}, nil
+}
+
+// glyphFor gives series i a shape as well as a colour.
+func glyphFor(i int) draw.GlyphDrawer {
+	shapes := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.PyramidGlyph{}, draw.RingGlyph{}, draw.BoxGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}}
+	return shapes[i%len(shapes)]
+}
+
+// niceCeil rounds a rate up to a tidy axis maximum.
+func niceCeil(v float64) float64 {
+	for _, m := range []float64{0.05, 0.1, 0.2, 0.25, 0.4, 0.5, 0.6, 0.8, 1} {
+		if v <= m {
+			return m
+		}
+	}
+	return 1
+}
+
+// percentTicks labels a 0..1 axis in percent.
+type percentTicks struct{}
+
+func (percentTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = trimFloat(ticks[i].Value*100) + "%"
+		}
+	}
+	return ticks
+}
+
+// valueTicks puts a labelled tick at every swept value (at most 12; beyond
+// that the default ticks).
+func valueTicks(xs []float64) plot.Ticker {
+	if len(xs) > 12 {
+		return plot.DefaultTicks{}
+	}
+	ticks := make(plot.ConstantTicks, len(xs))
+	for i, x := range xs {
+		ticks[i] = plot.Tick{Value: x, Label: trimFloat(x)}
+	}
+	return ticks
+}
+
+// trimFloat formats v with at most 4 significant decimals, no trailing zeros.
+func trimFloat(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+// FencingGroup is one lock (or lock in one scenario): how many runs had a
+// lease overlap and how many a resource violation.
+type FencingGroup struct {
+	Name     string
+	Overlap  Rate // runs in which two clients believed they held the lock at once
+	Resource Rate // runs in which the protected resource lost an update or took a stale write
+}
+
+// FencingChart puts lease-overlap rate and resource-violation rate side by
+// side per lock: the debate's central point in one picture. A lock whose
+// resource fences stale writes shows overlaps with no resource violations;
+// a lock without fencing turns overlaps into lost updates.
+type FencingChart struct {
+	Title  string
+	Groups []FencingGroup
+	// Width and Height default to 8 × 4.8 inches (wider with many groups).
+	Width, Height vg.Length
+}
+
+// Colours of the two bars.
+var (
+	overlapColor  = color.RGBA{230, 159, 0, 255} // orange
+	resourceColor = color.RGBA{200, 30, 30, 255} // red
+)
+
+// Figure lays the chart out.
+func (c FencingChart) Figure() (Figure, error) {
+	if len(c.Groups) == 0 {
+		return nil, fmt.Errorf("reports: fencing chart %q has no groups", c.Title)
+	}
+	p := newPlot("", "", "runs (95% Wilson interval)")
+	names := make([]string, len(c.Groups))
+	bars := &groupedBars{}
+	ymax := 0.0
+	for i, g := range c.Groups {
+		names[i] = g.Name
+		for j, r := range []Rate{g.Overlap, g.Resource} {
+			lo, hi := r.Interval()
+			ymax = max(ymax, hi)
+			clr := overlapColor
+			if j == 1 {
+				clr = resourceColor
+			}
+			x := float64(i) + (float64(j)-0.5)*0.36
+			bars.bars = append(bars.bars, bar{x: x, w: 0.34, p: r.P(), lo: lo, hi: hi, label: fmt.Sprintf("%d/%d", r.K, r.N), clr: clr})
+		}
+	}
+	p.Add(plotter.NewGrid(), bars)
+	p.NominalX(names...)
+	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
+	p.Y.Min = 0
+	p.Y.Max = niceCeil(max(ymax*1.12, 0.05))
+	p.Y.Tick.Marker = percentTicks{}
+	legend := []legendItem{
+		{"lease overlap (two clients believed they held the lock)", []plot.Thumbnailer{swatch(overlapColor)}},
+		{"resource violation (lost update or stale write accepted)", []plot.Thumbnailer{swatch(resourceColor)}},
+	}
+	w, h := c.Width, c.Height
+	if w == 0 {
+		w = max(8*vg.Inch, vg.Length(len(names))*0.9*vg.Inch)
+	}
+	if h == 0 {
+		h = 4.8 * vg.Inch
+	}
+	return plotFigure{p: p, w: w, h: h, title: c.Title, legend: legend}, nil
+}
+
+type bar struct {
+	x, w, p, lo, hi float64
+	label           string
+	clr             color.Color
+}
+
+// groupedBars draws bars (in data units) with an interval whisker and a
+// k/n label on each.
+type groupedBars struct{ bars []bar }
+
+func (g *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
+	trX, trY := p.Transforms(&c)
+	ls := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
+	lab := textStyle(vg.Points(8), color.Black)
+	lab.XAlign = draw.XCenter
+	for _, b := range g.bars {
+		x0, x1 := trX(b.x-b.w/2), trX(b.x+b.w/2)
+		y0, y1 := trY(0), trY(b.p)
+		if y1-y0 < vg.Points(1) && b.p > 0 {
+			y1 = y0 + vg.Points(1)
+		}
+		c.FillPolygon(b.clr, []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}})
+		xm := trX(b.x)
+		ylo, yhi := trY(b.lo), trY(b.hi)
+		capW := vg.Points(4)
+		c.StrokeLine2(ls, xm, ylo, xm, yhi)
+		c.StrokeLine2(ls, xm-capW, ylo, xm+capW, ylo)
+		c.StrokeLine2(ls, xm-capW, yhi, xm+capW, yhi)
+		c.FillText(lab, vg.Point{X: xm, Y: yhi + vg.Points(2)}, b.label)
+	}
+}
+
+func (g *groupedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
+	xmin, xmax = math.Inf(1), math.Inf(-1)
+	for _, b := range g.bars {
+		xmin, xmax = min(xmin, b.x-b.w/2), max(xmax, b.x+b.w/2)
+		ymax = max(ymax, b.hi)
+	}
+	return xmin, xmax, 0, ymax
+}
+
+// swatch is a filled-square legend thumbnail.
+type swatch color.RGBA
+
+func (s swatch) Thumbnail(c *draw.Canvas) {
+	r := c.Rectangle
+	c.FillPolygon(color.RGBA(s), []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}})
+}

@@ -1,0 +1,91 @@
+package reports
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
+)
+
+// TestParseFault reads back what faults.Fault.String writes.
+func TestParseFault(t *testing.T) {
+	cases := []struct {
+		f    faults.Fault
+		want fault
+	}{
+		{faults.Fault{Kind: faults.ClientPause, Start: time.Second, Duration: 3500 * time.Millisecond, Targets: []string{"c0"}},
+			fault{kind: "client-pause", dur: 3500 * time.Millisecond, targets: []string{"c0"}}},
+		{faults.Fault{Kind: faults.ClientPause, Start: time.Second, Duration: 2 * time.Second, Targets: []string{"c0", "c3"}, At: "after-check"},
+			fault{kind: "client-pause", dur: 2 * time.Second, targets: []string{"c0", "c3"}, at: "after-check"}},
+		{faults.Fault{Kind: faults.ClockJump, Start: time.Minute, Targets: []string{"n2"}, Jump: -16 * time.Second},
+			fault{kind: "clock-jump", targets: []string{"n2"}, extra: "-16s"}},
+		{faults.Fault{Kind: faults.ClockJump, Start: time.Minute, Targets: []string{"n2"}, Jump: 20 * time.Second},
+			fault{kind: "clock-jump", targets: []string{"n2"}, extra: "+20s"}},
+		{faults.Fault{Kind: faults.ClockDrift, Start: time.Second, Duration: time.Second, Targets: []string{"c1"}, DriftPPM: 120000},
+			fault{kind: "clock-drift", dur: time.Second, targets: []string{"c1"}, extra: "+120000ppm"}},
+		{faults.Fault{Kind: faults.Partition, Start: time.Second, Duration: 19 * time.Second, From: []string{"c4", "store"}, To: []string{"c3"}, OneWay: true},
+			fault{kind: "partition", dur: 19 * time.Second, from: []string{"c4", "store"}, to: []string{"c3"}}},
+		{faults.Fault{Kind: faults.Loss, Start: time.Second, Duration: time.Second, From: []string{"n0"}, To: []string{"c0", "store"}, LossProb: 0.34},
+			fault{kind: "loss", dur: time.Second, from: []string{"n0"}, to: []string{"c0", "store"}, extra: "p=0.34"}},
+		{faults.Fault{Kind: faults.Crash, Start: time.Second, Duration: 5 * time.Second, Targets: []string{"n1"}},
+			fault{kind: "crash", dur: 5 * time.Second, targets: []string{"n1"}}},
+	}
+	for _, c := range cases {
+		s := c.f.String()
+		got := parseFault(s)
+		if got.kind != c.want.kind || got.dur != c.want.dur || got.at != c.want.at || got.extra != c.want.extra ||
+			!slices.Equal(got.targets, c.want.targets) || !slices.Equal(got.from, c.want.from) || !slices.Equal(got.to, c.want.to) {
+			t.Errorf("parseFault(%q) = %+v, want %+v", s, got, c.want)
+		}
+	}
+}
+
+// TestTimelineLanes: the violation's clients come first, then the
+// storage, then other clients in natural order (c2 before c10), nodes and
+// Sentinel; beyond MaxLanes the rest are counted in the caption.
+func TestTimelineLanes(t *testing.T) {
+	ms := int64(1e6)
+	h := checker.History{End: 10_000 * ms, Heal: 9_000 * ms}
+	for i := 0; i < 12; i++ {
+		c := fmt.Sprintf("c%d", i)
+		h.Clients = append(h.Clients, c)
+		h.Events = append(h.Events,
+			checker.Event{T: int64(100+i) * ms, Proc: c, Kind: "call", Op: "acquire", OpID: 1},
+			checker.Event{T: int64(200+i) * ms, Proc: c, Kind: "ok", Op: "acquire", OpID: 1, Until: 2000 * ms})
+	}
+	h.Events = append(h.Events,
+		checker.Event{T: 300 * ms, Proc: "store", Kind: "store-write", Peer: "c7", Value: 1, Result: "ok"},
+		checker.Event{T: 400 * ms, Proc: "n0", Kind: "crash"},
+		checker.Event{T: 500 * ms, Proc: "sentinel", Kind: "failover", Detail: "n0 -> n1"})
+	slices.SortStableFunc(h.Events, func(a, b checker.Event) int { return int(a.T - b.T) })
+	r := checker.Result{First: &checker.Violation{Kind: "lease-overlap", T: 300 * ms, Since: 100 * ms, Clients: []string{"c7", "c3"}, Detail: "x"}}
+
+	fig, err := Timeline(h, r, TimelineOptions{MaxLanes: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf := fig.(*timelineFigure)
+	if want := []string{"c7", "c3", "store", "c0", "c1", "c2"}; !slices.Equal(tf.lanes, want) {
+		t.Errorf("lanes %v, want %v", tf.lanes, want)
+	}
+	if !strings.Contains(strings.Join(tf.caption, "\n"), "9 more processes") {
+		t.Errorf("caption does not count the 9 processes left out: %q", tf.caption)
+	}
+	fig, err = Timeline(h, r, TimelineOptions{MaxLanes: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf = fig.(*timelineFigure)
+	want := []string{"c7", "c3", "store", "c0", "c1", "c2", "c4", "c5", "c6", "c8", "c9", "c10", "c11", "n0", "sentinel"}
+	if !slices.Equal(tf.lanes, want) {
+		t.Errorf("lanes %v, want %v", tf.lanes, want)
+	}
+	// The window is the violation's span plus margins.
+	if tf.tl.from > 100*ms || tf.tl.to < 300*ms || tf.tl.to > 1000*ms {
+		t.Errorf("window [%d, %d] does not fit [100ms, 300ms] with margins", tf.tl.from, tf.tl.to)
+	}
+}

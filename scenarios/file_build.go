@@ -1,0 +1,802 @@
+package scenarios
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml/ast"
+
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/resource"
+	"github.com/locksim/locksim/sim"
+)
+
+// Defaults of a scenario file's optional fields.
+const (
+	FileDefaultClients  = 5
+	FileDefaultDuration = 30 * time.Second
+	FileDefaultLiveness = 10 * time.Second
+)
+
+// Process groups a fault's targets, from and to may name; they expand to
+// the world's clients or Redis nodes once the world's size is known.
+const (
+	GroupClients = "all-clients"
+	GroupNodes   = "all-nodes"
+)
+
+// build makes the world config of the file for a lock and seed. p's
+// non-zero fields override the file (the CLI's --clients, --nodes,
+// --duration, ...; a sweep's replication lag, down-after, hold time).
+func (f *File) build(base locks.Info, seed uint64, p Params) (sim.Config, error) {
+	info, err := f.lockInfo(base, f.Params[base.ID])
+	if err != nil {
+		return sim.Config{}, err
+	}
+	ttl := info.TTL
+	resolve := func(path string, s Span, def time.Duration) (time.Duration, error) {
+		if !s.Set {
+			return def, nil
+		}
+		d, err := s.Resolve(ttl)
+		if err != nil {
+			return 0, f.errAt(path, "%v (lock %s)", err, info.ID)
+		}
+		return d, nil
+	}
+	cfg := sim.Config{Seed: seed}
+
+	// Topology.
+	nodes := p.Nodes
+	if nodes == 0 {
+		nodes = f.Topology.Nodes
+	}
+	replicated := info.Topology == locks.Replicated
+	if f.Topology.Replicated != nil {
+		replicated = *f.Topology.Replicated
+	}
+	if nodes == 0 {
+		switch {
+		case info.Topology == locks.Independent && !replicated:
+			nodes = 5
+		case replicated:
+			nodes = 3
+		default:
+			nodes = 1
+		}
+	}
+	if nodes < 1 || nodes > sim.MaxNodes {
+		return sim.Config{}, f.errAt("topology.nodes", "%d out of range 1..%d", nodes, sim.MaxNodes)
+	}
+	if replicated && nodes < 2 {
+		if f.Topology.Replicated != nil {
+			return sim.Config{}, f.errAt("topology.replicated", "a replicated topology needs at least 2 nodes, the world has %d", nodes)
+		}
+		replicated = false // one node of a replicated design: no replicas (as the default scenario does)
+	}
+	if replicated {
+		lag, err := resolve("topology.repl_lag", f.Topology.ReplLag, 0)
+		if err != nil {
+			return sim.Config{}, err
+		}
+		if p.ReplLag > 0 {
+			lag = p.ReplLag
+		}
+		down, err := resolve("topology.down_after", f.Topology.DownAfter, 0)
+		if err != nil {
+			return sim.Config{}, err
+		}
+		if p.DownAfter > 0 {
+			down = p.DownAfter
+		}
+		cfg.Topology = sim.Topology{Replicated: true, ReplLag: lag, DownAfter: down}
+	}
+	var nodeNames []string
+	for i := 0; i < nodes; i++ {
+		nc := sim.NodeConfig{Name: fmt.Sprintf("n%d", i), Persistence: sim.Persistence(f.Topology.Persistence)}
+		if nc.Persistence == "" {
+			nc.Persistence = sim.PersistNone
+		}
+		cfg.Nodes = append(cfg.Nodes, nc)
+		nodeNames = append(nodeNames, nc.Name)
+	}
+	for _, name := range sortedKeys(f.Topology.PerNode) {
+		ns := f.Topology.PerNode[name]
+		path := "topology.per_node." + name
+		i, _ := strconv.Atoi(name[1:])
+		if i >= nodes {
+			return sim.Config{}, f.errAt(path, "no node %s for lock %s: its world has %d nodes (n0..n%d)", name, info.ID, nodes, nodes-1)
+		}
+		if ns.Persistence != "" {
+			cfg.Nodes[i].Persistence = sim.Persistence(ns.Persistence)
+		}
+		off, err := resolve(path+".clock_offset", ns.ClockOffset, 0)
+		if err != nil {
+			return sim.Config{}, err
+		}
+		cfg.Nodes[i].ClockOffset, cfg.Nodes[i].DriftPPM = off, ns.DriftPPM
+	}
+
+	// Clients.
+	cfg.Clients = p.Clients
+	if cfg.Clients == 0 {
+		cfg.Clients = f.Clients.Count
+	}
+	if cfg.Clients == 0 {
+		cfg.Clients = FileDefaultClients
+	}
+	if cfg.Clients < 1 || cfg.Clients > sim.MaxClients {
+		return sim.Config{}, f.errAt("clients.count", "%d out of range 1..%d", cfg.Clients, sim.MaxClients)
+	}
+	var clientNames []string
+	for i := 0; i < cfg.Clients; i++ {
+		clientNames = append(clientNames, fmt.Sprintf("c%d", i))
+	}
+	for _, name := range sortedKeys(f.Clients.PerClient) {
+		cs := f.Clients.PerClient[name]
+		path := "clients.per_client." + name
+		i, _ := strconv.Atoi(name[1:])
+		if i >= cfg.Clients {
+			return sim.Config{}, f.errAt(path, "no client %s: the world has %d clients (c0..c%d)", name, cfg.Clients, cfg.Clients-1)
+		}
+		off, err := resolve(path+".clock_offset", cs.ClockOffset, 0)
+		if err != nil {
+			return sim.Config{}, err
+		}
+		for len(cfg.ClientOffsets) <= i {
+			cfg.ClientOffsets = append(cfg.ClientOffsets, 0)
+			cfg.ClientDriftPPMs = append(cfg.ClientDriftPPMs, 0)
+		}
+		cfg.ClientOffsets[i], cfg.ClientDriftPPMs[i] = off, cs.DriftPPM
+	}
+
+	// Phases, network.
+	if cfg.Duration, err = resolve("duration", f.Duration, FileDefaultDuration); err != nil {
+		return sim.Config{}, err
+	}
+	if p.Duration > 0 {
+		cfg.Duration = p.Duration
+	}
+	if cfg.Liveness, err = resolve("liveness", f.Liveness, FileDefaultLiveness); err != nil {
+		return sim.Config{}, err
+	}
+	if p.Liveness > 0 {
+		cfg.Liveness = p.Liveness
+	}
+	if cfg.Duration <= 0 || cfg.Duration > sim.MaxDuration {
+		return sim.Config{}, f.errAt("duration", "%v out of range (0, %v] for lock %s", cfg.Duration, sim.MaxDuration, info.ID)
+	}
+	if cfg.Liveness > sim.MaxDuration {
+		return sim.Config{}, f.errAt("liveness", "%v out of range [0, %v] for lock %s", cfg.Liveness, sim.MaxDuration, info.ID)
+	}
+	if cfg.Net.LatencyMin, err = resolve("net.latency_min", f.Net.LatencyMin, 0); err != nil {
+		return sim.Config{}, err
+	}
+	if cfg.Net.LatencyJitter, err = resolve("net.latency_jitter", f.Net.LatencyJitter, 0); err != nil {
+		return sim.Config{}, err
+	}
+	if cfg.Net.LatencyMin > maxLatency || cfg.Net.LatencyJitter > maxLatency {
+		return sim.Config{}, f.errAt("net", "latency above %v for lock %s", maxLatency, info.ID)
+	}
+
+	// Faults.
+	known := map[string]bool{sim.SentinelName: replicated, resource.Name: true}
+	for _, n := range append(append([]string(nil), nodeNames...), clientNames...) {
+		known[n] = true
+	}
+	if f.Swarm != nil {
+		kinds := []faults.Kind(nil)
+		for _, k := range f.Swarm.Kinds {
+			if faults.Kind(k) == faults.Failover && !replicated {
+				continue // no failover without replicas
+			}
+			kinds = append(kinds, faults.Kind(k))
+		}
+		if f.Swarm.Kinds != nil && len(kinds) == 0 {
+			return sim.Config{}, f.errAt("swarm.kinds", "no kind applies to lock %s (failover needs a replicated topology)", info.ID)
+		}
+		fs, err := faults.Swarm(sim.NewStreams(seed).Get("faults"), faults.Bounds{
+			Duration: cfg.Duration, Clients: clientNames, Nodes: append(append([]string(nil), nodeNames...), resource.Name),
+			Replicated: replicated, MinFaults: f.Swarm.MinFaults, MaxFaults: f.Swarm.MaxFaults, Kinds: kinds,
+		})
+		if err != nil {
+			return sim.Config{}, f.errAt("swarm", "%v", err)
+		}
+		cfg.Faults = fs
+	}
+	groups := map[string][]string{GroupClients: clientNames, GroupNodes: nodeNames}
+	for i, fs := range f.Faults {
+		path := fmt.Sprintf("faults[%d]", i)
+		if len(fs.Locks) > 0 && !slices.Contains(fs.Locks, info.ID) {
+			continue
+		}
+		one, err := fs.fault(ttl)
+		if err != nil {
+			return sim.Config{}, f.errAt(path, "%v (lock %s)", err, info.ID)
+		}
+		one.Targets, one.From, one.To = expand(one.Targets, groups), expand(one.From, groups), expand(one.To, groups)
+		if err := one.Validate(func(n string) bool { return known[n] }); err != nil {
+			return sim.Config{}, f.errAt(faultField(path, err), "%v in the world of lock %s (%s)", err, info.ID, worldNames(nodeNames, clientNames, replicated))
+		}
+		if one.Kind == faults.Failover && !replicated {
+			return sim.Config{}, f.errAt(path+".kind", "failover needs a replicated topology, and lock %s's world is not (set topology.replicated, or restrict the fault with locks:)", info.ID)
+		}
+		n, every := 1, time.Duration(0)
+		if fs.Repeat != nil && fs.Repeat.Count > 1 {
+			n = fs.Repeat.Count
+			if every, err = resolve(path+".repeat.every", fs.Repeat.Every, 0); err != nil {
+				return sim.Config{}, err
+			}
+		}
+		for r := 0; r < n; r++ {
+			g := one
+			g.Start += time.Duration(r) * every
+			if g.Start >= cfg.Duration {
+				what := path + ".start"
+				if r > 0 {
+					what = path + ".repeat"
+				}
+				return sim.Config{}, f.errAt(what, "occurrence %d starts at %v, not before the end of the %v safety phase (lock %s): it would never happen", r+1, g.Start, cfg.Duration, info.ID)
+			}
+			cfg.Faults = append(cfg.Faults, g)
+		}
+	}
+	if len(cfg.Faults) > MaxFileFaults {
+		return sim.Config{}, f.errAt("faults", "%d faults for lock %s: more than %d", len(cfg.Faults), info.ID, MaxFileFaults)
+	}
+	faults.Sort(cfg.Faults)
+
+	// Workload and the protected resource.
+	wl, err := f.workload(info, resolve)
+	if err != nil {
+		return sim.Config{}, err
+	}
+	if p.HoldMax > 0 {
+		wl.HoldMin, wl.HoldMax = p.HoldMin, p.HoldMax
+	}
+	j := f.judging(info)
+	mode := resource.ModeNone
+	if info.Fencing != "" {
+		mode = resource.Mode(info.Fencing)
+	}
+	var initial map[string]int64
+	if wl.Resource != ResourceNone {
+		initial = map[string]int64{PoolKey: j.Initial}
+	}
+	cfg.Services = []sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: initial, AcceptEqualTokens: info.AcceptEqualTokens})}
+	cfg.Program = Program(info, wl)
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return sim.Config{}, &FileError{File: f.name, Msg: fmt.Sprintf("lock %s: %v", info.ID, err)}
+	}
+	return cfg, nil
+}
+
+func expand(names []string, groups map[string][]string) []string {
+	if names == nil {
+		return nil
+	}
+	var out []string
+	for _, n := range names {
+		if g, ok := groups[n]; ok {
+			out = append(out, g...)
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func worldNames(nodes, clients []string, replicated bool) string {
+	s := fmt.Sprintf("nodes %s, clients %s, %s", span(nodes), span(clients), resource.Name)
+	if replicated {
+		s += ", " + sim.SentinelName
+	}
+	return s
+}
+
+func span(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	return names[0] + ".." + names[len(names)-1]
+}
+
+// fault resolves a scripted fault for a lock's TTL (its first occurrence).
+func (fs FaultSpec) fault(ttl time.Duration) (faults.Fault, error) {
+	out := faults.Fault{Kind: faults.Kind(fs.Kind), Targets: fs.Targets, From: fs.From, To: fs.To, OneWay: fs.OneWay,
+		DriftPPM: fs.DriftPPM, LossProb: fs.LossProb, At: fs.At}
+	for _, s := range []struct {
+		name string
+		v    Span
+		dst  *time.Duration
+	}{{"start", fs.Start, &out.Start}, {"duration", fs.Duration, &out.Duration}, {"jump", fs.Jump, &out.Jump}, {"delay", fs.Delay, &out.Delay}} {
+		d, err := s.v.Resolve(ttl)
+		if err != nil {
+			return faults.Fault{}, fmt.Errorf("%s: %v", s.name, err)
+		}
+		*s.dst = d
+	}
+	return out, nil
+}
+
+// workload is the file's workload for a lock.
+func (f *File) workload(info locks.Info, resolve func(string, Span, time.Duration) (time.Duration, error)) (Workload, error) {
+	wl := Workload{Key: "lock:resource", HoldMin: 50 * time.Millisecond, HoldMax: time.Second,
+		ThinkMin: 10 * time.Millisecond, ThinkMax: 500 * time.Millisecond, Resource: ResourcePool}
+	switch f.Workload.Resource {
+	case ResourceCounter:
+		wl.Resource = ResourceCounter
+	case "none":
+		wl.Resource = ResourceNone
+	}
+	for _, r := range []struct {
+		path     string
+		v        []Span
+		min, max *time.Duration
+	}{{"workload.hold", f.Workload.Hold, &wl.HoldMin, &wl.HoldMax}, {"workload.think", f.Workload.Think, &wl.ThinkMin, &wl.ThinkMax}} {
+		if len(r.v) != 2 {
+			continue
+		}
+		lo, err := resolve(r.path+"[0]", r.v[0], *r.min)
+		if err != nil {
+			return Workload{}, err
+		}
+		hi, err := resolve(r.path+"[1]", r.v[1], *r.max)
+		if err != nil {
+			return Workload{}, err
+		}
+		if lo > hi {
+			return Workload{}, f.errAt(r.path, "min %v is above max %v for lock %s", lo, hi, info.ID)
+		}
+		*r.min, *r.max = lo, hi
+	}
+	return wl, nil
+}
+
+// judging is how runs of the file are checked for a lock.
+func (f *File) judging(base locks.Info) Judging {
+	j := Judging{Resource: ResourcePool, Initial: PoolSize}
+	switch f.Workload.Resource {
+	case ResourceCounter:
+		j.Resource, j.Initial = ResourceCounter, 0
+	case "none":
+		j.Resource, j.Initial = "", 0
+	}
+	if f.Workload.PoolSize != nil {
+		j.Initial = *f.Workload.PoolSize
+	}
+	if f.MaxUnavailable.Set {
+		ttl := base.TTL
+		if info, err := f.lockInfo(base, f.Params[base.ID]); err == nil {
+			ttl = info.TTL
+		}
+		if d, err := f.MaxUnavailable.Resolve(ttl); err == nil {
+			j.MaxUnavailable = d
+		}
+	}
+	return j
+}
+
+// Lock parameters a scenario file may override, by the lock's type.
+var (
+	setNXCADFields = []string{"ttl", "tries", "retry_delay", "wait_replicas", "wait_timeout"}
+	fencedFields   = []string{"ttl", "tries", "retry_delay"}
+	watchdogFields = []string{"ttl", "tries", "retry_delay", "renew_interval"}
+	redlockFields  = []string{"preset", "ttl", "tries", "retry_delay", "retry_jitter", "drift_factor", "drift_fixed", "node_timeout"}
+	// RedlockPresets are the parameter sets a file's preset may name.
+	RedlockPresets = map[string]locks.RedlockParams{"redis-io": locks.RedlockRedisIO, "seed-001": locks.RedlockSeed001}
+)
+
+// setFields lists the fields of lp given in the file.
+func (lp LockParams) setFields() []string {
+	var out []string
+	add := func(name string, set bool) {
+		if set {
+			out = append(out, name)
+		}
+	}
+	add("preset", lp.Preset != "")
+	add("ttl", lp.TTL.Set)
+	add("tries", lp.Tries != nil)
+	add("retry_delay", lp.RetryDelay.Set)
+	add("retry_jitter", lp.RetryJitter.Set)
+	add("drift_factor", lp.DriftFactor != nil)
+	add("drift_fixed", lp.DriftFixed.Set)
+	add("node_timeout", lp.NodeTimeout.Set)
+	add("wait_replicas", lp.WaitReplicas != nil)
+	add("wait_timeout", lp.WaitTimeout.Set)
+	add("renew_interval", lp.RenewInterval.Set)
+	return out
+}
+
+// lockInfo applies a file's parameter overrides to a lock: a copy of its
+// Info whose New builds the lock with them and whose TTL is the new lease.
+// Only the catalogue's own designs take parameters (set-nx-cad and its
+// relatives, fencing, watchdog, redlock).
+func (f *File) lockInfo(base locks.Info, lp LockParams) (locks.Info, error) {
+	set := lp.setFields()
+	if len(set) == 0 {
+		return base, nil
+	}
+	path := "params." + base.ID
+	var tmpl locks.Lock
+	if base.New != nil {
+		tmpl, _ = base.New(locks.Env{})
+	}
+	var allowed []string
+	switch tmpl.(type) {
+	case *locks.SetNXCAD:
+		allowed = setNXCADFields
+	case *locks.Fenced:
+		allowed = fencedFields
+	case *locks.Watchdog:
+		allowed = watchdogFields
+	case *locks.Redlock:
+		allowed = redlockFields
+	}
+	for _, field := range set {
+		if !slices.Contains(allowed, field) {
+			if allowed == nil {
+				return locks.Info{}, f.errAt(path+"."+field, "lock %s takes no parameters", base.ID)
+			}
+			return locks.Info{}, f.errAt(path+"."+field, "lock %s does not take %s (it takes: %s)", base.ID, field, strings.Join(allowed, ", "))
+		}
+	}
+	abs := func(field string, s Span, dst *time.Duration, positive bool) error {
+		if !s.Set {
+			return nil
+		}
+		if s.IsTTL() {
+			return f.errAt(path+"."+field, "%s: a lock parameter must be absolute (e.g. 3s), not a multiple of the TTL", s)
+		}
+		if s.NS < 0 || (positive && s.NS == 0) || s.NS > sim.MaxDuration {
+			what := "non-negative"
+			if positive {
+				what = "positive"
+			}
+			return f.errAt(path+"."+field, "%v: must be %s and at most %v", s.NS, what, sim.MaxDuration)
+		}
+		*dst = s.NS
+		return nil
+	}
+	tries := func(dst *int) error {
+		if lp.Tries == nil {
+			return nil
+		}
+		if *lp.Tries < 1 || *lp.Tries > maxTries {
+			return f.errAt(path+".tries", "%d out of range 1..%d", *lp.Tries, maxTries)
+		}
+		*dst = *lp.Tries
+		return nil
+	}
+	setCAD := func(c *locks.SetNXCAD) error {
+		if err := abs("ttl", lp.TTL, &c.TTL, true); err != nil {
+			return err
+		}
+		if err := tries(&c.Tries); err != nil {
+			return err
+		}
+		if err := abs("retry_delay", lp.RetryDelay, &c.RetryDelay, false); err != nil {
+			return err
+		}
+		if lp.WaitReplicas != nil {
+			if *lp.WaitReplicas < 0 || *lp.WaitReplicas >= sim.MaxNodes {
+				return f.errAt(path+".wait_replicas", "%d out of range 0..%d", *lp.WaitReplicas, sim.MaxNodes-1)
+			}
+			c.WaitReplicas = *lp.WaitReplicas
+			c.WaitTimeout = time.Second // Redisson's checkLockSyncedSlaves timeout
+		}
+		if err := abs("wait_timeout", lp.WaitTimeout, &c.WaitTimeout, true); err != nil {
+			return err
+		}
+		if c.WaitTimeout > 0 && c.WaitReplicas == 0 {
+			return f.errAt(path+".wait_timeout", "set wait_replicas too (how many replicas must acknowledge)")
+		}
+		return nil
+	}
+	info := base
+	switch l := tmpl.(type) {
+	case *locks.SetNXCAD:
+		c := *l
+		if err := setCAD(&c); err != nil {
+			return locks.Info{}, err
+		}
+		info.TTL = c.TTL
+		info.New = func(env locks.Env) (locks.Lock, error) { x := c; x.Env = env; return &x, nil }
+	case *locks.Fenced:
+		c := *l
+		if err := setCAD(&c.SetNXCAD); err != nil {
+			return locks.Info{}, err
+		}
+		info.TTL = c.TTL
+		info.New = func(env locks.Env) (locks.Lock, error) { x := c; x.Env = env; return &x, nil }
+	case *locks.Watchdog:
+		c := *l
+		if err := setCAD(&c.SetNXCAD); err != nil {
+			return locks.Info{}, err
+		}
+		if err := abs("renew_interval", lp.RenewInterval, &c.Interval, true); err != nil {
+			return locks.Info{}, err
+		}
+		info.TTL = c.TTL
+		info.New = func(env locks.Env) (locks.Lock, error) { x := c; x.Env = env; return &x, nil }
+	case *locks.Redlock:
+		pr := l.P
+		if lp.Preset != "" {
+			var ok bool
+			if pr, ok = RedlockPresets[lp.Preset]; !ok {
+				return locks.Info{}, f.errAt(path+".preset", "%q is not a Redlock preset (one of %s)", lp.Preset, strings.Join(sortedKeys(RedlockPresets), ", "))
+			}
+		}
+		if err := abs("ttl", lp.TTL, &pr.TTL, true); err != nil {
+			return locks.Info{}, err
+		}
+		if err := tries(&pr.Tries); err != nil {
+			return locks.Info{}, err
+		}
+		for _, d := range []struct {
+			field    string
+			v        Span
+			dst      *time.Duration
+			positive bool
+		}{{"retry_delay", lp.RetryDelay, &pr.RetryDelay, false}, {"retry_jitter", lp.RetryJitter, &pr.RetryJitter, false},
+			{"drift_fixed", lp.DriftFixed, &pr.DriftFixed, false}, {"node_timeout", lp.NodeTimeout, &pr.NodeTimeout, true}} {
+			if err := abs(d.field, d.v, d.dst, d.positive); err != nil {
+				return locks.Info{}, err
+			}
+		}
+		if lp.DriftFactor != nil {
+			if math.IsNaN(*lp.DriftFactor) || *lp.DriftFactor < 0 || *lp.DriftFactor > 0.5 {
+				return locks.Info{}, f.errAt(path+".drift_factor", "%v out of range 0..0.5 (a fraction of the TTL)", *lp.DriftFactor)
+			}
+			pr.DriftFactor = *lp.DriftFactor
+		}
+		info.TTL = pr.TTL
+		info.New = func(env locks.Env) (locks.Lock, error) { return &locks.Redlock{Env: env, P: pr}, nil }
+	}
+	return info, nil
+}
+
+// Sweepable parameters and their kind: "span", "int" or "float".
+var sweepFixed = map[string]string{
+	"duration": "span", "liveness": "span", "max_unavailable": "span",
+	"clients.count": "int", "topology.nodes": "int", "workload.pool_size": "int",
+	"topology.repl_lag": "span", "topology.down_after": "span",
+	"net.latency_min": "span", "net.latency_jitter": "span",
+}
+
+var sweepFault = map[string]string{"start": "span", "duration": "span", "jump": "span", "delay": "span", "drift_ppm": "int", "loss_prob": "float"}
+
+var sweepParam = map[string]string{"ttl": "span", "retry_delay": "span", "retry_jitter": "span", "drift_fixed": "span",
+	"node_timeout": "span", "wait_timeout": "span", "renew_interval": "span", "tries": "int", "wait_replicas": "int", "drift_factor": "float"}
+
+// sweepKind returns the kind of a sweepable parameter name, and for
+// faults[i].x and params.lock.x the index or lock and the field.
+func (f *File) sweepKind(name string) (kind string, idx int, lock, field string, err error) {
+	if k, ok := sweepFixed[name]; ok {
+		return k, 0, "", name, nil
+	}
+	if rest, ok := strings.CutPrefix(name, "faults["); ok {
+		n, fld, ok := strings.Cut(rest, "].")
+		i, err := strconv.Atoi(n)
+		if !ok || err != nil || i < 0 || i >= len(f.Faults) {
+			return "", 0, "", "", fmt.Errorf("%q: no such fault (the file has %d)", name, len(f.Faults))
+		}
+		k, ok := sweepFault[fld]
+		if !ok {
+			return "", 0, "", "", fmt.Errorf("%q: a fault's sweepable fields are %s", name, strings.Join(sortedKeys(sweepFault), ", "))
+		}
+		return k, i, "", fld, nil
+	}
+	if rest, ok := strings.CutPrefix(name, "params."); ok {
+		id, fld, ok := strings.Cut(rest, ".")
+		if _, err := locks.Get(id); !ok || err != nil {
+			return "", 0, "", "", fmt.Errorf("%q: want params.<lock id>.<parameter>", name)
+		}
+		k, ok := sweepParam[fld]
+		if !ok {
+			return "", 0, "", "", fmt.Errorf("%q: sweepable lock parameters are %s", name, strings.Join(sortedKeys(sweepParam), ", "))
+		}
+		return k, 0, id, fld, nil
+	}
+	return "", 0, "", "", fmt.Errorf("%q is not a sweepable parameter (one of %s, faults[i].<field>, params.<lock>.<parameter>)", name, strings.Join(sortedKeys(sweepFixed), ", "))
+}
+
+func (f *File) validateSweep() error {
+	s := f.Sweep
+	if s == nil {
+		return nil
+	}
+	if s.Name == "" {
+		return f.errAt("sweep.name", "required (the parameter to sweep, e.g. faults[0].duration)")
+	}
+	kind, _, _, _, err := f.sweepKind(s.Name)
+	if err != nil {
+		return f.errAt("sweep.name", "%v", err)
+	}
+	if s.Steps < 1 || s.Steps > maxSweepSteps {
+		return f.errAt("sweep.steps", "%d out of range 1..%d", s.Steps, maxSweepSteps)
+	}
+	for _, b := range []struct {
+		field string
+		v     SweepBound
+	}{{"from", s.From}, {"to", s.To}} {
+		switch {
+		case !b.v.Set():
+			return f.errAt("sweep."+b.field, "required")
+		case kind == "span" && b.v.IsNum && b.v.Num != 0:
+			return f.errAt("sweep."+b.field, "%s has no unit: %s is a duration (e.g. 1s, 0.5ttl)", b.v, s.Name)
+		case kind != "span" && !b.v.IsNum:
+			return f.errAt("sweep."+b.field, "%s: %s is a number, not a duration", b.v, s.Name)
+		}
+	}
+	if kind == "span" && s.From.Span.IsTTL() != s.To.Span.IsTTL() && !s.From.zero() && !s.To.zero() {
+		return f.errAt("sweep.to", "from %s and to %s: both absolute or both multiples of the TTL", s.From, s.To)
+	}
+	return nil
+}
+
+func (b SweepBound) zero() bool {
+	return (b.IsNum && b.Num == 0) || (!b.IsNum && !b.Span.IsTTL() && b.Span.NS == 0)
+}
+
+// SweepValues lists the sweep's values as they would be written in the
+// file (nil without a sweep).
+func (f *File) SweepValues() []string {
+	if f.Sweep == nil {
+		return nil
+	}
+	var out []string
+	for i := 0; i < f.Sweep.Steps; i++ {
+		out = append(out, f.sweepValue(i).text)
+	}
+	return out
+}
+
+type sweepVal struct {
+	span Span
+	num  float64
+	text string
+}
+
+func (f *File) sweepValue(i int) sweepVal {
+	s := f.Sweep
+	frac := 0.0
+	if s.Steps > 1 {
+		frac = float64(i) / float64(s.Steps-1)
+	}
+	kind, _, _, _, _ := f.sweepKind(s.Name)
+	if kind == "span" {
+		from, to := s.From.Span, s.To.Span
+		if from.IsTTL() || to.IsTTL() {
+			k := from.TTLs + (to.TTLs-from.TTLs)*frac
+			v := Span{TTLs: k, Set: true}
+			if k == 0 {
+				v = Span{Set: true}
+			}
+			return sweepVal{span: v, text: v.String()}
+		}
+		v := Span{NS: from.NS + time.Duration(math.Round(float64(to.NS-from.NS)*frac)), Set: true}
+		return sweepVal{span: v, text: v.String()}
+	}
+	lo, hi := s.From.Num, s.To.Num
+	v := lo + (hi-lo)*frac
+	if kind == "int" {
+		v = math.Round(v)
+	}
+	return sweepVal{num: v, text: strconv.FormatFloat(v, 'g', -1, 64)}
+}
+
+// AtSweep returns a copy of the file with the swept parameter set to its
+// i-th value (0 ≤ i < Steps), validated again, and the value as text.
+func (f *File) AtSweep(i int) (*File, string, error) {
+	if f.Sweep == nil {
+		return nil, "", f.errAt("sweep", "the scenario has no sweep")
+	}
+	if i < 0 || i >= f.Sweep.Steps {
+		return nil, "", f.errAt("sweep.steps", "step %d out of range 0..%d", i, f.Sweep.Steps-1)
+	}
+	_, idx, lock, field, err := f.sweepKind(f.Sweep.Name)
+	if err != nil {
+		return nil, "", f.errAt("sweep.name", "%v", err)
+	}
+	v := f.sweepValue(i)
+	c := *f
+	c.Faults = slices.Clone(f.Faults)
+	c.Params = map[string]LockParams{}
+	for k, p := range f.Params {
+		c.Params[k] = p
+	}
+	n := int64(v.num)
+	switch {
+	case lock != "":
+		lp := c.Params[lock]
+		switch field {
+		case "ttl":
+			lp.TTL = v.span
+		case "retry_delay":
+			lp.RetryDelay = v.span
+		case "retry_jitter":
+			lp.RetryJitter = v.span
+		case "drift_fixed":
+			lp.DriftFixed = v.span
+		case "node_timeout":
+			lp.NodeTimeout = v.span
+		case "wait_timeout":
+			lp.WaitTimeout = v.span
+		case "renew_interval":
+			lp.RenewInterval = v.span
+		case "tries":
+			t := int(n)
+			lp.Tries = &t
+		case "wait_replicas":
+			w := int(n)
+			lp.WaitReplicas = &w
+		case "drift_factor":
+			d := v.num
+			lp.DriftFactor = &d
+		}
+		c.Params[lock] = lp
+	case strings.HasPrefix(f.Sweep.Name, "faults["):
+		fs := c.Faults[idx]
+		switch field {
+		case "start":
+			fs.Start = v.span
+		case "duration":
+			fs.Duration = v.span
+		case "jump":
+			fs.Jump = v.span
+		case "delay":
+			fs.Delay = v.span
+		case "drift_ppm":
+			fs.DriftPPM = n
+		case "loss_prob":
+			fs.LossProb = v.num
+		}
+		c.Faults[idx] = fs
+	default:
+		switch field {
+		case "duration":
+			c.Duration = v.span
+		case "liveness":
+			c.Liveness = v.span
+		case "max_unavailable":
+			c.MaxUnavailable = v.span
+		case "clients.count":
+			c.Clients.Count = int(n)
+		case "topology.nodes":
+			c.Topology.Nodes = int(n)
+		case "workload.pool_size":
+			c.Workload.PoolSize = &n
+		case "topology.repl_lag":
+			c.Topology.ReplLag = v.span
+		case "topology.down_after":
+			c.Topology.DownAfter = v.span
+		case "net.latency_min":
+			c.Net.LatencyMin = v.span
+		case "net.latency_jitter":
+			c.Net.LatencyJitter = v.span
+		}
+	}
+	if err := c.validate(); err != nil {
+		return nil, "", err
+	}
+	return &c, v.text, nil
+}
+
+// sweepNumber reads a plain number node (a sweep bound of an integer or
+// fractional parameter).
+func sweepNumber(node ast.Node) (float64, bool) {
+	switch n := node.(type) {
+	case *ast.IntegerNode, *ast.FloatNode:
+		v, err := strconv.ParseFloat(strings.ReplaceAll(n.GetToken().Value, "_", ""), 64)
+		return v, err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)
+	}
+	return 0, false
+}

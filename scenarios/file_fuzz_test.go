@@ -1,0 +1,57 @@
+package scenarios
+
+import (
+	"errors"
+	"io/fs"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// FuzzParse: whatever the bytes, Parse returns a scenario or an error
+// that starts with the file name (and, where the problem has a place, its
+// line and column), fits on one line, and never comes from a panic.
+//
+//	go test -fuzz FuzzParse ./scenarios/
+//
+// The seed corpus is every built-in file, the malformed files of
+// TestParseErrors, and testdata/fuzz/FuzzParse.
+func FuzzParse(f *testing.F) {
+	entries, _ := fs.ReadDir(builtinFS, "builtin")
+	for _, e := range entries {
+		data, _ := builtinFS.ReadFile("builtin/" + e.Name())
+		f.Add(data)
+	}
+	f.Add([]byte(exampleFile))
+	for _, s := range []string{"", minimal, minimal + "faults:\n  - {kind: crash}\n", "id: [a\n", minimal + "x: &a 1\ny: *a\n",
+		minimal + "topology: {per_node: {n0: {drift_ppm: 9999999}}}\n", minimal + "sweep: {name: duration, from: 1s, to: 2ttl, steps: 3}\n"} {
+		f.Add([]byte(s))
+	}
+	lineRE := regexp.MustCompile(`^f\.yaml(:\d+(:\d+)?)?: `)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		sc, err := Parse("f.yaml", data)
+		if err == nil {
+			if sc == nil || sc.ID == "" || sc.Description == "" {
+				t.Fatalf("no error and no scenario: %+v", sc)
+			}
+			return
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "the YAML parser failed") {
+			t.Fatalf("panic inside Parse: %s", msg)
+		}
+		if !lineRE.MatchString(msg) {
+			t.Fatalf("error without the file name: %q", msg)
+		}
+		if strings.ContainsAny(msg, "\n\r") {
+			t.Fatalf("multi-line error: %q", msg)
+		}
+		var fe *FileError
+		if !errors.As(err, &fe) {
+			t.Fatalf("not a FileError: %T %v", err, err)
+		}
+		if fe.Field != "" && fe.Line == 0 && len(strings.TrimSpace(string(data))) > 0 && !strings.Contains(fe.Msg, "required") {
+			t.Fatalf("a field error without a line: %q", msg)
+		}
+	})
+}

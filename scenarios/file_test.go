@@ -1,0 +1,316 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/sim"
+)
+
+const minimal = "id: t\ndescription: a test scenario\n"
+
+// TestParseErrors: every malformed file is an error that names the file,
+// the line (and column) and the field.
+func TestParseErrors(t *testing.T) {
+	cases := []struct {
+		name, src, want string
+	}{
+		{"empty", "", `t.yaml: empty scenario file`},
+		{"comment only", "# nothing\n", `t.yaml: empty scenario file`},
+		{"not a mapping", "- a\n- b\n", `t.yaml:1:1: want a mapping of fields`},
+		{"syntax", "id: [a\n", `t.yaml:1:`},
+		{"two documents", minimal + "---\n" + minimal, `t.yaml:4: more than one YAML document`},
+		{"missing id", "description: x\n", `t.yaml:1: id: required`},
+		{"bad id", "id: Bad Id\ndescription: x\n", `t.yaml:1:1: id: "Bad Id" is not a scenario id`},
+		{"missing description", "id: t\n", `t.yaml:1: description: required`},
+		{"unknown field", minimal + "colour: red\n", `t.yaml:3:1: colour: unknown field "colour"`},
+		{"unknown nested field", minimal + "topology:\n  nodez: 3\n", `t.yaml:4:3: topology.nodez: unknown field "nodez"`},
+		{"unknown fault field", minimal + "faults:\n  - {kind: crash, targets: [n0], duration: 1s, when: 3s}\n", `t.yaml:4:`},
+		{"wrong type", minimal + "clients: {count: many}\n", `t.yaml:3:18: clients.count: want an integer, got a string`},
+		{"wrong type list", minimal + "locks: set-nx-cad\n", `t.yaml:3:8: locks: want a list, got a string`},
+		{"duration no unit", minimal + "duration: 30\n", `t.yaml:3:11: duration: "30" has no unit`},
+		{"duration garbage", minimal + "duration: soon\n", `t.yaml:3:11: duration: "soon" is not a duration`},
+		{"duration list", minimal + "duration: [1s]\n", `t.yaml:3:11: duration: want a duration`},
+		{"negative duration", minimal + "duration: -5s\n", `t.yaml:3:1: duration: -5s is negative`},
+		{"negative ttl multiple", minimal + "liveness: -2ttl\n", `t.yaml:3:1: liveness: -2ttl is negative`},
+		{"huge duration", minimal + "duration: 100000h\n", `t.yaml:3:11: duration: "100000h" out of range`},
+		{"clients range", minimal + "clients: {count: 20000}\n", `t.yaml:3:11: clients.count: 20000 out of range 1..10000`},
+		{"nodes range", minimal + "topology: {nodes: 65}\n", `t.yaml:3:12: topology.nodes: 65 out of range 1..64`},
+		{"drift range", minimal + "topology:\n  per_node:\n    n0: {drift_ppm: 600000}\n", `t.yaml:5:10: topology.per_node.n0.drift_ppm: drift 600000 ppm out of range`},
+		{"client drift range", minimal + "clients:\n  count: 2\n  per_client:\n    c1: {drift_ppm: -500001}\n", `clients.per_client.c1.drift_ppm: drift -500001 ppm out of range`},
+		{"no such client", minimal + "clients:\n  count: 2\n  per_client:\n    c2: {drift_ppm: 1}\n", `t.yaml:6:5: clients.per_client.c2: no client c2`},
+		{"bad node name", minimal + "topology:\n  per_node:\n    x1: {persistence: always}\n", `topology.per_node.x1: "x1" is not a node name`},
+		{"persistence", minimal + "topology: {persistence: sometimes}\n", `t.yaml:3:12: topology.persistence: "sometimes" is not one of none, everysec, always`},
+		{"resource", minimal + "workload: {resource: disk}\n", `workload.resource: "disk" is not one of pool, counter, none`},
+		{"hold range", minimal + "workload: {hold: [2s, 1s]}\n", `workload.hold: min 2s is above max 1s`},
+		{"hold arity", minimal + "workload: {hold: [1s]}\n", `workload.hold: want a range [min, max]`},
+		{"pool size", minimal + "workload: {pool_size: -1}\n", `workload.pool_size: -1 out of range`},
+		{"fault kind", minimal + "faults:\n  - {kind: meteor}\n", `t.yaml:4:6: faults[0].kind: "meteor" is not a fault kind`},
+		{"fault kind missing", minimal + "faults:\n  - {start: 1s}\n", `t.yaml:4:5: faults[0].kind: required`},
+		{"fault drift", minimal + "faults:\n  - {kind: clock-drift, targets: [n0], drift_ppm: 900000}\n", `faults[0].drift_ppm: drift 900000 ppm out of range`},
+		{"fault loss", minimal + "faults:\n  - {kind: loss, from: [c0], to: [n0], duration: 1s, loss_prob: 1.5}\n", `faults[0].loss_prob: 1.5 out of range`},
+		{"fault at", minimal + "faults:\n  - {kind: client-pause, targets: [c0], duration: 1s, at: lunch}\n", `faults[0].at: client-pause: at "lunch" is not a pause point`},
+		{"fault needs targets", minimal + "faults:\n  - {kind: crash, duration: 1s}\n", `t.yaml:4:5: faults[0].targets: crash: needs targets`},
+		{"fault unknown target", minimal + "locks: [set-nx-cad]\nexpect: {set-nx-cad: {agreed: safe}}\nfaults:\n  - {kind: crash, targets: [n7], duration: 1s}\n", `t.yaml:6:5: faults[0]: crash: unknown process "n7" in the world of lock set-nx-cad`},
+		{"fault after the end", minimal + "duration: 10s\nlocks: [set-nx-cad]\nexpect: {set-nx-cad: {agreed: safe}}\nfaults:\n  - {kind: crash, targets: [n0], start: 20s, duration: 1s}\n", `faults[0].start: occurrence 1 starts at 20s, not before the end of the 10s safety phase`},
+		{"failover single", minimal + "locks: [set-nx-cad]\nexpect: {set-nx-cad: {agreed: safe}}\nfaults:\n  - {kind: failover, duration: 1s}\n", `faults[0].kind: failover needs a replicated topology`},
+		{"ttl multiple without ttl", minimal + "duration: 5ttl\nlocks: [version-cas]\nexpect: {version-cas: {agreed: safe}}\n", `t.yaml:3:1: duration: 5ttl is relative to the lock's TTL, and this lock has none (lock version-cas)`},
+		{"repeat count", minimal + "faults:\n  - {kind: crash, targets: [n0], duration: 1s, repeat: {count: 5000, every: 1s}}\n", `faults[0].repeat.count: 5000 out of range`},
+		{"both schedules", minimal + "faults:\n  - {kind: crash, targets: [n0], duration: 1s}\nswarm: {max_faults: 3}\n", `swarm: give either a scripted faults list or a swarm block`},
+		{"swarm range", minimal + "swarm: {min_faults: 5, max_faults: 2}\n", `swarm.max_faults: 2 out of range 5..1000`},
+		{"unknown lock", minimal + "locks: [no-such-lock]\n", `t.yaml:3:9: locks[0]: unknown lock "no-such-lock"`},
+		{"lock twice", minimal + "locks: [redlock, redlock]\nexpect: {redlock: {agreed: safe}}\n", `locks[1]: lock "redlock" listed twice`},
+		{"no expectation", minimal + "locks: [redlock]\n", `t.yaml:3:9: locks[0]: no expect entry for "redlock"`},
+		{"expect unlisted", minimal + "expect: {redlock: {agreed: safe}}\n", `expect.redlock: lock "redlock" is not in locks`},
+		{"expect verdict", minimal + "locks: [redlock]\nexpect: {redlock: {agreed: fine}}\n", `expect.redlock.agreed: "fine" is not one of safe, unsafe, liveness`},
+		{"expect agreed missing", minimal + "locks: [redlock]\nexpect: {redlock: {kleppmann: unsafe}}\n", `expect.redlock.agreed: required`},
+		{"simulated needs note", minimal + "locks: [redlock]\nexpect: {redlock: {agreed: safe, simulated: unsafe}}\n", `expect.redlock.note: required with simulated`},
+		{"params unknown lock", minimal + "params: {nope: {ttl: 1s}}\n", `params.nope: unknown lock "nope"`},
+		{"params wrong field", minimal + "params: {set-nx-cad: {drift_factor: 0.1}}\n", `params.set-nx-cad.drift_factor: lock set-nx-cad does not take drift_factor (it takes: ttl, tries, retry_delay, wait_replicas, wait_timeout)`},
+		{"params no params", minimal + "params: {redsync: {ttl: 1s}}\n", `params.redsync.ttl: lock redsync takes no parameters`},
+		{"params preset", minimal + "params: {redlock: {preset: fast}}\n", `params.redlock.preset: "fast" is not a Redlock preset`},
+		{"params ttl relative", minimal + "params: {redlock: {ttl: 2ttl}}\n", `params.redlock.ttl: 2ttl: a lock parameter must be absolute`},
+		{"params tries", minimal + "params: {redlock: {tries: 0}}\n", `params.redlock.tries: 0 out of range 1..1000`},
+		{"params drift factor", minimal + "params: {redlock: {drift_factor: 0.9}}\n", `params.redlock.drift_factor: 0.9 out of range 0..0.5`},
+		{"sweep name", minimal + "sweep: {name: colour, from: 1, to: 2, steps: 3}\n", `sweep.name: "colour" is not a sweepable parameter`},
+		{"sweep fault index", minimal + "sweep: {name: \"faults[3].duration\", from: 1s, to: 2s, steps: 3}\n", `sweep.name: "faults[3].duration": no such fault`},
+		{"sweep steps", minimal + "sweep: {name: duration, from: 1s, to: 2s, steps: 0}\n", `sweep.steps: 0 out of range 1..1000`},
+		{"sweep unit", minimal + "sweep: {name: duration, from: 1, to: 2s, steps: 3}\n", `sweep.from: 1 has no unit`},
+		{"sweep number", minimal + "sweep: {name: clients.count, from: 1s, to: 2s, steps: 3}\n", `sweep.from: 1s: clients.count is a number`},
+		{"sweep mixed", minimal + "sweep: {name: duration, from: 1s, to: 2ttl, steps: 3}\n", `sweep.to: from 1s and to 2ttl: both absolute or both multiples of the TTL`},
+		{"anchor", minimal + "net: &n {latency_min: 1ms}\n", `t.yaml:3:6: net: anchors and aliases`},
+		{"alias", minimal + "x: &a 1\ny: *a\n", `anchors and aliases`},
+		{"merge key", minimal + "net:\n  <<: {latency_min: 1ms}\n", `t.yaml:4:3: net.<<: merge keys`},
+		{"duplicate key", minimal + "id: u\n", `t.yaml:3:1: `},
+		{"tag", minimal + "locks: !x\n  a: b\n", `t.yaml:3:8: locks: YAML tags (!x, !!x) are not accepted`},
+	}
+	fileRE := regexp.MustCompile(`^t\.yaml(:\d+(:\d+)?)?: `)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := Parse("t.yaml", []byte(c.src))
+			if err == nil {
+				t.Fatalf("no error, parsed %+v", f)
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q\nwant it to contain %q", err, c.want)
+			}
+			if !fileRE.MatchString(err.Error()) {
+				t.Fatalf("error %q does not start with file[:line[:col]]", err)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error spans lines: %q", err)
+			}
+		})
+	}
+}
+
+// exampleFile is the format's example (file.go's doc comment) plus every
+// other field, all of which must parse and build.
+const exampleFile = `
+id: example
+description: every field of the format
+source: the tests
+debate: S1
+topology:
+  nodes: 3
+  replicated: true
+  repl_lag: 20ms
+  down_after: 1s
+  persistence: everysec
+  per_node:
+    n1: {persistence: always, clock_offset: -1s, drift_ppm: 100}
+clients:
+  count: 4
+  per_client:
+    c3: {clock_offset: 2s, drift_ppm: -2000}
+duration: 8ttl
+liveness: 20s
+max_unavailable: 10s
+net: {latency_min: 1ms, latency_jitter: 2ms}
+workload: {resource: counter, hold: [10ms, 0.1ttl], think: [0, 100ms]}
+faults:
+  - {kind: client-pause, at: after-check, start: 1ttl, duration: 1.5ttl, targets: [c0], repeat: {count: 2, every: 3ttl}}
+  - {kind: partition, start: 2s, duration: 1s, from: [all-clients], to: [n1, sentinel], one_way: true}
+  - {kind: delay, start: 2s, duration: 1s, from: [c1], to: [store], delay: 500ms}
+  - {kind: loss, start: 2s, duration: 1s, from: [c1], to: [all-nodes], loss_prob: 0.5}
+  - {kind: clock-drift, start: 0s, duration: 2s, targets: [n2], drift_ppm: -30000}
+  - {kind: clock-jump, start: 3s, jump: -1s, targets: [c2]}
+  - {kind: node-pause, start: 3s, duration: 1s, targets: [n2]}
+  - {kind: crash, start: 4s, duration: 1s, targets: [n2]}
+  - {kind: failover, start: 5s, duration: 2s, locks: [primary-replica]}
+locks: [primary-replica, fencing]
+params:
+  primary-replica: {ttl: 2s, tries: 5, retry_delay: 100ms, wait_replicas: 1, wait_timeout: 500ms}
+  redlock: {preset: seed-001, drift_factor: 0.02}
+sweep: {name: "faults[0].duration", from: 0.5ttl, to: 2ttl, steps: 4}
+expect:
+  primary-replica: {role: A2, kleppmann: unsafe, antirez: unsafe, agreed: unsafe, outside_assumptions: false}
+  fencing: {role: A5, kleppmann: safe, antirez: "-", agreed: safe, simulated: unsafe, note: a note}
+`
+
+func TestParseExample(t *testing.T) {
+	f, err := Parse("example.yaml", []byte(exampleFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := locks.Get("primary-replica")
+	cfg, err := f.Scenario().Build(info, 7, Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// primary-replica's TTL is 2 s here (params): 8ttl = 16 s.
+	if cfg.Duration != 16*time.Second || cfg.Liveness != 20*time.Second || cfg.Clients != 4 || len(cfg.Nodes) != 3 {
+		t.Fatalf("world: duration %v liveness %v clients %d nodes %d", cfg.Duration, cfg.Liveness, cfg.Clients, len(cfg.Nodes))
+	}
+	if !cfg.Topology.Replicated || cfg.Topology.ReplLag != 20*time.Millisecond || cfg.Topology.DownAfter != time.Second {
+		t.Fatalf("topology %+v", cfg.Topology)
+	}
+	if n := cfg.Nodes[1]; n.Persistence != sim.PersistAlways || n.ClockOffset != -time.Second || n.DriftPPM != 100 || cfg.Nodes[0].Persistence != sim.PersistEverysec {
+		t.Fatalf("nodes %+v", cfg.Nodes)
+	}
+	if cfg.ClientOffsets[3] != 2*time.Second || cfg.ClientDriftPPMs[3] != -2000 {
+		t.Fatalf("client clocks %v %v", cfg.ClientOffsets, cfg.ClientDriftPPMs)
+	}
+	if len(cfg.Faults) != 10 {
+		t.Fatalf("%d faults, want 10 (one repeated twice): %v", len(cfg.Faults), cfg.Faults)
+	}
+	var pauses []faults.Fault
+	for _, x := range cfg.Faults {
+		if x.Kind == faults.ClientPause {
+			pauses = append(pauses, x)
+		}
+		if x.Kind == faults.Partition && strings.Join(x.From, ",") != "c0,c1,c2,c3" {
+			t.Fatalf("all-clients expanded to %v", x.From)
+		}
+	}
+	if len(pauses) != 2 || pauses[0].Start != 2*time.Second || pauses[0].Duration != 3*time.Second || pauses[1].Start != 8*time.Second {
+		t.Fatalf("pauses %v", pauses)
+	}
+	j := f.Scenario().Judging(info)
+	if j.Resource != ResourceCounter || j.Initial != 0 || j.MaxUnavailable != 10*time.Second {
+		t.Fatalf("judging %+v", j)
+	}
+	// fencing: the failover is for primary-replica only.
+	fi, _ := locks.Get("fencing")
+	cfg, err = f.Scenario().Build(fi, 7, Params{Clients: 5, Duration: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Faults) != 9 || cfg.Clients != 5 || cfg.Duration != time.Minute {
+		t.Fatalf("fencing: %d faults, %d clients, %v", len(cfg.Faults), cfg.Clients, cfg.Duration)
+	}
+	if got := f.SweepValues(); strings.Join(got, " ") != "0.5ttl 1ttl 1.5ttl 2ttl" {
+		t.Fatalf("sweep values %v", got)
+	}
+	g, v, err := f.AtSweep(3)
+	if err != nil || v != "2ttl" || g.Faults[0].Duration.TTLs != 2 || f.Faults[0].Duration.TTLs != 1.5 {
+		t.Fatalf("AtSweep(3) = %v, %q, %v (original %v)", g.Faults[0].Duration, v, err, f.Faults[0].Duration)
+	}
+}
+
+// TestLockParams: params build the lock they describe, and the lock's TTL
+// (which TTL multiples use) follows.
+func TestLockParams(t *testing.T) {
+	f, err := Parse("p.yaml", []byte(minimal+`
+params:
+  redlock: {preset: seed-001, tries: 7}
+  watchdog: {ttl: 9s, renew_interval: 3s}
+  fencing: {ttl: 4s}
+  primary-replica: {wait_replicas: 2}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, check := range map[string]func(locks.Lock) bool{
+		"redlock": func(l locks.Lock) bool {
+			r := l.(*locks.Redlock)
+			return r.P.TTL == 5*time.Second && r.P.Tries == 7 && r.P.DriftFixed == 500*time.Millisecond
+		},
+		"watchdog": func(l locks.Lock) bool {
+			w := l.(*locks.Watchdog)
+			return w.TTL == 9*time.Second && w.Interval == 3*time.Second
+		},
+		"fencing": func(l locks.Lock) bool { return l.(*locks.Fenced).TTL == 4*time.Second },
+		"primary-replica": func(l locks.Lock) bool {
+			c := l.(*locks.SetNXCAD)
+			return c.WaitReplicas == 2 && c.WaitTimeout == time.Second
+		},
+	} {
+		base, _ := locks.Get(id)
+		info, err := f.lockInfo(base, f.Params[id])
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := info.New(locks.Env{})
+		if err != nil || !check(l) {
+			t.Errorf("%s: built %+v (%v)", id, l, err)
+		}
+		if id == "redlock" && info.TTL != 5*time.Second {
+			t.Errorf("redlock TTL %v, want the preset's 5s", info.TTL)
+		}
+	}
+}
+
+func TestSwarmFile(t *testing.T) {
+	f, err := Parse("s.yaml", []byte(minimal+"swarm: {min_faults: 3, max_faults: 3, kinds: [crash, failover]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := locks.Get("set-nx-cad")
+	a, err := f.Scenario().Build(info, 5, Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := f.Scenario().Build(info, 5, Params{})
+	if len(a.Faults) != 3 || a.Faults[0].String() != b.Faults[0].String() {
+		t.Fatalf("swarm: %v vs %v", a.Faults, b.Faults)
+	}
+	for _, x := range a.Faults {
+		if x.Kind != faults.Crash {
+			t.Fatalf("%v: only crashes apply to a single node", x)
+		}
+	}
+}
+
+func TestResolve(t *testing.T) {
+	if s, err := Resolve("pause-after-check"); err != nil || s.File == nil {
+		t.Fatalf("built-in: %v %v", s, err)
+	}
+	path := filepath.Join(t.TempDir(), "mine.yaml")
+	if err := os.WriteFile(path, []byte(minimal), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Resolve(path); err != nil || s.ID != "t" {
+		t.Fatalf("file: %v %v", s, err)
+	}
+	if _, err := Resolve("nope"); err == nil || !strings.Contains(err.Error(), `unknown scenario "nope"`) {
+		t.Fatalf("unknown: %v", err)
+	}
+	if _, err := Resolve(filepath.Join(t.TempDir(), "missing.yaml")); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("missing: %v", err)
+	}
+	if _, err := Resolve(t.TempDir()); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Fatalf("dir: %v", err)
+	}
+}
+
+func TestParseSpan(t *testing.T) {
+	for in, want := range map[string]Span{"0": {Set: true}, "1.5s": {NS: 1500 * time.Millisecond, Set: true}, "2ttl": {TTLs: 2, Set: true},
+		"ttl": {TTLs: 1, Set: true}, "-0.5ttl": {TTLs: -0.5, Set: true}, "0ttl": {Set: true}} {
+		got, err := ParseSpan(in)
+		if err != nil || got != want {
+			t.Errorf("ParseSpan(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "5", "1e9ttl", "NaNttl", "xttl", "1.5"} {
+		if _, err := ParseSpan(in); err == nil {
+			t.Errorf("ParseSpan(%q): no error", in)
+		}
+	}
+}
