@@ -325,16 +325,21 @@ func newRedisClient(p *Proc, i int) *redis.Client {
 		Protocol:                 2,
 		DisableIdentity:          true,
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-		PoolSize:                 1,
-		MinIdleConns:             0,
-		ConnMaxIdleTime:          -1,
-		DialTimeout:              rc.DialTimeout,
-		ReadTimeout:              rc.ReadTimeout,
-		WriteTimeout:             rc.WriteTimeout,
-		MaxRetries:               maxRetries,
-		MinRetryBackoff:          rc.RetryBackoff,
-		MaxRetryBackoff:          rc.RetryBackoff,
-		PoolTimeout:              rc.ReadTimeout + rc.DialTimeout,
+		// Room for every goroutine a client runs at once (a watchdog's
+		// renewal during a release): a goroutine that must wait for a pool
+		// turn takes a timer from go-redis's process-wide timer pool, which
+		// may belong to another bubble (fatal in synctest). Connections are
+		// dialled lazily, one per concurrent user, in deterministic order.
+		PoolSize:        8,
+		MinIdleConns:    0,
+		ConnMaxIdleTime: -1,
+		DialTimeout:     rc.DialTimeout,
+		ReadTimeout:     rc.ReadTimeout,
+		WriteTimeout:    rc.WriteTimeout,
+		MaxRetries:      maxRetries,
+		MinRetryBackoff: rc.RetryBackoff,
+		MaxRetryBackoff: rc.RetryBackoff,
+		PoolTimeout:     rc.ReadTimeout + rc.DialTimeout,
 	})
 }
 

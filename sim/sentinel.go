@@ -106,7 +106,7 @@ func (s *sentinel) failover() {
 			p.primary = best.id
 			sortConns(p.conns)
 			for _, c := range p.conns {
-				if c.node.id == old && !c.closed {
+				if c.node == w.nodes[old] && !c.closed { // a pointer: services have ids of their own
 					c.sendReset()
 				}
 			}
