@@ -47,7 +47,8 @@ Exit codes:
   3   liveness failure: no client got the lock after the faults healed
   4   unknown: the run could not be judged completely
   64  usage or input error (bad flag, unknown lock or scenario)
-  70  internal error (a bug, or the trace file could not be written)`
+  70  internal error (a bug, or the trace file could not be written)
+  130 sweep or report interrupted (Ctrl-C); rerun to resume`
 
 // host runs body, which needs a synctest bubble, and returns its exit code.
 // The CLI's host is sim.HostMain, which never returns: it exits the process.
