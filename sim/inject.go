@@ -2,7 +2,6 @@ package sim
 
 import (
 	"github.com/locksim/locksim/faults"
-	"runtime"
 )
 
 // scheduleFault turns a fault value into its start and heal events.
@@ -158,21 +157,5 @@ func (p *Proc) Point(point string) {
 	ev := Event{T: now, Proc: p.name, Kind: "pause", Local: p.clk.Local(now), Detail: a.desc}
 	p.records = append(p.records, ev)
 	w.pendingRecords++
-	ch := make(chan struct{}, 1)
-	p.sleepers[ch] = struct{}{}
-	p.seq++
-	w.scheduleFromLocked(until, p.src, p.seq, p, "resume", func() {
-		w.mu.Lock()
-		delete(p.sleepers, ch)
-		w.mu.Unlock()
-		ch <- struct{}{}
-	})
-	w.mu.Unlock()
-	<-ch
-	w.mu.Lock()
-	stop := w.stopping
-	w.mu.Unlock()
-	if stop {
-		runtime.Goexit()
-	}
+	p.blockUntilLocked(until, "resume")
 }

@@ -424,11 +424,19 @@ func (p *Proc) Sleep(d time.Duration) {
 		w.mu.Unlock()
 		runtime.Goexit()
 	}
-	at := w.now() + int64(p.clk.TrueAfter(d))
+	p.blockUntilLocked(w.now()+int64(p.clk.TrueAfter(d)), "wake")
+}
+
+// blockUntilLocked blocks the calling goroutine of p until true time at (a
+// scheduler event wakes it; deferred while p is paused). The caller holds
+// w.mu; it is released while blocked. When the run stops, it ends the
+// goroutine (runtime.Goexit).
+func (p *Proc) blockUntilLocked(at int64, kind string) {
+	w := p.w
 	ch := make(chan struct{}, 1)
 	p.sleepers[ch] = struct{}{}
 	p.seq++
-	w.scheduleFromLocked(at, p.src, p.seq, p, "wake", func() {
+	w.scheduleFromLocked(at, p.src, p.seq, p, kind, func() {
 		w.mu.Lock()
 		delete(p.sleepers, ch)
 		w.mu.Unlock()
