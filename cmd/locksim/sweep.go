@@ -1119,13 +1119,20 @@ func (t *tally) add(verdict string, overlaps, resource, ownership int, seed uint
 
 // verdict is a cell's verdict: unsafe if any run was, else liveness, else
 // unknown, else safe.
+// verdict is a cell's verdict: unsafe if any run was unsafe (one
+// counterexample is enough), otherwise the verdict most runs got, ties going
+// to the more severe (liveness, then unknown). A lock that starves a client
+// in 1 run of 200 is reported safe with its liveness count beside it, not
+// called a liveness failure; the counts are always shown.
 func (t *tally) verdict() string {
-	switch {
-	case t.Unsafe > 0:
+	if t.Unsafe > 0 {
 		return verdictUnsafe
-	case t.Liveness > 0:
+	}
+	safe := t.Runs - t.Liveness - t.Unknown
+	switch {
+	case t.Liveness > 0 && t.Liveness >= safe && t.Liveness >= t.Unknown:
 		return verdictLiveness
-	case t.Unknown > 0:
+	case t.Unknown > 0 && t.Unknown >= safe:
 		return verdictUnknown
 	}
 	return verdictSafe
