@@ -40,7 +40,7 @@ func init() {
 		TTL:      RedlockRedisIO.TTL,
 		Canary:   true,
 		New: func(env Env) (Lock, error) {
-			return &canaryRedlock{Redlock: Redlock{Env: env, P: RedlockRedisIO}, quorum: func(n int) int { return max(1, n/2) }}, nil
+			return &Redlock{Env: env, P: RedlockRedisIO, quorum: func(n int) int { return max(1, n/2) }}, nil
 		},
 	})
 	Register(Info{
@@ -52,7 +52,7 @@ func init() {
 		TTL:      RedlockRedisIO.TTL,
 		Canary:   true,
 		New: func(env Env) (Lock, error) {
-			return &canaryRedlock{Redlock: Redlock{Env: env, P: RedlockRedisIO}, noElapsed: true}, nil
+			return &Redlock{Env: env, P: RedlockRedisIO, noElapsed: true}, nil
 		},
 	})
 	Register(Info{
@@ -78,8 +78,8 @@ func init() {
 		TTL:      30 * time.Second,
 		Canary:   true,
 		New: func(env Env) (Lock, error) {
-			return &canaryRenewNoOwner{Watchdog{SetNXCAD: SetNXCAD{Env: env, TTL: 30 * time.Second, Tries: 3, RetryDelay: time.Second},
-				Interval: 10 * time.Second}}, nil
+			return &Watchdog{SetNXCAD: SetNXCAD{Env: env, TTL: 30 * time.Second, Tries: 3, RetryDelay: time.Second},
+				Interval: 10 * time.Second, noOwnerCheck: true}, nil
 		},
 	})
 }
@@ -91,116 +91,4 @@ type canaryNoOwnerRelease struct{ SetNXCAD }
 // Release implements Lock: DEL key, whoever holds it (0 deleted: ErrNotOwner).
 func (l *canaryNoOwnerRelease) Release(ctx context.Context, _ Lease) error {
 	return plainDel(ctx, l.Env)
-}
-
-// canaryRedlock is Redlock.Acquire and Release with one of two bugs: a
-// quorum function other than N/2+1, or validity not reduced by the elapsed
-// time of the round. Everything else (node order, timeouts, retries,
-// release on failure, compare-and-delete) is Redlock's.
-type canaryRedlock struct {
-	Redlock
-	quorum    func(n int) int // nil: N/2+1
-	noElapsed bool
-}
-
-func (l *canaryRedlock) majority() int {
-	if l.quorum != nil {
-		return l.quorum(len(l.Env.Nodes))
-	}
-	return len(l.Env.Nodes)/2 + 1
-}
-
-// Acquire implements Lock: Redlock.Acquire with the canary's bug.
-func (l *canaryRedlock) Acquire(ctx context.Context) (Lease, error) {
-	value := randomValue(l.Env.Rand)
-	quorum := l.majority()
-	for try := 0; try < max(1, l.P.Tries); try++ {
-		if try > 0 {
-			d := l.P.RetryDelay
-			if l.P.RetryJitter > 0 {
-				d += time.Duration(l.Env.Rand.Int64N(int64(l.P.RetryJitter)))
-			}
-			l.Env.Clock.Sleep(d)
-		}
-		start := l.Env.Clock.Now()
-		n := 0
-		for _, c := range l.Env.Nodes {
-			if l.setOne(ctx, c.SetNX, value) {
-				n++
-			}
-			l.Env.At(PointAcquiring)
-		}
-		end := l.Env.Clock.Now()
-		elapsed := end.Sub(start)
-		drift := time.Duration(float64(l.P.TTL)*l.P.DriftFactor) + l.P.DriftFixed
-		validity := l.P.TTL - elapsed - drift
-		validUntil := start.Add(elapsed + validity)
-		if l.noElapsed {
-			// The bug: the lock is "valid for TTL - drift from now", as if
-			// the keys had been set when the round ended.
-			validity = l.P.TTL - drift
-			validUntil = end.Add(validity)
-		}
-		if n >= quorum && validity > 0 {
-			l.Env.At(PointAfterCheck)
-			return Lease{Value: value, Start: start, ValidUntil: validUntil}, nil
-		}
-		l.releaseAll(ctx, value)
-	}
-	return Lease{}, ErrNotAcquired
-}
-
-// Release implements Lock: compare-and-delete on every node; fewer than the
-// canary's quorum deleted: ErrNotOwner.
-func (l *canaryRedlock) Release(ctx context.Context, lease Lease) error {
-	if l.releaseAll(ctx, lease.Value) < l.majority() {
-		return ErrNotOwner
-	}
-	return nil
-}
-
-// canaryRenewNoOwner is the watchdog whose renewal is a plain
-// PEXPIRE key ttl: it extends the key whoever holds it, and reports the
-// extension as its own (Env.Renewed).
-type canaryRenewNoOwner struct{ Watchdog }
-
-// Acquire implements Lock: set-nx-cad's acquire, then the broken watchdog.
-// Release is Watchdog's (it stops the goroutine through lease.state).
-func (l *canaryRenewNoOwner) Acquire(ctx context.Context) (Lease, error) {
-	lease, err := l.SetNXCAD.Acquire(ctx)
-	if err != nil {
-		return lease, err
-	}
-	stop := make(chan struct{})
-	lease.state = stop
-	l.Env.Spawn(func() { l.watch(ctx, stop) })
-	return lease, nil
-}
-
-// watch is Watchdog.watch with PEXPIRE in place of compare-and-PEXPIRE.
-func (l *canaryRenewNoOwner) watch(ctx context.Context, stop <-chan struct{}) {
-	stopped := func() bool {
-		select {
-		case <-stop:
-			return true
-		default:
-			return false
-		}
-	}
-	for {
-		l.Env.Clock.Sleep(l.Interval)
-		if stopped() {
-			return
-		}
-		l.Env.At(PointRenewing)
-		if stopped() {
-			return
-		}
-		sent := l.Env.Clock.Now()
-		ok, err := l.Env.Primary.PExpire(ctx, l.Env.Key, l.TTL).Result()
-		if err != nil || !ok || stopped() {
-			return
-		}
-		l.Env.Renewed(sent.Add(l.TTL))
-	}
 }

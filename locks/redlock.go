@@ -49,12 +49,24 @@ func init() {
 type Redlock struct {
 	Env Env
 	P   RedlockParams
+
+	// Deliberate bugs, set only by the canaries (canary.go), so a canary is
+	// this code with one switch flipped, not a copy that can drift from it.
+	quorum    func(n int) int // nil: N/2+1
+	noElapsed bool            // validity not reduced by the round's elapsed time
+}
+
+func (l *Redlock) majority() int {
+	if l.quorum != nil {
+		return l.quorum(len(l.Env.Nodes))
+	}
+	return len(l.Env.Nodes)/2 + 1
 }
 
 // Acquire implements Lock.
 func (l *Redlock) Acquire(ctx context.Context) (Lease, error) {
 	value := randomValue(l.Env.Rand)
-	quorum := len(l.Env.Nodes)/2 + 1
+	quorum := l.majority()
 	for try := 0; try < max(1, l.P.Tries); try++ {
 		if try > 0 {
 			d := l.P.RetryDelay
@@ -71,12 +83,20 @@ func (l *Redlock) Acquire(ctx context.Context) (Lease, error) {
 			}
 			l.Env.At(PointAcquiring)
 		}
-		elapsed := l.Env.Clock.Now().Sub(start)
+		end := l.Env.Clock.Now()
+		elapsed := end.Sub(start)
 		drift := time.Duration(float64(l.P.TTL)*l.P.DriftFactor) + l.P.DriftFixed
 		validity := l.P.TTL - elapsed - drift
+		validUntil := start.Add(elapsed + validity)
+		if l.noElapsed {
+			// The canary's bug: "valid for TTL - drift from now", as if the
+			// keys had been set when the round ended.
+			validity = l.P.TTL - drift
+			validUntil = end.Add(validity)
+		}
 		if n >= quorum && validity > 0 {
 			l.Env.At(PointAfterCheck)
-			return Lease{Value: value, Start: start, ValidUntil: start.Add(elapsed + validity)}, nil
+			return Lease{Value: value, Start: start, ValidUntil: validUntil}, nil
 		}
 		l.releaseAll(ctx, value)
 	}
@@ -105,7 +125,7 @@ func (l *Redlock) releaseAll(ctx context.Context, value string) int {
 
 // Release implements Lock: compare-and-delete on every node.
 func (l *Redlock) Release(ctx context.Context, lease Lease) error {
-	if l.releaseAll(ctx, lease.Value) < len(l.Env.Nodes)/2+1 {
+	if l.releaseAll(ctx, lease.Value) < l.majority() {
 		return ErrNotOwner
 	}
 	return nil

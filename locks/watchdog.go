@@ -54,6 +54,19 @@ func init() {
 type Watchdog struct {
 	SetNXCAD
 	Interval time.Duration
+
+	// noOwnerCheck is the canary's bug (canary.go): renew with a plain
+	// PEXPIRE, whoever holds the key.
+	noOwnerCheck bool
+}
+
+// renew extends the key by TTL; it reports whether the renewal took.
+func (l *Watchdog) renew(ctx context.Context, value string) (bool, error) {
+	if l.noOwnerCheck {
+		return l.Env.Primary.PExpire(ctx, l.Env.Key, l.TTL).Result()
+	}
+	n, err := renewScript.Run(ctx, l.Env.Primary, []string{l.Env.Key}, value, l.TTL.Milliseconds()).Int64()
+	return n != 0, err
 }
 
 // Acquire implements Lock: set-nx-cad's acquire, then start the watchdog.
@@ -91,8 +104,8 @@ func (l *Watchdog) watch(ctx context.Context, value string, stop <-chan struct{}
 			return
 		}
 		sent := l.Env.Clock.Now()
-		n, err := renewScript.Run(ctx, l.Env.Primary, []string{l.Env.Key}, value, l.TTL.Milliseconds()).Int64()
-		if err != nil || n == 0 || stopped() {
+		ok, err := l.renew(ctx, value)
+		if err != nil || !ok || stopped() {
 			return
 		}
 		l.Env.Renewed(sent.Add(l.TTL))
