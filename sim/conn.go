@@ -165,11 +165,25 @@ func (c *conn) Write(b []byte) (int, error) {
 	if len(cmds) == 0 {
 		return len(b), nil
 	}
-	now := w.now()
-	sent := now
-	if c.p.pausedUntil > now {
-		sent = c.p.pausedUntil // a paused process sends when it resumes
+	if now := w.now(); c.p.pausedUntil > now {
+		// A paused process sends when it resumes (or at the heal): the send
+		// is an event targeted at it, which the scheduler puts off.
+		c.seq++
+		w.scheduleFromLocked(now, c.src, c.seq, c.p, "send", func() {
+			w.mu.Lock()
+			c.sendLocked(cmds)
+			w.mu.Unlock()
+		})
+		return len(b), nil
 	}
+	c.sendLocked(cmds)
+	return len(b), nil
+}
+
+// sendLocked puts cmds on the wire now. The caller holds w.mu.
+func (c *conn) sendLocked(cmds [][]string) {
+	w := c.w
+	sent := w.now()
 	from, to := c.p.id, c.node.addr()
 	at := max(sent+w.net.latency(c.rng, from, to, sent), c.lastUp)
 	c.lastUp = at
@@ -178,7 +192,6 @@ func (c *conn) Write(b []byte) (int, error) {
 	w.scheduleFromLocked(at, c.src, c.seq, nil, "arrive", w.net.holding(from, to, sent, nil, "arrive", func() {
 		node.arrive(c, cmds)
 	}))
-	return len(b), nil
 }
 
 func (c *conn) Close() error {

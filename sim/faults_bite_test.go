@@ -895,3 +895,53 @@ func TestFaultBiteWait(t *testing.T) {
 		t.Logf("%s -> %s after %v", tc.op, o.Reply, o.rtt())
 	}
 }
+
+// --- the heal ends every fault ----------------------------------------------
+
+// Faults that would outlast the safety phase end at the heal: a client
+// paused past it (by time or at a pause point) resumes at the heal, a node
+// paused past it answers at the heal, and a message a partition held
+// arrives one latency after the heal. (Before the fix in queue.go they
+// waited for the fault's own end, deep in the liveness phase.)
+func TestHealEndsFaults(t *testing.T) {
+	heal := 3 * time.Second
+	cfg := biteConfig(2, 4, heal)
+	cfg.Liveness = 20 * time.Second
+	cfg.Redis.ReadTimeout = 10 * time.Second
+	cfg.Redis.MaxRetries = -1
+	long := 30 * time.Second
+	cfg.Faults = []faults.Fault{
+		{Kind: faults.ClientPause, Start: time.Second, Duration: long, Targets: []string{"c0"}},
+		{Kind: faults.ClientPause, Start: time.Second, Duration: long, Targets: []string{"c1"}, At: "before-write"},
+		{Kind: faults.NodePause, Start: time.Second, Duration: long, Targets: []string{"n0"}},
+		{Kind: faults.Partition, Start: time.Second, Duration: long, From: []string{"c3"}, To: []string{"n1"}},
+	}
+	cfg.Program = func(p *Proc) {
+		sleepUntil(p, 500*time.Millisecond)
+		doPing(p, "ping/before", p.Nodes()[p.ID()%2]) // the connection exists before the faults
+		if p.Name() == "c0" { // a sleep the pause (from 1 s) overtakes
+			sleepUntil(p, 900*time.Millisecond)
+			do(p, "paused", func() (string, error) { p.Sleep(time.Second); return "", nil })
+			return
+		}
+		sleepUntil(p, 1500*time.Millisecond)
+		switch p.Name() {
+		case "c1":
+			do(p, "paused", func() (string, error) { p.Point("before-write"); return "", nil })
+		case "c2":
+			doGet(p, "paused", p.Nodes()[0], "k")
+		case "c3":
+			doGet(p, "paused", p.Nodes()[1], "k")
+		}
+	}
+	res := runBite(t, cfg)
+	want := map[string]time.Duration{"c0": heal, "c1": heal, "c2": heal + biteLatency, "c3": heal + 2*biteLatency}
+	for _, c := range []string{"c0", "c1", "c2", "c3"} {
+		o := one(t, opsOf(t, res, c), "paused")
+		if o.Result != resOK && o.Result != resNil {
+			t.Errorf("%s: %v", c, o)
+		}
+		within(t, c+" resumed at", time.Duration(o.Ret), want[c], time.Millisecond)
+		t.Logf("%s: a %v fault from 1s; the op called at %v returned at %v (heal at %v)", c, long, time.Duration(o.Call), time.Duration(o.Ret), heal)
+	}
+}

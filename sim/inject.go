@@ -157,5 +157,5 @@ func (p *Proc) Point(point string) {
 	ev := Event{T: now, Proc: p.name, Kind: "pause", Local: p.clk.Local(now), Detail: a.desc}
 	p.records = append(p.records, ev)
 	w.pendingRecords++
-	p.blockUntilLocked(until, "resume")
+	p.blockUntilLocked(until, until, "resume")
 }

@@ -151,7 +151,7 @@ func (n *network) holding(a, b int, sent int64, target *Proc, kind string, fn fu
 			if until-sent > int64(n.w.cfg.Net.MaxHold) || until == math.MaxInt64 {
 				return // the connection gave up: the message is lost
 			}
-			n.w.afterFor(until+n.latency(n.rng, a, b, until), target, kind, h)
+			n.w.afterHeld(until+n.latency(n.rng, a, b, until), until, target, kind, h)
 			return
 		}
 		fn()

@@ -147,7 +147,7 @@ func (n *Node) arrive(c *conn, cmds [][]string) {
 		return
 	}
 	if now := n.w.now(); n.pausedUntil > now {
-		n.w.after(n.pausedUntil, "arrive", func() { n.arrive(c, cmds) })
+		n.w.afterHeld(n.pausedUntil, n.pausedUntil, nil, "arrive", func() { n.arrive(c, cmds) })
 		return
 	}
 	if c.waitReq != nil {
@@ -355,7 +355,7 @@ func (n *Node) shipTo(r *Node, states map[string]keyState, full bool, off int64,
 		}
 		if r.pausedUntil > w.now() {
 			// a paused replica reads its socket on resume; keep order by re-shipping
-			w.after(r.pausedUntil, "repl", func() { r.applyRepl(n, states, full, off, epoch) })
+			w.afterHeld(r.pausedUntil, r.pausedUntil, nil, "repl", func() { r.applyRepl(n, states, full, off, epoch) })
 			return
 		}
 		r.applyRepl(n, states, full, off, epoch)
@@ -446,7 +446,7 @@ func (n *Node) wait(c *conn, args []string) {
 // from its sockets (replica acks) wait for the resume.
 func (n *Node) whenAwake(kind string, fn func()) {
 	if until := n.pausedUntil; until > n.w.now() {
-		n.w.after(until, kind, func() { n.whenAwake(kind, fn) })
+		n.w.afterHeld(until, until, nil, kind, func() { n.whenAwake(kind, fn) })
 		return
 	}
 	fn()

@@ -12,6 +12,10 @@ type event struct {
 	src    uint64
 	seq    uint64
 	target *Proc // if set, the event is deferred while target is paused
+	// hold, when set, is the end of the pause or partition that put the
+	// event off: the heal, which ends every fault, brings it forward to
+	// heal time (plus whatever at adds beyond hold, a latency).
+	hold int64
 	kind   string
 	fn     func()
 }
@@ -51,3 +55,15 @@ func (q *eventQueue) peek() *event {
 	return q.h[0]
 }
 func (q *eventQueue) len() int { return len(q.h) }
+
+// release brings every event held by a fault that ends later than now
+// forward to now (keeping the latency it adds beyond the hold).
+func (q *eventQueue) release(now int64) {
+	for _, ev := range q.h {
+		if ev.hold > now {
+			ev.at = now + (ev.at - ev.hold)
+			ev.hold = 0
+		}
+	}
+	heap.Init(&q.h)
+}

@@ -189,6 +189,7 @@ func (w *World) loop(end int64) error {
 		if ev.target != nil && ev.target.pausedUntil > ev.at && !w.stopping {
 			// A paused process handles nothing: the event waits for the resume.
 			ev.at = ev.target.pausedUntil
+			ev.hold = ev.at
 			w.q.push(ev)
 			w.mu.Unlock()
 			continue
@@ -215,6 +216,15 @@ func (w *World) after(at int64, kind string, fn func()) {
 	w.mu.Unlock()
 }
 
+// afterHeld schedules an engine event put off until hold by a pause or a
+// partition (at ≥ hold): the heal brings it forward.
+func (w *World) afterHeld(at, hold int64, p *Proc, kind string, fn func()) {
+	w.mu.Lock()
+	w.seq++
+	w.q.push(&event{at: at, hold: hold, seq: w.seq, target: p, kind: kind, fn: fn})
+	w.mu.Unlock()
+}
+
 // afterFor schedules an engine event targeted at a process: it is deferred
 // while the process is paused.
 func (w *World) afterFor(at int64, p *Proc, kind string, fn func()) {
@@ -229,7 +239,13 @@ func (w *World) afterFor(at int64, p *Proc, kind string, fn func()) {
 // is the caller's own (src, seq), so concurrent callers cannot reorder the
 // queue. The caller holds w.mu.
 func (w *World) scheduleFromLocked(at int64, src uint64, seq uint64, target *Proc, kind string, fn func()) {
-	w.q.push(&event{at: at, src: src, seq: seq, target: target, kind: kind, fn: fn})
+	w.scheduleHeldLocked(at, 0, src, seq, target, kind, fn)
+}
+
+// scheduleHeldLocked is scheduleFromLocked for an event put off until hold
+// by a fault (see afterHeld).
+func (w *World) scheduleHeldLocked(at, hold int64, src uint64, seq uint64, target *Proc, kind string, fn func()) {
+	w.q.push(&event{at: at, hold: hold, src: src, seq: seq, target: target, kind: kind, fn: fn})
 	select {
 	case w.kick <- struct{}{}:
 	default:
@@ -254,6 +270,12 @@ func (w *World) heal() {
 	if w.sentinel != nil {
 		w.sentinel.heal()
 	}
+	// What a pause or partition put off happens now, not when the fault
+	// would have ended: a client paused past the heal resumes at the heal
+	// (and writes with what it believed before), as a GC pause ends.
+	w.mu.Lock()
+	w.q.release(w.now())
+	w.mu.Unlock()
 }
 
 func (w *World) stop() {
@@ -424,19 +446,22 @@ func (p *Proc) Sleep(d time.Duration) {
 		w.mu.Unlock()
 		runtime.Goexit()
 	}
-	p.blockUntilLocked(w.now()+int64(p.clk.TrueAfter(d)), "wake")
+	p.blockUntilLocked(w.now()+int64(p.clk.TrueAfter(d)), 0, "wake")
 }
 
 // blockUntilLocked blocks the calling goroutine of p until true time at (a
 // scheduler event wakes it; deferred while p is paused). The caller holds
 // w.mu; it is released while blocked. When the run stops, it ends the
 // goroutine (runtime.Goexit).
-func (p *Proc) blockUntilLocked(at int64, kind string) {
+//
+// hold, when set, marks the wake as put off by a pause ending then: the
+// heal brings it forward.
+func (p *Proc) blockUntilLocked(at, hold int64, kind string) {
 	w := p.w
 	ch := make(chan struct{}, 1)
 	p.sleepers[ch] = struct{}{}
 	p.seq++
-	w.scheduleFromLocked(at, p.src, p.seq, p, kind, func() {
+	w.scheduleHeldLocked(at, hold, p.src, p.seq, p, kind, func() {
 		w.mu.Lock()
 		delete(p.sleepers, ch)
 		w.mu.Unlock()
