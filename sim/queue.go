@@ -16,8 +16,8 @@ type event struct {
 	// event off: the heal, which ends every fault, brings it forward to
 	// heal time (plus whatever at adds beyond hold, a latency).
 	hold int64
-	kind   string
-	fn     func()
+	kind string
+	fn   func()
 }
 
 type eventHeap []*event
