@@ -919,7 +919,8 @@ func TestHealEndsFaults(t *testing.T) {
 	cfg.Program = func(p *Proc) {
 		sleepUntil(p, 500*time.Millisecond)
 		doPing(p, "ping/before", p.Nodes()[p.ID()%2]) // the connection exists before the faults
-		if p.Name() == "c0" {                         // a sleep the pause (from 1 s) overtakes
+		// c0: a sleep the pause (from 1 s) overtakes.
+		if p.Name() == "c0" {
 			sleepUntil(p, 900*time.Millisecond)
 			do(p, "paused", func() (string, error) { p.Sleep(time.Second); return "", nil })
 			return
