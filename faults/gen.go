@@ -43,8 +43,25 @@ func GenFault(b Bounds) *rapid.Generator[Fault] {
 	all := append(append([]string(nil), b.Clients...), b.Nodes...)
 	span := max(int64(b.Duration)*8/10, 1)
 	return rapid.Custom(func(t *rapid.T) Fault {
+		// dur draws a duration in [lo, hi] spread evenly over its decades
+		// (1–10 ms, 10–100 ms, ...): a plain range draw favours its low
+		// end, so the pauses and partitions longer than a lease's TTL, the
+		// ones that break locks, would be rare. It shrinks toward lo.
 		dur := func(label string, lo, hi time.Duration) time.Duration {
-			return time.Duration(rapid.Int64Range(int64(lo), int64(hi)).Draw(t, label))
+			if hi <= lo {
+				return lo
+			}
+			decades := 0
+			for d := lo; d < hi/10; d *= 10 {
+				decades++
+			}
+			k := rapid.IntRange(0, decades).Draw(t, label+"-decade")
+			from := lo
+			for range k {
+				from *= 10
+			}
+			to := min(hi, from*10)
+			return time.Duration(rapid.Int64Range(int64(from), int64(to)).Draw(t, label))
 		}
 		// magnitude draws a non-zero value in ±[1, hi] that shrinks toward +1.
 		magnitude := func(label string, hi int64) int64 {
@@ -54,7 +71,13 @@ func GenFault(b Bounds) *rapid.Generator[Fault] {
 			}
 			return m
 		}
-		f := Fault{Kind: rapid.SampledFrom(kinds).Draw(t, "kind"), Start: time.Duration(rapid.Int64Range(0, span-1).Draw(t, "start"))}
+		f := Fault{Kind: rapid.SampledFrom(kinds).Draw(t, "kind")}
+		// The start is drawn in two steps, a tenth of the span, then a
+		// point in it: a plain range draw puts most faults in the first
+		// microseconds, before any client holds anything.
+		tenth := int64(rapid.IntRange(0, 9).Draw(t, "start-tenth"))
+		lo, hi := span*tenth/10, span*(tenth+1)/10-1
+		f.Start = time.Duration(rapid.Int64Range(lo, max(lo, hi)).Draw(t, "start"))
 		switch f.Kind {
 		case ClientPause:
 			f.Targets = []string{rapid.SampledFrom(b.Clients).Draw(t, "client")}

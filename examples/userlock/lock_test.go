@@ -47,8 +47,11 @@ func TestNoFaults(t *testing.T) {
 }
 
 // A lease lock without fencing is expected to be unsafe under process
-// pauses (Kleppmann): the documented negative test.
+// pauses (Kleppmann): the documented negative test. About 6% of random
+// pause schedules break it (a pause must outlast the 3 s TTL while the
+// client holds the lock), so the search gets 300 schedules: a negative
+// test must not pass by luck of the draw.
 func TestUnsafeUnderPauses(t *testing.T) {
-	locktest.ExpectUnsafe(t, factory, locktest.Options{Checks: 100, Duration: 10 * time.Second, Liveness: 5 * time.Second,
+	locktest.ExpectUnsafe(t, factory, locktest.Options{Checks: 300, Duration: 10 * time.Second, Liveness: 5 * time.Second,
 		Kinds: []faults.Kind{faults.ClientPause}})
 }
