@@ -155,7 +155,6 @@ func (p *Proc) Point(point string) {
 	p.pausedUntil = max(p.pausedUntil, now+a.d)
 	until := p.pausedUntil
 	ev := Event{T: now, Proc: p.name, Kind: "pause", Local: p.clk.Local(now), Detail: a.desc}
-	p.records = append(p.records, ev)
-	w.pendingRecords++
+	p.addRecordLocked(ev)
 	p.blockUntilLocked(until, until, "resume")
 }

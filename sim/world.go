@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,14 +25,14 @@ type World struct {
 	streams Streams
 	bc      bubbleClock
 
-	mu             sync.Mutex // guards the queue and state client goroutines touch
-	q              eventQueue
-	seq            uint64
-	kick           chan struct{}
-	stopping       bool
-	steps          int64
-	lastAt         int64 // true time of the last event run
-	pendingRecords int   // records made by clients since the last flush
+	mu       sync.Mutex // guards the queue and state client goroutines touch
+	q        eventQueue
+	seq      uint64
+	kick     chan struct{}
+	stopping bool
+	steps    int64
+	lastAt   int64   // true time of the last event run
+	dirty    []*Proc // processes with records not yet in the trace
 
 	procs    []*Proc
 	nodes    []*Node
@@ -542,9 +543,16 @@ func (p *Proc) Record(ev Event) {
 	ev.T = w.now()
 	ev.Proc = p.name
 	ev.Local = p.clk.Local(ev.T)
-	p.records = append(p.records, ev)
-	w.pendingRecords++
+	p.addRecordLocked(ev)
 	w.mu.Unlock()
+}
+
+// addRecordLocked queues ev for the trace. The caller holds w.mu.
+func (p *Proc) addRecordLocked(ev Event) {
+	if len(p.records) == 0 {
+		p.w.dirty = append(p.w.dirty, p)
+	}
+	p.records = append(p.records, ev)
 }
 
 // flushRecords moves records made by client goroutines into the trace, in
@@ -552,17 +560,19 @@ func (p *Proc) Record(ev Event) {
 // reorder the trace.
 func (w *World) flushRecords() {
 	w.mu.Lock()
-	pending := w.pendingRecords
-	w.pendingRecords = 0
-	w.mu.Unlock()
-	if pending == 0 {
+	if len(w.dirty) == 0 {
+		w.mu.Unlock()
 		return
 	}
-	for _, p := range w.procs {
-		w.mu.Lock()
-		recs := p.records
-		p.records = nil
-		w.mu.Unlock()
+	dirty := w.dirty
+	w.dirty = nil
+	slices.SortFunc(dirty, func(a, b *Proc) int { return a.id - b.id })
+	batches := make([][]Event, len(dirty))
+	for i, p := range dirty {
+		batches[i], p.records = p.records, nil
+	}
+	w.mu.Unlock()
+	for _, recs := range batches {
 		for _, ev := range recs {
 			w.trace.add(ev)
 		}
