@@ -37,7 +37,8 @@ type conn struct {
 	waiting bool
 	readCh  chan struct{}
 	rdl     time.Time
-	dlArmed int64 // true time of the pending deadline event, 0 if none
+	dlArmed int64  // true time of the pending deadline event, 0 if none
+	dlEv    *event // the pending deadline event
 	closed  bool
 	wbuf    []byte
 	lastUp  int64
@@ -101,14 +102,26 @@ func (c *conn) Read(b []byte) (int, error) {
 // true time at. A connection keeps at most one: when it fires it wakes the
 // reader only if the current deadline has passed, and otherwise re-arms for
 // the current one (deadlines move with every command; a chain of stale
-// events per command would grow without bound). The caller holds w.mu.
+// events per command would grow without bound). A reader woken by data
+// cancels it (cancelDeadlineLocked): most reads end long before their
+// deadline, and a cancelled event costs the scheduler nothing. The caller
+// holds w.mu.
 func (c *conn) armDeadlineLocked(at int64) {
-	if c.dlArmed != 0 && c.dlArmed <= at {
+	if c.dlEv != nil && c.dlArmed <= at {
 		return
 	}
+	c.cancelDeadlineLocked()
 	c.dlArmed = at
 	c.seq++
-	c.w.scheduleFromLocked(at, c.src, c.seq, c.p, "deadline", func() { c.deadlineFired(at) })
+	c.dlEv = c.w.scheduleFromLocked(at, c.src, c.seq, c.p, "deadline", func() { c.deadlineFired(at) })
+}
+
+// cancelDeadlineLocked drops the pending deadline event. The caller holds w.mu.
+func (c *conn) cancelDeadlineLocked() {
+	if c.dlEv != nil {
+		c.dlEv.dead = true
+		c.dlEv, c.dlArmed = nil, 0
+	}
 }
 
 func (c *conn) deadlineFired(at int64) {
@@ -118,7 +131,7 @@ func (c *conn) deadlineFired(at int64) {
 		w.mu.Unlock()
 		return // superseded by an earlier one
 	}
-	c.dlArmed = 0
+	c.dlEv, c.dlArmed = nil, 0
 	if !c.waiting || c.rdl.IsZero() {
 		w.mu.Unlock()
 		return
@@ -137,6 +150,7 @@ func (c *conn) wakeReader() {
 	c.w.mu.Lock()
 	waiting := c.waiting
 	c.waiting = false
+	c.cancelDeadlineLocked()
 	c.w.mu.Unlock()
 	if waiting {
 		select {
@@ -343,7 +357,13 @@ func newRedisClient(p *Proc, i int) *redis.Client {
 		// turn takes a timer from go-redis's process-wide timer pool, which
 		// may belong to another bubble (fatal in synctest). Connections are
 		// dialled lazily, one per concurrent user, in deterministic order.
-		PoolSize:        8,
+		PoolSize: 8,
+		// go-redis gives every connection 32 KiB read and write buffers:
+		// two thirds of what a world allocated. Commands and replies
+		// here are a few hundred bytes; anything longer still passes
+		// (bufio reads and writes it in pieces).
+		ReadBufferSize:  4 << 10,
+		WriteBufferSize: 4 << 10,
 		MinIdleConns:    0,
 		ConnMaxIdleTime: -1,
 		DialTimeout:     rc.DialTimeout,

@@ -16,6 +16,9 @@ type event struct {
 	// event off: the heal, which ends every fault, brings it forward to
 	// heal time (plus whatever at adds beyond hold, a latency).
 	hold int64
+	// dead marks an event cancelled: the scheduler drops it unrun,
+	// without advancing the clock to it.
+	dead bool
 	kind string
 	fn   func()
 }

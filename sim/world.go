@@ -162,6 +162,10 @@ func (w *World) loop(end int64) error {
 		default:
 		}
 		ev := w.q.peek()
+		for ev != nil && ev.dead {
+			w.q.pop()
+			ev = w.q.peek()
+		}
 		if ev == nil || w.stopping {
 			w.mu.Unlock()
 			return nil
@@ -239,18 +243,20 @@ func (w *World) afterFor(at int64, p *Proc, kind string, fn func()) {
 // scheduler (a client writing, sleeping or waiting on a deadline). Its key
 // is the caller's own (src, seq), so concurrent callers cannot reorder the
 // queue. The caller holds w.mu.
-func (w *World) scheduleFromLocked(at int64, src uint64, seq uint64, target *Proc, kind string, fn func()) {
-	w.scheduleHeldLocked(at, 0, src, seq, target, kind, fn)
+func (w *World) scheduleFromLocked(at int64, src uint64, seq uint64, target *Proc, kind string, fn func()) *event {
+	return w.scheduleHeldLocked(at, 0, src, seq, target, kind, fn)
 }
 
 // scheduleHeldLocked is scheduleFromLocked for an event put off until hold
 // by a fault (see afterHeld).
-func (w *World) scheduleHeldLocked(at, hold int64, src uint64, seq uint64, target *Proc, kind string, fn func()) {
-	w.q.push(&event{at: at, hold: hold, src: src, seq: seq, target: target, kind: kind, fn: fn})
+func (w *World) scheduleHeldLocked(at, hold int64, src uint64, seq uint64, target *Proc, kind string, fn func()) *event {
+	ev := &event{at: at, hold: hold, src: src, seq: seq, target: target, kind: kind, fn: fn}
+	w.q.push(ev)
 	select {
 	case w.kick <- struct{}{}:
 	default:
 	}
+	return ev
 }
 
 func (w *World) heal() {
