@@ -453,7 +453,10 @@ Parameters (--param): clients, nodes (whole numbers); duration, liveness,
 repl-lag (seconds, or durations such as 500ms:5s:10); pause (a client pause
 just before its protected write, as a multiple of the lock's TTL: c0 pauses
 once, at its first write at or after 1 s; scenarios with targeted pauses of
-their own get those lengthened instead; 0 removes them).`,
+their own get those lengthened instead; 0 removes them). A run in which
+the pause did not happen in full inside the safety phase (the client
+reached its write too late, or the heal cut the pause short) is marked
+"pause_short": true in results.jsonl.`,
 		Example: `  locksim sweep --scenario no-faults --locks set-nx-cad,redlock,fencing --seeds 200 --param pause=0:2:9 --out sweep-pause
   locksim sweep --locks redlock --seeds 1000 --out redlock-default --shard 0/4
   locksim merge --out merged shard-0 shard-1 shard-2 shard-3`,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/reports"
 	"github.com/locksim/locksim/scenarios"
@@ -49,6 +50,11 @@ type outcome struct {
 	Porcupine           string `json:"porcupine"`
 	OwnershipViolations int    `json:"ownership_violations"`
 	TraceSHA256         string `json:"trace_sha256,omitempty"`
+	// PauseShort is set when a targeted client pause of the schedule did
+	// not run in full inside the safety phase: its client never reached
+	// the pause point in time, or the heal (which ends every fault) cut it
+	// short. Such a run did not test the pause it was asked to.
+	PauseShort bool `json:"pause_short,omitempty"`
 	// SimError is set when the simulator could not finish the run (an
 	// event budget): the verdict is then unknown.
 	SimError string `json:"sim_error,omitempty"`
@@ -65,7 +71,29 @@ func outcomeOf(j *scenarios.Judged, simErr error) outcome {
 	}
 	c := j.Check
 	return outcome{Verdict: c.Verdict, Claim: c.Claim, LeaseOverlaps: c.LeaseOverlaps, ResourceViolations: c.ResourceViolations,
-		Porcupine: c.Porcupine, OwnershipViolations: c.OwnershipViolations, TraceSHA256: j.Result.TraceSHA256}
+		Porcupine: c.Porcupine, OwnershipViolations: c.OwnershipViolations, TraceSHA256: j.Result.TraceSHA256,
+		PauseShort: pauseShort(j.Config, j.Result.History)}
+}
+
+// pauseShort reports whether some targeted client pause of cfg did not
+// both begin and end inside the safety phase (see outcome.PauseShort).
+func pauseShort(cfg sim.Config, history []sim.Event) bool {
+	for _, f := range cfg.Faults {
+		if f.Kind != faults.ClientPause || f.At == "" || f.Start >= cfg.Duration {
+			continue
+		}
+		desc, full := f.String(), false
+		for _, ev := range history {
+			if ev.Kind == "pause" && ev.Detail == desc {
+				full = ev.T+int64(f.Duration) <= int64(cfg.Duration)
+				break
+			}
+		}
+		if !full {
+			return true
+		}
+	}
+	return false
 }
 
 // runner runs jobs one at a time for one worker.
