@@ -2,6 +2,7 @@ package faults
 
 import (
 	"fmt"
+	"math/bits"
 	"time"
 
 	"pgregory.net/rapid"
@@ -60,8 +61,7 @@ func GenFault(b Bounds) *rapid.Generator[Fault] {
 			for range k {
 				from *= 10
 			}
-			to := min(hi, from*10)
-			return time.Duration(rapid.Int64Range(int64(from), int64(to)).Draw(t, label))
+			return within(from, min(hi, from*10), rapid.Int64Range(0, fracOne).Draw(t, label))
 		}
 		// magnitude draws a non-zero value in ±[1, hi] that shrinks toward +1.
 		magnitude := func(label string, hi int64) int64 {
@@ -77,7 +77,7 @@ func GenFault(b Bounds) *rapid.Generator[Fault] {
 		// microseconds, before any client holds anything.
 		tenth := int64(rapid.IntRange(0, 9).Draw(t, "start-tenth"))
 		lo, hi := span*tenth/10, span*(tenth+1)/10-1
-		f.Start = time.Duration(rapid.Int64Range(lo, max(lo, hi)).Draw(t, "start"))
+		f.Start = within(time.Duration(lo), time.Duration(max(lo, hi)), rapid.Int64Range(0, fracOne).Draw(t, "start"))
 		switch f.Kind {
 		case ClientPause:
 			f.Targets = []string{rapid.SampledFrom(b.Clients).Draw(t, "client")}
@@ -124,6 +124,20 @@ func GenFault(b Bounds) *rapid.Generator[Fault] {
 		}
 		return f
 	})
+}
+
+// fracOne is the denominator of the fractions within draws: a draw whose
+// range is the same whatever came before, so that shrinking an earlier
+// draw (a decade, a tenth) never shifts how the later ones read rapid's
+// bits, and the shrinker can walk a duration down decade by decade.
+const fracOne = 1 << 30
+
+// within is lo + (hi-lo) × frac/fracOne, in integers (no float rounding
+// that could differ between machines).
+func within(lo, hi time.Duration, frac int64) time.Duration {
+	h, l := bits.Mul64(uint64(hi-lo), uint64(frac))
+	q, _ := bits.Div64(h, l, fracOne)
+	return lo + time.Duration(q)
 }
 
 // check reports why b cannot bound a schedule.
