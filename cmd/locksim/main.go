@@ -47,7 +47,7 @@ Exit codes:
   3   liveness failure: no client got the lock after the faults healed
   4   unknown: the run could not be judged completely
   64  usage or input error (bad flag, unknown lock or scenario)
-  70  internal error (a bug, or the trace file could not be written)
+  70  internal error (a bug; the trace file could not be written; a replay diverged)
   130 sweep or report interrupted (Ctrl-C); rerun to resume`
 
 // host runs body, which needs a synctest bubble, and returns its exit code.
@@ -163,6 +163,7 @@ func newRootCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
 		return &codeError{code: exitUsage, err: fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
 	root.AddCommand(newRunCmd(stdout, stderr, h, code))
+	root.AddCommand(newReplayCmd(stdout, stderr, h, code))
 	root.AddCommand(newListCmd(stdout))
 	root.AddCommand(newSweepCmd(stdout, stderr, h, code))
 	root.AddCommand(newMergeCmd(stdout))

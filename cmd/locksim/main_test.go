@@ -154,12 +154,17 @@ func TestRunJSONAndTrace(t *testing.T) {
 		t.Errorf("counterexample present = %v with verdict %q", ok, verdict)
 	}
 
-	// The trace file is complete: its SHA-256 is the reported hash.
+	// The trace file is complete: a header line naming the run, then the
+	// events, whose SHA-256 is the reported hash.
 	b, err := os.ReadFile(trace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := sha256.Sum256(b)
+	header, events, ok := bytes.Cut(b, []byte("\n"))
+	if !ok || !bytes.HasPrefix(header, []byte(`{"locksim_run":{`)) || !bytes.Contains(header, []byte(`"lock":"redlock","seed":2,`)) {
+		t.Errorf("trace header %q", header)
+	}
+	sum := sha256.Sum256(events)
 	if got := hex.EncodeToString(sum[:]); got != r["trace_sha256"] {
 		t.Errorf("trace file sha256 %s, reported %v", got, r["trace_sha256"])
 	}

@@ -152,7 +152,7 @@ func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
 	}
 	repro += faultsRepro
 	j := &runJob{scenario: sc.ID, info: info, cfg: cfg, judging: sc.Judging(info), repro: repro, json: f.json, cexDir: f.cexDir,
-		shrink: shrink}
+		shrink: shrink, headerScenario: f.scenario}
 	if f.trace != "" {
 		if err := j.openTrace(f.trace); err != nil {
 			return nil, err
@@ -188,6 +188,10 @@ type runJob struct {
 
 	tracePath string   // the file the user asked for
 	traceTmp  *os.File // a temp file beside it, renamed over it on success
+	// headerScenario is --scenario as given, for the trace file's header.
+	headerScenario string
+	// replay, set by 'replay', compares the run's trace with a recording.
+	replay *traceComparer
 }
 
 // openTrace creates the temporary trace file beside path, so a bad path is
@@ -228,6 +232,11 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 	var traceBuf *bufio.Writer
 	if j.traceTmp != nil {
 		traceBuf = bufio.NewWriterSize(j.traceTmp, 1<<20)
+		if err := writeHeader(traceBuf, j.header(j.headerScenario)); err != nil {
+			j.discardTrace()
+			fmt.Fprintf(stderr, "locksim: --trace: %v\n", err)
+			return exitInternal
+		}
 		j.cfg.Trace = traceBuf
 		stop := j.removeTraceOnSignal(stderr)
 		defer stop()
@@ -261,6 +270,10 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 	}
 
 	r := judge(j, res, runErr)
+	if c := j.replay; c != nil {
+		c.finish()
+		r.Replay = &replayReport{File: c.file, Identical: c.diff == nil, Events: c.lines, Diff: c.diff}
+	}
 	if j.shrink != nil && r.Counterexample != nil && runErr == nil {
 		if code := j.shrink.run(b, j, r, stderr); code != 0 {
 			return code
@@ -371,6 +384,7 @@ type runReport struct {
 	TraceFile           string          `json:"trace_file,omitempty"`
 	Error               string          `json:"error,omitempty"`
 	Counterexample      *counterexample `json:"counterexample,omitempty"`
+	Replay              *replayReport   `json:"replay,omitempty"` // set by 'replay'
 
 	check   *checker.Result
 	history checker.History
@@ -515,6 +529,16 @@ func printSummary(w io.Writer, j *runJob, r *runReport) {
 	}
 	if r.TraceFile != "" {
 		line("trace file", "%s", r.TraceFile)
+	}
+	if rp := r.Replay; rp != nil {
+		switch {
+		case rp.Diff != nil:
+			line("replay", "DIVERGED at line %d (see stderr)", rp.Diff.Line)
+		case rp.File == "":
+			line("replay", "identical in two runs (%d event lines)", rp.Events)
+		default:
+			line("replay", "identical to %s (%d event lines)", rp.File, rp.Events)
+		}
 	}
 	fmt.Fprintf(w, "trace sha256: %s\n", r.TraceSHA256)
 }
