@@ -1,0 +1,68 @@
+package main
+
+import (
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// BenchmarkReportRow runs one seed of every cell of the default report
+// (and of every pause-sweep point) per iteration, in one process on one
+// bubble at a time, and reports where the time goes: the whole row and the
+// five most expensive scenarios, in ms per row. The default report is 200
+// such rows (the sweep points 50) on two worker processes:
+//
+//	GOMAXPROCS=1 GOGC=400 go test -run '^$' -bench ReportRow -benchtime 3x ./cmd/locksim
+func BenchmarkReportRow(b *testing.B) {
+	f := &reportFlags{out: b.TempDir()}
+	p, err := f.plan()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var row []reportRun
+	for _, r := range p.runs {
+		if r.rs.seed == 1 {
+			row = append(row, r)
+		}
+	}
+	per := map[string]time.Duration{}
+	var points time.Duration
+	ok := sim.InTest(func(t *testing.T) {
+		bb := sim.TestBubble(t)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			for _, r := range row {
+				r.rs.seed = uint64(i + 1)
+				t0 := time.Now()
+				if _, _, err := r.rs.run(bb); err != nil {
+					t.Fatal(err)
+				}
+				if r.point != nil {
+					points += time.Since(t0)
+				} else {
+					per[r.rs.scenario] += time.Since(t0)
+				}
+			}
+		}
+		b.StopTimer()
+	})
+	if !ok {
+		b.Fatal("the runs failed")
+	}
+	type kv struct {
+		k string
+		v time.Duration
+	}
+	var l []kv
+	for k, v := range per {
+		l = append(l, kv{k, v})
+	}
+	sort.Slice(l, func(i, j int) bool { return l[i].v > l[j].v })
+	for _, x := range l[:min(5, len(l))] {
+		b.ReportMetric(float64(x.v.Milliseconds())/float64(b.N), "ms/row-"+x.k)
+	}
+	b.ReportMetric(float64(points.Milliseconds())/float64(b.N), "ms/row-pause-sweep")
+	b.ReportMetric(float64(len(row)), "runs/row")
+}
