@@ -362,12 +362,17 @@ type sweepLine struct {
 	OwnershipViolations int      `json:"ownership_violations"`
 	TraceSHA256         string   `json:"trace_sha256"`
 	Error               string   `json:"error,omitempty"`
+	// PauseShort: a targeted pause of the run did not run in full inside
+	// the safety phase (outcome.PauseShort); the pause sweep's rates leave
+	// such runs out.
+	PauseShort bool `json:"pause_short,omitempty"`
 }
 
 func (s *sweepSpec) line(j sweepJob, o outcome) sweepLine {
 	l := sweepLine{Job: j.Index, Scenario: s.Scenario, Lock: j.Lock, Seed: j.Seed, Param: s.Param,
 		Verdict: o.Verdict, Claim: o.Claim, LeaseOverlaps: o.LeaseOverlaps, ResourceViolations: o.ResourceViolations,
-		Porcupine: o.Porcupine, OwnershipViolations: o.OwnershipViolations, TraceSHA256: o.TraceSHA256, Error: o.SimError}
+		Porcupine: o.Porcupine, OwnershipViolations: o.OwnershipViolations, TraceSHA256: o.TraceSHA256, Error: o.SimError,
+		PauseShort: o.PauseShort}
 	if j.HasValue {
 		v := j.Value
 		l.Value = &v
@@ -456,7 +461,8 @@ once, at its first write at or after 1 s; scenarios with targeted pauses of
 their own get those lengthened instead; 0 removes them). A run in which
 the pause did not happen in full inside the safety phase (the client
 reached its write too late, or the heal cut the pause short) is marked
-"pause_short": true in results.jsonl.`,
+"pause_short": true in results.jsonl, left out of the rates and counted in
+the table's last column.`,
 		Example: `  locksim sweep --scenario no-faults --locks set-nx-cad,redlock,fencing --seeds 200 --param pause=0:2:9 --out sweep-pause
   locksim sweep --locks redlock --seeds 1000 --out redlock-default --shard 0/4
   locksim merge --out merged shard-0 shard-1 shard-2 shard-3`,
@@ -1065,7 +1071,7 @@ func writeCSV(path string, lines []sweepLine) error {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	w.Write([]string{"job", "scenario", "lock", "seed", "param", "value", "verdict", "claim", "lease_overlaps",
-		"resource_violations", "porcupine", "ownership_violations", "trace_sha256", "error"})
+		"resource_violations", "porcupine", "ownership_violations", "trace_sha256", "error", "pause_short"})
 	for _, l := range lines {
 		v := ""
 		if l.Value != nil {
@@ -1073,7 +1079,7 @@ func writeCSV(path string, lines []sweepLine) error {
 		}
 		w.Write([]string{strconv.Itoa(l.Job), l.Scenario, l.Lock, strconv.FormatUint(l.Seed, 10), l.Param, v, l.Verdict, l.Claim,
 			strconv.Itoa(l.LeaseOverlaps), strconv.Itoa(l.ResourceViolations), l.Porcupine, strconv.Itoa(l.OwnershipViolations),
-			l.TraceSHA256, l.Error})
+			l.TraceSHA256, l.Error, strconv.FormatBool(l.PauseShort)})
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -1151,6 +1157,8 @@ func finishSweep(dir string, s *sweepSpec, lines []sweepLine, stdout io.Writer, 
 		lock  string
 	}
 	tallies := map[key]*tally{}
+	short := map[key]int{}
+	anyShort := false
 	for _, l := range lines {
 		k := key{lock: l.Lock}
 		if l.Value != nil {
@@ -1160,6 +1168,12 @@ func finishSweep(dir string, s *sweepSpec, lines []sweepLine, stdout io.Writer, 
 		if t == nil {
 			t = &tally{}
 			tallies[k] = t
+		}
+		if l.PauseShort && s.Param == "pause" {
+			// Not a run of the pause asked for (the report does the same).
+			short[k]++
+			anyShort = true
+			continue
 		}
 		t.add(l.Verdict, l.LeaseOverlaps, l.ResourceViolations, l.OwnershipViolations, l.Seed)
 	}
@@ -1172,6 +1186,9 @@ func finishSweep(dir string, s *sweepSpec, lines []sweepLine, stdout io.Writer, 
 	if s.Param != "" {
 		head = s.Param + "\t" + head
 	}
+	if anyShort {
+		head += "\tpause short (left out)"
+	}
 	fmt.Fprintln(tw, head)
 	for _, v := range values {
 		for _, lock := range s.Locks {
@@ -1183,6 +1200,9 @@ func finishSweep(dir string, s *sweepSpec, lines []sweepLine, stdout io.Writer, 
 				pct(t.Overlap, t.Runs), pct(t.Resource, t.Runs), t.Liveness, t.Unknown)
 			if s.Param != "" {
 				row = fmtValue(v) + "\t" + row
+			}
+			if anyShort {
+				row += fmt.Sprintf("\t%d", short[key{v, lock}])
 			}
 			fmt.Fprintln(tw, row)
 		}

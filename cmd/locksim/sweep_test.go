@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -452,5 +453,45 @@ func TestSweepBinary(t *testing.T) {
 	}
 	if readFile(t, path) != readFile(t, filepath.Join(whole, sweepResultsFile)) {
 		t.Error("interrupted and resumed results differ from an uninterrupted run")
+	}
+}
+
+// TestSweepPauseShort: with a safety phase too short for c0 to reach its
+// write in time, some runs of a pause sweep cannot pause in full: they are
+// marked pause_short in results.jsonl and the CSV, left out of the rates,
+// and counted in the table's last column.
+func TestSweepPauseShort(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	args := []string{"sweep", "--scenario", "no-faults", "--locks", "set-nx-cad", "--seeds", "8", "--param", "pause=1",
+		"--duration", "7s", "--liveness", "2s", "--out", dir, "--charts=false"}
+	code, stdout, stderr := cli(t, testHost(t), args...)
+	if code != exitSafe || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	short := 0
+	for _, l := range strings.Split(strings.TrimSuffix(readFile(t, filepath.Join(dir, sweepResultsFile)), "\n"), "\n") {
+		var sl sweepLine
+		if err := json.Unmarshal([]byte(l), &sl); err != nil {
+			t.Fatal(err)
+		}
+		if sl.PauseShort {
+			short++
+		}
+	}
+	if short == 0 || short == 8 {
+		t.Fatalf("%d of 8 runs pause_short; this test needs some of each", short)
+	}
+	if csv := readFile(t, filepath.Join(dir, sweepCSVFile)); strings.Count(csv, ",true\n") != short || !strings.Contains(csv, ",error,pause_short\n") {
+		t.Errorf("CSV does not mark the %d short runs:\n%s", short, csv)
+	}
+	var row string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(l, "1 ") {
+			row = l
+		}
+	}
+	f := strings.Fields(row)
+	if !strings.Contains(stdout, "pause short (left out)") || len(f) < 3 || f[2] != strconv.Itoa(8-short) || f[len(f)-1] != strconv.Itoa(short) {
+		t.Errorf("table row %q: want %d runs counted and %d left out\n%s", row, 8-short, short, stdout)
 	}
 }
