@@ -277,6 +277,7 @@ func replayFile(b sim.Bubble, path string, f *replayFlags, stdout, stderr io.Wri
 	if err == nil {
 		var j *runJob
 		if j, err = jobFromHeader(path, hdr); err == nil {
+			j.recordedBy = hdr.Locksim
 			return replayJob(b, j, path, rec, f, stdout, stderr, firstRepro)
 		}
 	}
@@ -301,8 +302,12 @@ func replayJob(b sim.Bubble, j *runJob, path string, rec *bufio.Reader, f *repla
 		if firstRepro != "" {
 			src = "the first run"
 		}
-		fmt.Fprintf(stderr, "locksim: replay: the run diverged from %s at line %d (a determinism bug; please report it with the file)\n  recorded: %s\n  replayed: %s\n",
-			src, d.Line, clip(d.Recorded, 400), clip(d.Replayed, 400))
+		why := "a determinism bug; please report it with the file"
+		if now := versionLine(); j.recordedBy != now {
+			why = fmt.Sprintf("the file was written by %s and this is %s: a change to locksim can change traces", j.recordedBy, now)
+		}
+		fmt.Fprintf(stderr, "locksim: replay: the run diverged from %s at line %d (%s)\n  recorded: %s\n  replayed: %s\n",
+			src, d.Line, why, clip(d.Recorded, 400), clip(d.Replayed, 400))
 		return exitInternal
 	}
 	return code

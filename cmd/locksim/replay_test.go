@@ -71,8 +71,14 @@ func TestReplayCatchesDivergence(t *testing.T) {
 	if code != exitInternal || !strings.Contains(stderr, "diverged from the file at line 21") || !strings.Contains(stderr, `"k":"x`) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
-	if !strings.Contains(stdout, "replay:         DIVERGED at line 21") {
+	if !strings.Contains(stdout, "replay:         DIVERGED at line 21") || !strings.Contains(stderr, "a determinism bug") {
 		t.Errorf("summary:\n%s", stdout)
+	}
+	// Written by another version: the message says so instead.
+	other := filepath.Join(dir, "other.jsonl")
+	os.WriteFile(other, []byte(strings.Replace(strings.Join(changed, "\n"), `"locksim":"`, `"locksim":"locksim v0.0.1 `, 1)), 0o644)
+	if code, _, stderr := cli(t, testHost(t), "replay", other); code != exitInternal || !strings.Contains(stderr, "the file was written by locksim v0.0.1") {
+		t.Errorf("other version: exit %d, stderr %q", code, stderr)
 	}
 	// A recording cut short is a divergence too.
 	short := filepath.Join(dir, "short.jsonl")

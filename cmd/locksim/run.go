@@ -190,8 +190,10 @@ type runJob struct {
 	traceTmp  *os.File // a temp file beside it, renamed over it on success
 	// headerScenario is --scenario as given, for the trace file's header.
 	headerScenario string
-	// replay, set by 'replay', compares the run's trace with a recording.
-	replay *traceComparer
+	// replay, set by 'replay', compares the run's trace with a recording
+	// written by the locksim version recordedBy.
+	replay     *traceComparer
+	recordedBy string
 }
 
 // openTrace creates the temporary trace file beside path, so a bad path is
