@@ -47,7 +47,7 @@ func TestNoFaults(t *testing.T) {
 }
 
 // A lease lock without fencing is expected to be unsafe under process
-// pauses (Kleppmann): the documented negative test. About 6% of random
+// pauses (Kleppmann): the documented negative test. About 6–9% of random
 // pause schedules break it (a pause must outlast the 3 s TTL while the
 // client holds the lock), so the search gets 300 schedules: a negative
 // test must not pass by luck of the draw.
