@@ -171,17 +171,11 @@ type replayReport struct {
 type replayFlags struct {
 	run    runFlags
 	json   bool
-	keep   string
 	cexDir string
 }
 
 func newReplayCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
-	f := &replayFlags{run: runFlags{
-		clients:  intValue{min: 1, max: sim.MaxClients},
-		nodes:    intValue{min: 1, max: sim.MaxNodes},
-		duration: durationValue{max: sim.MaxDuration},
-		liveness: durationValue{max: sim.MaxDuration},
-	}}
+	f := &replayFlags{run: newRunFlags()}
 	cmd := &cobra.Command{
 		Use:   "replay TRACE | replay --lock ID --seed N [flags]",
 		Short: "Run a recorded trace's world again and check it replays event for event",

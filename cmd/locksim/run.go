@@ -52,13 +52,20 @@ type runFlags struct {
 	shrink   shrinkFlags // --faults, --shrink, --shrink-out, --shrink-runs (shrink.go)
 }
 
-func newRunCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
-	f := &runFlags{
+// newRunFlags is run's flag values with their allowed ranges (replay
+// takes the same ones).
+func newRunFlags() runFlags {
+	return runFlags{
 		clients:  intValue{min: 1, max: sim.MaxClients},
 		nodes:    intValue{min: 1, max: sim.MaxNodes},
 		duration: durationValue{max: sim.MaxDuration},
 		liveness: durationValue{max: sim.MaxDuration},
 	}
+}
+
+func newRunCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
+	rf := newRunFlags()
+	f := &rf
 	cmd := &cobra.Command{
 		Use:   "run --lock ID --seed N [flags]",
 		Short: "Run one scenario with one lock and one seed, and judge it",
