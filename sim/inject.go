@@ -65,14 +65,13 @@ func (w *World) apply(f faults.Fault, start, end int64) {
 		lf := w.net.add(f, end)
 		healed(func() { w.net.remove(lf) })
 	case faults.Crash:
-		for _, n := range w.targetNodes(f.Targets) {
-			n.crash()
-			w.record(Event{Proc: n.name, Kind: "crash", Detail: string(n.cfg.Persistence)})
+		targets := w.targetNodes(f.Targets)
+		for _, n := range targets {
+			w.crashNode(n, string(n.cfg.Persistence))
 		}
 		healed(func() {
-			for _, n := range w.targetNodes(f.Targets) {
-				n.restart()
-				w.record(Event{Proc: n.name, Kind: "restart"})
+			for _, n := range targets {
+				w.crashEnded(n)
 			}
 		})
 	case faults.Failover:
@@ -80,12 +79,29 @@ func (w *World) apply(f faults.Fault, start, end int64) {
 			return
 		}
 		n := w.nodes[w.sentinel.primary]
+		w.crashNode(n, "failover")
+		healed(func() { w.crashEnded(n) })
+	}
+}
+
+// crashNode starts one crash of n. Crashes of one node combine: it stays
+// down until the last of them ends (or the heal), as pauses do.
+func (w *World) crashNode(n *Node, detail string) {
+	n.downs++
+	if n.up {
 		n.crash()
-		w.record(Event{Proc: n.name, Kind: "crash", Detail: "failover"})
-		healed(func() {
-			n.restart()
-			w.record(Event{Proc: n.name, Kind: "restart"})
-		})
+		w.record(Event{Proc: n.name, Kind: "crash", Detail: detail})
+	}
+}
+
+// crashEnded ends one crash of n; the node restarts when none is left.
+func (w *World) crashEnded(n *Node) {
+	if n.downs > 0 {
+		n.downs--
+	}
+	if n.downs == 0 && !n.up {
+		n.restart()
+		w.record(Event{Proc: n.name, Kind: "restart"})
 	}
 }
 

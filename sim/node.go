@@ -32,6 +32,7 @@ type Node struct {
 	lastLocal int64 // local time at the last tick
 
 	up          bool
+	downs       int   // crash faults holding the node down (they combine)
 	epoch       int   // incarnation: bumps on crash, restart, demotion
 	pausedUntil int64 // a paused node handles nothing until then
 	conns       []*conn
@@ -568,12 +569,19 @@ func (n *Node) restart() {
 	}
 }
 
+// heal ends every fault on n: a pause ends, the clock resyncs, and a node
+// still down restarts under its persistence mode (what a crash lost stays
+// lost).
 func (n *Node) heal() {
 	n.pausedUntil = 0
 	n.clk.Resync(n.w.now())
+	n.downs = 0
 	if n.up {
 		n.tick()
+		return
 	}
+	n.restart()
+	n.w.record(Event{Proc: n.name, Kind: "restart", Detail: "heal"})
 }
 
 // --- helpers ---------------------------------------------------------------

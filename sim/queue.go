@@ -70,3 +70,13 @@ func (q *eventQueue) release(now int64) {
 	}
 	heap.Init(&q.h)
 }
+
+// heldAfter returns a live event still held by a fault past now, or nil.
+func (q *eventQueue) heldAfter(now int64) *event {
+	for _, ev := range q.h {
+		if !ev.dead && ev.hold > now {
+			return ev
+		}
+	}
+	return nil
+}

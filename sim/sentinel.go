@@ -14,6 +14,7 @@ type sentinel struct {
 	primary   int
 	downSince int64
 	healthy   bool
+	epoch     int // bumps at every failover; clients ignore older news
 }
 
 const sentinelTick = 100 * time.Millisecond
@@ -88,6 +89,8 @@ func (s *sentinel) failover() {
 	s.primary = best.id
 	s.downSince = -1
 	w.stats.Failovers++
+	s.epoch++
+	epoch := s.epoch
 	w.record(Event{Proc: SentinelName, Kind: "failover", Detail: w.nodes[old].name + " -> " + best.name})
 	best.replicaOf = -1
 	best.offset = best.applied
@@ -100,18 +103,54 @@ func (s *sentinel) failover() {
 	for _, p := range w.procs {
 		p := p
 		w.net.deliver(w.net.rng, sentinelAddr, p.id, nil, nil, "switch-master", func() {
-			if p.primary == best.id {
-				return
-			}
-			p.primary = best.id
-			sortConns(p.conns)
-			for _, c := range p.conns {
-				if c.node == w.nodes[old] && !c.closed { // a pointer: services have ids of their own
-					c.sendReset()
-				}
-			}
+			s.tell(p, best.id, epoch)
 		})
 	}
 }
 
-func (s *sentinel) heal() {}
+// tell is a client hearing from Sentinel that the primary is node id (as of
+// failover epoch): it follows it and drops its connections to the old one.
+// News older than what the client knows is ignored (two failovers' messages
+// can arrive out of order).
+func (s *sentinel) tell(p *Proc, id, epoch int) {
+	if epoch < p.sentinelEpoch || p.primary == id {
+		p.sentinelEpoch = max(p.sentinelEpoch, epoch)
+		return
+	}
+	p.sentinelEpoch = epoch
+	old := p.primary
+	p.primary = id
+	sortConns(p.conns)
+	for _, c := range p.conns {
+		if c.node == s.w.nodes[old] && !c.closed { // a pointer: services have ids of their own
+			c.sendReset()
+		}
+	}
+}
+
+// heal settles the topology on one primary at the heal (every node is up
+// and reachable by then): any other node that still thinks it is a primary
+// is demoted and resynced, every replica follows the primary, and every
+// client is told which node it is, as Sentinel's reconfiguration would do
+// within a few ticks.
+func (s *sentinel) heal() {
+	w := s.w
+	s.downSince = -1
+	np := w.nodes[s.primary]
+	for _, n := range w.nodes {
+		switch {
+		case n == np:
+		case n.replicaOf < 0:
+			w.record(Event{Proc: SentinelName, Kind: "demote", Detail: n.name + " -> replica of " + np.name})
+			n.epoch++
+			n.resetConns()
+			np.fullSync(n)
+		case n.replicaOf != s.primary:
+			w.record(Event{Proc: SentinelName, Kind: "reconfigure", Detail: n.name + " -> replica of " + np.name})
+			np.fullSync(n)
+		}
+	}
+	for _, p := range w.procs {
+		s.tell(p, s.primary, s.epoch)
+	}
+}

@@ -43,8 +43,9 @@ type World struct {
 	trace    *Trace
 	faultRng *rand.Rand
 
-	phase string
-	stats Stats
+	phase       string
+	stats       Stats
+	internalErr error // the engine broke an invariant (see fail)
 }
 
 // Stats counts what happened in a run.
@@ -141,7 +142,12 @@ func (w *World) run() error {
 	safety := int64(w.cfg.Duration)
 	w.after(safety, "heal", w.heal)
 	end := safety + int64(w.cfg.Liveness)
-	w.after(end, "stop", func() { w.stop() })
+	w.after(end, "stop", func() {
+		if err := w.healedInvariants(); err != nil {
+			w.fail(fmt.Errorf("at the end of the liveness phase (t=%v): %w", time.Duration(w.now()), err))
+		}
+		w.stop()
+	})
 
 	err := w.loop(end)
 	w.shutdown()
@@ -207,6 +213,9 @@ func (w *World) loop(end int64) error {
 			return fmt.Errorf("sim: event budget of %d exhausted at t=%v (raise MaxEvents or shorten the run)", maxEvents, time.Duration(ev.at))
 		}
 		ev.fn()
+		if w.internalErr != nil {
+			return w.internalErr
+		}
 	}
 }
 
@@ -283,6 +292,80 @@ func (w *World) heal() {
 	w.mu.Lock()
 	w.q.release(w.now())
 	w.mu.Unlock()
+	if healHook != nil {
+		healHook(w)
+	}
+	if err := w.healedInvariants(); err != nil {
+		w.fail(fmt.Errorf("after the heal at t=%v: %w", time.Duration(w.now()), err))
+	}
+}
+
+// healHook, set by tests only, breaks the world after the heal to prove
+// the invariants are checked.
+var healHook func(*World)
+
+// fail ends the run with an internal error: the engine broke one of its
+// own invariants. It is never a verdict on the lock.
+func (w *World) fail(err error) {
+	if w.internalErr == nil {
+		w.internalErr = fmt.Errorf("sim: internal error (a locksim bug, not a verdict on the lock): %w", err)
+	}
+}
+
+// healedInvariants checks what the heal promises, for the rest of the run:
+// every node and service up and unpaused with a resynced clock, no network
+// fault, no client paused or waiting on a pause point, nothing in the queue
+// still held for a fault, and (replicated) exactly one primary that every
+// replica and every client follows.
+func (w *World) healedInvariants() error {
+	now := w.now()
+	for _, n := range append(append([]*Node(nil), w.nodes...), w.services...) {
+		switch {
+		case !n.up:
+			return fmt.Errorf("invariant \"every node up\" broken: %s is down", n.name)
+		case n.pausedUntil > now:
+			return fmt.Errorf("invariant \"no fault active\" broken: %s is paused until t=%v", n.name, time.Duration(n.pausedUntil))
+		case n.clk.Local(now) != now || n.clk.DriftPPM() != 0:
+			return fmt.Errorf("invariant \"clocks resynced\" broken: %s's clock reads %v at t=%v (drift %d ppm)", n.name, time.Duration(n.clk.Local(now)), time.Duration(now), n.clk.DriftPPM())
+		}
+	}
+	if len(w.net.active) > 0 {
+		return fmt.Errorf("invariant \"no fault active\" broken: %d network faults remain (first: %v)", len(w.net.active), w.net.active[0].kind)
+	}
+	for _, p := range w.procs {
+		switch {
+		case p.pausedUntil > now:
+			return fmt.Errorf("invariant \"no fault active\" broken: %s is paused until t=%v", p.name, time.Duration(p.pausedUntil))
+		case len(p.armed) > 0:
+			return fmt.Errorf("invariant \"no fault active\" broken: %s has %d targeted pauses armed", p.name, len(p.armed))
+		case p.clk.Local(now) != now || p.clk.DriftPPM() != 0:
+			return fmt.Errorf("invariant \"clocks resynced\" broken: %s's clock reads %v at t=%v", p.name, time.Duration(p.clk.Local(now)), time.Duration(now))
+		}
+	}
+	w.mu.Lock()
+	held := w.q.heldAfter(now)
+	w.mu.Unlock()
+	if held != nil {
+		return fmt.Errorf("invariant \"no fault active\" broken: a %s event is still held until t=%v", held.kind, time.Duration(held.hold))
+	}
+	if s := w.sentinel; s != nil {
+		for _, n := range w.nodes {
+			switch {
+			case n.id == s.primary && n.replicaOf >= 0:
+				return fmt.Errorf("invariant \"one primary\" broken: Sentinel's primary %s is a replica of n%d", n.name, n.replicaOf)
+			case n.id != s.primary && n.replicaOf < 0:
+				return fmt.Errorf("invariant \"one primary\" broken: %s is a primary beside Sentinel's %s", n.name, w.nodes[s.primary].name)
+			case n.id != s.primary && n.replicaOf != s.primary:
+				return fmt.Errorf("invariant \"one primary\" broken: %s follows n%d, not Sentinel's primary %s", n.name, n.replicaOf, w.nodes[s.primary].name)
+			}
+		}
+		for _, p := range w.procs {
+			if p.primary != s.primary {
+				return fmt.Errorf("invariant \"clients follow the primary\" broken: %s follows %s, Sentinel's primary is %s", p.name, w.nodes[p.primary].name, w.nodes[s.primary].name)
+			}
+		}
+	}
+	return nil
 }
 
 func (w *World) stop() {
@@ -358,6 +441,7 @@ type Proc struct {
 	services      []*redis.Client
 	primaryClient *redis.Client
 	primary       int // the node this client believes is the primary (replicated topology)
+	sentinelEpoch int // the newest failover this client has heard of
 
 	pausedUntil int64
 	armed       []armedPause               // pauses waiting for a lock phase
