@@ -32,6 +32,14 @@ type History struct {
 	// Fencing is the resource check the lock relies on: "" / "none" (the
 	// lock itself must exclude), "max-token", "owner-cas", "version".
 	Fencing string
+	// Fair: the design promises fairness, so a client starving after the
+	// heal while others progress is a liveness failure.
+	Fair bool
+	// KeyTruth: the nodes recorded "key-touch" events (a write by Peer that
+	// deleted, Result "del", or re-timed, "expire", the lock key while it
+	// held the value client Detail set). Ownership is then judged from
+	// them: what a release or renewal really did, not what it returned.
+	KeyTruth bool
 	// Resource is the workload's object: "pool" (each section writes the
 	// value it read minus one), "counter" (plus one) or "" (no resource).
 	Resource string

@@ -3,6 +3,7 @@ package checker
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -12,14 +13,29 @@ import (
 // [Heal, End] (the whole run when Heal ≤ 0). Progress is an acquire ok; for
 // designs that exclude nothing (Fencing "version") it is a write ok, or a
 // read that found the pool sold out.
+//
+// Liveness fails when, after the heal, clients keep trying and nobody makes
+// progress (a deadlock, or a key nobody can ever take), or when an
+// unavailability window exceeds Options.MaxUnavailable. One client
+// starving while others progress is a fairness figure (Starved,
+// LongestWait): a failure only for a design that promises fairness
+// (History.Fair) or when the caller asks (Options.RequireFairness).
 type LivenessReport struct {
 	// Judged is false when the history cannot tell (capped, or no liveness
 	// phase: Heal ≥ End); Starved and Deadlock are then not failures.
 	Judged     bool  `json:"judged"`
 	PhaseStart int64 `json:"phase_start_ns"`
 	// Starved lists the clients that made no progress in the liveness
-	// phase, sorted.
+	// phase, sorted (a fairness figure).
 	Starved []string `json:"starved,omitempty"`
+	// LongestWaitNS is the longest time one client spent trying without
+	// progress in the liveness phase (from its first attempt after its last
+	// progress, or the heal, to its next progress or the end), by
+	// LongestWaitClient (a fairness figure).
+	LongestWaitNS     int64  `json:"longest_wait_ns"`
+	LongestWaitClient string `json:"longest_wait_client,omitempty"`
+	// FairnessRequired: starving clients fail the run.
+	FairnessRequired bool `json:"fairness_required,omitempty"`
 	// LongestUnavailable is the longest stretch of true time in which some
 	// client was trying to acquire (between an acquire call and its return)
 	// and no client believed it held the lock (Holds); it starts at
@@ -32,10 +48,33 @@ type LivenessReport struct {
 	// while clients kept trying in the liveness phase.
 	Deadlock      bool  `json:"deadlock"`
 	DeadlockSince int64 `json:"deadlock_since_ns,omitempty"`
-	// Failure is the verdict: starved clients, a deadlock, or an
-	// unavailability window above the bound.
+	// Blockers is what held the clients back in the liveness phase: their
+	// failed and unknown attempts, by cause and node, most frequent first.
+	Blockers []Blocker `json:"blockers,omitempty"`
+	// Failure is the verdict: a deadlock, an unavailability window above
+	// the bound, or (fairness required) starved clients.
 	Failure bool     `json:"failure"`
 	Reasons []string `json:"reasons,omitempty"`
+}
+
+// Blocker is one cause of failed attempts in the liveness phase.
+type Blocker struct {
+	// Cause: "not acquired: held by c3", "not acquired: held by no client",
+	// "connection reset", "timeout", "fenced", or the error text (cut).
+	Cause string `json:"cause"`
+	// Node is the node the error names ("" when it names none).
+	Node    string   `json:"node,omitempty"`
+	Count   int      `json:"count"`
+	Clients []string `json:"clients"` // who saw it, sorted
+	FirstNS int64    `json:"first_ns"`
+}
+
+func (b Blocker) String() string {
+	s := fmt.Sprintf("%d× %s", b.Count, b.Cause)
+	if b.Node != "" {
+		s += " (" + b.Node + ")"
+	}
+	return s + " [" + strings.Join(b.Clients, ",") + "]"
 }
 
 // progress reports whether e is progress for the lock's design.
@@ -52,6 +91,14 @@ func progress(h History, e *Event) bool {
 	return e.Op == "acquire" && e.Kind == "ok"
 }
 
+// tryOp is the operation by which a client tries to make progress.
+func tryOp(h History) string {
+	if h.Fencing == FenceVersion {
+		return "write"
+	}
+	return "acquire"
+}
+
 // trying reports whether e is a client's attempt to make progress.
 func trying(h History, e *Event) bool {
 	if e.Kind != "call" {
@@ -65,33 +112,72 @@ func trying(h History, e *Event) bool {
 
 // Liveness checks, in O(n log n):
 //
-//	(a) every client makes progress in the liveness phase;
+//	(a) deadlock: no progress from before the phase through End while
+//	    clients kept trying (a call in the phase, or one still open at it);
 //	(b) the longest window in which some client was trying to acquire and
-//	    nobody believed it held the lock (holds: the belief intervals);
-//	(c) deadlock: no progress from before the phase through End while
-//	    clients kept trying.
+//	    nobody believed it held the lock (holds: the belief intervals), a
+//	    failure above o.MaxUnavailable when that is set;
+//	(c) fairness: the clients that made no progress in the phase and the
+//	    longest wait, failures only when h.Fair or o.RequireFairness;
 //
-// maxUnavailable > 0 makes a (b) window longer than it a failure.
-func Liveness(h History, holds []Hold, maxUnavailable time.Duration) LivenessReport {
-	r := LivenessReport{PhaseStart: max(h.Heal, 0)}
+// and lists what held the clients back (Blockers).
+func Liveness(h History, holds []Hold, o Options) LivenessReport {
+	r := LivenessReport{PhaseStart: max(h.Heal, 0), FairnessRequired: h.Fair || o.RequireFairness}
 	clients := h.Clients
 	if len(clients) == 0 {
 		clients = historyClients(h)
 	}
+	type opKey struct {
+		proc string
+		id   int64
+	}
 	progressed := map[string]bool{}
 	lastProgress := int64(-1)
 	triedInPhase := false
+	open := map[opKey]bool{} // trying calls not yet returned
+	crossed := false
+	waitFrom := map[string]int64{} // client -> start of its current wait
+	wait := func(c string, until int64) {
+		from, ok := waitFrom[c]
+		if !ok {
+			return
+		}
+		delete(waitFrom, c)
+		if d := until - max(from, r.PhaseStart); until >= r.PhaseStart && d > r.LongestWaitNS {
+			r.LongestWaitNS, r.LongestWaitClient = d, c
+		}
+	}
 	for i := range h.Events {
 		e := &h.Events[i]
+		if !crossed && e.T >= r.PhaseStart {
+			crossed = true
+			triedInPhase = triedInPhase || len(open) > 0
+		}
+		k := opKey{e.Proc, e.OpID}
+		if trying(h, e) {
+			open[k] = true
+			if _, ok := waitFrom[e.Proc]; !ok {
+				waitFrom[e.Proc] = e.T
+			}
+			if e.T >= r.PhaseStart {
+				triedInPhase = true
+			}
+		} else if e.Kind != "call" {
+			delete(open, k)
+		}
 		if progress(h, e) {
 			lastProgress = e.T
+			wait(e.Proc, e.T)
 			if e.T >= r.PhaseStart {
 				progressed[e.Proc] = true
 			}
 		}
-		if e.T >= r.PhaseStart && trying(h, e) {
-			triedInPhase = true
-		}
+	}
+	if !crossed {
+		triedInPhase = triedInPhase || len(open) > 0
+	}
+	for _, c := range clients {
+		wait(c, h.End)
 	}
 	r.LongestUnavailableNS, r.LongestUnavailableStart = unavailable(h, holds)
 	r.Judged = !h.Capped && r.PhaseStart < h.End
@@ -102,33 +188,119 @@ func Liveness(h History, holds []Hold, maxUnavailable time.Duration) LivenessRep
 		r.Reasons = append(r.Reasons, "liveness not judged: no liveness phase (heal at or after the end)")
 	}
 	if r.Judged {
+		r.Blockers = blockers(h, holds, r.PhaseStart)
 		for _, c := range clients {
 			if !progressed[c] {
 				r.Starved = append(r.Starved, c)
 			}
 		}
 		slices.Sort(r.Starved)
-		if len(r.Starved) > 0 {
-			r.Failure = true
-			what := "acquired the lock"
-			if h.Fencing == FenceVersion {
-				what = "completed a write"
-			}
-			r.Reasons = append(r.Reasons, fmt.Sprintf("liveness: %s never %s in the %v after the heal",
-				strings.Join(r.Starved, ", "), what, time.Duration(h.End-r.PhaseStart)))
+		what := "acquired the lock"
+		if h.Fencing == FenceVersion {
+			what = "completed a write"
 		}
 		if lastProgress < r.PhaseStart && triedInPhase {
 			r.Deadlock, r.DeadlockSince, r.Failure = true, max(lastProgress, 0), true
-			r.Reasons = append(r.Reasons, fmt.Sprintf("liveness: deadlock, no progress from t=%v through the end while clients kept trying",
-				time.Duration(r.DeadlockSince)))
+			r.Reasons = append(r.Reasons, fmt.Sprintf("liveness: deadlock, no client %s from t=%v through the end (%v after the heal) while clients kept trying",
+				what, time.Duration(r.DeadlockSince), time.Duration(h.End-r.PhaseStart)))
+		} else if len(r.Starved) > 0 {
+			line := fmt.Sprintf("fairness: %s never %s in the %v after the heal while others did (longest wait %v, %s)",
+				strings.Join(r.Starved, ", "), what, time.Duration(h.End-r.PhaseStart), time.Duration(r.LongestWaitNS), r.LongestWaitClient)
+			if r.FairnessRequired {
+				r.Failure = true
+				line = "liveness: " + line + "; fairness is required"
+			} else {
+				line += "; not a failure: the design promises no fairness"
+			}
+			r.Reasons = append(r.Reasons, line)
 		}
 	}
-	if maxUnavailable > 0 && r.LongestUnavailableNS > int64(maxUnavailable) {
+	if o.MaxUnavailable > 0 && r.LongestUnavailableNS > int64(o.MaxUnavailable) {
 		r.Failure = true
 		r.Reasons = append(r.Reasons, fmt.Sprintf("liveness: the lock was unavailable for %v from t=%v while clients were trying (bound %v)",
-			time.Duration(r.LongestUnavailableNS), time.Duration(r.LongestUnavailableStart), maxUnavailable))
+			time.Duration(r.LongestUnavailableNS), time.Duration(r.LongestUnavailableStart), o.MaxUnavailable))
+	}
+	if r.Failure && len(r.Blockers) > 0 {
+		var parts []string
+		for i, b := range r.Blockers {
+			if i == 4 {
+				parts = append(parts, fmt.Sprintf("and %d more causes", len(r.Blockers)-i))
+				break
+			}
+			parts = append(parts, b.String())
+		}
+		r.Reasons = append(r.Reasons, "liveness: what held the clients back after the heal: "+strings.Join(parts, "; "))
 	}
 	return r
+}
+
+// linkRE finds the node an error names ("read tcp c0->n1: ...").
+var linkRE = regexp.MustCompile(`tcp [^ >]+->([^: ]+):`)
+
+// blockers groups the failed and unknown attempts of the liveness phase by
+// cause and node. A refusal ("fail") is attributed to the client whose
+// belief covered it, if any.
+func blockers(h History, holds []Hold, from int64) []Blocker {
+	op := tryOp(h)
+	type key struct{ cause, node string }
+	byKey := map[key]*Blocker{}
+	var order []key
+	for i := range h.Events {
+		e := &h.Events[i]
+		if e.T < from || e.Op != op || (e.Kind != "fail" && e.Kind != "unknown") {
+			continue
+		}
+		k := key{cause: cause(e)}
+		if m := linkRE.FindStringSubmatch(e.Detail); m != nil {
+			k.node = m[1]
+		}
+		if e.Kind == "fail" && op == "acquire" {
+			k.cause = "not acquired: held by no client (the key outlived every belief)"
+			for _, hd := range holds {
+				if hd.Proc != e.Proc && hd.Start <= e.T && e.T < hd.End {
+					k.cause = "not acquired: held by " + hd.Proc
+					break
+				}
+			}
+		}
+		b, ok := byKey[k]
+		if !ok {
+			b = &Blocker{Cause: k.cause, Node: k.node, FirstNS: e.T}
+			byKey[k] = b
+			order = append(order, k)
+		}
+		b.Count++
+		if !slices.Contains(b.Clients, e.Proc) {
+			b.Clients = append(b.Clients, e.Proc)
+		}
+	}
+	out := make([]Blocker, 0, len(order))
+	for _, k := range order {
+		b := *byKey[k]
+		slices.Sort(b.Clients)
+		out = append(out, b)
+	}
+	slices.SortStableFunc(out, func(a, b Blocker) int { return cmp.Compare(b.Count, a.Count) })
+	return out
+}
+
+// cause names the kind of error an attempt ended with.
+func cause(e *Event) string {
+	d := e.Detail
+	switch {
+	case strings.Contains(d, "connection reset"), strings.Contains(d, "broken pipe"):
+		return "connection reset"
+	case strings.Contains(d, "timeout"), strings.Contains(d, "deadline exceeded"):
+		return "timeout"
+	case strings.Contains(d, "fenced"):
+		return "fenced"
+	case d == "":
+		return e.Kind
+	}
+	if len(d) > 80 {
+		d = d[:80] + "…"
+	}
+	return d
 }
 
 // historyClients lists the processes that ran client operations, in order
@@ -145,7 +317,6 @@ func historyClients(h History) []string {
 	}
 	return out
 }
-
 // unavailable returns the longest window (length, start) in which some
 // client was between an acquire call and its return (no return: until
 // End) and no belief interval was open.

@@ -2,12 +2,16 @@ package checker
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
 
-// After the heal at 1000, c0 and c1 acquire but c2 only fails.
-func TestLivenessStarvedClientCaught(t *testing.T) {
+// After the heal at 1000, c0 and c1 acquire but c2 only fails: a fairness
+// figure (c2 starved, waiting 950 from its attempt at 1050 to the end),
+// not a failure for a design that promises no fairness; a failure when the
+// design promises fairness or the caller requires it.
+func TestLivenessStarvedClientIsFairness(t *testing.T) {
 	b := newHistory("", 0, "", "c0", "c1", "c2")
 	b.acquire("c2", 1, 0, 10, "ok", 500)
 	b.op("c2", "release", 2, 400, 410, "ok", 0)
@@ -18,16 +22,27 @@ func TestLivenessStarvedClientCaught(t *testing.T) {
 	b.acquire("c2", 3, 1050, 1060, "fail", 0)
 	b.acquire("c2", 4, 1400, 1410, "fail", 0)
 	h := b.history(1000, 2000)
-	r := Liveness(h, Holds(h.LockOps(), h.End), 0)
-	if !r.Judged || !r.Failure || !slices.Equal(r.Starved, []string{"c2"}) || r.Deadlock {
-		t.Fatalf("%+v; want c2 starved, no deadlock", r)
+	r := Liveness(h, Holds(h.LockOps(), h.End), Options{})
+	if !r.Judged || r.Failure || !slices.Equal(r.Starved, []string{"c2"}) || r.Deadlock {
+		t.Fatalf("%+v; want c2 starved, no failure, no deadlock", r)
 	}
-	if c := Check(h, Options{}); c.Verdict != VerdictLiveness {
-		t.Errorf("Check verdict %s, want liveness; reasons %q", c.Verdict, c.Reasons)
+	if r.LongestWaitNS != 950 || r.LongestWaitClient != "c2" {
+		t.Errorf("longest wait %d by %s, want 950 by c2", r.LongestWaitNS, r.LongestWaitClient)
+	}
+	if c := Check(h, Options{}); c.Verdict != VerdictSafe {
+		t.Errorf("Check verdict %s, want safe; reasons %q", c.Verdict, c.Reasons)
+	}
+	if c := Check(h, Options{RequireFairness: true}); c.Verdict != VerdictLiveness {
+		t.Errorf("fairness required: verdict %s, want liveness; reasons %q", c.Verdict, c.Reasons)
+	}
+	fair := h
+	fair.Fair = true
+	if c := Check(fair, Options{}); c.Verdict != VerdictLiveness || !c.Liveness.FairnessRequired {
+		t.Errorf("a design that promises fairness: verdict %s, want liveness; reasons %q", c.Verdict, c.Reasons)
 	}
 	// Capped: the end is cut off, liveness cannot be judged.
 	h.Capped = true
-	if r := Liveness(h, nil, 0); r.Judged || r.Failure {
+	if r := Liveness(h, nil, Options{}); r.Judged || r.Failure {
 		t.Errorf("capped: %+v; want not judged", r)
 	}
 	if c := Check(h, Options{}); c.Verdict != VerdictUnknown {
@@ -46,7 +61,7 @@ func TestDeadlockCaught(t *testing.T) {
 		b.acquire("c0", int64(i+3), t0+50, t0+150, "fail", 0)
 	}
 	h := b.history(1000, 2000)
-	r := Liveness(h, Holds(h.LockOps(), h.End), 0)
+	r := Liveness(h, Holds(h.LockOps(), h.End), Options{})
 	if !r.Deadlock || r.DeadlockSince != 10 || !r.Failure || len(r.Starved) != 2 {
 		t.Errorf("%+v; want a deadlock since 10, both starved", r)
 	}
@@ -55,7 +70,7 @@ func TestDeadlockCaught(t *testing.T) {
 	if r.LongestUnavailableNS != 150 || r.LongestUnavailableStart != 300 {
 		t.Errorf("longest unavailable %d from %d, want 150 from 300", r.LongestUnavailableNS, r.LongestUnavailableStart)
 	}
-	if r := Liveness(h, Holds(h.LockOps(), h.End), 100*time.Nanosecond); !r.Failure {
+	if r := Liveness(h, Holds(h.LockOps(), h.End), Options{MaxUnavailable: 100 * time.Nanosecond}); !r.Failure {
 		t.Error("a window above MaxUnavailable is not a failure")
 	}
 }
@@ -85,7 +100,7 @@ func TestLivenessVersionProgressByWrites(t *testing.T) {
 	b.op("c0", "write", 2, 1020, 1030, "ok", 0)
 	b.op("c1", "read", 1, 1100, 1110, "ok", 0) // sold out
 	h := b.history(1000, 2000)
-	if r := Liveness(h, nil, 0); r.Failure {
+	if r := Liveness(h, nil, Options{}); r.Failure {
 		t.Errorf("%+v; want no failure", r)
 	}
 	b = newHistory(ResourcePool, 5, FenceVersion, "c0", "c1")
@@ -94,7 +109,7 @@ func TestLivenessVersionProgressByWrites(t *testing.T) {
 	b.op("c1", "read", 1, 1100, 1110, "ok", 5)
 	b.op("c1", "write", 2, 1120, 1130, "fail", 4)
 	h = b.history(1000, 2000)
-	if r := Liveness(h, nil, 0); !r.Failure || !slices.Equal(r.Starved, []string{"c1"}) {
+	if r := Liveness(h, nil, Options{RequireFairness: true}); !r.Failure || !slices.Equal(r.Starved, []string{"c1"}) {
 		t.Errorf("%+v; want c1 starved", r)
 	}
 }
@@ -103,7 +118,75 @@ func TestLivenessNotJudgedWithoutPhase(t *testing.T) {
 	b := newHistory("", 0, "", "c0")
 	b.acquire("c0", 1, 0, 10, "fail", 0)
 	h := b.history(2000, 2000)
-	if r := Liveness(h, nil, 0); r.Judged || r.Failure {
+	if r := Liveness(h, nil, Options{}); r.Judged || r.Failure {
 		t.Errorf("%+v; want not judged (heal at the end)", r)
+	}
+}
+
+// Clients stuck in calls that began before the heal and never return are
+// still trying: nobody progressing after the heal is a deadlock, even with
+// no new call in the phase.
+func TestDeadlockWithCallsOpenAcrossTheHeal(t *testing.T) {
+	b := newHistory("", 0, "", "c0", "c1")
+	b.acquire("c0", 1, 0, 10, "ok", 0)
+	b.acquire("c1", 1, 500, 0, "", 0)
+	b.acquire("c0", 2, 600, 0, "", 0)
+	h := b.history(1000, 2000)
+	r := Liveness(h, Holds(h.LockOps(), h.End), Options{})
+	if !r.Deadlock || !r.Failure {
+		t.Fatalf("%+v; want a deadlock", r)
+	}
+	// Nobody trying after the heal is no deadlock.
+	b = newHistory("", 0, "", "c0")
+	b.acquire("c0", 1, 0, 10, "ok", 0)
+	h = b.history(1000, 2000)
+	if r := Liveness(h, Holds(h.LockOps(), h.End), Options{}); r.Deadlock || r.Failure {
+		t.Errorf("%+v; want no deadlock: nobody tried", r)
+	}
+}
+
+// A failed run says what held the clients back: refusals attributed to the
+// client whose belief covered them (or to nobody: an orphaned key), and
+// errors by kind and the node they name.
+func TestLivenessBlockers(t *testing.T) {
+	b := newHistory("", 0, "", "c0", "c1", "c2")
+	b.acquire("c0", 1, 0, 10, "ok", 900) // c0 believes until 900, never releases
+	b.add(
+		Event{T: 1100, Proc: "c1", Kind: "call", Op: "acquire", OpID: 1},
+		Event{T: 1200, Proc: "c1", Kind: "unknown", Op: "acquire", OpID: 1, Detail: "read tcp c1->n0: read: connection reset by peer"},
+		Event{T: 1300, Proc: "c1", Kind: "call", Op: "acquire", OpID: 2},
+		Event{T: 1400, Proc: "c1", Kind: "unknown", Op: "acquire", OpID: 2, Detail: "read tcp c1->n0: read: connection reset by peer"},
+		Event{T: 1500, Proc: "c2", Kind: "call", Op: "acquire", OpID: 1},
+		Event{T: 1600, Proc: "c2", Kind: "unknown", Op: "acquire", OpID: 1, Detail: "read tcp c2->n1: i/o timeout"},
+		Event{T: 1700, Proc: "c2", Kind: "call", Op: "acquire", OpID: 2},
+		Event{T: 1800, Proc: "c2", Kind: "fail", Op: "acquire", OpID: 2, Detail: "lock not acquired"},
+	)
+	h := b.history(1000, 2000)
+	r := Liveness(h, Holds(h.LockOps(), h.End), Options{})
+	if !r.Deadlock {
+		t.Fatalf("%+v; want a deadlock", r)
+	}
+	want := []Blocker{
+		{Cause: "connection reset", Node: "n0", Count: 2, Clients: []string{"c1"}, FirstNS: 1200},
+		{Cause: "timeout", Node: "n1", Count: 1, Clients: []string{"c2"}, FirstNS: 1600},
+		{Cause: "not acquired: held by no client (the key outlived every belief)", Count: 1, Clients: []string{"c2"}, FirstNS: 1800},
+	}
+	if !slices.EqualFunc(r.Blockers, want, func(a, b Blocker) bool {
+		return a.Cause == b.Cause && a.Node == b.Node && a.Count == b.Count && slices.Equal(a.Clients, b.Clients) && a.FirstNS == b.FirstNS
+	}) {
+		t.Errorf("blockers %+v, want %+v", r.Blockers, want)
+	}
+	last := r.Reasons[len(r.Reasons)-1]
+	if !strings.Contains(last, "2× connection reset (n0) [c1]") {
+		t.Errorf("the reasons must say what held the clients back: %q", r.Reasons)
+	}
+	// A refusal while another client believes it holds the lock names it.
+	b = newHistory("", 0, "", "c0", "c1")
+	b.acquire("c0", 1, 1000, 1010, "ok", 0)
+	b.acquire("c1", 1, 1100, 1200, "fail", 0)
+	h = b.history(1000, 2000)
+	r = Liveness(h, Holds(h.LockOps(), h.End), Options{})
+	if len(r.Blockers) != 1 || r.Blockers[0].Cause != "not acquired: held by c0" {
+		t.Errorf("blockers %+v, want one: not acquired: held by c0", r.Blockers)
 	}
 }

@@ -17,9 +17,19 @@ type OwnershipViolation struct {
 	At         int64  `json:"at_ns"`       // A's release call, or the renewal
 	Other      string `json:"other"`       // B: acquired in between
 	OtherAt    int64  `json:"other_ns"`    // B's acquire ok
+	// Node is where A's command touched B's key (History.KeyTruth only).
+	Node string `json:"node,omitempty"`
 }
 
 func (v OwnershipViolation) String() string {
+	if v.Node != "" {
+		what := "deleted"
+		if v.Op == "renew" {
+			what = "extended"
+		}
+		return fmt.Sprintf("%s's %s at t=%v %s %s's key on %s (%s acquired at t=%v; %s's own acquisition at t=%v)",
+			v.Client, v.Op, time.Duration(v.At), what, v.Other, v.Node, v.Other, time.Duration(v.OtherAt), v.Client, time.Duration(v.AcquiredAt))
+	}
 	return fmt.Sprintf("%s's %s at t=%v succeeded although %s acquired at t=%v, after %s's acquisition at t=%v",
 		v.Client, v.Op, time.Duration(v.At), v.Other, time.Duration(v.OtherAt), v.Client, time.Duration(v.AcquiredAt))
 }
@@ -30,7 +40,14 @@ func (v OwnershipViolation) String() string {
 // first instance in history order (B is the latest such acquirer). O(n):
 // it keeps each client's latest acquire ok and the two latest acquirers
 // overall.
+//
+// With History.KeyTruth the nodes' own record decides instead
+// (ownershipFromKeys): a release that deleted nothing is no violation,
+// whatever the lock returned.
 func Ownership(h History) (int, *OwnershipViolation) {
+	if h.KeyTruth {
+		return ownershipFromKeys(h)
+	}
 	type acq struct {
 		proc string
 		t    int64
@@ -92,6 +109,49 @@ func Ownership(h History) (int, *OwnershipViolation) {
 			delete(pending, e.Proc)
 		case e.Op == "release":
 			delete(pending, e.Proc)
+		}
+	}
+	return n, first
+}
+
+// ownershipFromKeys counts the releases and renewals that touched another
+// client's key, from the nodes' "key-touch" events: a delete is A's release
+// (or whatever A was doing: a delete of B's key takes B's lock away), a TTL
+// change is A's renewal. One release or renewal that touched several nodes
+// (Redlock) counts once.
+func ownershipFromKeys(h History) (int, *OwnershipViolation) {
+	lastOK := map[string]int64{}      // client -> latest acquire ok
+	releaseCall := map[string]int64{} // client -> latest release call
+	type key struct {
+		client, op, other string
+		at                int64
+	}
+	seen := map[key]bool{}
+	n := 0
+	var first *OwnershipViolation
+	for i := range h.Events {
+		e := &h.Events[i]
+		switch {
+		case e.Op == "acquire" && e.Kind == "ok":
+			lastOK[e.Proc] = e.T
+		case e.Op == "release" && e.Kind == "call":
+			releaseCall[e.Proc] = e.T
+		case e.Kind == "key-touch":
+			c, other := e.Peer, e.Detail
+			v := OwnershipViolation{Client: c, Op: "release", AcquiredAt: lastOK[c], At: e.T, Other: other, OtherAt: lastOK[other], Node: e.Proc}
+			k := key{client: c, op: "release", at: releaseCall[c]}
+			if e.Result == "expire" {
+				v.Op = "renew"
+				k = key{client: c, op: "renew", other: other, at: lastOK[other]}
+			}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			n++
+			if first == nil {
+				first = &v
+			}
 		}
 	}
 	return n, first

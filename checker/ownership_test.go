@@ -1,6 +1,9 @@
 package checker
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // set-nx-del: c0's lease expires, c1 acquires, c0's plain DEL succeeds and
 // removes c1's lock, c2 acquires while c1 still believes, and c1's own DEL
@@ -69,5 +72,57 @@ func TestStaleRenewalCaught(t *testing.T) {
 	n, v := Ownership(b.history(0, 300))
 	if n != 1 || v == nil || v.Op != "renew" || v.Other != "c1" || v.At != 120 {
 		t.Errorf("%d, %+v; want c0's renewal at 120 after c1's acquisition", n, v)
+	}
+}
+
+// The case a user's correct lock hit: c0 acquired at 1.67 s and stopped;
+// c1 acquired at 10.17 s; c0's compare-and-delete at 11.31 s found c1's
+// value, deleted nothing and returned ok. With the nodes' record
+// (KeyTruth) and no key-touch event, that is no violation; a real foreign
+// release (a key-touch deleting c1's key) still is, and so is a renewal
+// that re-timed c1's key. Without the record, the old inference from the
+// return values reports the no-op.
+func TestNoOpReleaseWithKeyTruth(t *testing.T) {
+	const s = int64(time.Second)
+	build := func(touch ...Event) History {
+		b := newHistory("", 0, "", "c0", "c1")
+		b.acquire("c0", 1, 1670*s/1000-1000, 1670*s/1000, "ok", 4670*s/1000)
+		b.acquire("c1", 1, 10170*s/1000-1000, 10170*s/1000, "ok", 13170*s/1000)
+		b.op("c0", "release", 2, 11310*s/1000, 11310*s/1000+2000, "ok", 0)
+		b.add(touch...)
+		h := b.history(20*s, 30*s)
+		h.KeyTruth = true
+		return h
+	}
+	h := build()
+	if n, v := Ownership(h); n != 0 || v != nil {
+		t.Errorf("a release that deleted nothing: %d violations, first %v; want none", n, v)
+	}
+	if c := Check(h, Options{}); c.OwnershipViolations != 0 || c.Verdict == VerdictUnsafe {
+		t.Errorf("Check: %d ownership violations, verdict %s", c.OwnershipViolations, c.Verdict)
+	}
+	h.KeyTruth = false
+	if n, _ := Ownership(h); n != 1 {
+		t.Errorf("without the nodes' record the return values say %d violations, want 1 (the inference this fixes)", n)
+	}
+
+	del := Event{T: 11310*s/1000 + 1000, Proc: "n0", Kind: "key-touch", Peer: "c0", Lock: "lock:resource", Result: "del", Detail: "c1"}
+	n, v := Ownership(build(del))
+	want := OwnershipViolation{Client: "c0", Op: "release", AcquiredAt: 1670 * s / 1000, At: del.T, Other: "c1", OtherAt: 10170 * s / 1000, Node: "n0"}
+	if n != 1 || v == nil || *v != want {
+		t.Errorf("a release that deleted c1's key: %d, %+v; want 1, %+v", n, v, want)
+	}
+	if c := Check(build(del), Options{}); c.Verdict != VerdictUnsafe || c.First == nil || c.First.Kind != "ownership" {
+		t.Errorf("Check: verdict %s, first %+v; want unsafe by ownership", c.Verdict, c.First)
+	}
+	// Redlock's release deletes on several nodes: one violation.
+	del2 := del
+	del2.Proc, del2.T = "n1", del.T+10
+	if n, _ := Ownership(build(del, del2)); n != 1 {
+		t.Errorf("one release touching two nodes: %d violations, want 1", n)
+	}
+	renew := Event{T: 12 * s, Proc: "n0", Kind: "key-touch", Peer: "c0", Lock: "lock:resource", Result: "expire", Detail: "c1"}
+	if n, v := Ownership(build(renew)); n != 1 || v.Op != "renew" {
+		t.Errorf("a renewal that re-timed c1's key: %d, %+v; want 1 renew", n, v)
 	}
 }

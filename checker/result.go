@@ -51,6 +51,10 @@ type Options struct {
 	MaxUnavailable time.Duration
 	// MaxEvents caps the events considered (default DefaultMaxEvents).
 	MaxEvents int
+	// RequireFairness makes a client that never progressed after the heal
+	// while others did a liveness failure (it is a fairness figure
+	// otherwise; History.Fair does the same for designs that promise it).
+	RequireFairness bool
 }
 
 // Violation is the first verdict-relevant violation, for counterexamples.
@@ -226,7 +230,7 @@ func Check(h History, o Options) Result {
 	}
 
 	// Liveness.
-	r.Liveness = Liveness(h, holds, o.MaxUnavailable)
+	r.Liveness = Liveness(h, holds, o)
 
 	// Compose.
 	if len(firsts) > 0 {
@@ -263,8 +267,11 @@ func safeLine(h History, r Result) string {
 	if r.Porcupine == LinOK {
 		s += fmt.Sprintf("; porcupine linearized %d sections", r.Linearizability.Sections)
 	}
-	if r.Liveness.Judged {
+	switch {
+	case r.Liveness.Judged && len(r.Liveness.Starved) == 0:
 		s += "; every client made progress after the heal"
+	case r.Liveness.Judged:
+		s += fmt.Sprintf("; progress after the heal (%d of %d clients starved: a fairness figure)", len(r.Liveness.Starved), len(h.Clients))
 	}
 	return s
 }

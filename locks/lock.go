@@ -151,7 +151,14 @@ type Lock interface {
 	// ErrNotAcquired when the lock is taken, another error when the outcome
 	// is unknown (a timeout may have taken it).
 	Acquire(ctx context.Context) (Lease, error)
-	// Release gives the lock up.
+	// Release gives the lock up. It returns nil when it removed this
+	// lease's key, ErrNotOwner when it removed nothing because the key is
+	// gone or belongs to another holder (the lease had run out), and
+	// another error when the outcome is unknown. The checkers do not trust
+	// the return value for ownership: the nodes record whose key every
+	// write deleted or re-timed, so a release that deleted nothing is never
+	// an ownership violation, even if it returns nil, and one that deleted
+	// another holder's key is, whatever it returns.
 	Release(ctx context.Context, l Lease) error
 }
 
@@ -166,7 +173,11 @@ type Info struct {
 	TTL time.Duration
 	// Fencing is the resource check the design relies on ("" = none).
 	Fencing Fencing
-	New     func(Env) (Lock, error)
+	// Fair: the design promises fairness (grants in request order), so a
+	// client that starves after the heal while others progress fails
+	// liveness; for other designs it is a fairness figure.
+	Fair bool
+	New  func(Env) (Lock, error)
 	// Unavailable, when set, says why this binary cannot run the design
 	// (e.g. built without the go-zero tag); tests skip it, the CLI refuses
 	// it with this message.

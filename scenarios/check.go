@@ -19,6 +19,8 @@ func History(res *sim.Result, cfg sim.Config, info locks.Info, resourceKind stri
 		Resource: resourceKind,
 		Initial:  initial,
 		Capped:   res.TraceCapped,
+		KeyTruth: len(cfg.WatchKeys) > 0,
+		Fair:     info.Fair,
 	}
 	if res.Stats.VirtualNS > 0 {
 		h.End = res.Stats.VirtualNS

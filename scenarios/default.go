@@ -161,7 +161,9 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 	if p.HoldMax > 0 {
 		holdMin, holdMax = p.HoldMin, p.HoldMax
 	}
-	cfg.Program = Program(info, Workload{Key: "lock:resource", HoldMin: holdMin, HoldMax: holdMax,
-		ThinkMin: 10 * time.Millisecond, ThinkMax: 500 * time.Millisecond, Resource: ResourcePool})
+	wl := Workload{Key: "lock:resource", HoldMin: holdMin, HoldMax: holdMax,
+		ThinkMin: 10 * time.Millisecond, ThinkMax: 500 * time.Millisecond, Resource: ResourcePool}
+	cfg.Program = Program(info, wl)
+	cfg.WatchKeys = []string{wl.Key}
 	return cfg.WithDefaults(), nil
 }

@@ -270,6 +270,7 @@ func (f *File) build(base locks.Info, seed uint64, p Params) (sim.Config, error)
 	}
 	cfg.Services = []sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: initial, AcceptEqualTokens: info.AcceptEqualTokens})}
 	cfg.Program = Program(info, wl)
+	cfg.WatchKeys = []string{wl.Key}
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return sim.Config{}, &FileError{File: f.name, Msg: fmt.Sprintf("lock %s: %v", info.ID, err)}

@@ -90,6 +90,11 @@ type Config struct {
 	// hash, and the history holds what checkers read (client operations,
 	// faults, failovers, crashes).
 	HistoryCommands bool
+	// WatchKeys are the lock's keys: on a primary, every write that deletes
+	// such a key or changes its TTL while it holds a value another client
+	// set is recorded as a "key-touch" event (the ground truth of
+	// ownership: whose key a release or renewal really touched).
+	WatchKeys []string
 }
 
 // ServiceConfig names a service process and builds its state machine.

@@ -54,10 +54,15 @@ type conn struct {
 	noNative  bool // the connection used SELECT or MULTI
 }
 
-var errReset = &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+// Errors name the link (Source, Addr: "read tcp c0->n0: ..."), so a run's
+// summary can say which node held a client back.
 
-func timeoutErr(op string) error {
-	return &net.OpError{Op: op, Net: "tcp", Err: os.ErrDeadlineExceeded}
+func (c *conn) resetErr() error {
+	return &net.OpError{Op: "read", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+}
+
+func (c *conn) timeoutErr(op string) error {
+	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.ErrDeadlineExceeded}
 }
 
 type simAddr string
@@ -86,7 +91,7 @@ func (c *conn) Read(b []byte) (int, error) {
 		}
 		now := w.now()
 		if !c.rdl.IsZero() && w.bc.fromTime(c.rdl) <= now {
-			return 0, timeoutErr("read")
+			return 0, c.timeoutErr("read")
 		}
 		c.waiting = true
 		if !c.rdl.IsZero() {
@@ -168,7 +173,7 @@ func (c *conn) Write(b []byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	if c.rerr != nil {
-		return 0, &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)}
+		return 0, &net.OpError{Op: "write", Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: os.NewSyscallError("write", syscall.EPIPE)}
 	}
 	c.wbuf = append(c.wbuf, b...)
 	cmds, rest, err := parseCommands(c.wbuf)
@@ -269,7 +274,7 @@ func (c *conn) sendReset() {
 	c.w.net.deliver(c.w.net.rng, c.node.addr(), c.p.id, &c.lastDown, c.p, "reset", func() {
 		c.w.mu.Lock()
 		if c.rerr == nil {
-			c.rerr = errReset
+			c.rerr = c.resetErr()
 		}
 		c.w.mu.Unlock()
 		c.wakeReader()

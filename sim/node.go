@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,11 @@ type Node struct {
 	waiters   []*waitReq
 
 	svc Service // set for a service process (not Redis)
+
+	// creator is, per watched key (Config.WatchKeys), the client whose write
+	// set its current value; "" when unknown (after a restart, a
+	// resync or a failover).
+	creator map[string]string
 }
 
 // keyState is one key's value and absolute expiry on the local clock of
@@ -110,6 +116,7 @@ func (n *Node) boot() {
 	n.m = m
 	n.srv = m.Server()
 	n.scripts = map[string]bool{}
+	n.creator = nil
 	n.m.SetTime(n.w.bc.at(n.clk.Local(n.w.now())))
 }
 
@@ -176,6 +183,18 @@ func (n *Node) exec(c *conn, args []string) {
 	n.w.stats.Commands++
 	cmd := strings.ToUpper(args[0])
 	before := c.out.Len() + c.bw.Buffered()
+	watched := n.watchedWrite(cmd, args)
+	var was []watchState
+	for _, k := range watched {
+		was = append(was, n.watchState(k))
+	}
+	if len(watched) > 0 {
+		defer func() {
+			for i, k := range watched {
+				n.noteWatched(c.p.name, k, was[i])
+			}
+		}()
+	}
 	switch {
 	case n.svc != nil && !serviceBuiltins[cmd]:
 		n.svc.Exec(n.w.now(), c.p.name, args, c.peer, n.w.record)
@@ -201,6 +220,69 @@ func (n *Node) exec(c *conn, args []string) {
 	if n.svc == nil && n.replicaOf < 0 && isWrite(n.srv, cmd) {
 		keys := keysOf(cmd, args)
 		n.afterWrite(keys)
+	}
+}
+
+// watchedWrite reports the watched keys a write may touch.
+func (n *Node) watchedWrite(cmd string, args []string) []string {
+	if len(n.w.cfg.WatchKeys) == 0 || n.svc != nil || n.replicaOf >= 0 || !isWrite(n.srv, cmd) {
+		return nil
+	}
+	keys := keysOf(cmd, args)
+	var out []string
+	for _, k := range n.w.cfg.WatchKeys {
+		if keys == nil || slices.Contains(keys, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// watchState is what ownership needs of a watched key: its value (strings
+// and hashes) and its TTL.
+type watchState struct {
+	exists bool
+	value  string
+	ttl    time.Duration
+}
+
+func (n *Node) watchState(k string) watchState {
+	if !n.m.Exists(k) {
+		return watchState{}
+	}
+	s := watchState{exists: true, ttl: n.m.TTL(k)}
+	switch n.m.Type(k) {
+	case "string":
+		s.value, _ = n.m.Get(k)
+	case "hash":
+		fields, _ := n.m.HKeys(k)
+		sort.Strings(fields)
+		for _, f := range fields {
+			s.value += f + "=" + n.m.HGet(k, f) + ";"
+		}
+	}
+	return s
+}
+
+// noteWatched compares a watched key before and after client c's write: a
+// delete or a TTL change of a value another client set is a "key-touch"
+// event; a new value makes c its creator.
+func (n *Node) noteWatched(c string, k string, was watchState) {
+	now := n.watchState(k)
+	if n.creator == nil {
+		n.creator = map[string]string{}
+	}
+	owner := n.creator[k]
+	switch {
+	case !now.exists:
+		delete(n.creator, k)
+		if was.exists && owner != "" && owner != c {
+			n.w.record(Event{Proc: n.name, Kind: "key-touch", Peer: c, Lock: k, Result: "del", Detail: owner})
+		}
+	case !was.exists || now.value != was.value:
+		n.creator[k] = c
+	case now.ttl != was.ttl && owner != "" && owner != c:
+		n.w.record(Event{Proc: n.name, Kind: "key-touch", Peer: c, Lock: k, Result: "expire", Detail: owner})
 	}
 }
 
@@ -402,6 +484,7 @@ func (n *Node) fullSync(r *Node) {
 	n.tick()
 	n.offset++
 	r.replicaOf = n.id
+	r.creator = nil
 	n.shipTo(r, n.capture(n.m.Keys()), true, n.offset, n.epoch)
 }
 
