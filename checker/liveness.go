@@ -317,6 +317,7 @@ func historyClients(h History) []string {
 	}
 	return out
 }
+
 // unavailable returns the longest window (length, start) in which some
 // client was between an acquire call and its return (no return: until
 // End) and no belief interval was open.

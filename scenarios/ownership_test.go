@@ -78,4 +78,3 @@ func TestNoOpReleaseIsNoOwnershipViolation(t *testing.T) {
 	}
 	t.Logf("plain DEL: %s", v2)
 }
-
