@@ -44,8 +44,8 @@ type LivenessReport struct {
 	LongestUnavailableNS    int64 `json:"longest_unavailable_ns"`
 	LongestUnavailableStart int64 `json:"longest_unavailable_start_ns"`
 	// Deadlock: no client made progress from DeadlockSince (the last
-	// progress, before the liveness phase; 0 if none ever) through End,
-	// while clients kept trying in the liveness phase.
+	// progress, before the liveness phase; 0 if none ever) through End
+	// (whether clients kept trying, or were all stuck).
 	Deadlock      bool  `json:"deadlock"`
 	DeadlockSince int64 `json:"deadlock_since_ns,omitempty"`
 	// Blockers is what held the clients back in the liveness phase: their
@@ -112,8 +112,9 @@ func trying(h History, e *Event) bool {
 
 // Liveness checks, in O(n log n):
 //
-//	(a) deadlock: no progress from before the phase through End while
-//	    clients kept trying (a call in the phase, or one still open at it);
+//	(a) deadlock: no progress from before the phase through End (the
+//	    reason says whether clients kept trying: a call in the phase, or
+//	    one still open at it; or were all stuck);
 //	(b) the longest window in which some client was trying to acquire and
 //	    nobody believed it held the lock (holds: the belief intervals), a
 //	    failure above o.MaxUnavailable when that is set;
@@ -199,10 +200,14 @@ func Liveness(h History, holds []Hold, o Options) LivenessReport {
 		if h.Fencing == FenceVersion {
 			what = "completed a write"
 		}
-		if lastProgress < r.PhaseStart && triedInPhase {
+		if lastProgress < r.PhaseStart {
 			r.Deadlock, r.DeadlockSince, r.Failure = true, max(lastProgress, 0), true
-			r.Reasons = append(r.Reasons, fmt.Sprintf("liveness: deadlock, no client %s from t=%v through the end (%v after the heal) while clients kept trying",
-				what, time.Duration(r.DeadlockSince), time.Duration(h.End-r.PhaseStart)))
+			how := "while clients kept trying"
+			if !triedInPhase {
+				how = "and no client even tried: every one was stuck"
+			}
+			r.Reasons = append(r.Reasons, fmt.Sprintf("liveness: deadlock, no client %s from t=%v through the end (%v after the heal) %s",
+				what, time.Duration(r.DeadlockSince), time.Duration(h.End-r.PhaseStart), how))
 		} else if len(r.Starved) > 0 {
 			line := fmt.Sprintf("fairness: %s never %s in the %v after the heal while others did (longest wait %v, %s)",
 				strings.Join(r.Starved, ", "), what, time.Duration(h.End-r.PhaseStart), time.Duration(r.LongestWaitNS), r.LongestWaitClient)

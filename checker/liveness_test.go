@@ -136,12 +136,16 @@ func TestDeadlockWithCallsOpenAcrossTheHeal(t *testing.T) {
 	if !r.Deadlock || !r.Failure {
 		t.Fatalf("%+v; want a deadlock", r)
 	}
-	// Nobody trying after the heal is no deadlock.
+	if !strings.Contains(r.Reasons[0], "while clients kept trying") {
+		t.Errorf("reason %q", r.Reasons[0])
+	}
+	// Nobody even trying after the heal (every client stuck) is no
+	// progress either.
 	b = newHistory("", 0, "", "c0")
 	b.acquire("c0", 1, 0, 10, "ok", 0)
 	h = b.history(1000, 2000)
-	if r := Liveness(h, Holds(h.LockOps(), h.End), Options{}); r.Deadlock || r.Failure {
-		t.Errorf("%+v; want no deadlock: nobody tried", r)
+	if r := Liveness(h, Holds(h.LockOps(), h.End), Options{}); !r.Deadlock || !r.Failure || !strings.Contains(r.Reasons[0], "every one was stuck") {
+		t.Errorf("%+v; want a failure: nobody progressed", r)
 	}
 }
 

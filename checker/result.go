@@ -93,6 +93,11 @@ type Result struct {
 
 	Liveness LivenessReport `json:"liveness"`
 
+	// Stale is what fencing is for: sections acted on after the lease
+	// ended, stale writes accepted, operations the storage refused.
+	// Reported, never a verdict by itself (resource safety decides).
+	Stale StaleReport `json:"stale"`
+
 	// First is the earliest violation that made the verdict unsafe (nil
 	// otherwise).
 	First *Violation `json:"first_violation,omitempty"`
@@ -232,6 +237,9 @@ func Check(h History, o Options) Result {
 	// Liveness.
 	r.Liveness = Liveness(h, holds, o)
 
+	// Stale sections and fenced rejections.
+	r.Stale = Stale(h, holds)
+
 	// Compose.
 	if len(firsts) > 0 {
 		f := slices.MinFunc(firsts, func(a, b Violation) int { return cmp.Compare(a.T, b.T) })
@@ -253,6 +261,9 @@ func Check(h History, o Options) Result {
 	}
 	if r.Verdict == VerdictSafe {
 		r.Reasons = append(r.Reasons, safeLine(h, r))
+	}
+	if r.Stale.Sections > 0 || r.Stale.FencedRejections > 0 {
+		r.Reasons = append(r.Reasons, "fencing: "+r.Stale.String())
 	}
 	return r
 }

@@ -367,33 +367,39 @@ func (j *runJob) removeTraceOnSignal(stderr io.Writer) (stop func()) {
 
 // runReport is the judged run: the --json object and the summary's data.
 type runReport struct {
-	Scenario            string          `json:"scenario"`
-	Lock                string          `json:"lock"`
-	Seed                uint64          `json:"seed"`
-	Verdict             string          `json:"verdict"`
-	VerdictReason       string          `json:"verdict_reason"`
-	LeaseOverlaps       int             `json:"lease_overlaps"`
-	LeaseOverlapNS      int64           `json:"lease_overlap_ns"`
-	FirstOverlap        *overlapReport  `json:"first_overlap,omitempty"`
-	ResourceViolations  int             `json:"resource_violations"`
-	Porcupine           string          `json:"porcupine"`
-	Claim               string          `json:"claim"`
-	OwnershipViolations int             `json:"ownership_violations"`
-	Acquisitions        outcomeCounts   `json:"acquisitions"`
-	LivenessAcquired    int             `json:"liveness_acquisitions"`
-	Clients             int             `json:"clients"`
-	Nodes               int             `json:"nodes"`
-	DurationNS          int64           `json:"duration_ns"`
-	LivenessNS          int64           `json:"liveness_ns"`
-	FaultSchedule       []faults.Fault  `json:"fault_schedule"`
-	Stats               sim.Stats       `json:"stats"`
-	TraceEvents         int64           `json:"trace_events"`
-	HistoryCapped       bool            `json:"history_capped"`
-	TraceSHA256         string          `json:"trace_sha256"`
-	TraceFile           string          `json:"trace_file,omitempty"`
-	Error               string          `json:"error,omitempty"`
-	Counterexample      *counterexample `json:"counterexample,omitempty"`
-	Replay              *replayReport   `json:"replay,omitempty"` // set by 'replay'
+	Scenario            string            `json:"scenario"`
+	Lock                string            `json:"lock"`
+	Seed                uint64            `json:"seed"`
+	Verdict             string            `json:"verdict"`
+	VerdictReason       string            `json:"verdict_reason"`
+	LeaseOverlaps       int               `json:"lease_overlaps"`
+	LeaseOverlapNS      int64             `json:"lease_overlap_ns"`
+	FirstOverlap        *overlapReport    `json:"first_overlap,omitempty"`
+	ResourceViolations  int               `json:"resource_violations"`
+	Porcupine           string            `json:"porcupine"`
+	Claim               string            `json:"claim"`
+	OwnershipViolations int               `json:"ownership_violations"`
+	StaleSections       int               `json:"stale_sections"`
+	StaleAccepted       int               `json:"stale_accepted"`
+	FencedRejections    int               `json:"fenced_rejections"`
+	Starved             []string          `json:"starved"`
+	LongestWaitNS       int64             `json:"longest_wait_ns"`
+	Blockers            []checker.Blocker `json:"blockers,omitempty"`
+	Acquisitions        outcomeCounts     `json:"acquisitions"`
+	LivenessAcquired    int               `json:"liveness_acquisitions"`
+	Clients             int               `json:"clients"`
+	Nodes               int               `json:"nodes"`
+	DurationNS          int64             `json:"duration_ns"`
+	LivenessNS          int64             `json:"liveness_ns"`
+	FaultSchedule       []faults.Fault    `json:"fault_schedule"`
+	Stats               sim.Stats         `json:"stats"`
+	TraceEvents         int64             `json:"trace_events"`
+	HistoryCapped       bool              `json:"history_capped"`
+	TraceSHA256         string            `json:"trace_sha256"`
+	TraceFile           string            `json:"trace_file,omitempty"`
+	Error               string            `json:"error,omitempty"`
+	Counterexample      *counterexample   `json:"counterexample,omitempty"`
+	Replay              *replayReport     `json:"replay,omitempty"` // set by 'replay'
 
 	check   *checker.Result
 	history checker.History
@@ -482,6 +488,14 @@ func judge(j *runJob, res *sim.Result, runErr error) *runReport {
 	r.ResourceViolations = chk.ResourceViolations
 	r.Porcupine = chk.Porcupine
 	r.OwnershipViolations = chk.OwnershipViolations
+	r.StaleSections, r.StaleAccepted, r.FencedRejections = chk.Stale.Sections, chk.Stale.Accepted, chk.Stale.FencedRejections
+	r.Starved, r.LongestWaitNS = chk.Liveness.Starved, chk.Liveness.LongestWaitNS
+	if r.Starved == nil {
+		r.Starved = []string{}
+	}
+	if chk.Verdict == checker.VerdictLiveness {
+		r.Blockers = chk.Liveness.Blockers
+	}
 	r.Claim = chk.Claim
 	r.Verdict = chk.Verdict
 	if len(chk.Reasons) > 0 {
@@ -525,6 +539,15 @@ func printSummary(w io.Writer, j *runJob, r *runReport) {
 	}
 	line("resource", "%d violations (storage truth), porcupine: %s", r.ResourceViolations, r.Porcupine)
 	line("ownership", "%d violations", r.OwnershipViolations)
+	line("stale", "%d sections acted on a dead lease (%d with a stale write accepted); %d operations fenced by the storage", r.StaleSections, r.StaleAccepted, r.FencedRejections)
+	if r.check != nil && r.check.Liveness.Judged {
+		lv := r.check.Liveness
+		if len(lv.Starved) == 0 {
+			line("fairness", "every client progressed after the heal; longest wait %v (%s)", time.Duration(lv.LongestWaitNS), orNone(lv.LongestWaitClient))
+		} else {
+			line("fairness", "%d starved (%s); longest wait %v (%s)", len(lv.Starved), strings.Join(lv.Starved, ", "), time.Duration(lv.LongestWaitNS), lv.LongestWaitClient)
+		}
+	}
 	line("claim", "%s", r.Claim)
 	line("verdict", "%s", r.VerdictReason)
 	if r.check != nil {
@@ -599,4 +622,11 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
