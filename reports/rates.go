@@ -259,6 +259,9 @@ type FencingGroup struct {
 	Name     string
 	Overlap  Rate // runs in which two clients believed they held the lock at once
 	Resource Rate // runs in which the protected resource lost an update or took a stale write
+	// Stale: runs in which a holder read or wrote the resource after its
+	// own lease ended (what fencing exists for; shown when N > 0).
+	Stale Rate
 }
 
 // FencingChart puts lease-overlap rate and resource-violation rate side by
@@ -276,6 +279,7 @@ type FencingChart struct {
 var (
 	overlapColor  = color.RGBA{230, 159, 0, 255} // orange
 	resourceColor = color.RGBA{200, 30, 30, 255} // red
+	staleColor    = color.RGBA{86, 119, 180, 255} // blue
 )
 
 // Figure lays the chart out.
@@ -287,17 +291,22 @@ func (c FencingChart) Figure() (Figure, error) {
 	names := make([]string, len(c.Groups))
 	bars := &groupedBars{}
 	ymax := 0.0
+	withStale := false
+	for _, g := range c.Groups {
+		withStale = withStale || g.Stale.N > 0
+	}
+	colors := []color.Color{overlapColor, resourceColor, staleColor}
+	nb, step := 2, 0.36
+	if withStale {
+		nb, step = 3, 0.27
+	}
 	for i, g := range c.Groups {
 		names[i] = g.Name
-		for j, r := range []Rate{g.Overlap, g.Resource} {
+		for j, r := range []Rate{g.Overlap, g.Resource, g.Stale}[:nb] {
 			lo, hi := r.Interval()
 			ymax = max(ymax, hi)
-			clr := overlapColor
-			if j == 1 {
-				clr = resourceColor
-			}
-			x := float64(i) + (float64(j)-0.5)*0.36
-			bars.bars = append(bars.bars, bar{x: x, w: 0.34, p: r.P(), lo: lo, hi: hi, label: fmt.Sprintf("%d/%d", r.K, r.N), clr: clr})
+			x := float64(i) + (float64(j)-float64(nb-1)/2)*step
+			bars.bars = append(bars.bars, bar{x: x, w: step - 0.02, p: r.P(), lo: lo, hi: hi, label: fmt.Sprintf("%d/%d", r.K, r.N), clr: colors[j]})
 		}
 	}
 	p.Add(plotter.NewGrid(), bars)
@@ -309,6 +318,9 @@ func (c FencingChart) Figure() (Figure, error) {
 	legend := []legendItem{
 		{"lease overlap (two clients believed they held the lock)", []plot.Thumbnailer{swatch(overlapColor)}},
 		{"resource violation (lost update or stale write accepted)", []plot.Thumbnailer{swatch(resourceColor)}},
+	}
+	if withStale {
+		legend = append(legend, legendItem{"stale section (a holder touched the resource after its lease ended)", []plot.Thumbnailer{swatch(staleColor)}})
 	}
 	w, h := c.Width, c.Height
 	if w == 0 {

@@ -441,7 +441,7 @@ func (p *reportPlan) run(ctx context.Context, b sim.Bubble, stderr io.Writer) er
 				r.cell.firstUnsafeSHA = o.TraceSHA256
 			}
 		}
-		t.add(o.Verdict, o.LeaseOverlaps, o.ResourceViolations, o.OwnershipViolations, r.rs.seed)
+		t.add(o, r.rs.seed)
 		if bar != nil {
 			bar.Add(1)
 		}
@@ -519,6 +519,10 @@ type cellJSON struct {
 	LivenessRuns           int         `json:"liveness_runs"`
 	UnknownRuns            int         `json:"unknown_runs"`
 	OwnershipViolationRuns int         `json:"ownership_violation_runs"`
+	StaleSectionRuns       int         `json:"stale_section_runs"`    // a holder acted on a dead lease
+	StaleAcceptedRuns      int         `json:"stale_accepted_runs"`   // and the storage accepted its write
+	FencedRejectionRuns    int         `json:"fenced_rejection_runs"` // the storage refused an operation
+	StarvedRuns            int         `json:"starved_runs"`          // a client made no progress after the heal (fairness)
 	UnsafeRate             float64     `json:"unsafe_rate"`
 	UnsafeRateCI95         [2]float64  `json:"unsafe_rate_ci95"`
 	Seeds                  [2]uint64   `json:"seeds"` // first and last seed run
@@ -558,6 +562,7 @@ type resultsJSON struct {
 func (c *reportCell) json() cellJSON {
 	j := cellJSON{Scenario: c.scenario.ID, Lock: c.lock.ID, Runs: c.Runs, LeaseOverlapRuns: c.Overlap, ResourceViolationRuns: c.Resource,
 		Verdict: c.verdict(), UnsafeRuns: c.Unsafe, LivenessRuns: c.Liveness, UnknownRuns: c.Unknown, OwnershipViolationRuns: c.Ownership,
+		StaleSectionRuns: c.Stale, StaleAcceptedRuns: c.StaleAccepted, FencedRejectionRuns: c.Fenced, StarvedRuns: c.Starved,
 		Seeds: [2]uint64{1, uint64(c.Runs)}, DurationNS: int64(c.cfg.duration), LivenessNS: int64(c.cfg.liveness),
 		Timeline: c.timeline, Debate: debateRow(c.scenario), Expected: c.expect}
 	r := reports.Rate{K: c.Unsafe, N: c.Runs}
@@ -683,10 +688,11 @@ func (p *reportPlan) charts() ([]chart, error) {
 	}
 	// One overlap-vs-resource chart per scenario.
 	for _, s := range p.scenarioOrder() {
-		fc := reports.FencingChart{Title: s.ID + ": lease overlap vs resource violation"}
+		fc := reports.FencingChart{Title: s.ID + ": lease overlap, resource violation, stale section"}
 		for _, c := range p.cells {
 			if c.scenario.ID == s.ID {
-				fc.Groups = append(fc.Groups, reports.FencingGroup{Name: c.lock.ID, Overlap: reports.Rate{K: c.Overlap, N: c.Runs}, Resource: reports.Rate{K: c.Resource, N: c.Runs}})
+				fc.Groups = append(fc.Groups, reports.FencingGroup{Name: c.lock.ID, Overlap: reports.Rate{K: c.Overlap, N: c.Runs}, Resource: reports.Rate{K: c.Resource, N: c.Runs},
+					Stale: reports.Rate{K: c.Stale, N: c.Runs}})
 			}
 		}
 		fig, err := fc.Figure()
@@ -861,8 +867,8 @@ img{max-width:100%%;border:1px solid #eee}figure{margin:1em 0}figcaption{color:#
 			fmt.Fprintf(&m, "Source: %s\n\n", oneLine(s.File.Source))
 			fmt.Fprintf(&h, "<p class=\"small\">Source: %s</p>\n", esc(oneLine(s.File.Source)))
 		}
-		fmt.Fprintf(&m, "| lock | runs | unsafe (95%% CI) | lease overlap runs | resource violation runs | ownership | liveness | unknown | verdict | expected | run length |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
-		fmt.Fprintf(&h, "<table><tr><th>lock</th><th>runs</th><th>unsafe (95%% CI)</th><th>lease overlap runs</th><th>resource violation runs</th><th>ownership</th><th>liveness</th><th>unknown</th><th>verdict</th><th>expected</th><th>run length</th></tr>\n")
+		fmt.Fprintf(&m, "| lock | runs | unsafe (95%% CI) | lease overlap runs | resource violation runs | ownership | stale section runs (write accepted) | fenced runs | liveness | starved runs | unknown | verdict | expected | run length |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(&h, "<table><tr><th>lock</th><th>runs</th><th>unsafe (95%% CI)</th><th>lease overlap runs</th><th>resource violation runs</th><th>ownership</th><th title=\"runs in which a holder read or wrote the resource after its own lease ended (in brackets: and the storage accepted its write)\">stale section runs (write accepted)</th><th title=\"runs in which the storage refused an operation\">fenced runs</th><th>liveness</th><th title=\"runs in which a client made no progress after the heal while others did: a fairness figure\">starved runs</th><th>unknown</th><th>verdict</th><th>expected</th><th>run length</th></tr>\n")
 		for _, c := range p.cells {
 			if c.scenario.ID != s.ID {
 				continue
@@ -871,13 +877,14 @@ img{max-width:100%%;border:1px solid #eee}figure{margin:1em 0}figcaption{color:#
 			rate := reports.Rate{K: c.Unsafe, N: c.Runs}.String()
 			length := fmt.Sprintf("%v + %v", c.cfg.duration, c.cfg.liveness)
 			exp := expectLong(c.expect)
-			fmt.Fprintf(&m, "| %s | %d | %s | %d | %d | %d | %d | %d | %s | %s | %s |\n", c.lock.ID, c.Runs, rate, c.Overlap, c.Resource, c.Ownership, c.Liveness, c.Unknown, j.Verdict, exp, length)
+			stale := fmt.Sprintf("%d (%d)", c.Stale, c.StaleAccepted)
+			fmt.Fprintf(&m, "| %s | %d | %s | %d | %d | %d | %s | %d | %d | %d | %d | %s | %s | %s |\n", c.lock.ID, c.Runs, rate, c.Overlap, c.Resource, c.Ownership, stale, c.Fenced, c.Liveness, c.Starved, c.Unknown, j.Verdict, exp, length)
 			class := j.Verdict
 			if j.MatchesExpected != nil && !*j.MatchesExpected {
 				class += " miss"
 			}
-			fmt.Fprintf(&h, "<tr id=\"%s\"><td>%s</td><td class=\"num\">%d</td><td class=\"num\">%s</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"%s\">%s</td><td>%s</td><td>%s</td></tr>\n",
-				esc(anchor(s.ID, c.lock.ID)), esc(c.lock.ID), c.Runs, esc(rate), c.Overlap, c.Resource, c.Ownership, c.Liveness, c.Unknown, class, esc(j.Verdict), esc(exp), esc(length))
+			fmt.Fprintf(&h, "<tr id=\"%s\"><td>%s</td><td class=\"num\">%d</td><td class=\"num\">%s</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%s</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"%s\">%s</td><td>%s</td><td>%s</td></tr>\n",
+				esc(anchor(s.ID, c.lock.ID)), esc(c.lock.ID), c.Runs, esc(rate), c.Overlap, c.Resource, c.Ownership, esc(stale), c.Fenced, c.Liveness, c.Starved, c.Unknown, class, esc(j.Verdict), esc(exp), esc(length))
 		}
 		fmt.Fprintf(&m, "\n")
 		fmt.Fprintf(&h, "</table>\n")
@@ -891,7 +898,7 @@ img{max-width:100%%;border:1px solid #eee}figure{margin:1em 0}figcaption{color:#
 		for _, ch := range charts {
 			if ch.scenario == s.ID {
 				fmt.Fprintf(&m, "![%s](%s)\n\n%s ([SVG](%s))\n\n", ch.title, ch.png, ch.caption, ch.svg)
-				fmt.Fprintf(&h, "<figure><img src=\"%s\" alt=\"%s: lease overlap vs resource violation\"><figcaption>%s (<a href=\"%s\">SVG</a>)</figcaption></figure>\n",
+				fmt.Fprintf(&h, "<figure><img src=\"%s\" alt=\"%s: lease overlap, resource violation and stale section runs\"><figcaption>%s (<a href=\"%s\">SVG</a>)</figcaption></figure>\n",
 					esc(ch.png), esc(ch.title), esc(ch.caption), esc(ch.svg))
 			}
 		}

@@ -65,6 +65,19 @@ func TestReportFiles(t *testing.T) {
 		Cells []cellJSON `json:"cells"`
 	}
 	json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "results.json"))), &res)
+	// Fencing made visible: under Kleppmann's pause the fenced lock's
+	// holders act on dead leases and the storage refuses them; the matrix
+	// shows the columns.
+	if i := slices.IndexFunc(res.Cells, func(c cellJSON) bool { return c.Scenario == "pause-after-check" && c.Lock == "fencing" }); i < 0 {
+		t.Error("no pause-after-check × fencing cell")
+	} else if c := res.Cells[i]; c.StaleSectionRuns == 0 || c.FencedRejectionRuns == 0 || c.Verdict != verdictSafe {
+		t.Errorf("pause-after-check × fencing: stale section runs %d, fenced rejection runs %d, verdict %s; want both > 0, safe", c.StaleSectionRuns, c.FencedRejectionRuns, c.Verdict)
+	}
+	for _, col := range []string{"stale section runs (write accepted)", "fenced runs", "starved runs"} {
+		if !strings.Contains(md, col) || !strings.Contains(page, col) {
+			t.Errorf("the matrix lacks the column %q", col)
+		}
+	}
 	i := slices.IndexFunc(res.Cells, func(c cellJSON) bool { return c.Scenario == "pause-after-check" && c.Lock == "set-nx-cad" })
 	if i < 0 {
 		t.Fatal("no pause-after-check × set-nx-cad cell")

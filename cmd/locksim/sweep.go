@@ -360,6 +360,10 @@ type sweepLine struct {
 	ResourceViolations  int      `json:"resource_violations"`
 	Porcupine           string   `json:"porcupine"`
 	OwnershipViolations int      `json:"ownership_violations"`
+	StaleSections       int      `json:"stale_sections"`
+	StaleAccepted       int      `json:"stale_accepted"`
+	FencedRejections    int      `json:"fenced_rejections"`
+	Starved             int      `json:"starved"`
 	TraceSHA256         string   `json:"trace_sha256"`
 	Error               string   `json:"error,omitempty"`
 	// PauseShort: a targeted pause of the run did not run in full inside
@@ -371,7 +375,9 @@ type sweepLine struct {
 func (s *sweepSpec) line(j sweepJob, o outcome) sweepLine {
 	l := sweepLine{Job: j.Index, Scenario: s.Scenario, Lock: j.Lock, Seed: j.Seed, Param: s.Param,
 		Verdict: o.Verdict, Claim: o.Claim, LeaseOverlaps: o.LeaseOverlaps, ResourceViolations: o.ResourceViolations,
-		Porcupine: o.Porcupine, OwnershipViolations: o.OwnershipViolations, TraceSHA256: o.TraceSHA256, Error: o.SimError,
+		Porcupine: o.Porcupine, OwnershipViolations: o.OwnershipViolations,
+		StaleSections: o.StaleSections, StaleAccepted: o.StaleAccepted, FencedRejections: o.FencedRejections, Starved: o.Starved,
+		TraceSHA256: o.TraceSHA256, Error: o.SimError,
 		PauseShort: o.PauseShort}
 	if j.HasValue {
 		v := j.Value
@@ -1071,7 +1077,7 @@ func writeCSV(path string, lines []sweepLine) error {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	w.Write([]string{"job", "scenario", "lock", "seed", "param", "value", "verdict", "claim", "lease_overlaps",
-		"resource_violations", "porcupine", "ownership_violations", "trace_sha256", "error", "pause_short"})
+		"resource_violations", "porcupine", "ownership_violations", "stale_sections", "stale_accepted", "fenced_rejections", "starved", "trace_sha256", "error", "pause_short"})
 	for _, l := range lines {
 		v := ""
 		if l.Value != nil {
@@ -1079,6 +1085,7 @@ func writeCSV(path string, lines []sweepLine) error {
 		}
 		w.Write([]string{strconv.Itoa(l.Job), l.Scenario, l.Lock, strconv.FormatUint(l.Seed, 10), l.Param, v, l.Verdict, l.Claim,
 			strconv.Itoa(l.LeaseOverlaps), strconv.Itoa(l.ResourceViolations), l.Porcupine, strconv.Itoa(l.OwnershipViolations),
+			strconv.Itoa(l.StaleSections), strconv.Itoa(l.StaleAccepted), strconv.Itoa(l.FencedRejections), strconv.Itoa(l.Starved),
 			l.TraceSHA256, l.Error, strconv.FormatBool(l.PauseShort)})
 	}
 	w.Flush()
@@ -1090,20 +1097,44 @@ func writeCSV(path string, lines []sweepLine) error {
 
 // tally counts runs by outcome.
 type tally struct {
-	Runs         int
-	Unsafe       int
-	Liveness     int
-	Unknown      int
-	Overlap      int // runs with a lease overlap
-	Resource     int // runs with a resource violation
-	Ownership    int // runs with an ownership violation
-	FirstUnsafe  uint64
-	HasUnsafe    bool
-	FirstOverlap uint64
+	Runs          int
+	Unsafe        int
+	Liveness      int
+	Unknown       int
+	Overlap       int // runs with a lease overlap
+	Resource      int // runs with a resource violation
+	Ownership     int // runs with an ownership violation
+	Stale         int // runs with a stale section (a holder acted on a dead lease)
+	StaleAccepted int // runs in which the storage accepted a stale write
+	Fenced        int // runs in which the storage refused an operation
+	Starved       int // runs in which a client made no progress after the heal
+	FirstUnsafe   uint64
+	HasUnsafe     bool
+	FirstOverlap  uint64
 }
 
-func (t *tally) add(verdict string, overlaps, resource, ownership int, seed uint64) {
+// outcome is the line's run outcome (for tallies).
+func (l sweepLine) outcome() outcome {
+	return outcome{Verdict: l.Verdict, LeaseOverlaps: l.LeaseOverlaps, ResourceViolations: l.ResourceViolations,
+		OwnershipViolations: l.OwnershipViolations, StaleSections: l.StaleSections, StaleAccepted: l.StaleAccepted,
+		FencedRejections: l.FencedRejections, Starved: l.Starved}
+}
+
+func (t *tally) add(o outcome, seed uint64) {
 	t.Runs++
+	if o.StaleSections > 0 {
+		t.Stale++
+	}
+	if o.StaleAccepted > 0 {
+		t.StaleAccepted++
+	}
+	if o.FencedRejections > 0 {
+		t.Fenced++
+	}
+	if o.Starved > 0 {
+		t.Starved++
+	}
+	verdict, overlaps, resource, ownership := o.Verdict, o.LeaseOverlaps, o.ResourceViolations, o.OwnershipViolations
 	switch verdict {
 	case verdictUnsafe:
 		t.Unsafe++
@@ -1175,7 +1206,7 @@ func finishSweep(dir string, s *sweepSpec, lines []sweepLine, stdout io.Writer, 
 			anyShort = true
 			continue
 		}
-		t.add(l.Verdict, l.LeaseOverlaps, l.ResourceViolations, l.OwnershipViolations, l.Seed)
+		t.add(l.outcome(), l.Seed)
 	}
 	values := s.Values
 	if len(values) == 0 {

@@ -49,6 +49,10 @@ type outcome struct {
 	ResourceViolations  int    `json:"resource_violations"`
 	Porcupine           string `json:"porcupine"`
 	OwnershipViolations int    `json:"ownership_violations"`
+	StaleSections       int    `json:"stale_sections"`
+	StaleAccepted       int    `json:"stale_accepted"`
+	FencedRejections    int    `json:"fenced_rejections"`
+	Starved             int    `json:"starved"` // clients that made no progress after the heal (fairness)
 	TraceSHA256         string `json:"trace_sha256,omitempty"`
 	// PauseShort is set when a targeted client pause of the schedule did
 	// not run in full inside the safety phase: its client never reached
@@ -71,8 +75,10 @@ func outcomeOf(j *scenarios.Judged, simErr error) outcome {
 	}
 	c := j.Check
 	return outcome{Verdict: c.Verdict, Claim: c.Claim, LeaseOverlaps: c.LeaseOverlaps, ResourceViolations: c.ResourceViolations,
-		Porcupine: c.Porcupine, OwnershipViolations: c.OwnershipViolations, TraceSHA256: j.Result.TraceSHA256,
-		PauseShort: pauseShort(j.Config, j.Result.History)}
+		Porcupine: c.Porcupine, OwnershipViolations: c.OwnershipViolations,
+		StaleSections: c.Stale.Sections, StaleAccepted: c.Stale.Accepted, FencedRejections: c.Stale.FencedRejections, Starved: len(c.Liveness.Starved),
+		TraceSHA256: j.Result.TraceSHA256,
+		PauseShort:  pauseShort(j.Config, j.Result.History)}
 }
 
 // pauseShort reports whether some targeted client pause of cfg did not
