@@ -30,7 +30,7 @@ type History struct {
 	Heal    int64    // true time the faults were lifted (start of the liveness phase)
 	End     int64    // true time the run ended
 	// Fencing is the resource check the lock relies on: "" / "none" (the
-	// lock itself must exclude), "max-token", "owner-cas", "version".
+	// lock itself must exclude), "max-token", "max-token-strict", "owner-cas", "version".
 	Fencing string
 	// Fair: the design promises fairness, so a client starving after the
 	// heal while others progress is a liveness failure.

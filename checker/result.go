@@ -17,10 +17,11 @@ const (
 
 // Fencing values of History.Fencing.
 const (
-	FenceNone     = "none"
-	FenceMaxToken = "max-token"
-	FenceOwnerCAS = "owner-cas"
-	FenceVersion  = "version"
+	FenceNone           = "none"
+	FenceMaxToken       = "max-token"
+	FenceMaxTokenStrict = "max-token-strict"
+	FenceOwnerCAS       = "owner-cas"
+	FenceVersion        = "version"
 )
 
 // What a lock claims (Result.Claim).

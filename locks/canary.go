@@ -16,7 +16,6 @@ import (
 //	canary-redlock-half        Redlock with quorum N/2 instead of N/2+1
 //	canary-redlock-no-elapsed  Redlock whose validity is TTL − drift, counted
 //	                           from the end of the acquisition round
-//	canary-equal-tokens        fencing whose storage accepts a repeated token
 //	canary-renew-no-owner      watchdog whose renewal is a plain PEXPIRE
 func init() {
 	Register(Info{
@@ -53,20 +52,6 @@ func init() {
 		Canary:   true,
 		New: func(env Env) (Lock, error) {
 			return &Redlock{Env: env, P: RedlockRedisIO, noElapsed: true}, nil
-		},
-	})
-	Register(Info{
-		ID:                "canary-equal-tokens",
-		Design:            "CANARY: fencing (SET NX PX + INCR token in one script) against a storage whose max-token check accepts an equal token from another owner",
-		Source:            "broken on purpose (fencing with resource.Options.AcceptEqualTokens)",
-		Weakness:          "after the token counter goes back (a restart from an everysec snapshot), two holders carry the same token and the storage lets both write: lost updates",
-		Topology:          Single,
-		TTL:               3 * time.Second,
-		Fencing:           FenceMaxToken,
-		AcceptEqualTokens: true,
-		Canary:            true,
-		New: func(env Env) (Lock, error) {
-			return &Fenced{SetNXCAD: SetNXCAD{Env: env, TTL: 3 * time.Second, Tries: 3, RetryDelay: time.Second}}, nil
 		},
 	})
 	Register(Info{

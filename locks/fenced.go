@@ -17,12 +17,24 @@ var fencedScript = redis.NewScript(fencedAcquire)
 func init() {
 	Register(Info{
 		ID:       "fencing",
-		Design:   "SET NX PX + a strictly increasing token (INCR on the lock's primary, in one script); the storage rejects tokens lower than the highest it accepted",
+		Design:   "SET NX PX + a strictly increasing token (INCR on the lock's primary, in one script); the storage rejects a token lower than the highest it has seen (Kleppmann's rule: an equal token is accepted), on reads and writes",
 		Source:   "Kleppmann, \"How to do distributed locking\"; Redisson RFencedLock",
-		Weakness: "the lease can still be outlived (overlaps happen) but the storage fences stale writes; the counter lives on one Redis primary and can repeat or go back after a failover",
+		Weakness: "the lease can still be outlived (overlaps happen) but the storage fences stale writes; the counter lives on one Redis primary and can repeat after a failover or a restart from an old snapshot, and the storage lets a repeated token through (S14)",
 		Topology: Single,
 		TTL:      3 * time.Second,
 		Fencing:  FenceMaxToken,
+		New: func(env Env) (Lock, error) {
+			return &Fenced{SetNXCAD: SetNXCAD{Env: env, TTL: 3 * time.Second, Tries: 3, RetryDelay: time.Second}}, nil
+		},
+	})
+	Register(Info{
+		ID:       "fencing-strict",
+		Design:   "fencing, against a stricter storage that also rejects an equal token from another owner (a repeated token), on reads and writes",
+		Source:   "Kleppmann, \"How to do distributed locking\" (the token check), made strict against S14's repeated tokens",
+		Weakness: "a token that goes back or repeats costs refused operations (availability), not safety; the lease can still be outlived",
+		Topology: Single,
+		TTL:      3 * time.Second,
+		Fencing:  FenceMaxTokenStrict,
 		New: func(env Env) (Lock, error) {
 			return &Fenced{SetNXCAD: SetNXCAD{Env: env, TTL: 3 * time.Second, Tries: 3, RetryDelay: time.Second}}, nil
 		},

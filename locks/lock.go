@@ -118,6 +118,8 @@ type Fencing string
 const (
 	FenceNone     Fencing = "none"      // the resource checks nothing
 	FenceMaxToken Fencing = "max-token" // reject a token lower than the highest seen (Kleppmann)
+	// FenceMaxTokenStrict also rejects an equal token from another owner.
+	FenceMaxTokenStrict Fencing = "max-token-strict"
 	FenceOwnerCAS Fencing = "owner-cas" // compare-and-set on the holder's random token (antirez)
 	FenceVersion  Fencing = "version"   // optimistic version check, no lock at all (seed 004)
 )
@@ -186,10 +188,6 @@ type Info struct {
 	// the checkers can fail. Get finds it; IDs and 'locksim list locks'
 	// leave it out (AllIDs and 'list locks --canaries' include it).
 	Canary bool
-	// AcceptEqualTokens asks the scenario for a storage whose max-token
-	// check lets a repeated token through (resource.Options): a canary's
-	// broken resource, not the lock's.
-	AcceptEqualTokens bool
 }
 
 var registry = map[string]Info{}

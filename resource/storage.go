@@ -7,8 +7,10 @@
 // checks:
 //
 //	none       accept every write
-//	max-token  reject a token lower than the highest accepted (Kleppmann), and
-//	           an equal token from a different owner (a repeated token)
+//	max-token         reject a token lower than the highest seen (Kleppmann's
+//	                  rule; an equal token is accepted)
+//	max-token-strict  max-token, and also reject an equal token from another
+//	                  owner (a repeated token: what S14's failover produces)
 //	owner-cas  accept only if the object's owner is still the one the writer
 //	           read, then make the writer the owner (antirez's compare-and-set
 //	           on the holder's random token)
@@ -33,6 +35,8 @@ type Mode string
 const (
 	ModeNone     Mode = "none"
 	ModeMaxToken Mode = "max-token"
+	// ModeMaxTokenStrict also refuses an equal token from another owner.
+	ModeMaxTokenStrict Mode = "max-token-strict"
 	ModeOwnerCAS Mode = "owner-cas"
 	ModeVersion  Mode = "version"
 )
@@ -40,12 +44,12 @@ const (
 // ParseMode checks a mode name.
 func ParseMode(s string) (Mode, error) {
 	switch m := Mode(s); m {
-	case ModeNone, ModeMaxToken, ModeOwnerCAS, ModeVersion:
+	case ModeNone, ModeMaxToken, ModeMaxTokenStrict, ModeOwnerCAS, ModeVersion:
 		return m, nil
 	case "":
 		return ModeNone, nil
 	}
-	return "", fmt.Errorf("storage mode %q: want none, max-token, owner-cas or version", s)
+	return "", fmt.Errorf("storage mode %q: want none, max-token, max-token-strict, owner-cas or version", s)
 }
 
 // Name is the storage process's name in fault targets and traces.
@@ -67,9 +71,6 @@ type object struct {
 type Storage struct {
 	mode    Mode
 	objects map[string]*object
-	// StrictEqual makes max-token reject an equal token from another owner.
-	// A storage built with AcceptEqualTokens (a canary) accepts it.
-	acceptEqual bool
 }
 
 // Options configure a storage.
@@ -77,14 +78,11 @@ type Options struct {
 	Mode Mode
 	// Initial values of objects (e.g. the bonus pool).
 	Initial map[string]int64
-	// AcceptEqualTokens is a deliberately broken max-token check that lets
-	// a repeated token through (a canary for the checkers).
-	AcceptEqualTokens bool
 }
 
 // New builds a storage.
 func New(o Options) *Storage {
-	s := &Storage{mode: o.Mode, objects: map[string]*object{}, acceptEqual: o.AcceptEqualTokens}
+	s := &Storage{mode: o.Mode, objects: map[string]*object{}}
 	if s.mode == "" {
 		s.mode = ModeNone
 	}
@@ -114,7 +112,7 @@ func (s *Storage) Exec(now int64, client string, args []string, r sim.Reply, rec
 		if o == nil {
 			o = &object{}
 		}
-		if len(args) == 4 && s.mode == ModeMaxToken {
+		if len(args) == 4 && (s.mode == ModeMaxToken || s.mode == ModeMaxTokenStrict) {
 			// A fenced read: a reader with a lower token than the storage
 			// has seen is refused, and the read raises the highest token,
 			// so an older holder cannot write after a newer one read (the
@@ -178,11 +176,11 @@ func (s *Storage) Exec(now int64, client string, args []string, r sim.Reply, rec
 // fence returns why a write is rejected, or "" to accept it.
 func (s *Storage) fence(o *object, token int64, owner, expOwner string, expVersion int64) string {
 	switch s.mode {
-	case ModeMaxToken:
+	case ModeMaxToken, ModeMaxTokenStrict:
 		if token < o.maxToken {
 			return fmt.Sprintf("token %d < highest %d", token, o.maxToken)
 		}
-		if token == o.maxToken && o.maxOwner != "" && owner != o.maxOwner && !s.acceptEqual {
+		if s.mode == ModeMaxTokenStrict && token == o.maxToken && o.maxOwner != "" && owner != o.maxOwner {
 			return fmt.Sprintf("token %d repeated (held by %s)", token, o.maxOwner)
 		}
 	case ModeOwnerCAS:

@@ -155,8 +155,7 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 	if info.Fencing != "" {
 		mode = resource.Mode(info.Fencing)
 	}
-	cfg.Services = []sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: map[string]int64{PoolKey: PoolSize},
-		AcceptEqualTokens: info.AcceptEqualTokens})} // a canary's broken storage (locks.Info.AcceptEqualTokens)
+	cfg.Services = []sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: map[string]int64{PoolKey: PoolSize}})}
 	holdMin, holdMax := 50*time.Millisecond, time.Second
 	if p.HoldMax > 0 {
 		holdMin, holdMax = p.HoldMin, p.HoldMax

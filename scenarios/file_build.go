@@ -268,7 +268,7 @@ func (f *File) build(base locks.Info, seed uint64, p Params) (sim.Config, error)
 	if wl.Resource != ResourceNone {
 		initial = map[string]int64{PoolKey: j.Initial}
 	}
-	cfg.Services = []sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: initial, AcceptEqualTokens: info.AcceptEqualTokens})}
+	cfg.Services = []sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: initial})}
 	cfg.Program = Program(info, wl)
 	cfg.WatchKeys = []string{wl.Key}
 	cfg = cfg.WithDefaults()
