@@ -120,8 +120,8 @@ const (
 	FenceMaxToken Fencing = "max-token" // reject a token lower than the highest seen (Kleppmann)
 	// FenceMaxTokenStrict also rejects an equal token from another owner.
 	FenceMaxTokenStrict Fencing = "max-token-strict"
-	FenceOwnerCAS Fencing = "owner-cas" // compare-and-set on the holder's random token (antirez)
-	FenceVersion  Fencing = "version"   // optimistic version check, no lock at all (seed 004)
+	FenceOwnerCAS       Fencing = "owner-cas" // compare-and-set on the holder's random token (antirez)
+	FenceVersion        Fencing = "version"   // optimistic version check, no lock at all (seed 004)
 )
 
 // Lease is what a lock believes after a successful Acquire.

@@ -277,8 +277,8 @@ type FencingChart struct {
 
 // Colours of the two bars.
 var (
-	overlapColor  = color.RGBA{230, 159, 0, 255} // orange
-	resourceColor = color.RGBA{200, 30, 30, 255} // red
+	overlapColor  = color.RGBA{230, 159, 0, 255}  // orange
+	resourceColor = color.RGBA{200, 30, 30, 255}  // red
 	staleColor    = color.RGBA{86, 119, 180, 255} // blue
 )
 

@@ -37,8 +37,8 @@ const (
 	ModeMaxToken Mode = "max-token"
 	// ModeMaxTokenStrict also refuses an equal token from another owner.
 	ModeMaxTokenStrict Mode = "max-token-strict"
-	ModeOwnerCAS Mode = "owner-cas"
-	ModeVersion  Mode = "version"
+	ModeOwnerCAS       Mode = "owner-cas"
+	ModeVersion        Mode = "version"
 )
 
 // ParseMode checks a mode name.
