@@ -261,7 +261,9 @@ func Check(h History, o Options) Result {
 		r.Reasons = append(r.Reasons, fmt.Sprintf("history capped after %d events: the rest was not checked", len(h.Events)))
 	}
 	if r.Verdict == VerdictSafe {
-		r.Reasons = append(r.Reasons, safeLine(h, r))
+		// The verdict's own line first; what else was seen (overlaps a
+		// fence made harmless, fairness figures) after it.
+		r.Reasons = append([]string{safeLine(h, r)}, r.Reasons...)
 	}
 	if r.Stale.Sections > 0 || r.Stale.FencedRejections > 0 {
 		r.Reasons = append(r.Reasons, "fencing: "+r.Stale.String())

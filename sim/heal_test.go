@@ -8,6 +8,7 @@ package sim
 // outlast the phase are TestHealEndsFaults.
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -191,5 +192,46 @@ func TestHealInvariantsAreEnforced(t *testing.T) {
 			}
 			t.Log(err)
 		})
+	}
+}
+
+// The heal's clock resync does not move a key's remaining TTL: n0's clock
+// jumps 20 s ahead at 1 s, c0 sets a 3 s key at 2 s, the heal at 3 s steps
+// n0's clock back; the key still expires at 5 s (stepping back would
+// otherwise extend Redis's absolute deadline to 25 s). The same holds for
+// a key restored from disk by a restart at the heal (n1, persistence
+// always, down from 2.5 s).
+func TestHealResyncKeepsTTLs(t *testing.T) {
+	heal := 3 * time.Second
+	cfg := biteConfig(2, 1, heal)
+	cfg.Liveness = 5 * time.Second
+	cfg.Nodes[1].Persistence = PersistAlways
+	cfg.Faults = []faults.Fault{
+		{Kind: faults.ClockJump, Start: time.Second, Jump: 20 * time.Second, Targets: []string{"n0", "n1"}},
+		{Kind: faults.Crash, Start: 2500 * time.Millisecond, Duration: time.Minute, Targets: []string{"n1"}},
+	}
+	cfg.Program = func(p *Proc) {
+		sleepUntil(p, 2*time.Second)
+		for i, c := range p.Nodes() {
+			do(p, fmt.Sprintf("set/n%d", i), func() (string, error) { return c.Set(p.Context(), "k", "v", 3*time.Second).Result() })
+		}
+		sleepUntil(p, 4900*time.Millisecond)
+		for i, c := range p.Nodes() {
+			doGet(p, fmt.Sprintf("before/n%d", i), c, "k")
+		}
+		sleepUntil(p, 5100*time.Millisecond)
+		for i, c := range p.Nodes() {
+			doGet(p, fmt.Sprintf("after/n%d", i), c, "k")
+		}
+	}
+	res := runBite(t, cfg)
+	ops := opsOf(t, res, "c0")
+	for _, n := range []string{"n0", "n1"} {
+		if o := one(t, ops, "before/"+n); o.Result != resOK {
+			t.Errorf("%s: the key must live until 5s: %v", n, o)
+		}
+		if o := one(t, ops, "after/"+n); o.Result != resNil {
+			t.Errorf("%s: the key must be gone after 5s (the resync must not extend it): %v", n, o)
+		}
 	}
 }

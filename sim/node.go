@@ -655,12 +655,33 @@ func (n *Node) restart() {
 // heal ends every fault on n: a pause ends, the clock resyncs, and a node
 // still down restarts under its persistence mode (what a crash lost stays
 // lost).
+//
+// The resync does not move any key's remaining TTL: it is the harness
+// ending the faults, not a fault of its own. (Stepping a clock back extends
+// Redis's absolute deadlines; a node whose clock ran 25 s ahead would
+// otherwise keep a 3 s lock key for 28 s into the liveness phase.) Keys
+// first expire by the clock they were set on, then every remaining TTL and
+// every durable deadline keeps its length.
 func (n *Node) heal() {
+	now := n.w.now()
 	n.pausedUntil = 0
-	n.clk.Resync(n.w.now())
 	n.downs = 0
 	if n.up {
 		n.tick()
+	}
+	step := n.clk.Local(now) - now
+	n.clk.Resync(now)
+	if step != 0 {
+		for k, st := range n.durable {
+			if st.expireAt != 0 {
+				st.expireAt -= step
+				n.durable[k] = st
+			}
+		}
+	}
+	if n.up {
+		n.lastLocal = n.clk.Local(now)
+		n.m.SetTime(n.w.bc.at(n.lastLocal))
 		return
 	}
 	n.restart()

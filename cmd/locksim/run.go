@@ -48,6 +48,7 @@ type runFlags struct {
 	liveness durationValue
 	trace    string
 	json     bool
+	fairness bool
 	cexDir   string
 	shrink   shrinkFlags // --faults, --shrink, --shrink-out, --shrink-runs (shrink.go)
 }
@@ -107,6 +108,7 @@ judged completely).`,
 	fl.Var(&f.liveness, "liveness", fmt.Sprintf("virtual time of the liveness phase, after the heal; up to %v (default %v)", sim.MaxDuration, scenarios.DefaultParams.Liveness))
 	fl.StringVar(&f.trace, "trace", "", "write the trace as JSON Lines to `FILE` (written only if the run completes)")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of the summary")
+	fl.BoolVar(&f.fairness, "fairness", false, "judge fairness: a client that never acquires after the heal while others do fails liveness (by default it is a fairness figure, as for any design that promises no fairness)")
 	fl.StringVar(&f.cexDir, "counterexample", "", "when unsafe, write the counterexample to `DIR`: slice.jsonl (the events that show the first violation) and porcupine.html (the resource history, faults annotated)")
 	f.shrink.register(fl)
 	return cmd
@@ -157,8 +159,11 @@ func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
 			repro += fmt.Sprintf(" --%s %s", name, fl.Value)
 		}
 	}
+	if f.fairness {
+		repro += " --fairness"
+	}
 	repro += faultsRepro
-	j := &runJob{scenario: sc.ID, info: info, cfg: cfg, judging: sc.Judging(info), repro: repro, json: f.json, cexDir: f.cexDir,
+	j := &runJob{scenario: sc.ID, info: info, cfg: cfg, judging: sc.Judging(info), repro: repro, json: f.json, cexDir: f.cexDir, fairness: f.fairness,
 		shrink: shrink, headerScenario: f.scenario}
 	if f.trace != "" {
 		if err := j.openTrace(f.trace); err != nil {
@@ -191,6 +196,7 @@ type runJob struct {
 
 	cexDir        string // --counterexample: where to write the slice and the porcupine HTML
 	skipPorcupine bool
+	fairness      bool       // --fairness: starvation fails liveness
 	shrink        *shrinkJob // --shrink (shrink.go)
 
 	tracePath string   // the file the user asked for
@@ -461,7 +467,7 @@ func judge(j *runJob, res *sim.Result, runErr error) *runReport {
 	}
 
 	h := scenarios.History(res, cfg, j.info, j.judging.Resource, j.judging.Initial)
-	chk := checker.Check(h, checker.Options{SkipPorcupine: j.skipPorcupine, MaxUnavailable: j.judging.MaxUnavailable})
+	chk := checker.Check(h, checker.Options{SkipPorcupine: j.skipPorcupine, MaxUnavailable: j.judging.MaxUnavailable, RequireFairness: j.fairness})
 	r.check = &chk
 	r.history = h
 	for _, ev := range res.History {
