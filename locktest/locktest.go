@@ -73,6 +73,11 @@ type Options struct {
 	Checks int
 	// Determinism re-runs every failing case and demands the same trace hash.
 	Determinism bool
+	// Fairness judges fairness: a client that never acquires after the heal
+	// while others do is a liveness failure (checker.Options.RequireFairness),
+	// and Check and Find fail on liveness verdicts as well as unsafe ones.
+	// Without it, starvation is a figure (Outcome.Check.Liveness.Starved).
+	Fairness bool
 }
 
 func (o Options) withDefaults() Options {
@@ -133,7 +138,7 @@ func Run(t *testing.T, f Factory, o Options, seed uint64, schedule []faults.Faul
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("locktest: %v", err)
 	}
-	j, err := scenarios.RunChecked(sim.TestBubble(t), cfg, "locktest", in, checker.Options{})
+	j, err := scenarios.RunChecked(sim.TestBubble(t), cfg, "locktest", in, checker.Options{RequireFairness: o.Fairness})
 	if err != nil {
 		t.Fatalf("locktest: seed %d: %v", seed, err)
 	}
@@ -229,9 +234,9 @@ func Find(t *testing.T, f Factory, o Options) *Outcome {
 				rt.Fatalf("locktest: seed %d is not deterministic: trace %s then %s (the lock reads a clock or random source locksim does not control?)", seed, out.SHA256, again.SHA256)
 			}
 		}
-		if out.Check.Verdict == checker.VerdictUnsafe {
+		if out.Check.Verdict == checker.VerdictUnsafe || (o.Fairness && out.Check.Verdict == checker.VerdictLiveness) {
 			last = &out
-			rt.Fatalf("unsafe: %s", strings.Join(out.Check.Reasons, "; "))
+			rt.Fatalf("%s: %s", out.Check.Verdict, strings.Join(out.Check.Reasons, "; "))
 		}
 	}
 	if o.Checks > 0 {
@@ -273,6 +278,9 @@ func minimize(t *testing.T, f Factory, o Options, out Outcome) Outcome {
 		kind = out.Check.First.Kind
 	}
 	stillFails := func(c Outcome) bool {
+		if out.Check.Verdict == checker.VerdictLiveness {
+			return c.Check.Verdict == checker.VerdictLiveness
+		}
 		return c.Check.Verdict == checker.VerdictUnsafe && (kind == "" || (c.Check.First != nil && c.Check.First.Kind == kind))
 	}
 	runs := 0

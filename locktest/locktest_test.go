@@ -1,6 +1,8 @@
 package locktest_test
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,5 +71,41 @@ func TestDeterministic(t *testing.T) {
 	b := locktest.Run(t, locktest.Library("redsync"), locktest.Options{Topology: locks.Independent}, 7, pause)
 	if a.SHA256 != b.SHA256 {
 		t.Fatalf("same seed, different traces: %s vs %s", a.SHA256, b.SHA256)
+	}
+}
+
+// starvingLock is set-nx-cad for every client but c2, which never gets it:
+// safe, live (others progress), and unfair.
+type starvingLock struct {
+	locks.SetNXCAD
+	client string
+}
+
+func (l *starvingLock) Acquire(ctx context.Context) (locks.Lease, error) {
+	if l.client == "c2" {
+		l.Env.Clock.Sleep(100 * time.Millisecond)
+		return locks.Lease{}, locks.ErrNotAcquired
+	}
+	return l.SetNXCAD.Acquire(ctx)
+}
+
+// Starvation is a fairness figure by default and a liveness failure with
+// Options.Fairness, for Run as for Find.
+func TestFairnessOption(t *testing.T) {
+	f := func(env locks.Env) (locks.Lock, error) {
+		return &starvingLock{SetNXCAD: locks.SetNXCAD{Env: env, TTL: 3 * time.Second, Tries: 3, RetryDelay: time.Second}, client: env.Client}, nil
+	}
+	o := locktest.Options{Topology: locks.Single, Duration: 5 * time.Second, Liveness: 5 * time.Second}
+	out := locktest.Run(t, f, o, 1, nil)
+	if out.Verdict() != "safe" || !slices.Contains(out.Check.Liveness.Starved, "c2") {
+		t.Fatalf("without Fairness: verdict %s, starved %v; want safe with c2 starved", out.Verdict(), out.Check.Liveness.Starved)
+	}
+	o.Fairness = true
+	if out := locktest.Run(t, f, o, 1, nil); out.Verdict() != "liveness" {
+		t.Fatalf("with Fairness: verdict %s, want liveness: %q", out.Verdict(), out.Check.Reasons)
+	}
+	o.Checks = 3
+	if failed := locktest.Find(t, f, o); failed == nil || failed.Verdict() != "liveness" {
+		t.Fatalf("Find with Fairness must report the starvation: %+v", failed)
 	}
 }
