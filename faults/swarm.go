@@ -53,6 +53,9 @@ func Swarm(r *rand.Rand, b Bounds) ([]Fault, error) {
 	n := b.MinFaults + r.IntN(b.MaxFaults-b.MinFaults+1)
 	out := make([]Fault, 0, n)
 	span := int64(b.Duration) * 8 / 10
+	if span < 1 && n > 0 {
+		return nil, fmt.Errorf("swarm: duration %v leaves no room for a fault (faults start in its first 80%%)", b.Duration)
+	}
 	dur := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(r.Int64N(int64(hi-lo)+1)) }
 	pick := func(names []string) string { return names[r.IntN(len(names))] }
 	all := append(append([]string(nil), b.Clients...), b.Nodes...)

@@ -102,6 +102,9 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 	if p.Liveness == 0 {
 		p.Liveness = DefaultParams.Liveness
 	}
+	if p.Duration < sim.MinDuration || p.Duration > sim.MaxDuration {
+		return sim.Config{}, fmt.Errorf("duration: %v out of range [%v, %v]", p.Duration, sim.MinDuration, sim.MaxDuration)
+	}
 	streams := sim.NewStreams(seed)
 	cfg := sim.Config{Seed: seed, Duration: p.Duration, Liveness: p.Liveness, Clients: p.Clients}
 	nodes := p.Nodes

@@ -168,8 +168,8 @@ func (f *File) build(base locks.Info, seed uint64, p Params) (sim.Config, error)
 	if p.Liveness > 0 {
 		cfg.Liveness = p.Liveness
 	}
-	if cfg.Duration <= 0 || cfg.Duration > sim.MaxDuration {
-		return sim.Config{}, f.errAt("duration", "%v out of range (0, %v] for lock %s", cfg.Duration, sim.MaxDuration, info.ID)
+	if cfg.Duration < sim.MinDuration || cfg.Duration > sim.MaxDuration {
+		return sim.Config{}, f.errAt("duration", "%v out of range [%v, %v] for lock %s", cfg.Duration, sim.MinDuration, sim.MaxDuration, info.ID)
 	}
 	if cfg.Liveness > sim.MaxDuration {
 		return sim.Config{}, f.errAt("liveness", "%v out of range [0, %v] for lock %s", cfg.Liveness, sim.MaxDuration, info.ID)

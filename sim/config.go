@@ -108,6 +108,9 @@ const (
 	MaxNodes    = 64
 	MaxClients  = 10_000
 	MaxDuration = 24 * time.Hour
+	// MinDuration is the shortest safety phase: faults are placed in its
+	// first 80%, and a shorter phase leaves them no room.
+	MinDuration = time.Millisecond
 )
 
 // ClientDriftPPM is client i's drift.
@@ -175,8 +178,8 @@ func (c Config) Validate() error {
 	if c.Clients < 1 || c.Clients > MaxClients {
 		return fmt.Errorf("clients: %d out of range 1..%d", c.Clients, MaxClients)
 	}
-	if c.Duration <= 0 || c.Duration > MaxDuration {
-		return fmt.Errorf("duration: %v out of range (0, %v]", c.Duration, MaxDuration)
+	if c.Duration < MinDuration || c.Duration > MaxDuration {
+		return fmt.Errorf("duration: %v out of range [%v, %v]", c.Duration, MinDuration, MaxDuration)
 	}
 	if c.Liveness < 0 || c.Liveness > MaxDuration {
 		return fmt.Errorf("liveness: %v out of range [0, %v]", c.Liveness, MaxDuration)

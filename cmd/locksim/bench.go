@@ -30,7 +30,7 @@ type benchFlags struct {
 }
 
 func newBenchCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
-	f := &benchFlags{seeds: intValue{min: 1, max: 10_000}, duration: durationValue{max: sim.MaxDuration}}
+	f := &benchFlags{seeds: intValue{min: 1, max: 10_000}, duration: durationValue{min: sim.MinDuration, max: sim.MaxDuration}}
 	cmd := &cobra.Command{
 		Use:   "bench [--scenario S] [--lock ID] [--seeds N]",
 		Short: "Measure the simulator's speed beside its floors",

@@ -71,17 +71,19 @@ func (n *intValue) Type() string { return "int" }
 // durationValue is a positive duration of at most max; 0 while unset.
 type durationValue struct {
 	v   time.Duration
+	min time.Duration // 0: 1ns
 	max time.Duration
 	set bool
 }
 
 func (d *durationValue) Set(x string) error {
+	lo := max(d.min, time.Nanosecond)
 	v, err := time.ParseDuration(x)
 	if err != nil {
-		return fmt.Errorf("%q is not a duration (e.g. 90s, 2m; range 1ns..%v)", x, d.max)
+		return fmt.Errorf("%q is not a duration (e.g. 90s, 2m; range %v..%v)", x, lo, d.max)
 	}
-	if v <= 0 || v > d.max {
-		return fmt.Errorf("%q is out of range (1ns..%v)", x, d.max)
+	if v < lo || v > d.max {
+		return fmt.Errorf("%q is out of range (%v..%v)", x, lo, d.max)
 	}
 	d.v, d.set = v, true
 	return nil

@@ -46,6 +46,17 @@ func cli(t *testing.T, h host, args ...string) (code int, stdout, stderr string)
 // short keeps in-process runs quick (also under -race).
 var short = []string{"--duration", "10s", "--liveness", "5s"}
 
+// writeScenario writes a minimal scenario file with one extra line.
+func writeScenario(t *testing.T, extra string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "s.yaml")
+	body := "id: t\ndescription: x\nsource: y\n" + extra + "\nfaults: []\nlocks: [fencing]\nexpect:\n  fencing: {agreed: safe}\n"
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func TestBadInput(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no-such-dir", "trace.jsonl")
 	cases := []struct {
@@ -65,9 +76,13 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--clients", "many"}, `--clients: "many" is not a number (1..10000)`},
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--nodes", "65"}, `--nodes: "65" is out of range (1..64)`},
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--nodes", "-3"}, `--nodes: "-3" is out of range (1..64)`},
-		{[]string{"run", "--lock", "redlock", "--seed", "1", "--duration", "0s"}, `--duration: "0s" is out of range (1ns..24h0m0s)`},
-		{[]string{"run", "--lock", "redlock", "--seed", "1", "--duration", "-5s"}, `--duration: "-5s" is out of range (1ns..24h0m0s)`},
-		{[]string{"run", "--lock", "redlock", "--seed", "1", "--duration", "25h"}, `--duration: "25h" is out of range (1ns..24h0m0s)`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--duration", "0s"}, `--duration: "0s" is out of range (1ms..24h0m0s)`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--duration", "-5s"}, `--duration: "-5s" is out of range (1ms..24h0m0s)`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--duration", "25h"}, `--duration: "25h" is out of range (1ms..24h0m0s)`},
+		// A duration too short for the faults was a panic (issue 11).
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--duration", "1ns"}, `--duration: "1ns" is out of range (1ms..24h0m0s)`},
+		{[]string{"run", "--lock", "fencing", "--seed", "1", "--scenario", writeScenario(t, "duration: 1ns")}, `--scenario: `},
+		{[]string{"sweep", "--locks", "fencing", "--seeds", "1", "--param", "duration=1ns:2ns:2", "--out", filepath.Join(t.TempDir(), "sw")}, `lock fencing, duration=1e-09: --duration: 1ns out of range [1ms, 24h0m0s]`},
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--liveness", "soon"}, `--liveness: "soon" is not a duration`},
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--liveness", "0"}, `--liveness: "0" is out of range`},
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--trace", missing}, `--trace: cannot write `},

@@ -59,7 +59,7 @@ func newRunFlags() runFlags {
 	return runFlags{
 		clients:  intValue{min: 1, max: sim.MaxClients},
 		nodes:    intValue{min: 1, max: sim.MaxNodes},
-		duration: durationValue{max: sim.MaxDuration},
+		duration: durationValue{min: sim.MinDuration, max: sim.MaxDuration},
 		liveness: durationValue{max: sim.MaxDuration},
 	}
 }

@@ -436,7 +436,7 @@ func newSweepFlags() *sweepFlags {
 		jobs:     intValue{min: 1, max: 1024},
 		clients:  intValue{min: 1, max: sim.MaxClients},
 		nodes:    intValue{min: 1, max: sim.MaxNodes},
-		duration: durationValue{max: sim.MaxDuration},
+		duration: durationValue{min: sim.MinDuration, max: sim.MaxDuration},
 		liveness: durationValue{max: sim.MaxDuration},
 	}
 }
