@@ -171,7 +171,7 @@ func TestRunShrink(t *testing.T) {
 // --canaries; run accepts them.
 func TestListCanaries(t *testing.T) {
 	canaries := locks.CanaryIDs()
-	if len(canaries) < 5 {
+	if len(canaries) < 4 {
 		t.Fatalf("canaries %v", canaries)
 	}
 	_, plain, _ := cli(t, noHost(t), "list", "locks")

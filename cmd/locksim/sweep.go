@@ -1213,7 +1213,7 @@ func finishSweep(dir string, s *sweepSpec, lines []sweepLine, stdout io.Writer, 
 		values = []float64{0}
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	head := "lock\truns\tunsafe (95% Wilson)\tlease overlap\tresource violation\tliveness\tunknown"
+	head := "lock\truns\tunsafe (95% Wilson)\tlease overlap\tresource violation\tstale section\tfenced\tliveness\tstarved\tunknown"
 	if s.Param != "" {
 		head = s.Param + "\t" + head
 	}
@@ -1227,8 +1227,8 @@ func finishSweep(dir string, s *sweepSpec, lines []sweepLine, stdout io.Writer, 
 			if t == nil {
 				continue
 			}
-			row := fmt.Sprintf("%s\t%d\t%s\t%s\t%s\t%d\t%d", lock, t.Runs, reports.Rate{K: t.Unsafe, N: t.Runs},
-				pct(t.Overlap, t.Runs), pct(t.Resource, t.Runs), t.Liveness, t.Unknown)
+			row := fmt.Sprintf("%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d", lock, t.Runs, reports.Rate{K: t.Unsafe, N: t.Runs},
+				pct(t.Overlap, t.Runs), pct(t.Resource, t.Runs), pct(t.Stale, t.Runs), pct(t.Fenced, t.Runs), t.Liveness, t.Starved, t.Unknown)
 			if s.Param != "" {
 				row = fmtValue(v) + "\t" + row
 			}
