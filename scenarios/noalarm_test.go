@@ -113,7 +113,7 @@ func TestNoFalseAlarms(t *testing.T) {
 						}
 						mu.Lock()
 						runs++
-						verdicts[pr.name+"/"+j.Check.Verdict]++
+						verdicts[pr.name+"/"+id+"/"+j.Check.Verdict]++
 						mu.Unlock()
 						if why := pr.check(j); why != "" {
 							rt.Fatalf("%s, seed %d, faults %v: %s", id, seed, schedule, why)
