@@ -52,8 +52,8 @@ type Node struct {
 	svc Service // set for a service process (not Redis)
 
 	// creator is, per watched key (Config.WatchKeys), the client whose write
-	// set its current value; "" when unknown (after a restart, a
-	// resync or a failover).
+	// set its current value (replicas and restarts learn it with the key);
+	// absent when unknown.
 	creator map[string]string
 }
 
@@ -65,6 +65,10 @@ type keyState struct {
 	str      string
 	hash     [][2]string
 	expireAt int64
+	// creator is the client whose write set the value (a watched key's
+	// ground truth, carried through replication and persistence; "" when
+	// unknown or not watched).
+	creator string
 }
 
 type waitReq struct {
@@ -328,7 +332,7 @@ func (n *Node) captureKey(k string, local int64) keyState {
 	if !n.m.Exists(k) {
 		return keyState{}
 	}
-	s := keyState{exists: true, typ: n.m.Type(k)}
+	s := keyState{exists: true, typ: n.m.Type(k), creator: n.creator[k]}
 	switch s.typ {
 	case "string":
 		s.str, _ = n.m.Get(k)
@@ -356,8 +360,15 @@ func (n *Node) apply(states map[string]keyState) {
 	for _, k := range sortedKeys(states) {
 		s := states[k]
 		n.m.Del(k)
+		delete(n.creator, k)
 		if !s.exists || (s.expireAt != 0 && s.expireAt <= local) {
 			continue
+		}
+		if s.creator != "" {
+			if n.creator == nil {
+				n.creator = map[string]string{}
+			}
+			n.creator[k] = s.creator
 		}
 		switch s.typ {
 		case "string":
@@ -451,6 +462,7 @@ func (r *Node) applyRepl(from *Node, states map[string]keyState, full bool, off 
 	}
 	if full {
 		r.m.FlushAll()
+		r.creator = nil
 	}
 	r.apply(states)
 	if r.cfg.Persistence == PersistAlways {
@@ -484,7 +496,6 @@ func (n *Node) fullSync(r *Node) {
 	n.tick()
 	n.offset++
 	r.replicaOf = n.id
-	r.creator = nil
 	n.shipTo(r, n.capture(n.m.Keys()), true, n.offset, n.epoch)
 }
 

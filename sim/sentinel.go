@@ -93,7 +93,6 @@ func (s *sentinel) failover() {
 	epoch := s.epoch
 	w.record(Event{Proc: SentinelName, Kind: "failover", Detail: w.nodes[old].name + " -> " + best.name})
 	best.replicaOf = -1
-	best.creator = nil // a replica does not know who set what
 	best.offset = best.applied
 	best.acked = map[int]int64{}
 	for _, n := range w.nodes {
