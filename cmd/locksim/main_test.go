@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -59,6 +60,22 @@ func writeScenario(t *testing.T, extra string) string {
 
 func TestBadInput(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no-such-dir", "trace.jsonl")
+	// Outputs that are not a regular file we may replace (issue 11): the
+	// path must be left untouched (checked after the cases).
+	odd := t.TempDir()
+	fifo, link, ro, plain := filepath.Join(odd, "fifo"), filepath.Join(odd, "link"), filepath.Join(odd, "ro"), filepath.Join(odd, "plain")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(odd, "target"), link); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{ro, plain} {
+		if err := os.WriteFile(f, []byte("keep"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(ro, 0o444)
 	cases := []struct {
 		args []string
 		want string // the message must start with this (after "locksim: ")
@@ -87,6 +104,11 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--liveness", "0"}, `--liveness: "0" is out of range`},
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--trace", missing}, `--trace: cannot write `},
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--trace", t.TempDir()}, `--trace: "`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--trace", os.DevNull}, `--trace: "` + os.DevNull + `" is a device`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--trace", fifo}, `--trace: "` + fifo + `" is a FIFO`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--trace", link}, `--trace: "` + link + `" is a symbolic link`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--trace", ro}, `--trace: "` + ro + `" is read-only`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--counterexample", plain}, `--counterexample: "` + plain + `" exists and is not a directory`},
 		{[]string{"run", "--lock", "redlock", "--seed"}, `flag needs an argument: --seed`},
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--frobnicate"}, `unknown flag: --frobnicate`},
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "extra"}, `run: unexpected argument "extra"`},
@@ -110,6 +132,21 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("stderr %q\n  does not start with %q", stderr, want)
 			}
 		})
+	}
+	// The odd outputs are untouched.
+	if st, err := os.Lstat(fifo); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("%s is no longer a FIFO: %v %v", fifo, st, err)
+	}
+	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("%s is no longer a symlink: %v %v", link, st, err)
+	}
+	for _, f := range []string{ro, plain} {
+		if b, err := os.ReadFile(f); err != nil || string(b) != "keep" {
+			t.Errorf("%s changed: %q %v", f, b, err)
+		}
+	}
+	if st, err := os.Stat(ro); err != nil || st.Mode().Perm() != 0o444 {
+		t.Errorf("%s mode changed: %v %v", ro, st, err)
 	}
 }
 

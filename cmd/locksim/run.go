@@ -162,6 +162,11 @@ func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
 	if f.fairness {
 		repro += " --fairness"
 	}
+	if f.cexDir != "" {
+		if err := checkOutDir(f.cexDir, "slice.jsonl", "porcupine.html"); err != nil {
+			return nil, usageErrorf("--counterexample: %v", err)
+		}
+	}
 	repro += faultsRepro
 	j := &runJob{scenario: sc.ID, info: info, cfg: cfg, judging: sc.Judging(info), repro: repro, json: f.json, cexDir: f.cexDir, fairness: f.fairness,
 		shrink: shrink, headerScenario: f.scenario}
@@ -212,8 +217,8 @@ type runJob struct {
 // openTrace creates the temporary trace file beside path, so a bad path is
 // an input error before the run starts.
 func (j *runJob) openTrace(path string) error {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return usageErrorf("--trace: %q is a directory", path)
+	if err := checkWritable(path); err != nil {
+		return usageErrorf("--trace: %v", err)
 	}
 	dir, base := filepath.Split(path)
 	if dir == "" {

@@ -116,8 +116,21 @@ func readFaults(path string) ([]faults.Fault, error) {
 // checkWritable reports whether a file can be created at path (its
 // directory exists and path is not a directory).
 func checkWritable(path string) error {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fmt.Errorf("%q is a directory", path)
+	if st, err := os.Lstat(path); err == nil {
+		switch m := st.Mode(); {
+		case m.IsDir():
+			return fmt.Errorf("%q is a directory", path)
+		case m&os.ModeSymlink != 0:
+			return fmt.Errorf("%q is a symbolic link: locksim replaces the files it writes, so it writes only to a regular file or a new path", path)
+		case m&os.ModeNamedPipe != 0:
+			return fmt.Errorf("%q is a FIFO: locksim writes only to a regular file or a new path", path)
+		case m&(os.ModeDevice|os.ModeCharDevice) != 0:
+			return fmt.Errorf("%q is a device: locksim writes only to a regular file or a new path", path)
+		case !m.IsRegular():
+			return fmt.Errorf("%q is not a regular file (%v)", path, m.Type())
+		case m.Perm()&0o200 == 0:
+			return fmt.Errorf("%q is read-only", path)
+		}
 	}
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
@@ -126,6 +139,22 @@ func checkWritable(path string) error {
 	}
 	if !st.IsDir() {
 		return fmt.Errorf("cannot write %q: %s is not a directory", path, dir)
+	}
+	return nil
+}
+
+// checkOutDir checks a folder locksim will write named files into: it is
+// a directory or a new path, and the files it will write are writable.
+func checkOutDir(dir string, files ...string) error {
+	if st, err := os.Lstat(dir); err == nil {
+		if !st.IsDir() {
+			return fmt.Errorf("%q exists and is not a directory", dir)
+		}
+		for _, f := range files {
+			if err := checkWritable(filepath.Join(dir, f)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
