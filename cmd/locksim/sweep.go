@@ -763,6 +763,17 @@ func (o *sweepOptions) run(ctx context.Context, b sim.Bubble) (sweepStatus, erro
 		}
 	}
 	st := sweepStatus{mine: mine, done: mine - len(todo)}
+	if mine == 0 {
+		// An empty shard (more shards than jobs) is a complete, empty
+		// result: an empty results file that merge accepts.
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return st, &codeError{code: exitInternal, err: fmt.Errorf("cannot write %q: %v", path, unwrapPathError(err))}
+		}
+		if err := f.Close(); err != nil {
+			return st, &codeError{code: exitInternal, err: fmt.Errorf("cannot write %q: %v", path, err)}
+		}
+	}
 	if len(todo) > 0 {
 		file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
@@ -1243,7 +1254,7 @@ func finishSweep(dir string, s *sweepSpec, lines []sweepLine, stdout io.Writer, 
 	}
 	fmt.Fprintf(stdout, "results: %s (%d runs), %s\n", filepath.Join(dir, sweepResultsFile), len(lines), filepath.Join(dir, sweepCSVFile))
 
-	if !charts {
+	if !charts || len(lines) == 0 { // an empty shard has nothing to draw
 		return nil
 	}
 	var paths []string

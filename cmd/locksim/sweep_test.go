@@ -495,3 +495,36 @@ func TestSweepPauseShort(t *testing.T) {
 		t.Errorf("table row %q: want %d runs counted and %d left out\n%s", row, 8-short, short, stdout)
 	}
 }
+
+// TestEmptyShard: with more shards than jobs (an Indexed Job with more
+// pods than jobs) a shard with no job is a complete, empty result, and
+// merging every shard equals the unsharded run.
+func TestEmptyShard(t *testing.T) {
+	base := t.TempDir()
+	whole := filepath.Join(base, "whole")
+	if code, _, stderr := cli(t, testHost(t), tinySweep(whole)...); code != exitSafe {
+		t.Fatalf("unsharded: exit %d: %s", code, stderr)
+	}
+	jobs := strings.Count(readFile(t, filepath.Join(whole, sweepResultsFile)), "\n")
+	n := jobs + 2
+	args := []string{"merge", "--charts=false", "--out", filepath.Join(base, "merged")}
+	for i := 0; i < n; i++ {
+		d := filepath.Join(base, fmt.Sprintf("shard-%d", i))
+		code, _, stderr := cli(t, testHost(t), tinySweep(d, "--shard", fmt.Sprintf("%d/%d", i, n))...)
+		if code != exitSafe {
+			t.Fatalf("shard %d/%d: exit %d: %s", i, n, code, stderr)
+		}
+		if i >= jobs {
+			if got := readFile(t, filepath.Join(d, sweepResultsFile)); got != "" {
+				t.Errorf("empty shard %d/%d: results %q, want an empty file", i, n, got)
+			}
+		}
+		args = append(args, d)
+	}
+	if code, _, stderr := cli(t, noHost(t), args...); code != exitSafe {
+		t.Fatalf("merge: exit %d: %s", code, stderr)
+	}
+	if readFile(t, filepath.Join(base, "merged", sweepResultsFile)) != readFile(t, filepath.Join(whole, sweepResultsFile)) {
+		t.Error("the merge of every shard differs from the unsharded run")
+	}
+}
