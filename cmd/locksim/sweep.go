@@ -745,6 +745,11 @@ type sweepStatus struct {
 // run runs the jobs not yet in the results file, appending their lines in
 // job order; when all are there it writes the CSV, the summary and charts.
 func (o *sweepOptions) run(ctx context.Context, b sim.Bubble) (sweepStatus, error) {
+	unlock, err := lockDir(o.out)
+	if err != nil {
+		return sweepStatus{}, err
+	}
+	defer unlock()
 	s := &o.spec
 	path := filepath.Join(o.out, sweepResultsFile)
 	have, sorted, err := o.loadExisting(path)
@@ -1318,4 +1323,38 @@ func pct(k, n int) string {
 		return "-"
 	}
 	return fmt.Sprintf("%d (%.1f%%)", k, 100*float64(k)/float64(n))
+}
+
+// sweepLockFile holds the pid of the sweep writing a results folder.
+const sweepLockFile = ".locksim.lock"
+
+// lockDir takes the folder's advisory lock (flock on DIR/.locksim.lock,
+// which holds the owner's pid), so two sweeps never append to one
+// results file at once; the kernel drops the lock when its process ends,
+// however it ends. A folder in use is an input error naming the pid.
+func lockDir(dir string) (unlock func(), err error) {
+	path := filepath.Join(dir, sweepLockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, usageErrorf("--out: cannot lock %q: %v", dir, unwrapPathError(err))
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		pid, _ := io.ReadAll(io.LimitReader(f, 32))
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			owner := strings.TrimSpace(string(pid))
+			if owner == "" {
+				owner = "unknown"
+			}
+			return nil, usageErrorf("--out: %q is in use by another locksim sweep (pid %s); wait for it to finish, or write to another folder", dir, owner)
+		}
+		return nil, usageErrorf("--out: cannot lock %q: %v", dir, err)
+	}
+	f.Truncate(0)
+	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return func() {
+		f.Truncate(0)
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
 }

@@ -528,3 +528,29 @@ func TestEmptyShard(t *testing.T) {
 		t.Error("the merge of every shard differs from the unsharded run")
 	}
 }
+
+// TestSweepFolderLocked: a second sweep into a folder another sweep is
+// writing is refused with the owner's pid (two at once wrote duplicate
+// lines); once the first is done, the folder is free again.
+func TestSweepFolderLocked(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sw")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := lockDir(dir) // the first sweep, as another process would hold it
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := cli(t, testHost(t), tinySweep(dir)...)
+	want := fmt.Sprintf("in use by another locksim sweep (pid %d)", os.Getpid())
+	if code != exitUsage || stdout != "" || !strings.Contains(stderr, want) {
+		t.Errorf("second sweep: exit %d, stdout %q, stderr %q; want exit %d naming %q", code, stdout, stderr, exitUsage, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, sweepResultsFile)); len(b) != 0 {
+		t.Errorf("the refused sweep wrote results: %q", b)
+	}
+	unlock()
+	if code, _, stderr := cli(t, testHost(t), tinySweep(dir)...); code != exitSafe {
+		t.Errorf("after the first sweep ended: exit %d, %s", code, stderr)
+	}
+}
