@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -665,6 +666,9 @@ func (o *sweepOptions) prepareDir() error {
 		desc := "an unreadable spec"
 		if json.Unmarshal(have, &old) == nil {
 			desc = old.describe()
+			if f, a, b := firstDiff(old, o.spec); f != "" {
+				desc += fmt.Sprintf("; first difference: %s is %s there, %s here", f, a, b)
+			}
 		}
 		return usageErrorf("--out: %q holds a different sweep (%s); use another directory, or rerun that sweep's command to resume it", o.out, desc)
 	}
@@ -1357,4 +1361,33 @@ func lockDir(dir string) (unlock func(), err error) {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
+}
+
+// firstDiff names the first field (in sweep.json's order) in which two
+// specs differ, with both values as JSON; "" when none does.
+func firstDiff(a, b sweepSpec) (field, av, bv string) {
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	t := va.Type()
+	for i := 0; i < t.NumField(); i++ {
+		if !t.Field(i).IsExported() {
+			continue
+		}
+		x, _ := json.Marshal(va.Field(i).Interface())
+		y, _ := json.Marshal(vb.Field(i).Interface())
+		if !bytes.Equal(x, y) {
+			name := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]
+			if name == "" {
+				name = t.Field(i).Name
+			}
+			const maxLen = 80
+			cut := func(s []byte) string {
+				if len(s) > maxLen {
+					return string(s[:maxLen]) + "…"
+				}
+				return string(s)
+			}
+			return name, cut(x), cut(y)
+		}
+	}
+	return "", "", ""
 }

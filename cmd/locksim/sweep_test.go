@@ -299,7 +299,7 @@ func TestSweepBadInput(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	code, _, stderr := cli(t, noHost(t), tinySweep(d, "--seeds", "4")...)
-	if code != exitUsage || !strings.Contains(stderr, "holds a different sweep (scenario no-faults, locks set-nx-cad,fencing, 3 seeds from 1, clients=2,3)") {
+	if code != exitUsage || !strings.Contains(stderr, "holds a different sweep (scenario no-faults, locks set-nx-cad,fencing, 3 seeds from 1, clients=2,3; first difference: seeds is 3 there, 4 here)") {
 		t.Errorf("different sweep: exit %d, %q", code, stderr)
 	}
 }
