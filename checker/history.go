@@ -35,6 +35,11 @@ type History struct {
 	// Fair: the design promises fairness, so a client starving after the
 	// heal while others progress is a liveness failure.
 	Fair bool
+	// LeaseTTL is the lock's lease (0: none, or unknown). A key orphaned at
+	// the heal (an acquisition whose caller gave up) may block everyone for
+	// that long, so a liveness phase no longer than it cannot show a
+	// deadlock: it is then not judged.
+	LeaseTTL int64
 	// KeyTruth: the nodes recorded "key-touch" events (a write by Peer that
 	// deleted, Result "del", or re-timed, "expire", the lock key while it
 	// held the value client Detail set). Ownership is then judged from

@@ -200,7 +200,10 @@ func Liveness(h History, holds []Hold, o Options) LivenessReport {
 		if h.Fencing == FenceVersion {
 			what = "completed a write"
 		}
-		if lastProgress < r.PhaseStart {
+		if lastProgress < r.PhaseStart && h.End-r.PhaseStart <= h.LeaseTTL {
+			r.Reasons = append(r.Reasons, fmt.Sprintf("liveness not judged: no client %s after the heal, but the liveness phase (%v) is not longer than the lock's lease (%v), for which a key orphaned at the heal may block everyone",
+				what, time.Duration(h.End-r.PhaseStart), time.Duration(h.LeaseTTL)))
+		} else if lastProgress < r.PhaseStart {
 			r.Deadlock, r.DeadlockSince, r.Failure = true, max(lastProgress, 0), true
 			how := "while clients kept trying"
 			if !triedInPhase {

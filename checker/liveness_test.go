@@ -194,3 +194,24 @@ func TestLivenessBlockers(t *testing.T) {
 		t.Errorf("blockers %+v, want one: not acquired: held by c0", r.Blockers)
 	}
 }
+
+// A liveness phase no longer than the lock's lease cannot show a deadlock:
+// a key orphaned at the heal (an acquisition whose caller gave up) may
+// legitimately block everyone that long. Longer, it can.
+func TestDeadlockNeedsAPhaseLongerThanTheLease(t *testing.T) {
+	b := newHistory("", 0, "", "c0", "c1")
+	b.acquire("c0", 1, 0, 10, "ok", 50)
+	for i, t0 := range []int64{1100, 1500, 1900} {
+		b.acquire("c1", int64(i+1), t0, t0+50, "fail", 0)
+	}
+	h := b.history(1000, 2000)
+	h.LeaseTTL = 1000
+	r := Liveness(h, Holds(h.LockOps(), h.End), Options{})
+	if r.Deadlock || r.Failure || !strings.Contains(strings.Join(r.Reasons, ";"), "not longer than the lock's lease") {
+		t.Errorf("%+v; want not judged: the phase (1000) is not longer than the lease (1000)", r)
+	}
+	h.LeaseTTL = 999
+	if r := Liveness(h, Holds(h.LockOps(), h.End), Options{}); !r.Deadlock || !r.Failure {
+		t.Errorf("%+v; want a deadlock: the phase outlasts the lease", r)
+	}
+}

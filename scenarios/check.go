@@ -20,6 +20,7 @@ func History(res *sim.Result, cfg sim.Config, info locks.Info, resourceKind stri
 		Initial:  initial,
 		Capped:   res.TraceCapped,
 		KeyTruth: len(cfg.WatchKeys) > 0,
+		LeaseTTL: int64(info.TTL),
 		Fair:     info.Fair,
 	}
 	if res.Stats.VirtualNS > 0 {

@@ -100,7 +100,9 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 		p.Duration = DefaultParams.Duration
 	}
 	if p.Liveness == 0 {
-		p.Liveness = DefaultParams.Liveness
+		// Long enough for a key orphaned at the heal to expire and be
+		// taken again (see checker.History.LeaseTTL).
+		p.Liveness = max(DefaultParams.Liveness, 2*info.TTL)
 	}
 	if p.Duration < sim.MinDuration || p.Duration > sim.MaxDuration {
 		return sim.Config{}, fmt.Errorf("duration: %v out of range [%v, %v]", p.Duration, sim.MinDuration, sim.MaxDuration)

@@ -251,6 +251,10 @@ type Expectation struct {
 	// verdict with Simulated then, so the contradiction stays checked.
 	Simulated string `yaml:"simulated"`
 	Note      string `yaml:"note"`
+	// Seed, for an unsafe expectation that only a few percent of seeds
+	// show, is one seed that shows it: tests run it beside the first
+	// seeds, so the expectation stays checked at a test's small budget.
+	Seed uint64 `yaml:"seed"`
 }
 
 // Want is the verdict a run of this lock should measure: Simulated when
@@ -1061,6 +1065,9 @@ func (f *File) validateLocks() error {
 		}
 		if e.Simulated == e.Agreed && e.Simulated != "" {
 			return f.errAt(p+".simulated", "equals agreed: leave it out")
+		}
+		if e.Seed != 0 && e.Want() != "unsafe" {
+			return f.errAt(p+".seed", "only for an unsafe expectation (a seed that shows it)")
 		}
 	}
 	for _, id := range sortedKeys(f.Params) {

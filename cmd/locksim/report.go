@@ -244,6 +244,11 @@ func (f *reportFlags) plan() (*reportPlan, error) {
 			}
 			c := &reportCell{scenario: s, lock: info, expect: expectationOf(s, id)}
 			c.params = reportLengths[s.ID]
+			if c.params.Liveness > 0 {
+				// A key orphaned at the heal blocks the lock for its
+				// lease: the phase must outlast it (watchdog: 30 s).
+				c.params.Liveness = max(c.params.Liveness, 2*info.TTL)
+			}
 			rs := runSpec{scenario: s.ID, info: info, seed: 1, params: c.params, pause: -1}
 			cfg, err := rs.config()
 			if err != nil {
