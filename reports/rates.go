@@ -225,6 +225,9 @@ type percentTicks struct{}
 func (percentTicks) Ticks(lo, hi float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i := range ticks {
+		if ticks[i].Value > 1+1e-9 {
+			ticks[i].Label = "" // room above 100% is for labels, not rates
+		}
 		if ticks[i].Label != "" {
 			ticks[i].Label = trimFloat(ticks[i].Value*100) + "%"
 		}
@@ -314,6 +317,9 @@ func (c FencingChart) Figure() (Figure, error) {
 	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
 	p.Y.Min = 0
 	p.Y.Max = niceCeil(max(ymax*1.12, 0.05))
+	if ymax*1.12 > 1 {
+		p.Y.Max = 1.1 // room for the k/n labels above full bars
+	}
 	p.Y.Tick.Marker = percentTicks{}
 	legend := []legendItem{
 		{"lease overlap (two clients believed they held the lock)", []plot.Thumbnailer{swatch(overlapColor)}},
@@ -324,7 +330,11 @@ func (c FencingChart) Figure() (Figure, error) {
 	}
 	w, h := c.Width, c.Height
 	if w == 0 {
-		w = max(8*vg.Inch, vg.Length(len(names))*0.9*vg.Inch)
+		perGroup := 0.9 * vg.Inch
+		if withStale {
+			perGroup = 1.3 * vg.Inch // three k/n labels side by side
+		}
+		w = max(8*vg.Inch, vg.Length(len(names))*perGroup)
 	}
 	if h == 0 {
 		h = 4.8 * vg.Inch
@@ -345,7 +355,7 @@ type groupedBars struct{ bars []bar }
 func (g *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	ls := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
-	lab := textStyle(vg.Points(8), color.Black)
+	lab := textStyle(vg.Points(7), color.Black)
 	lab.XAlign = draw.XCenter
 	for _, b := range g.bars {
 		x0, x1 := trX(b.x-b.w/2), trX(b.x+b.w/2)
