@@ -115,8 +115,10 @@ Redlock and the two fencing designs, and write into DIR:
 
 The same flags give the same files, byte for byte. Default: 200 seeds per
 cell (about 530 CPU seconds: 4½ minutes on 2 cores); --quick: 20 seeds and
-a coarser sweep (about 30 seconds). Ctrl-C stops (exit 130) and writes
-nothing.`,
+a coarser sweep (about 30 seconds). The report is written beside DIR and
+moved into place when complete: Ctrl-C stops (exit 130) and writes
+nothing, and a rerun replaces exactly the files above (others in DIR
+stay).`,
 		Example: `  locksim report --out report
   locksim report --out quick --quick
   locksim report --out redlock --scenarios clock-jump,pause-after-check --locks redlock,fencing --seeds 500`,
@@ -174,7 +176,13 @@ type reportRun struct {
 }
 
 type reportPlan struct {
+	// out is where the run writes: a staging folder beside final, moved
+	// into place when the report is complete (commit), removed otherwise,
+	// so an interrupted or failed report leaves nothing and a rerun leaves
+	// no stale chart or timeline of the previous one.
 	out        string
+	final      string
+	committed  bool
 	quick      bool
 	seeds      int
 	workers    int
@@ -307,13 +315,62 @@ func (f *reportFlags) plan() (*reportPlan, error) {
 			}
 		}
 	}
-	if err := os.MkdirAll(filepath.Join(f.out, "img"), 0o755); err != nil {
-		return nil, usageErrorf("--out: cannot create %q: %v", f.out, unwrapPathError(err))
+	if st, err := os.Lstat(f.out); err == nil && !st.IsDir() {
+		return nil, usageErrorf("--out: %q exists and is not a directory", f.out)
 	}
-	if err := os.MkdirAll(filepath.Join(f.out, "timelines"), 0o755); err != nil {
-		return nil, usageErrorf("--out: cannot create %q: %v", f.out, unwrapPathError(err))
+	parent := filepath.Dir(filepath.Clean(f.out))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, usageErrorf("--out: cannot create %q: %v", parent, unwrapPathError(err))
 	}
+	staging, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(f.out))+".tmp-")
+	if err == nil {
+		err = os.Chmod(staging, 0o755)
+	}
+	for _, sub := range []string{"img", "timelines"} {
+		if err == nil {
+			err = os.Mkdir(filepath.Join(staging, sub), 0o755)
+		}
+	}
+	if err != nil {
+		if staging != "" {
+			os.RemoveAll(staging)
+		}
+		return nil, usageErrorf("--out: cannot write beside %q: %v", f.out, unwrapPathError(err))
+	}
+	p.out, p.final = staging, f.out
 	return p, nil
+}
+
+// reportOwns are the entries of an output folder a report writes; a rerun
+// replaces exactly these.
+var reportOwns = []string{"index.html", "report.md", "results.json", "img", "timelines"}
+
+// commit moves the complete report from the staging folder into place.
+func (p *reportPlan) commit() error {
+	if _, err := os.Lstat(p.final); errors.Is(err, os.ErrNotExist) {
+		if err := os.Rename(p.out, p.final); err != nil {
+			return err
+		}
+		p.committed = true
+		return nil
+	}
+	for _, name := range reportOwns {
+		if err := os.RemoveAll(filepath.Join(p.final, name)); err != nil {
+			return err
+		}
+		if err := os.Rename(filepath.Join(p.out, name), filepath.Join(p.final, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	p.committed = true
+	return os.RemoveAll(p.out)
+}
+
+// discard removes the staging folder of a report that was not committed.
+func (p *reportPlan) discard() {
+	if !p.committed && p.out != "" && p.out != p.final {
+		os.RemoveAll(p.out)
+	}
 }
 
 // scenarioLocks are the locks a scenario is meant for (its file's list),
@@ -384,6 +441,7 @@ func orderLocks(ids []string) []string {
 func (p *reportPlan) main(b sim.Bubble, stdout, stderr io.Writer) int {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
+	defer p.discard()
 	if p.signals {
 		defer watchSignals(ctx, stop, stderr, "finishing the running simulations; no report is written")()
 	}
@@ -394,8 +452,17 @@ func (p *reportPlan) main(b sim.Bubble, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "locksim: interrupted: no report written\n")
 		return exitInterrupted
 	}
+	var summary bytes.Buffer
 	if err == nil {
-		err = p.write(stdout)
+		err = p.write(&summary)
+	}
+	if err == nil {
+		if cerr := p.commit(); cerr != nil {
+			err = &codeError{code: exitInternal, err: fmt.Errorf("moving the report into %q: %v", p.final, cerr)}
+		}
+	}
+	if err == nil {
+		stdout.Write(summary.Bytes())
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "locksim: %s\n", errorLine(err))
@@ -645,7 +712,7 @@ func (p *reportPlan) write(stdout io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "report: %s (%d cells, %d unsafe, %d differ from the expectation; %d runs)\n",
-		filepath.Join(p.out, "index.html"), len(res.Cells), unsafe, mismatch, len(p.runs))
+		filepath.Join(p.final, "index.html"), len(res.Cells), unsafe, mismatch, len(p.runs))
 	return nil
 }
 

@@ -202,3 +202,49 @@ func TestBench(t *testing.T) {
 		t.Errorf("bad lock: exit %d, %q", code, stderr)
 	}
 }
+
+// A report is written beside its folder and moved into place when
+// complete: a rerun replaces what a report writes (no stale timeline of the
+// previous run stays), keeps the user's own files, and leaves no staging
+// folder behind; an --out that is a file is refused before anything runs.
+func TestReportRerunReplacesItsFiles(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "report")
+	args := []string{"report", "--out", dir, "--quick", "--seeds", "1", "--scenarios", "no-faults", "--locks", "set-nx-cad", "-j", "1"}
+	if code, _, stderr := cli(t, testHost(t), args...); code != exitSafe {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	stale := filepath.Join(dir, "timelines", "old-scenario--old-lock.png")
+	mine := filepath.Join(dir, "notes.txt")
+	for _, f := range []string{stale, mine} {
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, _, stderr := cli(t, testHost(t), args...); code != exitSafe {
+		t.Fatalf("rerun: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the previous run's timeline %s is still there (%v)", stale, err)
+	}
+	if _, err := os.Stat(mine); err != nil {
+		t.Errorf("the user's file was removed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "index.html")); err != nil {
+		t.Error(err)
+	}
+	ents, _ := os.ReadDir(parent)
+	if len(ents) != 1 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("beside the report: %v, want only the report folder", names)
+	}
+	file := filepath.Join(parent, "a-file")
+	os.WriteFile(file, []byte("keep"), 0o644)
+	code, _, stderr := cli(t, noHost(t), "report", "--out", file, "--quick")
+	if code != exitUsage || !strings.Contains(stderr, "exists and is not a directory") {
+		t.Errorf("--out onto a file: exit %d, %q", code, stderr)
+	}
+}
