@@ -43,7 +43,11 @@ purpose, which prove the checkers can fail) are left out unless --canaries.`,
 				if info.Canary && !canaries {
 					continue
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", id, oneLine(info.Source), oneLine(info.Weakness))
+				weak := oneLine(info.Weakness)
+				if info.Unavailable != "" {
+					weak = "[" + oneLine(info.Unavailable) + "] " + weak
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", id, oneLine(info.Source), weak)
 			}
 			return tw.Flush()
 		},

@@ -342,6 +342,10 @@ func TestListAndVersion(t *testing.T) {
 		if f := strings.Fields(lines[i]); len(f) == 0 || f[0] != id || !strings.Contains(lines[i], oneLine(info.Weakness)) {
 			t.Errorf("line %d = %q, want id %s, source and weakness", i, lines[i], id)
 		}
+		// A lock this binary cannot run (go-zero without its build tag) says so.
+		if info.Unavailable != "" && !strings.Contains(lines[i], oneLine(info.Unavailable)) {
+			t.Errorf("line %d = %q does not say %s is unavailable", i, lines[i], id)
+		}
 	}
 
 	code, stdout, _ = cli(t, noHost(t), "list", "scenarios")
