@@ -115,6 +115,35 @@ func (f Fault) Validate(known func(name string) bool) error {
 			return fmt.Errorf("%s: only a client-pause can target a lock phase (at %q)", f.Kind, f.At)
 		}
 	}
+	// Fields that the kind ignores are refused: a fault that silently does
+	// nothing of what it says is worse than an error.
+	link := f.Kind == Partition || f.Kind == Delay || f.Kind == Loss
+	for _, c := range []struct {
+		field string
+		set   bool
+		kinds bool
+	}{
+		{"targets", len(f.Targets) > 0, !link && f.Kind != Failover},
+		{"from/to", len(f.From) > 0 || len(f.To) > 0, link},
+		{"one_way", f.OneWay, link},
+		{"drift_ppm", f.DriftPPM != 0, f.Kind == ClockDrift},
+		{"jump", f.Jump != 0, f.Kind == ClockJump},
+		{"delay", f.Delay != 0, f.Kind == Delay},
+		{"loss_prob", f.LossProb != 0, f.Kind == Loss},
+	} {
+		if c.set && !c.kinds {
+			return fmt.Errorf("%s: %s does not apply to this kind", f.Kind, c.field)
+		}
+	}
+	if link {
+		for _, a := range f.From {
+			for _, b := range f.To {
+				if a == b {
+					return fmt.Errorf("%s: %q is on both sides (from and to)", f.Kind, a)
+				}
+			}
+		}
+	}
 	switch f.Kind {
 	case ClientPause, NodePause, Crash:
 		if len(f.Targets) == 0 || f.Duration == 0 {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -496,6 +497,9 @@ func Parse(name string, data []byte) (f *File, err error) {
 			Msg: fmt.Sprintf("want a mapping of fields (id, description, …), got %s", nodeKind(body))}
 	}
 	f = &File{}
+	if err := checkTypes(body, reflect.TypeOf(f)); err != nil {
+		return nil, ix.fileError(name, err)
+	}
 	if err := yaml.NodeToValue(body, f, yaml.Strict()); err != nil {
 		return nil, yamlError(name, ix, err)
 	}

@@ -32,7 +32,17 @@ func TestParseErrors(t *testing.T) {
 		{"unknown field", minimal + "colour: red\n", `t.yaml:3:1: colour: unknown field "colour"`},
 		{"unknown nested field", minimal + "topology:\n  nodez: 3\n", `t.yaml:4:3: topology.nodez: unknown field "nodez"`},
 		{"unknown fault field", minimal + "faults:\n  - {kind: crash, targets: [n0], duration: 1s, when: 3s}\n", `t.yaml:4:`},
-		{"wrong type", minimal + "clients: {count: many}\n", `t.yaml:3:18: clients.count: want an integer, got a string`},
+		{"wrong type", minimal + "clients: {count: many}\n", `t.yaml:3:18: clients.count: want a whole number, got the string "many"`},
+		// Types are strict (issue 11): no silent truncation or conversion.
+		{"fraction for a count", minimal + "clients: {count: 2.9}\n", `t.yaml:3:18: clients.count: want a whole number, got the fraction 2.9`},
+		{"quoted count", minimal + "clients: {count: \"3\"}\n", `t.yaml:3:18: clients.count: want a whole number, got the string "3"`},
+		{"fraction for drift", minimal + "topology:\n  per_node:\n    n0: {drift_ppm: 1000.9}\n", `topology.per_node.n0.drift_ppm: want a whole number, got the fraction 1000.9`},
+		// A fault whose targets or fields its kind cannot take is refused.
+		{"crash of a client", minimal + "locks: [set-nx-cad]\nexpect: {set-nx-cad: {agreed: safe}}\nfaults:\n  - {kind: crash, targets: [c0], duration: 1s}\n", `crash: "c0" is not a node or service`},
+		{"client pause of a node", minimal + "locks: [set-nx-cad]\nexpect: {set-nx-cad: {agreed: safe}}\nfaults:\n  - {kind: client-pause, targets: [n0], duration: 1s}\n", `client-pause: "n0" is not a client`},
+		{"partition from itself", minimal + "faults:\n  - {kind: partition, from: [c0], to: [c0, n0], duration: 1s}\n", `partition: "c0" is on both sides`},
+		{"jump on a node pause", minimal + "faults:\n  - {kind: node-pause, targets: [n0], duration: 1s, jump: 1s}\n", `node-pause: jump does not apply to this kind`},
+		{"loss on a node pause", minimal + "faults:\n  - {kind: node-pause, targets: [n0], duration: 1s, loss_prob: 0.5}\n", `node-pause: loss_prob does not apply to this kind`},
 		{"wrong type list", minimal + "locks: set-nx-cad\n", `t.yaml:3:8: locks: want a list, got a string`},
 		{"duration no unit", minimal + "duration: 30\n", `t.yaml:3:11: duration: "30" has no unit`},
 		{"duration garbage", minimal + "duration: soon\n", `t.yaml:3:11: duration: "soon" is not a duration`},

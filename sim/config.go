@@ -233,9 +233,22 @@ func (c Config) Validate() error {
 		return fmt.Errorf("topology: negative replication lag or down-after")
 	}
 	known := func(n string) bool { return names[n] }
+	isClient := func(n string) bool {
+		var i int
+		_, err := fmt.Sscanf(n, "c%d", &i)
+		return err == nil && fmt.Sprintf("c%d", i) == n && i < c.Clients
+	}
 	for i, f := range c.Faults {
 		if err := f.Validate(known); err != nil {
 			return fmt.Errorf("faults[%d]: %v", i, err)
+		}
+		for _, t := range f.Targets {
+			switch {
+			case f.Kind == faults.ClientPause && !isClient(t):
+				return fmt.Errorf("faults[%d]: client-pause: %q is not a client (a node pauses with node-pause)", i, t)
+			case (f.Kind == faults.NodePause || f.Kind == faults.Crash) && (isClient(t) || t == SentinelName):
+				return fmt.Errorf("faults[%d]: %s: %q is not a node or service (a client stops with client-pause)", i, f.Kind, t)
+			}
 		}
 		if f.Kind == faults.Failover && !c.Topology.Replicated {
 			return fmt.Errorf("faults[%d]: failover needs a replicated topology", i)
