@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -42,6 +43,8 @@ func TestNoFalseAlarms(t *testing.T) {
 			total = 42
 		}
 	}
+	var mu sync.Mutex
+	documented := map[string]int{}
 	props := []struct {
 		name  string
 		kinds []faults.Kind
@@ -56,6 +59,13 @@ func TestNoFalseAlarms(t *testing.T) {
 		{"no lease overlap under partitions, delay, loss and node pauses",
 			[]faults.Kind{faults.Partition, faults.Delay, faults.Loss, faults.NodePause}, func(j *Judged) string {
 				if j.Check.LeaseOverlaps > 0 {
+					if why, ok := staleSelfRelease(j); ok && reusesValue[j.Lock.ID] {
+						mu.Lock()
+						documented[j.Lock.ID]++
+						mu.Unlock()
+						_ = why
+						return ""
+					}
 					return fmt.Sprintf("%d lease overlaps, first %+v", j.Check.LeaseOverlaps, *j.Check.FirstOverlap)
 				}
 				if j.Check.Verdict == checker.VerdictLiveness {
@@ -74,7 +84,6 @@ func TestNoFalseAlarms(t *testing.T) {
 		flag.Set("rapid.checks", strconv.Itoa(checks))
 		defer flag.Set("rapid.checks", old)
 	}
-	var mu sync.Mutex
 	verdicts := map[string]int{}
 	runs := 0
 	t.Run("group", func(t *testing.T) {
@@ -107,15 +116,17 @@ func TestNoFalseAlarms(t *testing.T) {
 							rt.Fatal(err)
 						}
 						cfg.Faults = schedule
+						cfg.HistoryCommands = pr.kinds != nil // staleSelfRelease reads the nodes' commands
 						j, err := RunChecked(sim.TestBubble(t), cfg, "no-false-alarms", info, checker.Options{})
 						if err != nil {
 							rt.Fatalf("seed %d: %v", seed, err) // an internal error (a broken heal invariant) is a harness bug
 						}
+						why := pr.check(j)
 						mu.Lock()
 						runs++
 						verdicts[pr.name+"/"+id+"/"+j.Check.Verdict]++
 						mu.Unlock()
-						if why := pr.check(j); why != "" {
+						if why != "" {
 							rt.Fatalf("%s, seed %d, faults %v: %s", id, seed, schedule, why)
 						}
 					})
@@ -128,8 +139,101 @@ func TestNoFalseAlarms(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	t.Logf("%d runs (%d per property and lock); verdicts:", runs, per)
+	t.Logf("%d runs (%d per property and lock); overlaps explained by a stale self-release (documented, TestStaleSelfRelease): %v; verdicts:", runs, per, documented)
 	for _, k := range keys {
 		t.Logf("  %-90s %d", k, verdicts[k])
 	}
+}
+
+// reusesValue are the designs that keep one random value across the
+// retries of one acquisition and release a failed round with it: a
+// release delayed in the network can then delete the keys of a later,
+// successful round (staleSelfRelease).
+var reusesValue = map[string]bool{"redlock": true, "redsync": true}
+
+// staleSelfRelease explains a run's first lease overlap by the mechanism
+// TestStaleSelfRelease shows: before the second holder acquired, a node
+// deleted the first holder's key on a command from that holder, carrying
+// its current value, while it believed it held the lock and had no
+// release of its own under way (the release of an earlier, failed round of
+// the same acquisition, delayed in the network). It needs the nodes'
+// commands in the history (sim.Config.HistoryCommands).
+func staleSelfRelease(j *Judged) (string, bool) {
+	ov := j.Check.FirstOverlap
+	if ov == nil {
+		return "", false
+	}
+	for _, holder := range []string{ov.A, ov.B} {
+		var value string
+		var okAt int64 = -1
+		releaseOpen := false
+		for _, e := range j.Result.History {
+			if e.T >= ov.Start {
+				break
+			}
+			switch {
+			case e.Proc == holder && e.Op == "acquire" && e.Kind == "ok":
+				value, okAt, releaseOpen = e.Detail, e.T, false
+			case e.Proc == holder && e.Op == "release" && e.Kind == "call":
+				releaseOpen = true
+			case e.Kind == "cmd" && e.Peer == holder && okAt >= 0 && !releaseOpen && value != "" &&
+				e.Reply == ":1" && strings.HasPrefix(strings.ToLower(e.Cmd), "eval") && strings.HasSuffix(e.Cmd, " "+value):
+				return fmt.Sprintf("%s's own delete of its key (value %s) reached %s at t=%v, while it held the lock since t=%v and released nothing",
+					holder, value, e.Proc, time.Duration(e.T), time.Duration(okAt)), true
+			}
+		}
+	}
+	return "", false
+}
+
+// A Redlock round that fails is released with the acquisition's random
+// value, and the next round reuses that value (redis.io's algorithm as
+// redsync and our redlock implement it): a release delayed in the network
+// (here on another connection than the next round's SETs) arrives after
+// the next round succeeded and deletes the holder's keys on a majority,
+// so a second client acquires while the first still believes. Found by
+// TestNoFalseAlarms under delay and loss alone (redsync, seed 1, the
+// shrunk schedule below); a documented property of value-reusing designs,
+// not a harness error.
+func TestStaleSelfRelease(t *testing.T) {
+	info, err := locks.Get("redsync")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := World(info, 1, noAlarmParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := func(except ...string) []string {
+		var out []string
+		for _, n := range []string{"c0", "c1", "c2", "c3", "c4", "n0", "n1", "n2", "n3", "n4", "store"} {
+			if !slices.Contains(except, n) {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	cfg.Faults = []faults.Fault{
+		{Kind: faults.NodePause, Start: 800 * time.Millisecond, Duration: 1000030, Targets: []string{"n1"}},
+		{Kind: faults.Loss, Start: 800000001, Duration: 10 * time.Millisecond, From: []string{"n0"}, To: all("n0"), OneWay: true, LossProb: 0.020193094111164434},
+		{Kind: faults.Delay, Start: 1600000004, Duration: 10000008, From: []string{"n4", "c4", "c1"}, To: all("n4", "c4", "c1"), OneWay: true, Delay: 10000020},
+		{Kind: faults.NodePause, Start: 2400000194, Duration: 100000599, Targets: []string{"n3"}},
+		{Kind: faults.Partition, Start: 2401155640, Duration: 1000000637, From: []string{"c3", "c0", "store", "c2"}, To: []string{"c1", "c4", "n0", "n1", "n2", "n3", "n4"}, OneWay: true},
+		{Kind: faults.Delay, Start: 5600 * time.Millisecond, Duration: 100000014, From: []string{"c0", "n4"}, To: all("c0", "n4"), OneWay: true, Delay: 1000028312},
+		{Kind: faults.Loss, Start: 6400 * time.Millisecond, Duration: 49786358, From: []string{"c0"}, To: all("c0"), OneWay: true, LossProb: 1},
+		{Kind: faults.Loss, Start: 7200000227, Duration: 10 * time.Millisecond, From: []string{"c4"}, To: all("c4"), OneWay: true, LossProb: 0.011482477188110352},
+	}
+	cfg.HistoryCommands = true
+	j, err := RunChecked(sim.TestBubble(t), cfg, "stale-self-release", info, checker.Options{SkipPorcupine: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Check.LeaseOverlaps == 0 {
+		t.Fatalf("the schedule no longer gives an overlap: %q", j.Check.Reasons)
+	}
+	why, ok := staleSelfRelease(j)
+	if !ok {
+		t.Fatalf("the overlap %+v is not explained by a stale self-release: %q", *j.Check.FirstOverlap, j.Check.Reasons)
+	}
+	t.Logf("%s; then %s acquired at t=%v: %s", why, j.Check.FirstOverlap.B, time.Duration(j.Check.FirstOverlap.Start), j.Check.Reasons[0])
 }
