@@ -17,7 +17,7 @@ func init() {
 		ID:       "redsync",
 		Design:   "github.com/go-redsync/redsync/v4 v4.18.0, unmodified: Redlock over N nodes with a goroutine per node",
 		Source:   "library (Redlock)",
-		Weakness: "as Redlock; validity is read from time.Now (monotonic), so process pauses after the check still break it",
+		Weakness: "as Redlock (a failed round's delayed release can delete the next round's keys: its retries share one value); validity is read from time.Now (monotonic), so process pauses after the check still break it",
 		Topology: Independent,
 		TTL:      8 * time.Second,
 		New:      newRedsync,
