@@ -109,3 +109,27 @@ func isNegativeInteger(x string) bool {
 	}
 	return true
 }
+
+// onceString is a string flag that may be given once: a second value is an
+// error, not a silent override.
+type onceString struct {
+	v   *string
+	set bool
+}
+
+func (o *onceString) Set(x string) error {
+	if o.set {
+		return fmt.Errorf("given twice (%q, then %q): one value only", *o.v, x)
+	}
+	*o.v, o.set = x, true
+	return nil
+}
+
+func (o *onceString) String() string {
+	if o.v == nil {
+		return ""
+	}
+	return *o.v
+}
+
+func (o *onceString) Type() string { return "string" }

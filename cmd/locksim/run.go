@@ -117,6 +117,11 @@ judged completely).`,
 // job validates the flags and builds everything the run needs, before any
 // bubble is hosted. Every error it returns is an input error (exit 64).
 func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
+	for _, name := range []string{"trace", "counterexample", "scenario", "faults", "shrink-out"} {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed && fl.Value.String() == "" {
+			return nil, usageErrorf("--%s: empty value (leave the flag out for its default)", name)
+		}
+	}
 	if f.lock == "" {
 		return nil, usageErrorf("--lock: required (one of: %s)", strings.Join(locks.IDs(), ", "))
 	}

@@ -490,7 +490,7 @@ the table's last column.`,
 	fl.StringVar(&f.locks, "locks", "", "comma-separated lock ids (default: every lock in 'locksim list locks' this binary can run)")
 	fl.Var(&f.seeds, "seeds", "seeds per lock and value, 1..10000000 (default 100)")
 	fl.Var(&f.firstSeed, "first-seed", "the first seed; seeds are first-seed, first-seed+1, ... (default 1)")
-	fl.StringVar(&f.param, "param", "", "sweep `name=from:to:steps` or name=v1,v2,... (names: "+paramNames()+")")
+	fl.Var(&onceString{v: &f.param}, "param", "sweep `name=from:to:steps` or name=v1,v2,... (names: "+paramNames()+"); one parameter per sweep")
 	fl.VarP(&f.jobs, "jobs", "j", fmt.Sprintf("parallel workers, 1..1024 (default the number of CPUs, %d here)", runtime.NumCPU()))
 	fl.StringVar(&f.shard, "shard", "", "run only shard `i/n`: the jobs whose index mod n is i (0 <= i < n)")
 	fl.Var(&f.clients, "clients", "client processes for every job, 1..10000 (default: the scenario's)")
@@ -534,6 +534,11 @@ func (f *sweepFlags) options(cmd *cobra.Command, stdout, stderr io.Writer) (*swe
 	}
 	if spec.FirstSeed > math.MaxUint64-uint64(spec.Seeds)+1 {
 		return nil, usageErrorf("--first-seed: %d + %d seeds runs past the largest seed", spec.FirstSeed, spec.Seeds)
+	}
+	for _, name := range []string{"out", "scenario", "locks", "param"} {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed && fl.Value.String() == "" {
+			return nil, usageErrorf("--%s: empty value (leave the flag out for its default)", name)
+		}
 	}
 	var err error
 	if spec.Locks, err = parseLocks(f.locks); err != nil {
