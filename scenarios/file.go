@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -13,6 +14,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
@@ -350,6 +352,9 @@ func ParseSpan(raw string) (Span, error) {
 		return Span{TTLs: f, Set: true}, nil
 	}
 	if f, err := strconv.ParseFloat(t, 64); err == nil {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return Span{}, fmt.Errorf("%q is not a duration (want e.g. 1.5s, 200ms, or a multiple of the TTL: 1.5ttl)", raw)
+		}
 		if f != 0 {
 			return Span{}, fmt.Errorf("%q has no unit (want e.g. %ss, %sms or %sttl)", raw, t, t, t)
 		}
@@ -393,11 +398,24 @@ func (e *FileError) Error() string {
 	}
 	b.WriteString(": ")
 	if e.Field != "" {
-		b.WriteString(oneLine(e.Field))
+		b.WriteString(cutLong(oneLine(e.Field), 120))
 		b.WriteString(": ")
 	}
-	b.WriteString(oneLine(e.Msg))
+	b.WriteString(cutLong(oneLine(e.Msg), 400))
 	return b.String()
+}
+
+// cutLong shortens s to about n bytes (on a rune boundary), saying how
+// much was left out: a 500 KB key is not echoed whole.
+func cutLong(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return fmt.Sprintf("%s… (%d bytes more)", s[:i], len(s)-i)
 }
 
 // oneLine escapes control characters so that a message stays on one line.
@@ -466,6 +484,9 @@ func Parse(name string, data []byte) (f *File, err error) {
 	if len(data) > MaxFileBytes {
 		return nil, &FileError{File: name, Msg: fmt.Sprintf("%d bytes: larger than the %d-byte limit of a scenario file", len(data), MaxFileBytes)}
 	}
+	// A UTF-8 byte order mark (some editors write one) is not part of the
+	// first key.
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	astFile, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		return nil, yamlError(name, nil, err)

@@ -34,6 +34,8 @@ func TestParseErrors(t *testing.T) {
 		{"unknown fault field", minimal + "faults:\n  - {kind: crash, targets: [n0], duration: 1s, when: 3s}\n", `t.yaml:4:`},
 		{"wrong type", minimal + "clients: {count: many}\n", `t.yaml:3:18: clients.count: want a whole number, got the string "many"`},
 		// Types are strict (issue 11): no silent truncation or conversion.
+		{"NaN duration", minimal + "duration: NaN\n", `t.yaml:3:11: duration: "NaN" is not a duration (want e.g. 1.5s`},
+		{"long key cut", minimal + strings.Repeat("k", 5000) + ": 1\n", `bytes more)`},
 		{"fraction for a count", minimal + "clients: {count: 2.9}\n", `t.yaml:3:18: clients.count: want a whole number, got the fraction 2.9`},
 		{"quoted count", minimal + "clients: {count: \"3\"}\n", `t.yaml:3:18: clients.count: want a whole number, got the string "3"`},
 		{"fraction for drift", minimal + "topology:\n  per_node:\n    n0: {drift_ppm: 1000.9}\n", `topology.per_node.n0.drift_ppm: want a whole number, got the fraction 1000.9`},
@@ -322,5 +324,13 @@ func TestParseSpan(t *testing.T) {
 		if _, err := ParseSpan(in); err == nil {
 			t.Errorf("ParseSpan(%q): no error", in)
 		}
+	}
+}
+
+// A UTF-8 byte order mark at the start of a file (some editors write one)
+// is not part of the first key.
+func TestParseBOM(t *testing.T) {
+	if _, err := Parse("t.yaml", append([]byte("\xef\xbb\xbf"), exampleFile...)); err != nil {
+		t.Fatalf("a file with a BOM: %v", err)
 	}
 }
