@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -36,6 +38,9 @@ type runHeader struct {
 	DurationNS int64          `json:"duration_ns"`
 	LivenessNS int64          `json:"liveness_ns"`
 	Faults     []faults.Fault `json:"faults"` // the schedule that ran (the seed's, or --faults)
+	// ScenarioSHA256 is the scenario file's hash when Scenario is a file:
+	// replay refuses a file edited since the recording.
+	ScenarioSHA256 string `json:"scenario_sha256,omitempty"`
 }
 
 type headerLine struct {
@@ -54,7 +59,21 @@ func (j *runJob) header(scenario string) runHeader {
 		fs = []faults.Fault{}
 	}
 	return runHeader{Locksim: versionLine(), Scenario: scenario, Lock: j.info.ID, Seed: j.cfg.Seed, Clients: j.cfg.Clients, Nodes: len(j.cfg.Nodes),
-		DurationNS: int64(j.cfg.Duration), LivenessNS: int64(j.cfg.Liveness), Faults: fs}
+		DurationNS: int64(j.cfg.Duration), LivenessNS: int64(j.cfg.Liveness), Faults: fs, ScenarioSHA256: scenarioHash(scenario)}
+}
+
+// scenarioHash is the SHA-256 of a scenario file ("" for a built-in id or
+// an unreadable path).
+func scenarioHash(scenario string) string {
+	if _, err := scenarios.Get(scenario); err == nil {
+		return ""
+	}
+	data, err := os.ReadFile(scenario)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 func writeHeader(w io.Writer, h runHeader) error {
@@ -97,6 +116,11 @@ func jobFromHeader(path string, h runHeader) (*runJob, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: the header's scenario %q: %v", path, h.Scenario, err)
 	}
+	if h.ScenarioSHA256 != "" {
+		if now := scenarioHash(h.Scenario); now != h.ScenarioSHA256 {
+			return nil, fmt.Errorf("%s: the scenario file %s changed since the recording (sha256 %.12s… then, %.12s… now): replay needs the file as it was", path, h.Scenario, h.ScenarioSHA256, now)
+		}
+	}
 	p := scenarios.Params{Clients: h.Clients, Nodes: h.Nodes, Duration: time.Duration(h.DurationNS), Liveness: time.Duration(h.LivenessNS)}
 	cfg, err := sc.Build(info, h.Seed, p)
 	if err == nil {
@@ -125,6 +149,9 @@ type traceDiff struct {
 	Line     int    `json:"line"` // in the file (the header is line 1)
 	Recorded string `json:"recorded"`
 	Replayed string `json:"replayed"`
+	// Truncated: the recording ends (or is cut mid-line) here while the
+	// run went on: a damaged file, not a divergence.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 func (c *traceComparer) Write(p []byte) (int, error) {
@@ -142,6 +169,10 @@ func (c *traceComparer) Write(p []byte) (int, error) {
 				c.diff = &traceDiff{Line: c.lines + 1, Recorded: strings.TrimSuffix(string(rec), "\n"), Replayed: strings.TrimSuffix(string(line), "\n")}
 				if err != nil && len(rec) == 0 {
 					c.diff.Recorded = "(end of file)"
+					c.diff.Truncated = true
+				} else if err != nil && !bytes.HasSuffix(rec, []byte("\n")) && bytes.HasPrefix(line, rec) {
+					c.diff.Recorded += " (cut mid-line)"
+					c.diff.Truncated = true
 				}
 			}
 		}
@@ -290,6 +321,10 @@ func replayJob(b sim.Bubble, j *runJob, path string, rec *bufio.Reader, f *repla
 	code := j.run(b, stdout, stderr)
 	if code == exitInternal {
 		return code
+	}
+	if d := cmp.diff; d != nil && d.Truncated && firstRepro == "" {
+		fmt.Fprintf(stderr, "locksim: replay: %s is truncated at line %d: it ends before the run did (a complete trace ends with the world's stop event); the lines before it matched\n", path, d.Line)
+		return exitUsage
 	}
 	if d := cmp.diff; d != nil {
 		src := "the file"

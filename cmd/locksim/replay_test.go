@@ -80,11 +80,41 @@ func TestReplayCatchesDivergence(t *testing.T) {
 	if code, _, stderr := cli(t, testHost(t), "replay", other); code != exitInternal || !strings.Contains(stderr, "the file was written by locksim v0.0.1") {
 		t.Errorf("other version: exit %d, stderr %q", code, stderr)
 	}
-	// A recording cut short is a divergence too.
+	// A recording cut short is a damaged file, not a divergence (exit 64),
+	// whether cut at a line's end or in the middle of one.
 	short := filepath.Join(dir, "short.jsonl")
 	os.WriteFile(short, []byte(strings.Join(lines[:30], "\n")+"\n"), 0o644)
-	if code, _, stderr := cli(t, testHost(t), "replay", short); code != exitInternal || !strings.Contains(stderr, "at line 31") || !strings.Contains(stderr, "(end of file)") {
+	if code, _, stderr := cli(t, testHost(t), "replay", short); code != exitUsage || !strings.Contains(stderr, "is truncated at line 31") || strings.Contains(stderr, "determinism") {
 		t.Errorf("short file: exit %d, stderr %q", code, stderr)
+	}
+	cut := filepath.Join(dir, "cut.jsonl")
+	os.WriteFile(cut, []byte(strings.Join(lines[:30], "\n")+"\n"+lines[30][:len(lines[30])/2]), 0o644)
+	if code, _, stderr := cli(t, testHost(t), "replay", cut); code != exitUsage || !strings.Contains(stderr, "is truncated at line 31") {
+		t.Errorf("file cut mid-line: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// A trace of a scenario file records the file's hash; replaying it after
+// the file changed says so (exit 64) instead of blaming determinism.
+func TestReplayScenarioFileChanged(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "s.yaml")
+	data, err := os.ReadFile("../../scenarios/builtin/no-faults.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(file, data, 0o644)
+	trace := filepath.Join(dir, "t.jsonl")
+	if code, _, stderr := cli(t, testHost(t), "run", "--scenario", file, "--lock", "set-nx-cad", "--seed", "1", "--duration", "2s", "--liveness", "2s", "--trace", trace); code != exitSafe {
+		t.Fatalf("run: %d %q", code, stderr)
+	}
+	if code, _, stderr := cli(t, testHost(t), "replay", trace); code != exitSafe {
+		t.Fatalf("replay of the unchanged file: %d %q", code, stderr)
+	}
+	os.WriteFile(file, append(data, []byte("# edited\n")...), 0o644)
+	code, _, stderr := cli(t, testHost(t), "replay", trace)
+	if code != exitUsage || !strings.Contains(stderr, "changed since the recording") || strings.Contains(stderr, "determinism") {
+		t.Errorf("edited file: exit %d, stderr %q", code, stderr)
 	}
 }
 
