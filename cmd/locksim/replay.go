@@ -218,6 +218,9 @@ ran), runs that world again, and compares the new trace with the file line
 by line. It prints the run's summary and "replay: identical ..." and exits
 with the verdict's code; if any event differs it names the first differing
 line, both versions, and exits 70 (a determinism bug: please report it).
+A damaged file is an input error (exit 64), not a divergence: a recording
+that ends before the run did is "truncated at line N", and a scenario file
+edited since the recording (its hash is in the header) is named.
 
 With --lock and --seed (and run's other flags) instead of a file, replay
 runs the seed twice and compares the two traces the same way.`,
