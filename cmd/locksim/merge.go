@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -108,10 +109,27 @@ func merge(out string, dirs []string, stdout io.Writer, charts bool) error {
 	slices.SortFunc(lines, func(a, b sweepLine) int { return a.Job - b.Job })
 	merged := *spec
 	merged.Shard, merged.Shards = 0, 1
+	specJSON, _ := json.MarshalIndent(merged, "", "  ")
+	// A results folder belongs to one sweep: --out may be new, empty, or
+	// this very sweep's (a merge again, or the unsharded run's folder).
+	if have, err := os.ReadFile(filepath.Join(out, sweepSpecFile)); err == nil {
+		if !bytes.Equal(have, append(append([]byte(nil), specJSON...), '\n')) {
+			var old sweepSpec
+			desc := "an unreadable spec"
+			if json.Unmarshal(have, &old) == nil {
+				desc = old.describe()
+				if f, a, b := firstDiff(old, merged); f != "" {
+					desc += fmt.Sprintf("; first difference: %s is %s there, %s here", f, a, b)
+				}
+			}
+			return usageErrorf("merge: --out %q holds a different sweep (%s); merge into another folder", out, desc)
+		}
+	} else if _, err := os.Stat(filepath.Join(out, sweepResultsFile)); err == nil {
+		return usageErrorf("merge: --out %q has a %s but no %s: not a locksim sweep folder", out, sweepResultsFile, sweepSpecFile)
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return usageErrorf("merge: --out: cannot create %q: %v", out, unwrapPathError(err))
 	}
-	specJSON, _ := json.MarshalIndent(merged, "", "  ")
 	if err := writeOutput(filepath.Join(out, sweepSpecFile), append(specJSON, '\n')); err != nil {
 		return &codeError{code: exitInternal, err: fmt.Errorf("merge: %v", err)}
 	}

@@ -224,6 +224,24 @@ func TestShardsMergeToTheUnshardedRun(t *testing.T) {
 		}
 	}
 
+	// Merging again into the same folder is fine; into another sweep's
+	// folder it is refused, and that folder is untouched.
+	if code, _, stderr := cli(t, noHost(t), args...); code != exitSafe {
+		t.Errorf("merge again: exit %d: %s", code, stderr)
+	}
+	otherSweep := filepath.Join(base, "other-sweep")
+	if code, _, stderr := cli(t, testHost(t), append(tinySweep(otherSweep), "--first-seed", "5")...); code != exitSafe {
+		t.Fatalf("other sweep: exit %d: %s", code, stderr)
+	}
+	before := readFile(t, filepath.Join(otherSweep, sweepResultsFile))
+	code, _, stderr = cli(t, noHost(t), append([]string{"merge", "--charts=false", "--out", otherSweep}, shards...)...)
+	if code != exitUsage || !strings.Contains(stderr, "holds a different sweep") {
+		t.Errorf("merge onto another sweep's folder: exit %d, %q", code, stderr)
+	}
+	if readFile(t, filepath.Join(otherSweep, sweepResultsFile)) != before {
+		t.Error("the other sweep's results were overwritten")
+	}
+
 	// Merge refuses what is not one complete sweep.
 	other := filepath.Join(base, "other")
 	cli(t, testHost(t), append(tinySweep(other, "--shard", "1/3"), "--first-seed", "9")...)
