@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -133,3 +135,46 @@ func (o *onceString) String() string {
 }
 
 func (o *onceString) Type() string { return "string" }
+
+// workerMemBytes is what one worker process needs at most, with margin
+// (a worker holds one world and its history; measured ~40 MB).
+const workerMemBytes = 64 << 20
+
+// boundWorkers lowers a -j value to what the machine can run: at most four
+// workers a core (more only queue for the cores) and no more than the
+// available memory holds at workerMemBytes each. note says why, when
+// lowered.
+func boundWorkers(n int) (workers int, note string) {
+	cores := runtime.NumCPU()
+	limit := 4 * cores
+	why := fmt.Sprintf("%d cores × 4", cores)
+	if avail := availableMemory(); avail > 0 {
+		if m := int(avail / workerMemBytes); m < limit {
+			limit = max(1, m)
+			why = fmt.Sprintf("%d MiB of available memory at %d MiB a worker", avail>>20, workerMemBytes>>20)
+		}
+	}
+	if n <= limit {
+		return n, ""
+	}
+	return limit, fmt.Sprintf("-j %d lowered to %d (%s)", n, limit, why)
+}
+
+// availableMemory is MemAvailable from /proc/meminfo, 0 when unknown.
+func availableMemory() uint64 {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			f := strings.Fields(rest)
+			if len(f) >= 1 {
+				if kb, err := strconv.ParseUint(f[0], 10, 64); err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return 0
+}

@@ -137,7 +137,7 @@ stay).`,
 	fl.StringVar(&f.out, "out", "", "write the report into `DIR` (created); required")
 	fl.BoolVar(&f.quick, "quick", false, fmt.Sprintf("%d seeds per cell and a coarser sweep (about 30 seconds on 2 cores)", reportQuickSeeds))
 	fl.Var(&f.seeds, "seeds", fmt.Sprintf("seeds per cell (default %d, %d with --quick)", reportSeeds, reportQuickSeeds))
-	fl.VarP(&f.jobs, "jobs", "j", fmt.Sprintf("parallel workers, 1..1024 (default the number of CPUs, %d here)", runtime.NumCPU()))
+	fl.VarP(&f.jobs, "jobs", "j", fmt.Sprintf("parallel workers, 1..1024, lowered to what the machine holds (4 a core, ~64 MiB each; default the number of CPUs, %d here)", runtime.NumCPU()))
 	fl.StringVar(&f.scenarios, "scenarios", "", "only these comma-separated scenario ids (default: every built-in)")
 	fl.StringVar(&f.locks, "locks", "", "only these comma-separated lock ids (default: every lock)")
 	return cmd
@@ -183,6 +183,7 @@ type reportPlan struct {
 	out        string
 	final      string
 	committed  bool
+	note       string // said on stderr when the report starts (-j lowered)
 	quick      bool
 	seeds      int
 	workers    int
@@ -208,7 +209,7 @@ func (f *reportFlags) plan() (*reportPlan, error) {
 		p.pauseSeeds = max(1, f.seeds.v/2)
 	}
 	if f.jobs.set {
-		p.workers = f.jobs.v
+		p.workers, p.note = boundWorkers(f.jobs.v)
 	}
 	scenarioIDs := scenarios.IDs()
 	if f.scenarios != "" {
@@ -446,6 +447,9 @@ func (p *reportPlan) main(b sim.Bubble, stdout, stderr io.Writer) int {
 		defer watchSignals(ctx, stop, stderr, "finishing the running simulations; no report is written")()
 	}
 	p.progress = isTerminal(stderr)
+	if p.note != "" {
+		fmt.Fprintf(stderr, "locksim: %s\n", p.note)
+	}
 	start := time.Now()
 	err := p.run(ctx, b, stderr)
 	if err == nil && ctx.Err() != nil {

@@ -491,7 +491,7 @@ the table's last column.`,
 	fl.Var(&f.seeds, "seeds", "seeds per lock and value, 1..10000000 (default 100)")
 	fl.Var(&f.firstSeed, "first-seed", "the first seed; seeds are first-seed, first-seed+1, ... (default 1)")
 	fl.Var(&onceString{v: &f.param}, "param", "sweep `name=from:to:steps` or name=v1,v2,... (names: "+paramNames()+"); one parameter per sweep")
-	fl.VarP(&f.jobs, "jobs", "j", fmt.Sprintf("parallel workers, 1..1024 (default the number of CPUs, %d here)", runtime.NumCPU()))
+	fl.VarP(&f.jobs, "jobs", "j", fmt.Sprintf("parallel workers, 1..1024, lowered to what the machine holds (4 a core, ~64 MiB each; default the number of CPUs, %d here)", runtime.NumCPU()))
 	fl.StringVar(&f.shard, "shard", "", "run only shard `i/n`: the jobs whose index mod n is i (0 <= i < n)")
 	fl.Var(&f.clients, "clients", "client processes for every job, 1..10000 (default: the scenario's)")
 	fl.Var(&f.nodes, "nodes", "Redis nodes for every job, 1..64 (default: the lock's topology)")
@@ -562,7 +562,10 @@ func (f *sweepFlags) options(cmd *cobra.Command, stdout, stderr io.Writer) (*swe
 	}
 	workers := runtime.NumCPU()
 	if f.jobs.set {
-		workers = f.jobs.v
+		var note string
+		if workers, note = boundWorkers(f.jobs.v); note != "" {
+			fmt.Fprintf(stderr, "locksim: %s\n", note)
+		}
 	}
 	o := &sweepOptions{spec: spec, out: f.out, workers: workers, stdout: stdout, stderr: stderr, progress: isTerminal(stderr), signals: true, charts: f.charts}
 	if err := o.prepareDir(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -570,5 +571,22 @@ func TestSweepFolderLocked(t *testing.T) {
 	unlock()
 	if code, _, stderr := cli(t, testHost(t), tinySweep(dir)...); code != exitSafe {
 		t.Errorf("after the first sweep ended: exit %d, %s", code, stderr)
+	}
+}
+
+// TestWorkersBounded: -j beyond what the machine holds is lowered, and
+// the sweep says so (1024 workers of ~40 MB each outgrew a 24 GB machine).
+func TestWorkersBounded(t *testing.T) {
+	n, note := boundWorkers(1024)
+	if n > 4*runtime.NumCPU() || note == "" || !strings.Contains(note, "-j 1024 lowered to") {
+		t.Errorf("boundWorkers(1024) = %d, %q", n, note)
+	}
+	if n, note := boundWorkers(1); n != 1 || note != "" {
+		t.Errorf("boundWorkers(1) = %d, %q", n, note)
+	}
+	dir := filepath.Join(t.TempDir(), "sw")
+	code, _, stderr := cli(t, testHost(t), append(tinySweep(dir), "-j", "1024")...)
+	if code != exitSafe || !strings.Contains(stderr, "-j 1024 lowered to") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
