@@ -449,3 +449,22 @@ func TestBinaryDeterminism(t *testing.T) {
 		check("-race GOMAXPROCS=4", race, "GOMAXPROCS=4")
 	}
 }
+
+// TestTraceBound: a trace past --trace-max-mb is not written (a 24 h run
+// wrote 3.9 GB); the run says so and exits 70, leaving no file.
+func TestTraceBound(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.jsonl")
+	code, _, stderr := cli(t, testHost(t), "run", "--lock", "redlock", "--seed", "1", "--trace", path, "--trace-max-mb", "1")
+	if code != exitInternal || !strings.Contains(stderr, "not written: the trace passed the bound of 1 MiB") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("a trace file was left: %v", err)
+	}
+	if code, _, stderr := cli(t, testHost(t), "run", "--lock", "redlock", "--seed", "1", "--duration", "2s", "--liveness", "2s", "--trace", path, "--trace-max-mb", "1"); code == exitInternal || code == exitUsage {
+		t.Errorf("a short run under the bound: exit %d, %q", code, stderr)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Error(err)
+	}
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,6 +50,7 @@ type runFlags struct {
 	trace    string
 	json     bool
 	fairness bool
+	traceMax intValue // --trace-max-mb
 	cexDir   string
 	shrink   shrinkFlags // --faults, --shrink, --shrink-out, --shrink-runs (shrink.go)
 }
@@ -61,8 +63,12 @@ func newRunFlags() runFlags {
 		nodes:    intValue{min: 1, max: sim.MaxNodes},
 		duration: durationValue{min: sim.MinDuration, max: sim.MaxDuration},
 		liveness: durationValue{max: sim.MaxDuration},
+		traceMax: intValue{min: 1, max: 1 << 20, v: defaultTraceMaxMB},
 	}
 }
+
+// defaultTraceMaxMB bounds a --trace file (a 24 h run wrote 3.9 GB).
+const defaultTraceMaxMB = 1024
 
 func newRunCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
 	rf := newRunFlags()
@@ -107,6 +113,7 @@ judged completely).`,
 	fl.Var(&f.duration, "duration", fmt.Sprintf("virtual time of the safety phase, with faults; up to %v (default %v)", sim.MaxDuration, scenarios.DefaultParams.Duration))
 	fl.Var(&f.liveness, "liveness", fmt.Sprintf("virtual time of the liveness phase, after the heal; up to %v (default %v)", sim.MaxDuration, scenarios.DefaultParams.Liveness))
 	fl.StringVar(&f.trace, "trace", "", "write the trace as JSON Lines to `FILE` (written only if the run completes)")
+	fl.Var(&f.traceMax, "trace-max-mb", fmt.Sprintf("the most a --trace file may hold, in MiB, 1..%d (default %d): a longer trace is not written, and the run says so", 1<<20, defaultTraceMaxMB))
 	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of the summary")
 	fl.BoolVar(&f.fairness, "fairness", false, "judge fairness: a client that never acquires after the heal while others do fails liveness (by default it is a fairness figure, as for any design that promises no fairness)")
 	fl.StringVar(&f.cexDir, "counterexample", "", "when unsafe, write the counterexample to `DIR`: slice.jsonl (the events that show the first violation) and porcupine.html (the resource history, faults annotated)")
@@ -175,6 +182,7 @@ func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
 	repro += faultsRepro
 	j := &runJob{scenario: sc.ID, info: info, cfg: cfg, judging: sc.Judging(info), repro: repro, json: f.json, cexDir: f.cexDir, fairness: f.fairness,
 		shrink: shrink, headerScenario: f.scenario}
+	j.traceMaxBytes = int64(f.traceMax.v) << 20
 	if f.trace != "" {
 		if err := j.openTrace(f.trace); err != nil {
 			return nil, err
@@ -211,6 +219,8 @@ type runJob struct {
 
 	tracePath string   // the file the user asked for
 	traceTmp  *os.File // a temp file beside it, renamed over it on success
+	// traceMaxBytes bounds the trace file (0: no bound).
+	traceMaxBytes int64
 	// headerScenario is --scenario as given, for the trace file's header.
 	headerScenario string
 	// replay, set by 'replay', compares the run's trace with a recording
@@ -255,6 +265,7 @@ func unwrapPathError(err error) error {
 // bubble is an internal error (exit 70).
 func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 	var traceBuf *bufio.Writer
+	var capped *cappedWriter
 	if j.traceTmp != nil {
 		traceBuf = bufio.NewWriterSize(j.traceTmp, 1<<20)
 		if err := writeHeader(traceBuf, j.header(j.headerScenario)); err != nil {
@@ -262,7 +273,8 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 			fmt.Fprintf(stderr, "locksim: --trace: %v\n", err)
 			return exitInternal
 		}
-		j.cfg.Trace = traceBuf
+		capped = &cappedWriter{w: traceBuf, max: j.traceMaxBytes}
+		j.cfg.Trace = capped
 		stop := j.removeTraceOnSignal(stderr)
 		defer stop()
 	}
@@ -288,6 +300,10 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 		if runErr != nil {
 			// An incomplete run leaves no trace file behind.
 			j.discardTrace()
+		} else if capped.over {
+			j.discardTrace()
+			fmt.Fprintf(stderr, "locksim: --trace: not written: the trace passed the bound of %d MiB (--trace-max-mb) after %d lines; raise the bound or shorten the run\n", j.traceMaxBytes>>20, capped.lines)
+			defer func() { code = exitInternal }()
 		} else if err := j.commitTrace(traceBuf); err != nil {
 			fmt.Fprintf(stderr, "locksim: --trace: %v\n", err)
 			return exitInternal
@@ -645,4 +661,27 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// cappedWriter passes at most max bytes (0: no bound) to w; past the bound
+// it drops the rest and records that it did.
+type cappedWriter struct {
+	w     io.Writer
+	max   int64
+	n     int64
+	lines int64
+	over  bool
+}
+
+func (c *cappedWriter) Write(p []byte) (int, error) {
+	if c.over {
+		return len(p), nil
+	}
+	if c.max > 0 && c.n+int64(len(p)) > c.max {
+		c.over = true
+		return len(p), nil
+	}
+	c.n += int64(len(p))
+	c.lines += int64(bytes.Count(p, []byte{'\n'}))
+	return c.w.Write(p)
 }
