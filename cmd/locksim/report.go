@@ -29,9 +29,9 @@ import (
 )
 
 // Report settings. Measured on the project's machine kind (2 cores, the
-// 19-scenario catalogue of 94 cells, 20,600 runs): the default costs about
-// 525 CPU seconds (two worker processes: 4m24s of wall time on an otherwise
-// idle machine), --quick 54 CPU seconds (28 s). What a cell costs is
+// 19-scenario catalogue of 108 cells, 23,400 runs, 2026-11-23): the
+// default takes 7m16s of wall time on two worker processes on an otherwise
+// idle machine (54 runs/s), --quick 40 s. What a cell costs is
 // mostly its Redis commands: its virtual time × its clients × how often
 // they poll; bonus-pool (100 clients) is a quarter of the total.
 const (
@@ -114,8 +114,8 @@ Redlock and the two fencing designs, and write into DIR:
   timelines/    counterexample timelines (PNG)
 
 The same flags give the same files, byte for byte. Default: 200 seeds per
-cell (about 530 CPU seconds: 4½ minutes on 2 cores); --quick: 20 seeds and
-a coarser sweep (about 30 seconds). The report is written beside DIR and
+cell (23,400 runs: about 7½ minutes on 2 cores); --quick: 20 seeds and
+a coarser sweep (about 40 seconds). The report is written beside DIR and
 moved into place when complete: Ctrl-C stops (exit 130) and writes
 nothing, and a rerun replaces exactly the files above (others in DIR
 stay).`,
@@ -135,7 +135,7 @@ stay).`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.StringVar(&f.out, "out", "", "write the report into `DIR` (created); required")
-	fl.BoolVar(&f.quick, "quick", false, fmt.Sprintf("%d seeds per cell and a coarser sweep (about 30 seconds on 2 cores)", reportQuickSeeds))
+	fl.BoolVar(&f.quick, "quick", false, fmt.Sprintf("%d seeds per cell and a coarser sweep (about 40 seconds on 2 cores)", reportQuickSeeds))
 	fl.Var(&f.seeds, "seeds", fmt.Sprintf("seeds per cell (default %d, %d with --quick)", reportSeeds, reportQuickSeeds))
 	fl.VarP(&f.jobs, "jobs", "j", fmt.Sprintf("parallel workers, 1..1024, lowered to what the machine holds (4 a core, ~64 MiB each; default the number of CPUs, %d here)", runtime.NumCPU()))
 	fl.StringVar(&f.scenarios, "scenarios", "", "only these comma-separated scenario ids (default: every built-in)")
