@@ -23,9 +23,7 @@ func init() {
 		Topology: Single,
 		TTL:      3 * time.Second,
 		Fencing:  FenceMaxToken,
-		New: func(env Env) (Lock, error) {
-			return &Fenced{SetNXCAD: SetNXCAD{Env: env, TTL: 3 * time.Second, Tries: 3, RetryDelay: time.Second}}, nil
-		},
+		New:      newFenced,
 	})
 	Register(Info{
 		ID:       "fencing-strict",
@@ -35,9 +33,7 @@ func init() {
 		Topology: Single,
 		TTL:      3 * time.Second,
 		Fencing:  FenceMaxTokenStrict,
-		New: func(env Env) (Lock, error) {
-			return &Fenced{SetNXCAD: SetNXCAD{Env: env, TTL: 3 * time.Second, Tries: 3, RetryDelay: time.Second}}, nil
-		},
+		New:      newFenced,
 	})
 	Register(Info{
 		ID:       "token-cas",
@@ -71,6 +67,11 @@ func init() {
 			return &SetNXCAD{Env: env, TTL: 3 * time.Second, Tries: 3, RetryDelay: time.Second}, nil
 		},
 	})
+}
+
+// newFenced is fencing's and fencing-strict's lock (their storages differ).
+func newFenced(env Env) (Lock, error) {
+	return &Fenced{SetNXCAD: SetNXCAD{Env: env, TTL: 3 * time.Second, Tries: 3, RetryDelay: time.Second}}, nil
 }
 
 // Fenced is set-nx-cad that also draws a fencing token from a counter on

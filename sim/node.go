@@ -187,17 +187,18 @@ func (n *Node) exec(c *conn, args []string) {
 	n.w.stats.Commands++
 	cmd := strings.ToUpper(args[0])
 	before := c.out.Len() + c.bw.Buffered()
-	watched := n.watchedWrite(cmd, args)
-	var was []watchState
-	for _, k := range watched {
-		was = append(was, n.watchState(k))
-	}
-	if len(watched) > 0 {
-		defer func() {
-			for i, k := range watched {
-				n.noteWatched(c.p.name, k, was[i])
-			}
-		}()
+	// A write on a primary: its keys go to replicas and disk afterwards,
+	// and the watched ones among them are compared before and after.
+	primaryWrite := n.svc == nil && n.replicaOf < 0 && isWrite(n.srv, cmd)
+	var keys, watched []string
+	var was []keyState
+	if primaryWrite {
+		keys = keysOf(cmd, args)
+		watched = n.watchedKeys(keys)
+		local := n.local()
+		for _, k := range watched {
+			was = append(was, n.captureKey(k, local))
+		}
 	}
 	switch {
 	case n.svc != nil && !serviceBuiltins[cmd]:
@@ -221,18 +222,17 @@ func (n *Node) exec(c *conn, args []string) {
 	}
 	c.bw.Flush()
 	n.w.record(Event{Proc: n.name, Kind: "cmd", Peer: c.p.name, Cmd: summarize(args), Reply: firstLine(c.out.Bytes()[before:])})
-	if n.svc == nil && n.replicaOf < 0 && isWrite(n.srv, cmd) {
-		keys := keysOf(cmd, args)
+	if primaryWrite {
+		for i, k := range watched {
+			n.noteWatched(c.p.name, k, was[i])
+		}
 		n.afterWrite(keys)
 	}
 }
 
-// watchedWrite reports the watched keys a write may touch.
-func (n *Node) watchedWrite(cmd string, args []string) []string {
-	if len(n.w.cfg.WatchKeys) == 0 || n.svc != nil || n.replicaOf >= 0 || !isWrite(n.srv, cmd) {
-		return nil
-	}
-	keys := keysOf(cmd, args)
+// watchedKeys are the watched keys (Config.WatchKeys) among a write's
+// keys (nil keys: unknown, so every watched key).
+func (n *Node) watchedKeys(keys []string) []string {
 	var out []string
 	for _, k := range n.w.cfg.WatchKeys {
 		if keys == nil || slices.Contains(keys, k) {
@@ -242,37 +242,11 @@ func (n *Node) watchedWrite(cmd string, args []string) []string {
 	return out
 }
 
-// watchState is what ownership needs of a watched key: its value (strings
-// and hashes) and its TTL.
-type watchState struct {
-	exists bool
-	value  string
-	ttl    time.Duration
-}
-
-func (n *Node) watchState(k string) watchState {
-	if !n.m.Exists(k) {
-		return watchState{}
-	}
-	s := watchState{exists: true, ttl: n.m.TTL(k)}
-	switch n.m.Type(k) {
-	case "string":
-		s.value, _ = n.m.Get(k)
-	case "hash":
-		fields, _ := n.m.HKeys(k)
-		sort.Strings(fields)
-		for _, f := range fields {
-			s.value += f + "=" + n.m.HGet(k, f) + ";"
-		}
-	}
-	return s
-}
-
 // noteWatched compares a watched key before and after client c's write: a
 // delete or a TTL change of a value another client set is a "key-touch"
 // event; a new value makes c its creator.
-func (n *Node) noteWatched(c string, k string, was watchState) {
-	now := n.watchState(k)
+func (n *Node) noteWatched(c string, k string, was keyState) {
+	now := n.captureKey(k, n.local())
 	if n.creator == nil {
 		n.creator = map[string]string{}
 	}
@@ -283,9 +257,9 @@ func (n *Node) noteWatched(c string, k string, was watchState) {
 		if was.exists && owner != "" && owner != c {
 			n.w.record(Event{Proc: n.name, Kind: "key-touch", Peer: c, Lock: k, Result: "del", Detail: owner})
 		}
-	case !was.exists || now.value != was.value:
+	case !was.exists || now.str != was.str || !slices.Equal(now.hash, was.hash):
 		n.creator[k] = c
-	case now.ttl != was.ttl && owner != "" && owner != c:
+	case now.expireAt != was.expireAt && owner != "" && owner != c:
 		n.w.record(Event{Proc: n.name, Kind: "key-touch", Peer: c, Lock: k, Result: "expire", Detail: owner})
 	}
 }
