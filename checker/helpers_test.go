@@ -26,6 +26,7 @@ type traceLine struct {
 	Lock   string `json:"lock"`
 	Peer   string `json:"peer"`
 	Detail string `json:"detail"`
+	Fault  int    `json:"-"`
 }
 
 // loadTrace reads a locksim trace (JSON Lines, gzipped if the name ends in

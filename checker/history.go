@@ -1,5 +1,7 @@
 package checker
 
+import "github.com/locksim/locksim/faults"
+
 // Event is one record of a run's history as checkers see it: the
 // simulator's trace events without the simulator's types (checkers import
 // nothing of sim). Client operations have Op set (acquire, release, read,
@@ -20,6 +22,9 @@ type Event struct {
 	Lock   string `json:"lock,omitempty"`
 	Peer   string `json:"peer,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	// Fault is the schedule's fault number (History.Faults[Fault-1]) on
+	// fault, fault-end and targeted pause events; 0 elsewhere.
+	Fault int `json:"fault,omitempty"`
 }
 
 // History is what the checkers judge: one run's events in true-time order
@@ -52,6 +57,16 @@ type History struct {
 	// Capped is true when the history hit its size bound: checkers then
 	// cannot say "safe", only "unknown".
 	Capped bool
+	// Faults is the run's fault schedule (Event.Fault indexes it).
+	Faults []faults.Fault
+}
+
+// FaultOf returns the fault an event names (Event.Fault), if any.
+func (h History) FaultOf(e Event) (faults.Fault, bool) {
+	if e.Fault < 1 || e.Fault > len(h.Faults) {
+		return faults.Fault{}, false
+	}
+	return h.Faults[e.Fault-1], true
 }
 
 // LockOps returns the lock-belief records (acquire, release, renew) in the

@@ -7,13 +7,22 @@ import (
 	"time"
 )
 
-// Verdicts (Result.Verdict): stable names, see DESIGN §8a.
+// Verdict is a run's verdict (Result.Verdict). Its values are stable
+// names, printed and in every JSON output (DESIGN §8a).
+type Verdict string
+
+// The verdicts, from worst to best for a lock: unsafe (its claim broke),
+// liveness (no progress after the heal, or unavailable too long),
+// unknown (the run could not be judged completely), safe.
 const (
-	VerdictSafe     = "safe"
-	VerdictUnsafe   = "unsafe"
-	VerdictLiveness = "liveness"
-	VerdictUnknown  = "unknown"
+	VerdictSafe     Verdict = "safe"
+	VerdictUnsafe   Verdict = "unsafe"
+	VerdictLiveness Verdict = "liveness"
+	VerdictUnknown  Verdict = "unknown"
 )
+
+// Verdicts lists the verdicts in a fixed order (tables, tallies).
+var Verdicts = []Verdict{VerdictSafe, VerdictUnsafe, VerdictLiveness, VerdictUnknown}
 
 // Fencing values of History.Fencing.
 const (
@@ -58,9 +67,28 @@ type Options struct {
 	RequireFairness bool
 }
 
+// Kind is a kind of violation (Violation.Kind): a stable name, printed
+// and in every JSON output.
+type Kind string
+
+// The violation kinds.
+const (
+	// KindLeaseOverlap: two clients believed they held the lock at once.
+	KindLeaseOverlap Kind = "lease-overlap"
+	// KindResource: the storage's own record shows a lost update or a
+	// stale write accepted.
+	KindResource Kind = "resource"
+	// KindLinearizability: porcupine found the resource history not
+	// linearizable.
+	KindLinearizability Kind = "linearizability"
+	// KindOwnership: a release or renewal acted on a lock another client
+	// held.
+	KindOwnership Kind = "ownership"
+)
+
 // Violation is the first verdict-relevant violation, for counterexamples.
 type Violation struct {
-	Kind    string   `json:"kind"` // lease-overlap | resource | linearizability | ownership
+	Kind    Kind     `json:"kind"` // lease-overlap | resource | linearizability | ownership
 	T       int64    `json:"t_ns"` // true time the violation shows
 	Since   int64    `json:"since_ns"`
 	Clients []string `json:"clients"` // the involved clients
@@ -69,7 +97,7 @@ type Violation struct {
 
 // Result is the checkers' judgement of one history.
 type Result struct {
-	Verdict string   `json:"verdict"` // safe | unsafe | liveness | unknown
+	Verdict Verdict  `json:"verdict"` // safe | unsafe | liveness | unknown
 	Claim   string   `json:"claim"`   // mutual-exclusion | resource-safety
 	Reasons []string `json:"reasons"` // one line each, verdict-relevant first
 
@@ -167,7 +195,7 @@ func Check(h History, o Options) Result {
 			r.Reasons = append(r.Reasons, line+"; not a violation: the lock relies on "+h.Fencing+" fencing")
 		} else {
 			r.Reasons = append(r.Reasons, line)
-			firsts = append(firsts, Violation{Kind: "lease-overlap", T: ov.Start, Clients: []string{ov.A, ov.B},
+			firsts = append(firsts, Violation{Kind: KindLeaseOverlap, T: ov.Start, Clients: []string{ov.A, ov.B},
 				Since: min(acquireCallBefore(h, ov.A, ov.Start), acquireCallBefore(h, ov.B, ov.Start)), Detail: line})
 		}
 	}
@@ -190,7 +218,7 @@ func Check(h History, o Options) Result {
 			clients = append(clients, v.PreviousClient)
 			since = min(since, acquireCallBefore(h, v.PreviousClient, v.PreviousT))
 		}
-		firsts = append(firsts, Violation{Kind: "resource", T: v.T, Since: since, Clients: clients, Detail: line})
+		firsts = append(firsts, Violation{Kind: KindResource, T: v.T, Since: since, Clients: clients, Detail: line})
 	}
 	switch {
 	case resourceStep(h.Resource) == 0:
@@ -214,7 +242,7 @@ func Check(h History, o Options) Result {
 		// truth found none (shrinking and reports key on it).
 		if st := r.Linearizability.Stuck; st != nil && r.ResourceViolations == 0 {
 			s := st.Input.(Section)
-			firsts = append(firsts, Violation{Kind: "linearizability", T: st.Return, Since: min(st.Call, acquireCallBefore(h, s.Client, st.Call)),
+			firsts = append(firsts, Violation{Kind: KindLinearizability, T: st.Return, Since: min(st.Call, acquireCallBefore(h, s.Client, st.Call)),
 				Clients: []string{s.Client}, Detail: line})
 		}
 		r.Reasons = append(r.Reasons, line)
@@ -230,7 +258,7 @@ func Check(h History, o Options) Result {
 			r.Reasons = append(r.Reasons, line+"; not a violation: the lock relies on "+h.Fencing+" fencing")
 		} else {
 			r.Reasons = append(r.Reasons, line)
-			firsts = append(firsts, Violation{Kind: "ownership", T: v.At, Clients: []string{v.Client, v.Other},
+			firsts = append(firsts, Violation{Kind: KindOwnership, T: v.At, Clients: []string{v.Client, v.Other},
 				Since: min(acquireCallBefore(h, v.Client, v.AcquiredAt), acquireCallBefore(h, v.Other, v.OtherAt)), Detail: line})
 		}
 	}

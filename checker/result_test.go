@@ -19,7 +19,7 @@ func TestCheckComposition(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		h       History
-		verdict string
+		verdict Verdict
 		claim   string
 	}{
 		{"overlap, no fencing", overlap(""), VerdictUnsafe, ClaimMutualExclusion},

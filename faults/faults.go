@@ -90,6 +90,26 @@ func (f Fault) String() string {
 	return b.String()
 }
 
+// Param is the kind's parameter as a label shows it: a drift's rate
+// ("-126146ppm"), a jump's signed step ("+16s", "-2s"), a delay ("+2.5s"),
+// a loss probability ("p=0.34"); "" for the other kinds.
+func (f Fault) Param() string {
+	switch f.Kind {
+	case ClockDrift:
+		return fmt.Sprintf("%+dppm", f.DriftPPM)
+	case ClockJump:
+		if f.Jump >= 0 {
+			return "+" + f.Jump.String()
+		}
+		return f.Jump.String()
+	case Delay:
+		return "+" + f.Delay.String()
+	case Loss:
+		return fmt.Sprintf("p=%.2f", f.LossProb)
+	}
+	return ""
+}
+
 // Validate checks one fault against the names of the world's processes.
 func (f Fault) Validate(known func(name string) bool) error {
 	if f.Start < 0 {

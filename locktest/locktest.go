@@ -33,6 +33,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -118,7 +119,7 @@ type Outcome struct {
 }
 
 // Verdict is the checker's verdict: safe, unsafe, liveness or unknown.
-func (o Outcome) Verdict() string { return o.Check.Verdict }
+func (o Outcome) Verdict() checker.Verdict { return o.Check.Verdict }
 
 func info(f Factory, o Options) locks.Info {
 	return locks.Info{ID: "user-lock", Design: "the lock under test", Source: "your code", Topology: o.Topology,
@@ -130,7 +131,7 @@ func Run(t *testing.T, f Factory, o Options, seed uint64, schedule []faults.Faul
 	t.Helper()
 	o = o.withDefaults()
 	in := info(f, o)
-	cfg, err := scenarios.World(in, seed, scenarios.Params{Clients: o.Clients, Nodes: o.Nodes, Duration: o.Duration, Liveness: o.Liveness, ReplLag: o.ReplLag, DownAfter: o.DownAfter, HoldMin: o.HoldMin, HoldMax: o.HoldMax})
+	cfg, err := world(in, o, seed)
 	if err != nil {
 		t.Fatalf("locktest: %v", err)
 	}
@@ -138,11 +139,26 @@ func Run(t *testing.T, f Factory, o Options, seed uint64, schedule []faults.Faul
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("locktest: %v", err)
 	}
-	j, err := scenarios.RunChecked(sim.TestBubble(t), cfg, "locktest", in, checker.Options{RequireFairness: o.Fairness})
+	j, err := job(in, cfg, o).Run(sim.TestBubble(t))
+	if err == nil && j.Err != nil {
+		err = j.Err
+	}
 	if err != nil {
 		t.Fatalf("locktest: seed %d: %v", seed, err)
 	}
 	return Outcome{Seed: seed, Faults: schedule, Clients: cfg.Clients, Check: j.Check, SHA256: j.Result.TraceSHA256, history: j.History}
+}
+
+// world is the default world for the lock under test, without faults.
+func world(in locks.Info, o Options, seed uint64) (sim.Config, error) {
+	return scenarios.World(in, seed, scenarios.Params{Clients: o.Clients, Nodes: o.Nodes, Duration: o.Duration, Liveness: o.Liveness,
+		ReplLag: o.ReplLag, DownAfter: o.DownAfter, HoldMin: o.HoldMin, HoldMax: o.HoldMax})
+}
+
+// job is the run of a world built for the lock under test, judged as
+// the default scenario's (the bonus pool).
+func job(in locks.Info, cfg sim.Config, o Options) *run.Job {
+	return run.NewJob("locktest", in, cfg, checker.Options{RequireFairness: o.Fairness})
 }
 
 // names lists the world's process names for fault targets.
@@ -151,21 +167,10 @@ func names(o Options) (clients, nodes []string, replicated bool) {
 		clients = append(clients, fmt.Sprintf("c%d", i))
 	}
 	n := o.Nodes
-	switch o.Topology {
-	case locks.Independent:
-		if n == 0 {
-			n = 5
-		}
-	case locks.Replicated:
-		if n == 0 {
-			n = 3
-		}
-		replicated = true
-	default:
-		if n == 0 {
-			n = 1
-		}
+	if n == 0 {
+		n = scenarios.DefaultNodes(o.Topology)
 	}
+	replicated = o.Topology == locks.Replicated
 	for i := 0; i < n; i++ {
 		nodes = append(nodes, fmt.Sprintf("n%d", i))
 	}
@@ -263,49 +268,38 @@ func Find(t *testing.T, f Factory, o Options) *Outcome {
 	return &min
 }
 
-// maxMinimizeRuns bounds minimize's re-runs; at the bound it returns the
-// smallest failing schedule found so far.
-const maxMinimizeRuns = 64
-
-// minimize finishes rapid's shrinking deterministically: it drops one fault
-// at a time, then one client at a time (the highest-numbered client no
-// fault names), keeping each removal after which the same seed still gives
-// the same kind of violation.
+// minimize shrinks rapid's failing run with locksim's one shrinker
+// (run.Shrink: the same seed, fewer faults, fewer clients, shorter and
+// earlier faults, while it still fails with the same kind of violation),
+// then runs the shrunk schedule once more for its history. A liveness
+// failure (Options.Fairness) is kept as rapid shrank it: the shrinker
+// keeps violation kinds, and starvation is none.
 func minimize(t *testing.T, f Factory, o Options, out Outcome) Outcome {
 	t.Helper()
-	kind := ""
-	if out.Check.First != nil {
+	kind := checker.Kind("")
+	switch {
+	case out.Check.First != nil:
 		kind = out.Check.First.Kind
+	case out.Check.Porcupine == checker.LinIllegal:
+		kind = checker.KindLinearizability
 	}
-	stillFails := func(c Outcome) bool {
-		if out.Check.Verdict == checker.VerdictLiveness {
-			return c.Check.Verdict == checker.VerdictLiveness
-		}
-		return c.Check.Verdict == checker.VerdictUnsafe && (kind == "" || (c.Check.First != nil && c.Check.First.Kind == kind))
+	if out.Check.Verdict != checker.VerdictUnsafe || kind == "" {
+		return out
 	}
-	runs := 0
-	for changed := true; changed && runs < maxMinimizeRuns; {
-		changed = false
-		for i := 0; i < len(out.Faults) && runs < maxMinimizeRuns; i++ {
-			fewer := append(append([]faults.Fault(nil), out.Faults[:i]...), out.Faults[i+1:]...)
-			runs++
-			if c := Run(t, f, withClients(o, out.Clients), out.Seed, fewer); stillFails(c) {
-				c.RapidReport = out.RapidReport
-				out, changed = c, true
-				i--
-			}
-		}
-		for out.Clients > 2 && runs < maxMinimizeRuns && !named(out.Faults, fmt.Sprintf("c%d", out.Clients-1)) {
-			runs++
-			c := Run(t, f, withClients(o, out.Clients-1), out.Seed, out.Faults)
-			if !stillFails(c) {
-				break
-			}
-			c.RapidReport = out.RapidReport
-			out, changed = c, true
-		}
+	oc := withClients(o, out.Clients)
+	in := info(f, oc)
+	cfg, err := world(in, oc, out.Seed)
+	if err != nil {
+		t.Fatalf("locktest: %v", err)
 	}
-	return out
+	cfg.Faults = out.Faults
+	res, err := run.Shrink(sim.TestBubble(t), job(in, cfg, oc), kind, run.ShrinkOptions{})
+	if err != nil {
+		t.Fatalf("locktest: shrinking seed %d: %v", out.Seed, err)
+	}
+	c := Run(t, f, withClients(o, res.Clients), out.Seed, res.Faults)
+	c.RapidReport = out.RapidReport
+	return c
 }
 
 func withClients(o Options, n int) Options {

@@ -37,10 +37,28 @@ func TestBrokenUserLockIsFound(t *testing.T) {
 }
 
 // The same lock with an owner check and fencing tokens checked by the
-// storage passes every random schedule: overlaps may happen, the resource
-// stays safe.
+// storage passes every random schedule without crashes: overlaps may
+// happen, the resource stays safe. Crashes are left out because they do
+// break it, as the debate says: its token counter lives on the Redis node
+// (INCR), and a node that restarts without persistence mints the same
+// tokens again, so two holders write with equal tokens (rapid found
+// "crash@2.4s+1ms n0" of seed 1: a lost update; the token-regression
+// scenario shows the same on failover). TestRedisTokenRegressesOnCrash
+// runs that schedule.
 func TestCorrectUserLockPasses(t *testing.T) {
-	locktest.Check(t, newMyLock(true, true), locktest.Options{Topology: locks.Single, Fencing: locks.FenceMaxToken})
+	kinds := []faults.Kind{faults.ClientPause, faults.NodePause, faults.ClockDrift, faults.ClockJump, faults.Partition, faults.Delay, faults.Loss}
+	locktest.Check(t, newMyLock(true, true), locktest.Options{Topology: locks.Single, Fencing: locks.FenceMaxToken, Kinds: kinds})
+}
+
+// TestRedisTokenRegressesOnCrash: the schedule rapid found against the
+// fenced lock (its one node crashes and restarts empty) breaks it, for
+// seed 1 as found, and the verdict names the lost update.
+func TestRedisTokenRegressesOnCrash(t *testing.T) {
+	crash := []faults.Fault{{Kind: faults.Crash, Start: 2400 * time.Millisecond, Duration: time.Millisecond, Targets: []string{"n0"}}}
+	out := locktest.Run(t, newMyLock(true, true), locktest.Options{Topology: locks.Single, Fencing: locks.FenceMaxToken, Clients: 3}, 1, crash)
+	if out.Verdict() != "unsafe" || out.Check.ResourceViolations == 0 {
+		t.Fatalf("verdict %s, %d resource violations: %v", out.Verdict(), out.Check.ResourceViolations, out.Check.Reasons)
+	}
 }
 
 // Kleppmann's pause, scripted: a holder pauses before its write for longer

@@ -9,12 +9,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"gonum.org/v1/plot/vg"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/reports"
+	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -81,9 +84,17 @@ func history() (checker.History, checker.Result) {
 	}
 	ev(100, "c0", "call", "acquire", 1, nil)
 	ev(120, "c0", "ok", "acquire", 1, func(e *checker.Event) { e.Until, e.Token = 3120*ms, 1 })
-	ev(130, "c0", "pause", "", 0, func(e *checker.Event) { e.Detail = "client-pause@100ms+5s c0 at before-write" })
-	ev(500, "world", "fault", "", 0, func(e *checker.Event) { e.Detail = "clock-jump@500ms n0 +2s" })
-	ev(600, "world", "fault", "", 0, func(e *checker.Event) { e.Detail = "partition@600ms+1s c2->n0" })
+	h.Faults = []faults.Fault{
+		{Kind: faults.ClientPause, Start: 100 * time.Millisecond, Duration: 5 * time.Second, Targets: []string{"c0"}, At: "before-write"},
+		{Kind: faults.ClockJump, Start: 500 * time.Millisecond, Targets: []string{"n0"}, Jump: 2 * time.Second},
+		{Kind: faults.Partition, Start: 600 * time.Millisecond, Duration: time.Second, From: []string{"c2"}, To: []string{"n0"}, OneWay: true},
+	}
+	fault := func(i int) func(*checker.Event) {
+		return func(e *checker.Event) { e.Fault, e.Detail = i, h.Faults[i-1].String() }
+	}
+	ev(130, "c0", "pause", "", 0, fault(1))
+	ev(500, "world", "fault", "", 0, fault(2))
+	ev(600, "world", "fault", "", 0, fault(3))
 	ev(1000, "n0", "crash", "", 0, func(e *checker.Event) { e.Detail = "none" })
 	ev(1500, "n0", "restart", "", 0, nil)
 	ev(3200, "c1", "call", "acquire", 1, nil)
@@ -212,13 +223,14 @@ func TestTimelineOfARealRun(t *testing.T) {
 	if _, err := scenarios.Get(scenario); err != nil {
 		scenario = "default"
 	}
-	var j *scenarios.Judged
+	var j *run.Judged
 	for seed := uint64(1); seed <= 30 && (j == nil || j.Check.First == nil); seed++ {
-		cfg, err := scenarios.Build(scenario, info.ID, seed, scenarios.Params{})
+		job, err := run.Spec{Scenario: scenario, Lock: info.ID, Seed: seed}.Build()
 		if err != nil {
 			t.Fatal(err)
 		}
-		j, err = scenarios.RunChecked(sim.TestBubble(t), cfg, scenario, info, checker.Options{SkipPorcupine: true})
+		job.Check.SkipPorcupine = true
+		j, err = job.Run(sim.TestBubble(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,7 +240,7 @@ func TestTimelineOfARealRun(t *testing.T) {
 	}
 	var out [2]bytes.Buffer
 	for i := range out {
-		fig, err := reports.Timeline(j.History, j.Check, reports.TimelineOptions{Caption: []string{fmt.Sprintf("repro: locksim run --scenario %s --lock set-nx-cad --seed %d", scenario, j.Seed)}})
+		fig, err := reports.Timeline(j.History, j.Check, reports.TimelineOptions{Caption: []string{fmt.Sprintf("repro: locksim run --scenario %s --lock set-nx-cad --seed %d", scenario, j.Job.Config.Seed)}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
 )
 
 // TimelineOptions bound and label a counterexample timeline.
@@ -298,8 +299,9 @@ func buildTimeline(h checker.History, r checker.Result, from, to int64) *timelin
 				tl.links = append(tl.links, link{from: e.Peer, to: e.Proc, t0: w.t, t1: e.T, kind: kind})
 			}
 		case e.Kind == "pause" && e.Op == "":
-			f := parseFault(e.Detail)
-			tl.addSpan(span{proc: e.Proc, start: e.T, end: e.T + int64(f.dur), kind: kPaused, label: "paused " + fmtDur(f.dur), lo: -0.45, hi: 0.45})
+			if f, ok := h.FaultOf(e); ok {
+				tl.addSpan(span{proc: e.Proc, start: e.T, end: e.T + int64(f.Duration), kind: kPaused, label: "paused " + fmtDur(f.Duration), lo: -0.45, hi: 0.45})
+			}
 		case e.Kind == "crash" && e.Op == "":
 			if _, down := crashed[e.Proc]; !down {
 				crashOrder = append(crashOrder, e.Proc)
@@ -319,7 +321,9 @@ func buildTimeline(h checker.History, r checker.Result, from, to int64) *timelin
 		case e.Kind == "failover":
 			tl.addMark(mark{proc: e.Proc, t: e.T, kind: kFailover, label: "failover " + e.Detail})
 		case e.Proc == "world" && e.Kind == "fault":
-			tl.addFault(e.T, parseFault(e.Detail), end)
+			if f, ok := h.FaultOf(e); ok {
+				tl.addFault(e.T, f, end)
+			}
 		case e.Proc == "world" && e.Kind == "heal":
 			if e.T >= from && e.T <= to {
 				tl.vlines = append(tl.vlines, vline{t: e.T, kind: kHeal, label: "heal"})
@@ -343,41 +347,41 @@ func buildTimeline(h checker.History, r checker.Result, from, to int64) *timelin
 		}
 	}
 	if hot != nil && hot.T >= from && hot.T <= to {
-		tl.vlines = append(tl.vlines, vline{t: hot.T, kind: kViolation, label: "first violation: " + hot.Kind})
+		tl.vlines = append(tl.vlines, vline{t: hot.T, kind: kViolation, label: "first violation: " + string(hot.Kind)})
 	}
 	return tl
 }
 
 // addFault turns one injected fault into items on its targets' lanes.
-func (tl *timeline) addFault(t int64, f fault, end int64) {
-	stop := min(t+int64(f.dur), end)
-	switch f.kind {
-	case "client-pause":
-		if f.at != "" {
+func (tl *timeline) addFault(t int64, f faults.Fault, end int64) {
+	stop := min(t+int64(f.Duration), end)
+	switch f.Kind {
+	case faults.ClientPause:
+		if f.At != "" {
 			return // armed: drawn when it fires (its "pause" event)
 		}
-		for _, p := range f.targets {
-			tl.addSpan(span{proc: p, start: t, end: stop, kind: kPaused, label: "paused " + fmtDur(f.dur), lo: -0.45, hi: 0.45})
+		for _, p := range f.Targets {
+			tl.addSpan(span{proc: p, start: t, end: stop, kind: kPaused, label: "paused " + fmtDur(f.Duration), lo: -0.45, hi: 0.45})
 		}
-	case "node-pause":
-		for _, p := range f.targets {
-			tl.addSpan(span{proc: p, start: t, end: stop, kind: kPaused, label: "paused " + fmtDur(f.dur), lo: -0.45, hi: 0.45})
+	case faults.NodePause:
+		for _, p := range f.Targets {
+			tl.addSpan(span{proc: p, start: t, end: stop, kind: kPaused, label: "paused " + fmtDur(f.Duration), lo: -0.45, hi: 0.45})
 		}
-	case "clock-jump":
-		for _, p := range f.targets {
-			tl.addMark(mark{proc: p, t: t, kind: kJump, label: "clock " + f.extra})
+	case faults.ClockJump:
+		for _, p := range f.Targets {
+			tl.addMark(mark{proc: p, t: t, kind: kJump, label: "clock " + f.Param()})
 		}
-	case "clock-drift":
-		for _, p := range f.targets {
-			tl.addSpan(span{proc: p, start: t, end: stop, kind: kDrift, label: "drift " + f.extra, lo: 0.3, hi: 0.45})
+	case faults.ClockDrift:
+		for _, p := range f.Targets {
+			tl.addSpan(span{proc: p, start: t, end: stop, kind: kDrift, label: "drift " + f.Param(), lo: 0.3, hi: 0.45})
 		}
-	case "partition", "delay", "loss":
-		label := f.kind
-		if f.extra != "" {
-			label += " " + f.extra
+	case faults.Partition, faults.Delay, faults.Loss:
+		label := string(f.Kind)
+		if x := f.Param(); x != "" {
+			label += " " + x
 		}
 		var procs []string
-		for _, p := range append(slices.Clone(f.from), f.to...) {
+		for _, p := range append(slices.Clone(f.From), f.To...) {
 			if !slices.Contains(procs, p) {
 				procs = append(procs, p)
 			}
@@ -459,74 +463,6 @@ func splitNum(s string) (string, int) {
 		return s, -1
 	}
 	return s[:i], n
-}
-
-// fault is the part of a fault's one-line description (faults.Fault's
-// String, as the history records it) a timeline needs.
-type fault struct {
-	kind           string
-	dur            time.Duration
-	targets        []string
-	from, to       []string
-	at             string
-	extra          string // the kind's parameter: "+16s", "-126146ppm", "+2.5s", "p=0.34"
-	start          time.Duration
-	parsedDuration bool
-}
-
-// parseFault reads "kind@start+duration targets [at point] [from<->to] [param]".
-func parseFault(s string) fault {
-	var f fault
-	fields := strings.Fields(s)
-	if len(fields) == 0 {
-		return f
-	}
-	head := fields[0]
-	kind, when, _ := strings.Cut(head, "@")
-	f.kind = kind
-	start, dur, hasDur := strings.Cut(when, "+")
-	if d, err := time.ParseDuration(start); err == nil {
-		f.start = d
-	}
-	if hasDur {
-		if d, err := time.ParseDuration(dur); err == nil {
-			f.dur, f.parsedDuration = d, true
-		}
-	}
-	rest := fields[1:]
-	for i := 0; i < len(rest); i++ {
-		tok := rest[i]
-		switch {
-		case tok == "at" && i+1 < len(rest):
-			f.at = rest[i+1]
-			i++
-		case strings.Contains(tok, "<->") || strings.Contains(tok, "->"):
-			sep := "->"
-			if strings.Contains(tok, "<->") {
-				sep = "<->"
-			}
-			a, b, _ := strings.Cut(tok, sep)
-			f.from, f.to = splitList(a), splitList(b)
-		case strings.HasPrefix(tok, "+") || strings.HasPrefix(tok, "-") || strings.HasPrefix(tok, "p="):
-			f.extra = tok
-		case f.targets == nil:
-			f.targets = splitList(tok)
-		default:
-			// A clock jump's step prints without its sign when positive
-			// (fmt's + flag does not reach Duration.String).
-			if _, err := time.ParseDuration(tok); err == nil {
-				f.extra = "+" + tok
-			}
-		}
-	}
-	return f
-}
-
-func splitList(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, ",")
 }
 
 // Styles.

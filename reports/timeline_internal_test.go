@@ -5,44 +5,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/faults"
 )
-
-// TestParseFault reads back what faults.Fault.String writes.
-func TestParseFault(t *testing.T) {
-	cases := []struct {
-		f    faults.Fault
-		want fault
-	}{
-		{faults.Fault{Kind: faults.ClientPause, Start: time.Second, Duration: 3500 * time.Millisecond, Targets: []string{"c0"}},
-			fault{kind: "client-pause", dur: 3500 * time.Millisecond, targets: []string{"c0"}}},
-		{faults.Fault{Kind: faults.ClientPause, Start: time.Second, Duration: 2 * time.Second, Targets: []string{"c0", "c3"}, At: "after-check"},
-			fault{kind: "client-pause", dur: 2 * time.Second, targets: []string{"c0", "c3"}, at: "after-check"}},
-		{faults.Fault{Kind: faults.ClockJump, Start: time.Minute, Targets: []string{"n2"}, Jump: -16 * time.Second},
-			fault{kind: "clock-jump", targets: []string{"n2"}, extra: "-16s"}},
-		{faults.Fault{Kind: faults.ClockJump, Start: time.Minute, Targets: []string{"n2"}, Jump: 20 * time.Second},
-			fault{kind: "clock-jump", targets: []string{"n2"}, extra: "+20s"}},
-		{faults.Fault{Kind: faults.ClockDrift, Start: time.Second, Duration: time.Second, Targets: []string{"c1"}, DriftPPM: 120000},
-			fault{kind: "clock-drift", dur: time.Second, targets: []string{"c1"}, extra: "+120000ppm"}},
-		{faults.Fault{Kind: faults.Partition, Start: time.Second, Duration: 19 * time.Second, From: []string{"c4", "store"}, To: []string{"c3"}, OneWay: true},
-			fault{kind: "partition", dur: 19 * time.Second, from: []string{"c4", "store"}, to: []string{"c3"}}},
-		{faults.Fault{Kind: faults.Loss, Start: time.Second, Duration: time.Second, From: []string{"n0"}, To: []string{"c0", "store"}, LossProb: 0.34},
-			fault{kind: "loss", dur: time.Second, from: []string{"n0"}, to: []string{"c0", "store"}, extra: "p=0.34"}},
-		{faults.Fault{Kind: faults.Crash, Start: time.Second, Duration: 5 * time.Second, Targets: []string{"n1"}},
-			fault{kind: "crash", dur: 5 * time.Second, targets: []string{"n1"}}},
-	}
-	for _, c := range cases {
-		s := c.f.String()
-		got := parseFault(s)
-		if got.kind != c.want.kind || got.dur != c.want.dur || got.at != c.want.at || got.extra != c.want.extra ||
-			!slices.Equal(got.targets, c.want.targets) || !slices.Equal(got.from, c.want.from) || !slices.Equal(got.to, c.want.to) {
-			t.Errorf("parseFault(%q) = %+v, want %+v", s, got, c.want)
-		}
-	}
-}
 
 // TestTimelineLanes: the violation's clients come first, then the
 // storage, then other clients in natural order (c2 before c10), nodes and

@@ -73,6 +73,18 @@ func IDs() []string {
 	return ids
 }
 
+// DefaultNodes is a world's node count when nothing sets it: 5
+// independent nodes (Redlock's five), a primary with 2 replicas, or 1.
+func DefaultNodes(t locks.Topology) int {
+	switch t {
+	case locks.Independent:
+		return 5
+	case locks.Replicated:
+		return 3
+	}
+	return 1
+}
+
 // PoolSize is the bonus pool's initial size (seed 001: 300 units).
 const PoolSize = 300
 
@@ -110,19 +122,11 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 	streams := sim.NewStreams(seed)
 	cfg := sim.Config{Seed: seed, Duration: p.Duration, Liveness: p.Liveness, Clients: p.Clients}
 	nodes := p.Nodes
+	if nodes == 0 {
+		nodes = DefaultNodes(info.Topology)
+	}
 	switch info.Topology {
-	case locks.Independent:
-		if nodes == 0 {
-			nodes = 5
-		}
-	case locks.Single:
-		if nodes == 0 {
-			nodes = 1
-		}
 	case locks.Replicated:
-		if nodes == 0 {
-			nodes = 3
-		}
 		if nodes > 1 {
 			lag := p.ReplLag
 			if lag == 0 {

@@ -1158,9 +1158,9 @@ func (s Scenario) Judging(info locks.Info) Judging {
 	return s.File.judging(info)
 }
 
-// judgingFor is Judging for a built-in scenario id (the default's for
+// JudgingFor is Judging for a built-in scenario id (the default's for
 // anything else).
-func judgingFor(id string, info locks.Info) Judging {
+func JudgingFor(id string, info locks.Info) Judging {
 	s, ok := builtins[id]
 	if !ok {
 		return Judging{Resource: ResourcePool, Initial: PoolSize}

@@ -62,12 +62,12 @@ func (f *File) build(base locks.Info, seed uint64, p Params) (sim.Config, error)
 	}
 	if nodes == 0 {
 		switch {
-		case info.Topology == locks.Independent && !replicated:
-			nodes = 5
 		case replicated:
-			nodes = 3
+			nodes = DefaultNodes(locks.Replicated)
+		case info.Topology == locks.Independent:
+			nodes = DefaultNodes(locks.Independent)
 		default:
-			nodes = 1
+			nodes = DefaultNodes(locks.Single)
 		}
 	}
 	if nodes < 1 || nodes > sim.MaxNodes {

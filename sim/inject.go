@@ -4,8 +4,11 @@ import (
 	"github.com/locksim/locksim/faults"
 )
 
-// scheduleFault turns a fault value into its start and heal events.
-func (w *World) scheduleFault(f faults.Fault) {
+// scheduleFault turns the schedule's fault number i (0-based) into its
+// start and heal events. The events it records carry Fault = i+1, so a
+// reader finds the fault itself in the schedule; Detail is its
+// description, for the trace file.
+func (w *World) scheduleFault(i int, f faults.Fault) {
 	start, end := int64(f.Start), int64(f.End())
 	if start >= int64(w.cfg.Duration) {
 		return // faults belong to the safety phase; the heal lifts everything
@@ -15,12 +18,12 @@ func (w *World) scheduleFault(f faults.Fault) {
 			return
 		}
 		w.stats.Faults++
-		w.record(Event{Proc: "world", Kind: "fault", Detail: f.String()})
-		w.apply(f, start, end)
+		w.record(Event{Proc: "world", Kind: "fault", Detail: f.String(), Fault: i + 1})
+		w.apply(i, f, start, end)
 	})
 }
 
-func (w *World) apply(f faults.Fault, start, end int64) {
+func (w *World) apply(i int, f faults.Fault, start, end int64) {
 	healed := func(fn func()) {
 		if f.Duration <= 0 {
 			return
@@ -29,7 +32,7 @@ func (w *World) apply(f faults.Fault, start, end int64) {
 			if w.phase != "safety" {
 				return // the heal already lifted it
 			}
-			w.record(Event{Proc: "world", Kind: "fault-end", Detail: f.String()})
+			w.record(Event{Proc: "world", Kind: "fault-end", Detail: f.String(), Fault: i + 1})
 			fn()
 		})
 	}
@@ -38,7 +41,7 @@ func (w *World) apply(f faults.Fault, start, end int64) {
 		for _, p := range w.targetProcs(f.Targets) {
 			if f.At != "" {
 				w.mu.Lock()
-				p.armed = append(p.armed, armedPause{point: f.At, d: int64(f.Duration), desc: f.String()})
+				p.armed = append(p.armed, armedPause{point: f.At, d: int64(f.Duration), desc: f.String(), fault: i + 1})
 				w.mu.Unlock()
 				continue
 			}
@@ -146,6 +149,7 @@ type armedPause struct {
 	point string
 	d     int64
 	desc  string
+	fault int // the schedule's fault number, 1-based (Event.Fault)
 }
 
 // Point is called by lock code (through locks.Env.Point) when the process
@@ -170,7 +174,7 @@ func (p *Proc) Point(point string) {
 	now := w.now()
 	p.pausedUntil = max(p.pausedUntil, now+a.d)
 	until := p.pausedUntil
-	ev := Event{T: now, Proc: p.name, Kind: "pause", Local: p.clk.Local(now), Detail: a.desc}
+	ev := Event{T: now, Proc: p.name, Kind: "pause", Local: p.clk.Local(now), Detail: a.desc, Fault: a.fault}
 	p.addRecordLocked(ev)
 	p.blockUntilLocked(until, until, "resume")
 }

@@ -31,6 +31,11 @@ type Event struct {
 	Token  int64  `json:"token,omitempty"`
 	Value  int64  `json:"value,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	// Fault is set on fault, fault-end and targeted pause events: the
+	// fault's number in Config.Faults, counting from 1. It is not in the
+	// trace file (whose lines say the fault in Detail) nor in its hash:
+	// it lets a reader of the history find the fault as data.
+	Fault int `json:"-"`
 }
 
 // Trace hashes every event (SHA-256 over its JSON Lines), optionally writes

@@ -132,8 +132,8 @@ func (w *World) run() error {
 	if w.sentinel != nil {
 		w.sentinel.start()
 	}
-	for _, f := range w.cfg.Faults {
-		w.scheduleFault(f)
+	for i, f := range w.cfg.Faults {
+		w.scheduleFault(i, f)
 	}
 	for _, p := range w.procs {
 		p := p

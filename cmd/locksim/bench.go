@@ -14,6 +14,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -68,10 +69,9 @@ the floors measured in the same run, not across machines.`,
 			if f.seeds.set {
 				seeds = f.seeds.v
 			}
-			rs := runSpec{scenario: f.scenario, seed: 1, pause: -1, params: scenarios.Params{Duration: f.duration.v}}
-			rs.info = info
-			if _, err := rs.config(); err != nil {
-				return usageErrorf("%s", configError(err))
+			rs := run.Spec{Scenario: f.scenario, Lock: info.ID, Seed: 1, Params: scenarios.Params{Duration: f.duration.v}}
+			if _, err := rs.Build(); err != nil {
+				return specError(err)
 			}
 			*code = h(func(b sim.Bubble) int { return runBench(b, rs, seeds, f.json, stdout, stderr) })
 			return nil
@@ -111,8 +111,8 @@ type benchResult struct {
 	CheckFloorEventsPerSec float64 `json:"check_floor_events_per_sec"` // the linear checkers alone (porcupine skipped)
 }
 
-func runBench(b sim.Bubble, base runSpec, seeds int, asJSON bool, stdout, stderr io.Writer) int {
-	res := benchResult{Scenario: base.scenario, Lock: base.info.ID, Runs: seeds, GOMAXPROCS: runtime.GOMAXPROCS(0), Go: runtime.Version()}
+func runBench(b sim.Bubble, base run.Spec, seeds int, asJSON bool, stdout, stderr io.Writer) int {
+	res := benchResult{Scenario: base.ScenarioID(), Lock: base.Lock, Runs: seeds, GOMAXPROCS: runtime.GOMAXPROCS(0), Go: runtime.Version()}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "locksim: bench: %v\n", err)
 		return exitInternal
@@ -143,15 +143,15 @@ func runBench(b sim.Bubble, base runSpec, seeds int, asJSON bool, stdout, stderr
 	var checkWall, floorWall time.Duration
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		rs := base
-		rs.seed = seed
-		cfg, err := rs.config()
+		rs.Seed = seed
+		job, err := rs.Build()
 		if err != nil {
 			return fail(err)
 		}
-		// RunChecked as sweeps run it; the checker is then timed again on
+		// Run and judged as sweeps do; the checker is then timed again on
 		// its own (same history, same work) and its time taken out.
 		start := time.Now()
-		j, err := scenarios.RunChecked(b, cfg, rs.scenario, rs.info, checker.Options{})
+		j, err := job.Run(b)
 		total := time.Since(start)
 		if err != nil {
 			return fail(err)

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/locksim/locksim/run"
 )
 
 // Flag values that check their input as it is parsed, so a bad value is
@@ -178,3 +180,31 @@ func availableMemory() uint64 {
 	}
 	return 0
 }
+
+// floatValue is a float flag with a range; set records that it was given.
+type floatValue struct {
+	v        float64
+	min, max float64
+	set      bool
+}
+
+func (f *floatValue) Set(x string) error {
+	v, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("%q is not a number", x)
+	}
+	if v < f.min || v > f.max {
+		return fmt.Errorf("%s out of range %s..%s", x, run.FormatValue(f.min), run.FormatValue(f.max))
+	}
+	f.v, f.set = v, true
+	return nil
+}
+
+func (f *floatValue) String() string {
+	if !f.set {
+		return ""
+	}
+	return run.FormatValue(f.v)
+}
+
+func (f *floatValue) Type() string { return "float" }

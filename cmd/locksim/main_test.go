@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -99,7 +101,7 @@ func TestBadInput(t *testing.T) {
 		// A duration too short for the faults was a panic (issue 11).
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--duration", "1ns"}, `--duration: "1ns" is out of range (1ms..24h0m0s)`},
 		{[]string{"run", "--lock", "fencing", "--seed", "1", "--scenario", writeScenario(t, "duration: 1ns")}, `--scenario: `},
-		{[]string{"sweep", "--locks", "fencing", "--seeds", "1", "--param", "duration=1ns:2ns:2", "--out", filepath.Join(t.TempDir(), "sw")}, `lock fencing, duration=1e-09: --duration: 1ns out of range [1ms, 24h0m0s]`},
+		{[]string{"sweep", "--locks", "fencing", "--seeds", "1", "--param", "duration=1ns:2ns:2", "--out", filepath.Join(t.TempDir(), "sw")}, `lock fencing, duration=1e-09: duration: 1ns out of range [1ms, 24h0m0s]`},
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--liveness", "soon"}, `--liveness: "soon" is not a duration`},
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--liveness", "0"}, `--liveness: "0" is out of range`},
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--trace", missing}, `--trace: cannot write `},
@@ -202,10 +204,10 @@ func TestRunJSONAndTrace(t *testing.T) {
 		t.Errorf("scenario/lock/seed = %v/%v/%v", r["scenario"], r["lock"], r["seed"])
 	}
 	verdict, _ := r["verdict"].(string)
-	if want, ok := verdictExit[verdict]; !ok || want != code {
+	if want, ok := verdictExit[checker.Verdict(verdict)]; !ok || want != code {
 		t.Errorf("verdict %q with exit code %d", verdict, code)
 	}
-	if _, ok := r["counterexample"]; ok != (verdict == verdictUnsafe) {
+	if _, ok := r["counterexample"]; ok != (verdict == string(checker.VerdictUnsafe)) {
 		t.Errorf("counterexample present = %v with verdict %q", ok, verdict)
 	}
 
@@ -238,7 +240,7 @@ func TestTraceRemovedOnIncompleteRun(t *testing.T) {
 	}
 	cfg.MaxEvents = 200
 	info, _ := locks.Get("redlock")
-	j := &runJob{scenario: "default", info: info, cfg: cfg, repro: "locksim run --scenario default --lock redlock --seed 1", json: true}
+	j := &runJob{job: run.NewJob("default", info, cfg, checker.Options{}), repro: "locksim run --scenario default --lock redlock --seed 1", json: true}
 	if err := j.openTrace(trace); err != nil {
 		t.Fatal(err)
 	}
@@ -250,11 +252,11 @@ func TestTraceRemovedOnIncompleteRun(t *testing.T) {
 	if !strings.Contains(errb.String(), "event budget") {
 		t.Errorf("stderr does not say why: %q", errb.String())
 	}
-	var r runReport
+	var r run.Report
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.Verdict != verdictUnknown || r.Error == "" || r.TraceFile != "" {
+	if r.Verdict != checker.VerdictUnknown || r.Error == "" || r.TraceFile != "" {
 		t.Errorf("verdict %q, error %q, trace_file %q", r.Verdict, r.Error, r.TraceFile)
 	}
 	assertOnlyFiles(t, dir)
@@ -272,61 +274,6 @@ func assertOnlyFiles(t *testing.T, dir string, want ...string) {
 	}
 	if strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Errorf("files in %s: %v, want %v", dir, got, want)
-	}
-}
-
-// TestJudge checks the verdict rules on hand-made histories.
-func TestJudge(t *testing.T) {
-	info, _ := locks.Get("set-nx-cad")
-	sec := int64(time.Second)
-	cfg := sim.Config{Seed: 9, Clients: 2, Duration: 10 * time.Second, Liveness: 5 * time.Second, Nodes: make([]sim.NodeConfig, 1)}
-	job := &runJob{scenario: "default", info: info, cfg: cfg, repro: "locksim run --scenario default --lock set-nx-cad --seed 9"}
-	acq := func(t int64, p string, until int64) sim.Event {
-		return sim.Event{T: t, Proc: p, Kind: "ok", Op: "acquire", Until: until}
-	}
-	rel := func(t int64, p string) sim.Event { return sim.Event{T: t, Proc: p, Kind: "call", Op: "release"} }
-	heal := sim.Event{T: 10 * sec, Proc: "world", Kind: "heal"}
-	res := func(capped bool, evs ...sim.Event) *sim.Result {
-		return &sim.Result{Seed: 9, Stats: sim.Stats{VirtualNS: 15 * sec}, TraceSHA256: strings.Repeat("0", 64), TraceCapped: capped, History: evs}
-	}
-	cases := []struct {
-		name    string
-		res     *sim.Result
-		runErr  error
-		verdict string
-	}{
-		{"safe", res(false, acq(1*sec, "c0", 0), rel(2*sec, "c0"), acq(3*sec, "c1", 0), rel(4*sec, "c1"), heal, acq(11*sec, "c0", 0), rel(12*sec, "c0"), acq(13*sec, "c1", 0)), nil, verdictSafe},
-		{"overlap", res(false, acq(1*sec, "c0", 0), acq(2*sec, "c1", 0), rel(3*sec, "c0"), rel(4*sec, "c1"), heal, acq(11*sec, "c0", 0)), nil, verdictUnsafe},
-		{"validity ends first", res(false, acq(1*sec, "c0", 2*sec), acq(2*sec, "c1", 0), rel(3*sec, "c0"), rel(4*sec, "c1"), heal, acq(11*sec, "c0", 0), rel(12*sec, "c0"), acq(13*sec, "c1", 0)), nil, verdictSafe},
-		{"no acquire after heal", res(false, acq(1*sec, "c0", 0), rel(2*sec, "c0"), heal), nil, verdictLiveness},
-		{"capped history", res(true, acq(1*sec, "c0", 0), rel(2*sec, "c0")), nil, verdictUnknown},
-		{"incomplete run", res(false, acq(1*sec, "c0", 0)), errors.New("sim: event budget exhausted"), verdictUnknown},
-		{"incomplete but unsafe", res(false, acq(1*sec, "c0", 0), acq(2*sec, "c1", 0)), errors.New("sim: event budget exhausted"), verdictUnsafe},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := judge(job, c.res, c.runErr)
-			if r.Verdict != c.verdict {
-				t.Fatalf("verdict %q (%s), want %q", r.Verdict, r.VerdictReason, c.verdict)
-			}
-			if c.verdict != verdictUnsafe {
-				if r.Counterexample != nil || r.LeaseOverlaps != 0 {
-					t.Errorf("counterexample %+v, overlaps %d", r.Counterexample, r.LeaseOverlaps)
-				}
-				return
-			}
-			ce := r.Counterexample
-			if ce == nil || ce.Repro != job.repro || ce.Clients != 2 || ce.Faults != 0 {
-				t.Fatalf("counterexample %+v", ce)
-			}
-			o := r.FirstOverlap
-			if o == nil || o.A != "c0" || o.B != "c1" || o.StartNS != 2*sec || r.LeaseOverlapNS <= 0 {
-				t.Errorf("overlap %+v, total %d", o, r.LeaseOverlapNS)
-			}
-			if ce.Violation == nil || ce.Violation.Kind != "lease-overlap" {
-				t.Errorf("violation %+v, want the lease overlap", ce.Violation)
-			}
-		})
 	}
 }
 

@@ -4,35 +4,42 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )
 
 // pauseShort: a targeted pause counts as run in full only when its client
 // paused at the point and the pause ended inside the safety phase.
 func TestPauseShort(t *testing.T) {
-	f := faults.Fault{Kind: faults.ClientPause, Start: time.Second, Duration: 3 * time.Second, Targets: []string{"c0"}, At: pausePoint}
-	cfg := sim.Config{Duration: 10 * time.Second, Faults: []faults.Fault{f}}
-	pause := func(at time.Duration) []sim.Event {
-		return []sim.Event{{T: int64(at), Proc: "c0", Kind: "pause", Detail: f.String()}}
+	f := faults.Fault{Kind: faults.ClientPause, Start: time.Second, Duration: 3 * time.Second, Targets: []string{"c0"}, At: run.PausePoint}
+	other := faults.Fault{Kind: faults.ClientPause, Start: 0, Duration: time.Second, Targets: []string{"c0"}, At: "acquiring"}
+	hist := func(fs []faults.Fault, evs ...checker.Event) checker.History {
+		return checker.History{Heal: int64(10 * time.Second), Faults: fs, Events: evs}
+	}
+	cfg := []faults.Fault{f, other}
+	pause := func(at time.Duration) checker.History {
+		return hist(cfg, checker.Event{T: int64(at), Proc: "c0", Kind: "pause", Detail: f.String(), Fault: 1},
+			checker.Event{T: 0, Proc: "c0", Kind: "pause", Detail: other.String(), Fault: 2})
 	}
 	for _, c := range []struct {
 		name    string
-		history []sim.Event
+		history checker.History
 		want    bool
 	}{
 		{"in full", pause(2 * time.Second), false},
 		{"ends exactly at the heal", pause(7 * time.Second), false},
 		{"cut by the heal", pause(8 * time.Second), true},
-		{"never reached the point", nil, true},
-		{"another pause's event", []sim.Event{{T: int64(2 * time.Second), Proc: "c0", Kind: "pause", Detail: "client-pause@0s+1s c0 at acquiring"}}, true},
+		{"never reached the point", hist(cfg[:1]), true},
+		{"another pause's event", hist(cfg[:1], checker.Event{T: int64(2 * time.Second), Proc: "c0", Kind: "pause", Detail: other.String(), Fault: 2}), true},
 	} {
-		if got := pauseShort(cfg, c.history); got != c.want {
+		if got := pauseShort(c.history); got != c.want {
 			t.Errorf("%s: pauseShort = %v, want %v", c.name, got, c.want)
 		}
 	}
-	untargeted := sim.Config{Duration: 10 * time.Second, Faults: []faults.Fault{{Kind: faults.ClientPause, Start: time.Second, Duration: 30 * time.Second, Targets: []string{"c0"}}}}
-	if pauseShort(untargeted, nil) {
+	untargeted := hist([]faults.Fault{{Kind: faults.ClientPause, Start: time.Second, Duration: 30 * time.Second, Targets: []string{"c0"}}})
+	if pauseShort(untargeted) {
 		t.Error("a pause by time (no point) is not the sweep's targeted pause")
 	}
 }
@@ -50,19 +57,23 @@ func TestReportPauseSweepPausesInFull(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, r := range p.runs {
-				if r.point == nil || r.rs.pause != pauseSweepValues[len(pauseSweepValues)-1] || r.rs.seed > 5 {
+				sp := r.rs.spec
+				if r.point == nil || sp.Pause == nil || *sp.Pause != pauseSweepValues[len(pauseSweepValues)-1] || sp.Seed > 5 {
 					continue
 				}
-				if r.rs.params.Clients != pauseSweepClients {
-					t.Fatalf("%s: %d clients", lock, r.rs.params.Clients)
+				if sp.Params.Clients != pauseSweepClients {
+					t.Fatalf("%s: %d clients", lock, sp.Params.Clients)
 				}
-				j, simErr, err := r.rs.run(bb)
-				if err != nil || simErr != nil {
-					t.Fatal(err, simErr)
+				j, err := runJudged(bb, sp)
+				if err == nil && j.Err != nil {
+					err = j.Err
+				}
+				if err != nil {
+					t.Fatal(err)
 				}
 				ran++
-				if o := outcomeOf(j, nil); o.PauseShort {
-					t.Errorf("%s seed %d: c0 did not pause in full", lock, r.rs.seed)
+				if o := outcomeOf(j); o.PauseShort {
+					t.Errorf("%s seed %d: c0 did not pause in full", lock, sp.Seed)
 				}
 			}
 		}

@@ -2,202 +2,16 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/locks"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )
-
-// A trace file written by 'run --trace' starts with one header line that
-// says which run it is (runHeader); the event lines follow. The trace's
-// SHA-256 is that of the event lines alone, so the hash a sweep or report
-// records for the same seed is the same.
-
-// runHeader is the first line of a trace file: everything needed to run
-// the same world again.
-type runHeader struct {
-	Locksim    string         `json:"locksim"`  // the version that wrote it
-	Scenario   string         `json:"scenario"` // a built-in id, or a scenario file's absolute path
-	Lock       string         `json:"lock"`
-	Seed       uint64         `json:"seed"`
-	Clients    int            `json:"clients"`
-	Nodes      int            `json:"nodes"`
-	DurationNS int64          `json:"duration_ns"`
-	LivenessNS int64          `json:"liveness_ns"`
-	Faults     []faults.Fault `json:"faults"` // the schedule that ran (the seed's, or --faults)
-	// ScenarioSHA256 is the scenario file's hash when Scenario is a file:
-	// replay refuses a file edited since the recording.
-	ScenarioSHA256 string `json:"scenario_sha256,omitempty"`
-}
-
-type headerLine struct {
-	Run *runHeader `json:"locksim_run"`
-}
-
-// header describes j's run; scenario is what --scenario named.
-func (j *runJob) header(scenario string) runHeader {
-	if _, err := scenarios.Get(scenario); err != nil {
-		if abs, err := filepath.Abs(scenario); err == nil {
-			scenario = abs
-		}
-	}
-	fs := j.cfg.Faults
-	if fs == nil {
-		fs = []faults.Fault{}
-	}
-	return runHeader{Locksim: versionLine(), Scenario: scenario, Lock: j.info.ID, Seed: j.cfg.Seed, Clients: j.cfg.Clients, Nodes: len(j.cfg.Nodes),
-		DurationNS: int64(j.cfg.Duration), LivenessNS: int64(j.cfg.Liveness), Faults: fs, ScenarioSHA256: scenarioHash(scenario)}
-}
-
-// scenarioHash is the SHA-256 of a scenario file ("" for a built-in id or
-// an unreadable path).
-func scenarioHash(scenario string) string {
-	if _, err := scenarios.Get(scenario); err == nil {
-		return ""
-	}
-	data, err := os.ReadFile(scenario)
-	if err != nil {
-		return ""
-	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
-}
-
-func writeHeader(w io.Writer, h runHeader) error {
-	b, err := json.Marshal(headerLine{Run: &h})
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
-
-// readHeader reads a trace file's header line; r is left at the first event.
-func readHeader(path string, r *bufio.Reader) (runHeader, error) {
-	line, err := r.ReadBytes('\n')
-	if err != nil && len(line) == 0 {
-		if err == io.EOF {
-			return runHeader{}, fmt.Errorf("%s: empty file (not a trace written by 'locksim run --trace')", path)
-		}
-		return runHeader{}, fmt.Errorf("%s: %v", path, unwrapPathError(err))
-	}
-	var hl headerLine
-	dec := json.NewDecoder(bytes.NewReader(line))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&hl); err != nil || hl.Run == nil {
-		return runHeader{}, fmt.Errorf("%s: line 1 is not a locksim run header (is this a trace written by 'locksim run --trace'?)", path)
-	}
-	return *hl.Run, nil
-}
-
-// jobFromHeader builds the run a header describes.
-func jobFromHeader(path string, h runHeader) (*runJob, error) {
-	info, err := locks.Get(h.Lock)
-	if err != nil {
-		return nil, fmt.Errorf("%s: the header's lock %q is not in this locksim's catalogue", path, h.Lock)
-	}
-	if info.Unavailable != "" {
-		return nil, fmt.Errorf("%s: the header's lock %s is %s", path, h.Lock, info.Unavailable)
-	}
-	sc, err := scenarios.Resolve(h.Scenario)
-	if err != nil {
-		return nil, fmt.Errorf("%s: the header's scenario %q: %v", path, h.Scenario, err)
-	}
-	if h.ScenarioSHA256 != "" {
-		if now := scenarioHash(h.Scenario); now != h.ScenarioSHA256 {
-			return nil, fmt.Errorf("%s: the scenario file %s changed since the recording (sha256 %.12s… then, %.12s… now): replay needs the file as it was", path, h.Scenario, h.ScenarioSHA256, now)
-		}
-	}
-	p := scenarios.Params{Clients: h.Clients, Nodes: h.Nodes, Duration: time.Duration(h.DurationNS), Liveness: time.Duration(h.LivenessNS)}
-	cfg, err := sc.Build(info, h.Seed, p)
-	if err == nil {
-		cfg.Faults = h.Faults
-		err = cfg.Validate()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: the header describes no valid run: %s", path, configError(err))
-	}
-	repro := fmt.Sprintf("locksim replay %s", shellQuote(path))
-	return &runJob{scenario: sc.ID, info: info, cfg: cfg, judging: sc.Judging(info), repro: repro}, nil
-}
-
-// traceComparer is the trace writer of a replay: it compares every event
-// line the replayed run writes with the recorded file's, and keeps the
-// first difference.
-type traceComparer struct {
-	file  string // the recording's path ("" : replay's own first run)
-	rec   *bufio.Reader
-	cur   []byte
-	lines int
-	diff  *traceDiff
-}
-
-type traceDiff struct {
-	Line     int    `json:"line"` // in the file (the header is line 1)
-	Recorded string `json:"recorded"`
-	Replayed string `json:"replayed"`
-	// Truncated: the recording ends (or is cut mid-line) here while the
-	// run went on: a damaged file, not a divergence.
-	Truncated bool `json:"truncated,omitempty"`
-}
-
-func (c *traceComparer) Write(p []byte) (int, error) {
-	c.cur = append(c.cur, p...)
-	for {
-		i := bytes.IndexByte(c.cur, '\n')
-		if i < 0 {
-			break
-		}
-		line := c.cur[:i+1]
-		c.lines++
-		if c.diff == nil {
-			rec, err := c.rec.ReadBytes('\n')
-			if !bytes.Equal(rec, line) {
-				c.diff = &traceDiff{Line: c.lines + 1, Recorded: strings.TrimSuffix(string(rec), "\n"), Replayed: strings.TrimSuffix(string(line), "\n")}
-				if err != nil && len(rec) == 0 {
-					c.diff.Recorded = "(end of file)"
-					c.diff.Truncated = true
-				} else if err != nil && !bytes.HasSuffix(rec, []byte("\n")) && bytes.HasPrefix(line, rec) {
-					c.diff.Recorded += " (cut mid-line)"
-					c.diff.Truncated = true
-				}
-			}
-		}
-		c.cur = c.cur[i+1:]
-	}
-	return len(p), nil
-}
-
-// finish reports a recorded file longer than the replay.
-func (c *traceComparer) finish() {
-	if c.diff != nil {
-		return
-	}
-	if rec, _ := c.rec.ReadBytes('\n'); len(rec) > 0 {
-		c.diff = &traceDiff{Line: c.lines + 2, Recorded: strings.TrimSuffix(string(rec), "\n"), Replayed: "(end of the replayed trace)"}
-	}
-}
-
-// replayReport is the --json object's "replay" member.
-type replayReport struct {
-	File      string     `json:"file,omitempty"` // empty: compared with a first run of the same seed
-	Identical bool       `json:"identical"`
-	Events    int        `json:"events"` // event lines compared
-	Diff      *traceDiff `json:"first_difference,omitempty"`
-}
 
 type replayFlags struct {
 	run    runFlags
@@ -301,11 +115,11 @@ func replayFile(b sim.Bubble, path string, f *replayFlags, stdout, stderr io.Wri
 	}
 	defer file.Close()
 	rec := bufio.NewReaderSize(file, 1<<20)
-	hdr, err := readHeader(path, rec)
+	hdr, err := run.ReadHeader(path, rec)
 	if err == nil {
-		var j *runJob
-		if j, err = jobFromHeader(path, hdr); err == nil {
-			j.recordedBy = hdr.Locksim
+		var job *run.Job
+		if job, err = hdr.Job(path); err == nil {
+			j := &runJob{job: job, repro: "locksim replay " + run.ShellQuote(path), recordedBy: hdr.Locksim}
 			return replayJob(b, j, path, rec, f, stdout, stderr, firstRepro)
 		}
 	}
@@ -314,22 +128,24 @@ func replayFile(b sim.Bubble, path string, f *replayFlags, stdout, stderr io.Wri
 }
 
 func replayJob(b sim.Bubble, j *runJob, path string, rec *bufio.Reader, f *replayFlags, stdout, stderr io.Writer, firstRepro string) int {
-	cmp := &traceComparer{rec: rec, file: path}
+	cmp := &run.Comparer{Recorded: rec}
+	j.replayFile = path
 	if firstRepro != "" {
-		cmp.file = ""
+		j.replayFile = ""
 		j.repro = firstRepro
 	}
-	j.cfg.Trace, j.replay = cmp, cmp
+	j.job.Config.Trace, j.replay = cmp, cmp
 	j.json, j.cexDir = f.json, f.cexDir
 	code := j.run(b, stdout, stderr)
 	if code == exitInternal {
 		return code
 	}
-	if d := cmp.diff; d != nil && d.Truncated && firstRepro == "" {
+	diff, _ := cmp.Finish()
+	if d := diff; d != nil && d.Truncated && firstRepro == "" {
 		fmt.Fprintf(stderr, "locksim: replay: %s is truncated at line %d: it ends before the run did (a complete trace ends with the world's stop event); the lines before it matched\n", path, d.Line)
 		return exitUsage
 	}
-	if d := cmp.diff; d != nil {
+	if d := diff; d != nil {
 		src := "the file"
 		if firstRepro != "" {
 			src = "the first run"

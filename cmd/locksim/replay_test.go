@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/locksim/locksim/run"
 )
 
 // TestReplayTraceFile: a trace written by run replays event for event; the
@@ -41,8 +43,8 @@ func TestReplayTraceFile(t *testing.T) {
 		// --json carries the comparison.
 		_, jout, _ := cli(t, testHost(t), "replay", trace, "--json")
 		var r struct {
-			Verdict string       `json:"verdict"`
-			Replay  replayReport `json:"replay"`
+			Verdict string           `json:"verdict"`
+			Replay  run.ReplayReport `json:"replay"`
 		}
 		if err := json.Unmarshal([]byte(jout), &r); err != nil || !r.Replay.Identical || r.Replay.Events < 10 || r.Replay.File != trace {
 			t.Errorf("replay --json: %v %+v", err, r)

@@ -22,8 +22,10 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/reports"
+	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -72,7 +74,7 @@ var (
 	// Kleppmann's two clients: c0 pauses, c1 may take the lock meanwhile.
 	pauseSweepClients = 2
 	// pauseSweepSlack is how long the safety phase leaves c0 to reach its
-	// first write after pauseStart: c0 may have to wait for the lock
+	// first write after run.PauseStart: c0 may have to wait for the lock
 	// (measured over 50 seeds with 2 clients: median 1.8 s, 90th
 	// percentile 6.0 s, at most 8.8 s). Runs where it still comes too late
 	// are left out of the rates and counted apart.
@@ -153,8 +155,18 @@ type reportCell struct {
 	firstUnsafeSHA string
 	expect         *expectJSON
 	timeline       string
-	repro          string
+	spec           run.Spec // the cell's run, seed 1
 }
+
+// at is the cell's run with a seed.
+func (c *reportCell) at(seed uint64) run.Spec {
+	s := c.spec
+	s.Seed = seed
+	return s
+}
+
+// repro is the command that runs the cell's seed again.
+func (c *reportCell) repro(seed uint64) string { return c.at(seed).Repro() }
 
 type runLengths struct{ duration, liveness time.Duration }
 
@@ -258,16 +270,13 @@ func (f *reportFlags) plan() (*reportPlan, error) {
 				// lease: the phase must outlast it (watchdog: 30 s).
 				c.params.Liveness = max(c.params.Liveness, 2*info.TTL)
 			}
-			rs := runSpec{scenario: s.ID, info: info, seed: 1, params: c.params, pause: -1}
-			cfg, err := rs.config()
+			c.spec = run.Spec{Scenario: s.ID, Lock: id, Seed: 1, Params: c.params}
+			rs := runSpec{spec: c.spec}
+			job, err := c.spec.Build()
 			if err != nil {
 				return nil, usageErrorf("scenario %s, lock %s: %s", s.ID, id, configError(err))
 			}
-			c.cfg = runLengths{cfg.Duration, cfg.Liveness}
-			c.repro = fmt.Sprintf("locksim run --scenario %s --lock %s --seed %%d", s.ID, id)
-			if c.params.Duration > 0 {
-				c.repro += fmt.Sprintf(" --duration %v --liveness %v", c.params.Duration, c.params.Liveness)
-			}
+			c.cfg = runLengths{job.Config.Duration, job.Config.Liveness}
 			p.cells = append(p.cells, c)
 			cellRuns = append(cellRuns, reportRun{rs: rs, cell: c})
 		}
@@ -284,11 +293,11 @@ func (f *reportFlags) plan() (*reportPlan, error) {
 				// Long enough for the pause to end inside the safety
 				// phase even when c0 gets to its write late, with a TTL
 				// after it for the paused client's write.
-				params := scenarios.Params{Clients: pauseSweepClients, Duration: pauseStart + pauseSweepSlack + time.Duration(v*float64(info.TTL)) + info.TTL,
+				params := scenarios.Params{Clients: pauseSweepClients, Duration: run.PauseStart + pauseSweepSlack + time.Duration(v*float64(info.TTL)) + info.TTL,
 					Liveness: pauseSweepLiveness}
-				rs := runSpec{scenario: pauseSweepScenario, info: info, params: params, pause: v}
-				rs.seed = 1
-				if _, err := rs.config(); err != nil {
+				pause := v
+				rs := runSpec{spec: run.Spec{Scenario: pauseSweepScenario, Lock: id, Seed: 1, Params: params, Pause: &pause}}
+				if _, err := rs.spec.Build(); err != nil {
 					return nil, usageErrorf("pause sweep, lock %s: %s", id, configError(err))
 				}
 				p.points = append(p.points, pt)
@@ -311,7 +320,7 @@ func (f *reportFlags) plan() (*reportPlan, error) {
 				continue
 			}
 			for _, r := range group.runs {
-				r.rs.seed = seed
+				r.rs.spec.Seed = seed
 				p.runs = append(p.runs, r)
 			}
 		}
@@ -513,11 +522,11 @@ func (p *reportPlan) run(ctx context.Context, b sim.Bubble, stderr io.Writer) er
 			t = &r.point.tally
 		} else {
 			t = &r.cell.tally
-			if o.Verdict == verdictUnsafe && (!t.HasUnsafe || r.rs.seed < t.FirstUnsafe) {
+			if o.Verdict == checker.VerdictUnsafe && (!t.HasUnsafe || r.rs.spec.Seed < t.FirstUnsafe) {
 				r.cell.firstUnsafeSHA = o.TraceSHA256
 			}
 		}
-		t.add(o, r.rs.seed)
+		t.add(o, r.rs.spec.Seed)
 		if bar != nil {
 			bar.Add(1)
 		}
@@ -546,9 +555,9 @@ func (p *reportPlan) run(ctx context.Context, b sim.Bubble, stderr io.Writer) er
 	_, err = runPool(ctx, len(runners), len(unsafe), func(w, i int) (string, error) {
 		c := unsafe[i]
 		name := filepath.Join("timelines", c.scenario.ID+"--"+c.lock.ID+".png")
-		rs := runSpec{scenario: c.scenario.ID, info: c.lock, seed: c.FirstUnsafe, params: c.params, pause: -1,
+		rs := runSpec{spec: c.at(c.FirstUnsafe),
 			timeline: &timelineRequest{Path: filepath.Join(p.out, name), Title: fmt.Sprintf("%s × %s, seed %d", c.scenario.ID, c.lock.ID, c.FirstUnsafe),
-				Caption: []string{"repro: " + fmt.Sprintf(c.repro, c.FirstUnsafe)}}}
+				Caption: []string{"repro: " + c.repro(c.FirstUnsafe)}}}
 		o, err := runners[w].run(rs)
 		if err != nil {
 			return "", err
@@ -585,32 +594,32 @@ type expectJSON struct {
 
 // cellJSON is one cell of results.json: DESIGN §8a's six fields first.
 type cellJSON struct {
-	Scenario               string      `json:"scenario"`
-	Lock                   string      `json:"lock"`
-	Runs                   int         `json:"runs"`
-	LeaseOverlapRuns       int         `json:"lease_overlap_runs"`
-	ResourceViolationRuns  int         `json:"resource_violation_runs"`
-	Verdict                string      `json:"verdict"`
-	UnsafeRuns             int         `json:"unsafe_runs"`
-	LivenessRuns           int         `json:"liveness_runs"`
-	UnknownRuns            int         `json:"unknown_runs"`
-	OwnershipViolationRuns int         `json:"ownership_violation_runs"`
-	StaleSectionRuns       int         `json:"stale_section_runs"`    // a holder acted on a dead lease
-	StaleAcceptedRuns      int         `json:"stale_accepted_runs"`   // and the storage accepted its write
-	FencedRejectionRuns    int         `json:"fenced_rejection_runs"` // the storage refused an operation
-	StarvedRuns            int         `json:"starved_runs"`          // a client made no progress after the heal (fairness)
-	UnsafeRate             float64     `json:"unsafe_rate"`
-	UnsafeRateCI95         [2]float64  `json:"unsafe_rate_ci95"`
-	Seeds                  [2]uint64   `json:"seeds"` // first and last seed run
-	DurationNS             int64       `json:"duration_ns"`
-	LivenessNS             int64       `json:"liveness_ns"`
-	FirstUnsafeSeed        *uint64     `json:"first_unsafe_seed,omitempty"`
-	Repro                  string      `json:"repro,omitempty"` // reproduces the first unsafe seed
-	ReproTraceSHA256       string      `json:"repro_trace_sha256,omitempty"`
-	Timeline               string      `json:"timeline,omitempty"`
-	Debate                 string      `json:"debate,omitempty"`
-	Expected               *expectJSON `json:"expected,omitempty"`
-	MatchesExpected        *bool       `json:"matches_expected,omitempty"`
+	Scenario               string          `json:"scenario"`
+	Lock                   string          `json:"lock"`
+	Runs                   int             `json:"runs"`
+	LeaseOverlapRuns       int             `json:"lease_overlap_runs"`
+	ResourceViolationRuns  int             `json:"resource_violation_runs"`
+	Verdict                checker.Verdict `json:"verdict"`
+	UnsafeRuns             int             `json:"unsafe_runs"`
+	LivenessRuns           int             `json:"liveness_runs"`
+	UnknownRuns            int             `json:"unknown_runs"`
+	OwnershipViolationRuns int             `json:"ownership_violation_runs"`
+	StaleSectionRuns       int             `json:"stale_section_runs"`    // a holder acted on a dead lease
+	StaleAcceptedRuns      int             `json:"stale_accepted_runs"`   // and the storage accepted its write
+	FencedRejectionRuns    int             `json:"fenced_rejection_runs"` // the storage refused an operation
+	StarvedRuns            int             `json:"starved_runs"`          // a client made no progress after the heal (fairness)
+	UnsafeRate             float64         `json:"unsafe_rate"`
+	UnsafeRateCI95         [2]float64      `json:"unsafe_rate_ci95"`
+	Seeds                  [2]uint64       `json:"seeds"` // first and last seed run
+	DurationNS             int64           `json:"duration_ns"`
+	LivenessNS             int64           `json:"liveness_ns"`
+	FirstUnsafeSeed        *uint64         `json:"first_unsafe_seed,omitempty"`
+	Repro                  string          `json:"repro,omitempty"` // reproduces the first unsafe seed
+	ReproTraceSHA256       string          `json:"repro_trace_sha256,omitempty"`
+	Timeline               string          `json:"timeline,omitempty"`
+	Debate                 string          `json:"debate,omitempty"`
+	Expected               *expectJSON     `json:"expected,omitempty"`
+	MatchesExpected        *bool           `json:"matches_expected,omitempty"`
 }
 
 type pointJSON struct {
@@ -648,11 +657,11 @@ func (c *reportCell) json() cellJSON {
 	if c.HasUnsafe {
 		s := c.FirstUnsafe
 		j.FirstUnsafeSeed = &s
-		j.Repro = fmt.Sprintf(c.repro, s)
+		j.Repro = c.repro(s)
 		j.ReproTraceSHA256 = c.firstUnsafeSHA
 	}
 	if c.expect != nil && c.expect.Want != "" {
-		m := c.expect.Want == j.Verdict
+		m := checker.Verdict(c.expect.Want) == j.Verdict
 		j.MatchesExpected = &m
 	}
 	return j
@@ -708,7 +717,7 @@ func (p *reportPlan) write(stdout io.Writer) error {
 	}
 	unsafe, mismatch := 0, 0
 	for _, c := range res.Cells {
-		if c.Verdict == verdictUnsafe {
+		if c.Verdict == checker.VerdictUnsafe {
 			unsafe++
 		}
 		if c.MatchesExpected != nil && !*c.MatchesExpected {
@@ -760,7 +769,7 @@ func (p *reportPlan) charts() ([]chart, error) {
 		}
 		out = append(out, chart{title: "Violation rate vs pause length", png: png, svg: svg,
 			caption: fmt.Sprintf("Scenario %s with %d clients; client c0 stops just before its first write to the storage at or after %v, once, for the given multiple of its lock's TTL. %d seeds per point, less the runs where c0 did not pause in full inside the safety phase (%d of %d, counted in the table); bars are 95%% Wilson score intervals.",
-				pauseSweepScenario, pauseSweepClients, pauseStart, p.pauseSeeds, p.pauseShort(), p.pauseSeeds*len(p.points))})
+				pauseSweepScenario, pauseSweepClients, run.PauseStart, p.pauseSeeds, p.pauseShort(), p.pauseSeeds*len(p.points))})
 	}
 	// One overlap-vs-resource chart per scenario.
 	for _, s := range p.scenarioOrder() {
@@ -875,7 +884,7 @@ img{max-width:100%%;border:1px solid #eee}figure{margin:1em 0}figcaption{color:#
 			if miss {
 				class += " miss"
 			}
-			fmt.Fprintf(&h, "<td class=\"%s\"><a href=\"#%s\">%s</a><br>%d/%d%s</td>", class, esc(anchor(s.ID, id)), esc(j.Verdict), j.UnsafeRuns, j.Runs,
+			fmt.Fprintf(&h, "<td class=\"%s\"><a href=\"#%s\">%s</a><br>%d/%d%s</td>", class, esc(anchor(s.ID, id)), esc(string(j.Verdict)), j.UnsafeRuns, j.Runs,
 				expectShort(c.expect, "<br><span class=\"exp\">%s</span>"))
 		}
 		fmt.Fprintf(&m, "\n")
@@ -906,8 +915,8 @@ img{max-width:100%%;border:1px solid #eee}figure{margin:1em 0}figcaption{color:#
 				}
 			}
 			for _, v := range vals {
-				fmt.Fprintf(&m, "| %s |", fmtValue(v))
-				fmt.Fprintf(&h, "<tr><td class=\"num\">%s</td>", fmtValue(v))
+				fmt.Fprintf(&m, "| %s |", run.FormatValue(v))
+				fmt.Fprintf(&h, "<tr><td class=\"num\">%s</td>", run.FormatValue(v))
 				for _, id := range pauseSweepLocks {
 					txt := ""
 					for _, pt := range p.points {
@@ -960,7 +969,7 @@ img{max-width:100%%;border:1px solid #eee}figure{margin:1em 0}figcaption{color:#
 				class += " miss"
 			}
 			fmt.Fprintf(&h, "<tr id=\"%s\"><td>%s</td><td class=\"num\">%d</td><td class=\"num\">%s</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%s</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"num\">%d</td><td class=\"%s\">%s</td><td>%s</td><td>%s</td></tr>\n",
-				esc(anchor(s.ID, c.lock.ID)), esc(c.lock.ID), c.Runs, esc(rate), c.Overlap, c.Resource, c.Ownership, esc(stale), c.Fenced, c.Liveness, c.Starved, c.Unknown, class, esc(j.Verdict), esc(exp), esc(length))
+				esc(anchor(s.ID, c.lock.ID)), esc(c.lock.ID), c.Runs, esc(rate), c.Overlap, c.Resource, c.Ownership, esc(stale), c.Fenced, c.Liveness, c.Starved, c.Unknown, class, esc(string(j.Verdict)), esc(exp), esc(length))
 		}
 		fmt.Fprintf(&m, "\n")
 		fmt.Fprintf(&h, "</table>\n")
@@ -982,7 +991,7 @@ img{max-width:100%%;border:1px solid #eee}figure{margin:1em 0}figcaption{color:#
 			if c.scenario.ID != s.ID || c.timeline == "" {
 				continue
 			}
-			repro := fmt.Sprintf(c.repro, c.FirstUnsafe)
+			repro := c.repro(c.FirstUnsafe)
 			fmt.Fprintf(&m, "#### %s × %s: first unsafe seed %d\n\n`%s`\n\n![timeline](%s)\n\n", s.ID, c.lock.ID, c.FirstUnsafe, repro, filepath.ToSlash(c.timeline))
 			fmt.Fprintf(&h, "<h4>%s × %s: first unsafe seed %d</h4>\n<p><code>%s</code></p>\n<figure><img src=\"%s\" alt=\"counterexample timeline\" loading=\"lazy\"></figure>\n",
 				esc(s.ID), esc(c.lock.ID), c.FirstUnsafe, esc(repro), esc(filepath.ToSlash(c.timeline)))
@@ -999,7 +1008,7 @@ img{max-width:100%%;border:1px solid #eee}figure{margin:1em 0}figcaption{color:#
 	}
 	if len(p.points) > 0 {
 		settings = append(settings, fmt.Sprintf("pause sweep: scenario %s with %d clients, %d seeds per point, safety phase %v + %v + the pause + one TTL, liveness phase %v",
-			pauseSweepScenario, pauseSweepClients, p.pauseSeeds, pauseStart, pauseSweepSlack, pauseSweepLiveness))
+			pauseSweepScenario, pauseSweepClients, p.pauseSeeds, run.PauseStart, pauseSweepSlack, pauseSweepLiveness))
 	}
 	settings = append(settings, versionLine())
 	for _, id := range locks.IDs() {

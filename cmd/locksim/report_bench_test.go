@@ -23,7 +23,7 @@ func BenchmarkReportRow(b *testing.B) {
 	}
 	var row []reportRun
 	for _, r := range p.runs {
-		if r.rs.seed == 1 {
+		if r.rs.spec.Seed == 1 {
 			row = append(row, r)
 		}
 	}
@@ -34,15 +34,15 @@ func BenchmarkReportRow(b *testing.B) {
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			for _, r := range row {
-				r.rs.seed = uint64(i + 1)
+				r.rs.spec.Seed = uint64(i + 1)
 				t0 := time.Now()
-				if _, _, err := r.rs.run(bb); err != nil {
+				if _, err := runJudged(bb, r.rs.spec); err != nil {
 					t.Fatal(err)
 				}
 				if r.point != nil {
 					points += time.Since(t0)
 				} else {
-					per[r.rs.scenario] += time.Since(t0)
+					per[r.rs.spec.ScenarioID()] += time.Since(t0)
 				}
 			}
 		}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/locksim/locksim/checker"
 )
 
 // tinyReport runs in a few seconds (also under -race): two scenarios, two
@@ -70,7 +72,7 @@ func TestReportFiles(t *testing.T) {
 	// shows the columns.
 	if i := slices.IndexFunc(res.Cells, func(c cellJSON) bool { return c.Scenario == "pause-after-check" && c.Lock == "fencing" }); i < 0 {
 		t.Error("no pause-after-check × fencing cell")
-	} else if c := res.Cells[i]; c.StaleSectionRuns == 0 || c.FencedRejectionRuns == 0 || c.Verdict != verdictSafe {
+	} else if c := res.Cells[i]; c.StaleSectionRuns == 0 || c.FencedRejectionRuns == 0 || c.Verdict != checker.VerdictSafe {
 		t.Errorf("pause-after-check × fencing: stale section runs %d, fenced rejection runs %d, verdict %s; want both > 0, safe", c.StaleSectionRuns, c.FencedRejectionRuns, c.Verdict)
 	}
 	for _, col := range []string{"stale section runs (write accepted)", "fenced runs", "starved runs"} {
@@ -82,7 +84,7 @@ func TestReportFiles(t *testing.T) {
 	if i < 0 {
 		t.Fatal("no pause-after-check × set-nx-cad cell")
 	}
-	if c := res.Cells[i]; c.Verdict == verdictUnsafe {
+	if c := res.Cells[i]; c.Verdict == checker.VerdictUnsafe {
 		if c.Timeline == "" || c.Repro == "" || !strings.Contains(page, c.Repro) {
 			t.Errorf("unsafe cell without timeline or repro: %+v", c)
 		}
@@ -90,10 +92,10 @@ func TestReportFiles(t *testing.T) {
 		args := append(strings.Fields(strings.TrimPrefix(c.Repro, "locksim ")), "--json")
 		_, out, _ := cli(t, testHost(t), args...)
 		var r struct {
-			Verdict     string `json:"verdict"`
-			TraceSHA256 string `json:"trace_sha256"`
+			Verdict     checker.Verdict `json:"verdict"`
+			TraceSHA256 string          `json:"trace_sha256"`
 		}
-		if err := json.Unmarshal([]byte(out), &r); err != nil || r.TraceSHA256 != c.ReproTraceSHA256 || r.Verdict != verdictUnsafe {
+		if err := json.Unmarshal([]byte(out), &r); err != nil || r.TraceSHA256 != c.ReproTraceSHA256 || r.Verdict != checker.VerdictUnsafe {
 			t.Errorf("%s: verdict %q, trace %s; the report recorded unsafe, %s", c.Repro, r.Verdict, r.TraceSHA256, c.ReproTraceSHA256)
 		}
 	}

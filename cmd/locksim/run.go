@@ -11,59 +11,59 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
-// Verdicts, as printed and in --json (DESIGN §8a).
-const (
-	verdictSafe     = "safe"
-	verdictUnsafe   = "unsafe"
-	verdictLiveness = "liveness"
-	verdictUnknown  = "unknown"
-)
-
-var verdictExit = map[string]int{
-	verdictSafe:     exitSafe,
-	verdictUnsafe:   exitUnsafe,
-	verdictLiveness: exitLiveness,
-	verdictUnknown:  exitUnknown,
+var verdictExit = map[checker.Verdict]int{
+	checker.VerdictSafe:     exitSafe,
+	checker.VerdictUnsafe:   exitUnsafe,
+	checker.VerdictLiveness: exitLiveness,
+	checker.VerdictUnknown:  exitUnknown,
 }
 
 type runFlags struct {
-	lock     string
-	scenario string
-	seed     seedValue
-	clients  intValue
-	nodes    intValue
-	duration durationValue
-	liveness durationValue
-	trace    string
-	json     bool
-	fairness bool
-	traceMax intValue // --trace-max-mb
-	cexDir   string
-	shrink   shrinkFlags // --faults, --shrink, --shrink-out, --shrink-runs (shrink.go)
+	lock      string
+	scenario  string
+	seed      seedValue
+	clients   intValue
+	nodes     intValue
+	duration  durationValue
+	liveness  durationValue
+	replLag   durationValue
+	downAfter durationValue
+	holdMin   durationValue
+	holdMax   durationValue
+	pause     floatValue
+	trace     string
+	json      bool
+	fairness  bool
+	traceMax  intValue // --trace-max-mb
+	cexDir    string
+	shrink    shrinkFlags // --faults, --shrink, --shrink-out, --shrink-runs (shrink.go)
 }
 
 // newRunFlags is run's flag values with their allowed ranges (replay
 // takes the same ones).
 func newRunFlags() runFlags {
 	return runFlags{
-		clients:  intValue{min: 1, max: sim.MaxClients},
-		nodes:    intValue{min: 1, max: sim.MaxNodes},
-		duration: durationValue{min: sim.MinDuration, max: sim.MaxDuration},
-		liveness: durationValue{max: sim.MaxDuration},
-		traceMax: intValue{min: 1, max: 1 << 20, v: defaultTraceMaxMB},
+		clients:   intValue{min: 1, max: sim.MaxClients},
+		nodes:     intValue{min: 1, max: sim.MaxNodes},
+		duration:  durationValue{min: sim.MinDuration, max: sim.MaxDuration},
+		liveness:  durationValue{max: sim.MaxDuration},
+		replLag:   durationValue{max: 600 * time.Second},
+		downAfter: durationValue{max: sim.MaxDuration},
+		holdMin:   durationValue{max: sim.MaxDuration},
+		holdMax:   durationValue{max: sim.MaxDuration},
+		pause:     floatValue{min: 0, max: 100},
+		traceMax:  intValue{min: 1, max: 1 << 20, v: defaultTraceMaxMB},
 	}
 }
 
@@ -112,6 +112,11 @@ judged completely).`,
 	fl.Var(&f.nodes, "nodes", fmt.Sprintf("Redis nodes, 1..%d (default 5 for independent-node locks, 3 for replicated)", sim.MaxNodes))
 	fl.Var(&f.duration, "duration", fmt.Sprintf("virtual time of the safety phase, with faults; up to %v (default %v)", sim.MaxDuration, scenarios.DefaultParams.Duration))
 	fl.Var(&f.liveness, "liveness", fmt.Sprintf("virtual time of the liveness phase, after the heal; up to %v (default %v)", sim.MaxDuration, scenarios.DefaultParams.Liveness))
+	fl.Var(&f.replLag, "repl-lag", "replication lag added to every replication message, on replicated topologies (default the scenario's)")
+	fl.Var(&f.downAfter, "down-after", "Sentinel's down-after on replicated topologies (default the scenario's)")
+	fl.Var(&f.holdMin, "hold-min", "the shortest critical section (default the scenario's)")
+	fl.Var(&f.holdMax, "hold-max", "the longest critical section (default the scenario's)")
+	fl.Var(&f.pause, "pause", "make every targeted client pause last `F` × the lock's TTL, 0..100, or add one (c0 stops just before its first protected write at or after 1 s); 0 removes them (sweep's pause parameter)")
 	fl.StringVar(&f.trace, "trace", "", "write the trace as JSON Lines to `FILE` (written only if the run completes)")
 	fl.Var(&f.traceMax, "trace-max-mb", fmt.Sprintf("the most a --trace file may hold, in MiB, 1..%d (default %d): a longer trace is not written, and the run says so", 1<<20, defaultTraceMaxMB))
 	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of the summary")
@@ -129,59 +134,35 @@ func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
 			return nil, usageErrorf("--%s: empty value (leave the flag out for its default)", name)
 		}
 	}
-	if f.lock == "" {
-		return nil, usageErrorf("--lock: required (one of: %s)", strings.Join(locks.IDs(), ", "))
-	}
-	info, err := locks.Get(f.lock)
-	if err != nil {
-		return nil, usageErrorf("--lock: unknown lock %q (one of: %s)", f.lock, strings.Join(locks.IDs(), ", "))
-	}
-	if info.Unavailable != "" {
-		return nil, usageErrorf("--lock: %s is %s", f.lock, info.Unavailable)
-	}
-	// --scenario: a built-in id, or a scenario file (scenarios.Resolve).
-	sc, err := scenarios.Resolve(f.scenario)
-	if err != nil {
-		var fe *scenarios.FileError
-		if errors.As(err, &fe) {
-			return nil, usageErrorf("--scenario: %v", err)
+	spec := f.spec()
+	if f.shrink.faultsFile != "" {
+		fs, err := run.ReadFaults(f.shrink.faultsFile)
+		if err != nil {
+			return nil, usageErrorf("--faults: %v", err)
 		}
-		return nil, usageErrorf("--scenario: unknown scenario %q (one of: %s; or a scenario file)", f.scenario, strings.Join(scenarios.IDs(), ", "))
+		spec.Faults, spec.FaultsFile = fs, f.shrink.faultsFile
+	}
+	job, err := spec.Build()
+	if err != nil {
+		// The lock and the scenario first, then the seed, then the rest.
+		var ie *run.InputError
+		if f.seed.set || (errors.As(err, &ie) && (ie.Field == "lock" || ie.Field == "scenario")) {
+			return nil, specError(err)
+		}
 	}
 	if !f.seed.set {
 		return nil, usageErrorf("--seed: required (0..18446744073709551615)")
 	}
-	p := scenarios.Params{Clients: f.clients.v, Nodes: f.nodes.v, Duration: f.duration.v, Liveness: f.liveness.v}
-	cfg, err := sc.Build(info, f.seed.v, p)
-	if err == nil {
-		err = cfg.Validate()
-	}
-	if err != nil {
-		return nil, usageErrorf("%s", configError(err))
-	}
-	// --faults and --shrink (shrink.go).
-	shrink, faultsRepro, err := f.shrink.apply(cmd, f, &cfg)
+	shrink, err := f.shrink.check(cmd, f)
 	if err != nil {
 		return nil, err
-	}
-
-	repro := fmt.Sprintf("locksim run --scenario %s --lock %s --seed %d", f.scenario, f.lock, f.seed.v)
-	for _, name := range []string{"clients", "nodes", "duration", "liveness"} {
-		if fl := cmd.Flags().Lookup(name); fl.Changed {
-			repro += fmt.Sprintf(" --%s %s", name, fl.Value)
-		}
-	}
-	if f.fairness {
-		repro += " --fairness"
 	}
 	if f.cexDir != "" {
 		if err := checkOutDir(f.cexDir, "slice.jsonl", "porcupine.html"); err != nil {
 			return nil, usageErrorf("--counterexample: %v", err)
 		}
 	}
-	repro += faultsRepro
-	j := &runJob{scenario: sc.ID, info: info, cfg: cfg, judging: sc.Judging(info), repro: repro, json: f.json, cexDir: f.cexDir, fairness: f.fairness,
-		shrink: shrink, headerScenario: f.scenario}
+	j := &runJob{job: job, repro: spec.Repro(), json: f.json, cexDir: f.cexDir, shrink: shrink}
 	j.traceMaxBytes = int64(f.traceMax.v) << 20
 	if f.trace != "" {
 		if err := j.openTrace(f.trace); err != nil {
@@ -191,41 +172,50 @@ func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
 	return j, nil
 }
 
-// configError names the flag behind a scenario or sim.Config validation
-// error where there is one ("nodes: 70 out of range 1..64" → "--nodes: ...").
-func configError(err error) string {
-	msg := err.Error()
-	for _, name := range []string{"nodes", "clients", "duration", "liveness"} {
-		if strings.HasPrefix(msg, name+":") {
-			return "--" + msg
-		}
+// spec is the run the flags name.
+func (f *runFlags) spec() run.Spec {
+	s := run.Spec{Scenario: f.scenario, Lock: f.lock, Seed: f.seed.v, Fairness: f.fairness,
+		Params: scenarios.Params{Clients: f.clients.v, Nodes: f.nodes.v, Duration: f.duration.v, Liveness: f.liveness.v,
+			ReplLag: f.replLag.v, DownAfter: f.downAfter.v, HoldMin: f.holdMin.v, HoldMax: f.holdMax.v}}
+	if f.pause.set {
+		v := f.pause.v
+		s.Pause = &v
 	}
-	return "invalid scenario configuration: " + msg
+	return s
 }
 
-// runJob is one validated run, ready to be hosted in a bubble.
-type runJob struct {
-	scenario string
-	info     locks.Info
-	cfg      sim.Config
-	judging  scenarios.Judging // the scenario's resource and liveness bound
-	repro    string
-	json     bool
+// configError is a run.Spec's build error as a message naming its flag
+// where there is one ("--nodes: 70 out of range 1..64").
+func configError(err error) string {
+	var ie *run.InputError
+	if errors.As(err, &ie) && ie.Field != "" {
+		return "--" + ie.Error()
+	}
+	return err.Error()
+}
 
-	cexDir        string // --counterexample: where to write the slice and the porcupine HTML
-	skipPorcupine bool
-	fairness      bool       // --fairness: starvation fails liveness
-	shrink        *shrinkJob // --shrink (shrink.go)
+// specError is a run.Spec's build error as an input error naming its flag.
+func specError(err error) error { return usageErrorf("%s", configError(err)) }
+
+// runJob is one validated run, ready to be hosted in a bubble, with what
+// the command does around it (trace file, shrink, counterexample files).
+type runJob struct {
+	job   *run.Job
+	repro string
+	json  bool
+
+	cexDir string     // --counterexample: where to write the slice and the porcupine HTML
+	shrink *shrinkJob // --shrink (shrink.go)
 
 	tracePath string   // the file the user asked for
 	traceTmp  *os.File // a temp file beside it, renamed over it on success
 	// traceMaxBytes bounds the trace file (0: no bound).
 	traceMaxBytes int64
-	// headerScenario is --scenario as given, for the trace file's header.
-	headerScenario string
 	// replay, set by 'replay', compares the run's trace with a recording
-	// written by the locksim version recordedBy.
-	replay     *traceComparer
+	// (replayFile; "" for replay's own first run) written by the locksim
+	// version recordedBy.
+	replay     *run.Comparer
+	replayFile string
 	recordedBy string
 }
 
@@ -268,13 +258,13 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 	var capped *cappedWriter
 	if j.traceTmp != nil {
 		traceBuf = bufio.NewWriterSize(j.traceTmp, 1<<20)
-		if err := writeHeader(traceBuf, j.header(j.headerScenario)); err != nil {
+		if err := run.WriteHeader(traceBuf, j.job.Header(versionLine())); err != nil {
 			j.discardTrace()
 			fmt.Fprintf(stderr, "locksim: --trace: %v\n", err)
 			return exitInternal
 		}
 		capped = &cappedWriter{w: traceBuf, max: j.traceMaxBytes}
-		j.cfg.Trace = capped
+		j.job.Config.Trace = capped
 		stop := j.removeTraceOnSignal(stderr)
 		defer stop()
 	}
@@ -288,14 +278,12 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 		}
 	}()
 
-	res, runErr := sim.Run(b, j.cfg)
-	if res == nil {
-		if runErr == nil {
-			runErr = errors.New("the simulator returned no result")
-		}
-		fmt.Fprintf(stderr, "locksim: internal error: %v\n", runErr)
+	jd, err := j.job.Run(b)
+	if err != nil {
+		fmt.Fprintf(stderr, "locksim: internal error: %v\n", err)
 		return exitInternal
 	}
+	runErr := jd.Err
 	if j.traceTmp != nil {
 		if runErr != nil {
 			// An incomplete run leaves no trace file behind.
@@ -310,10 +298,13 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 		}
 	}
 
-	r := judge(j, res, runErr)
+	r := jd.Report(j.repro)
+	if runErr == nil {
+		r.TraceFile = j.tracePath
+	}
 	if c := j.replay; c != nil {
-		c.finish()
-		r.Replay = &replayReport{File: c.file, Identical: c.diff == nil, Events: c.lines, Diff: c.diff}
+		diff, lines := c.Finish()
+		r.Replay = &run.ReplayReport{File: j.replayFile, Identical: diff == nil, Events: lines, Diff: diff}
 	}
 	if j.shrink != nil && r.Counterexample != nil && runErr == nil {
 		if code := j.shrink.run(b, j, r, stderr); code != 0 {
@@ -321,7 +312,7 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 		}
 	}
 	if r.Counterexample != nil && j.cexDir != "" {
-		if err := writeCounterexample(j.cexDir, r); err != nil {
+		if err := r.WriteCounterexample(j.cexDir); err != nil {
 			fmt.Fprintf(stderr, "locksim: --counterexample: %v\n", err)
 			return exitInternal
 		}
@@ -337,7 +328,7 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 		}
 		fmt.Fprintf(stdout, "%s\n", b)
 	} else {
-		printSummary(stdout, j, r)
+		r.WriteSummary(stdout)
 	}
 	return verdictExit[r.Verdict]
 }
@@ -395,272 +386,6 @@ func (j *runJob) removeTraceOnSignal(stderr io.Writer) (stop func()) {
 		signal.Stop(sigc)
 		close(done)
 	}
-}
-
-// runReport is the judged run: the --json object and the summary's data.
-type runReport struct {
-	Scenario            string            `json:"scenario"`
-	Lock                string            `json:"lock"`
-	Seed                uint64            `json:"seed"`
-	Verdict             string            `json:"verdict"`
-	VerdictReason       string            `json:"verdict_reason"`
-	LeaseOverlaps       int               `json:"lease_overlaps"`
-	LeaseOverlapNS      int64             `json:"lease_overlap_ns"`
-	FirstOverlap        *overlapReport    `json:"first_overlap,omitempty"`
-	ResourceViolations  int               `json:"resource_violations"`
-	Porcupine           string            `json:"porcupine"`
-	Claim               string            `json:"claim"`
-	OwnershipViolations int               `json:"ownership_violations"`
-	StaleSections       int               `json:"stale_sections"`
-	StaleAccepted       int               `json:"stale_accepted"`
-	FencedRejections    int               `json:"fenced_rejections"`
-	Starved             []string          `json:"starved"`
-	LongestWaitNS       int64             `json:"longest_wait_ns"`
-	Blockers            []checker.Blocker `json:"blockers,omitempty"`
-	Acquisitions        outcomeCounts     `json:"acquisitions"`
-	LivenessAcquired    int               `json:"liveness_acquisitions"`
-	Clients             int               `json:"clients"`
-	Nodes               int               `json:"nodes"`
-	DurationNS          int64             `json:"duration_ns"`
-	LivenessNS          int64             `json:"liveness_ns"`
-	FaultSchedule       []faults.Fault    `json:"fault_schedule"`
-	Stats               sim.Stats         `json:"stats"`
-	TraceEvents         int64             `json:"trace_events"`
-	HistoryCapped       bool              `json:"history_capped"`
-	TraceSHA256         string            `json:"trace_sha256"`
-	TraceFile           string            `json:"trace_file,omitempty"`
-	Error               string            `json:"error,omitempty"`
-	Counterexample      *counterexample   `json:"counterexample,omitempty"`
-	Replay              *replayReport     `json:"replay,omitempty"` // set by 'replay'
-
-	check   *checker.Result
-	history checker.History
-}
-
-type outcomeCounts struct {
-	OK      int `json:"ok"`
-	Fail    int `json:"fail"`
-	Unknown int `json:"unknown"`
-}
-
-type overlapReport struct {
-	A       string `json:"a"`
-	B       string `json:"b"`
-	StartNS int64  `json:"start_ns"`
-	EndNS   int64  `json:"end_ns"`
-}
-
-type counterexample struct {
-	Repro     string             `json:"repro"`
-	Faults    int                `json:"faults"`
-	Clients   int                `json:"clients"`
-	Violation *checker.Violation `json:"violation,omitempty"`
-	// Files written with --counterexample DIR.
-	SliceFile string `json:"slice_file,omitempty"`
-	HTMLFile  string `json:"html_file,omitempty"`
-	// Shrink is set with --shrink: Repro, Faults and Clients are then the
-	// shrunk run's (shrink.go).
-	Shrink *shrinkReport `json:"shrink,omitempty"`
-}
-
-// judge checks the history and decides the verdict: unsafe iff two clients
-// believed they held the lock at once; otherwise unknown if the run or its
-// history is incomplete; otherwise liveness if no client acquired the lock
-// after the heal; otherwise safe.
-func judge(j *runJob, res *sim.Result, runErr error) *runReport {
-	cfg := j.cfg
-	r := &runReport{
-		Scenario:      j.scenario,
-		Lock:          j.info.ID,
-		Seed:          cfg.Seed,
-		Clients:       cfg.Clients,
-		Nodes:         len(cfg.Nodes),
-		DurationNS:    int64(cfg.Duration),
-		LivenessNS:    int64(cfg.Liveness),
-		FaultSchedule: cfg.Faults,
-		Stats:         res.Stats,
-		TraceEvents:   res.TraceEvents,
-		HistoryCapped: res.TraceCapped,
-		TraceSHA256:   res.TraceSHA256,
-		TraceFile:     j.tracePath,
-	}
-	if r.FaultSchedule == nil {
-		r.FaultSchedule = []faults.Fault{}
-	}
-	if runErr != nil {
-		r.Error = runErr.Error()
-		r.TraceFile = ""
-	}
-
-	h := scenarios.History(res, cfg, j.info, j.judging.Resource, j.judging.Initial)
-	chk := checker.Check(h, checker.Options{SkipPorcupine: j.skipPorcupine, MaxUnavailable: j.judging.MaxUnavailable, RequireFairness: j.fairness})
-	r.check = &chk
-	r.history = h
-	for _, ev := range res.History {
-		if ev.Op != "acquire" {
-			continue
-		}
-		switch ev.Kind {
-		case "ok":
-			r.Acquisitions.OK++
-			if ev.T >= h.Heal {
-				r.LivenessAcquired++
-			}
-		case "fail":
-			r.Acquisitions.Fail++
-		case "unknown":
-			r.Acquisitions.Unknown++
-		}
-	}
-	r.LeaseOverlaps = chk.LeaseOverlaps
-	r.LeaseOverlapNS = chk.OverlapNS
-	if o := chk.FirstOverlap; o != nil {
-		r.FirstOverlap = &overlapReport{A: o.A, B: o.B, StartNS: o.Start, EndNS: o.End}
-	}
-	r.ResourceViolations = chk.ResourceViolations
-	r.Porcupine = chk.Porcupine
-	r.OwnershipViolations = chk.OwnershipViolations
-	r.StaleSections, r.StaleAccepted, r.FencedRejections = chk.Stale.Sections, chk.Stale.Accepted, chk.Stale.FencedRejections
-	r.Starved, r.LongestWaitNS = chk.Liveness.Starved, chk.Liveness.LongestWaitNS
-	if r.Starved == nil {
-		r.Starved = []string{}
-	}
-	if chk.Verdict == checker.VerdictLiveness {
-		r.Blockers = chk.Liveness.Blockers
-	}
-	r.Claim = chk.Claim
-	r.Verdict = chk.Verdict
-	if len(chk.Reasons) > 0 {
-		r.VerdictReason = chk.Reasons[0]
-	}
-	if runErr != nil && r.Verdict != verdictUnsafe {
-		r.Verdict = verdictUnknown
-		r.VerdictReason = "the run did not complete: " + runErr.Error()
-	}
-	if r.Verdict == verdictUnsafe {
-		r.Counterexample = &counterexample{Repro: j.repro, Faults: len(cfg.Faults), Clients: cfg.Clients, Violation: chk.First}
-	}
-	return r
-}
-
-// printSummary writes the human summary; its last line is the trace hash.
-func printSummary(w io.Writer, j *runJob, r *runReport) {
-	line := func(key, format string, a ...any) {
-		fmt.Fprintf(w, "%-16s%s\n", key+":", fmt.Sprintf(format, a...))
-	}
-	line("scenario", "%s", r.Scenario)
-	line("lock", "%s (%s)", r.Lock, j.info.Source)
-	line("seed", "%d", r.Seed)
-	line("world", "%d clients, %d nodes", r.Clients, r.Nodes)
-	line("virtual time", "%v (safety %v, then liveness %v)", time.Duration(r.Stats.VirtualNS), time.Duration(r.DurationNS), time.Duration(r.LivenessNS))
-	line("events", "%d scheduler steps, %d trace lines", r.Stats.Events, r.TraceEvents)
-	line("commands", "%d Redis commands", r.Stats.Commands)
-	line("faults", "%d scheduled, %d injected", len(r.FaultSchedule), r.Stats.Faults)
-	for _, f := range r.FaultSchedule {
-		fmt.Fprintf(w, "%-16s%s\n", "", f)
-	}
-	line("failovers", "%d", r.Stats.Failovers)
-	line("crashes", "%d", r.Stats.Crashes)
-	line("acquisitions", "ok %d, fail %d, unknown %d (ok after the heal: %d)", r.Acquisitions.OK, r.Acquisitions.Fail, r.Acquisitions.Unknown, r.LivenessAcquired)
-	if r.LeaseOverlaps == 0 {
-		line("lease overlaps", "0")
-	} else {
-		o := r.FirstOverlap
-		line("lease overlaps", "%d (total %v)", r.LeaseOverlaps, time.Duration(r.LeaseOverlapNS))
-		line("first overlap", "%s and %s from t=%v to t=%v (%v)", o.A, o.B, time.Duration(o.StartNS), time.Duration(o.EndNS), time.Duration(o.EndNS-o.StartNS))
-	}
-	line("resource", "%d violations (storage truth), porcupine: %s", r.ResourceViolations, r.Porcupine)
-	line("ownership", "%d violations", r.OwnershipViolations)
-	line("stale", "%d sections acted on a dead lease (%d with a stale write accepted); %d operations fenced by the storage", r.StaleSections, r.StaleAccepted, r.FencedRejections)
-	if r.check != nil && r.check.Liveness.Judged {
-		lv := r.check.Liveness
-		if len(lv.Starved) == 0 {
-			line("fairness", "every client progressed after the heal; longest wait %v (%s)", time.Duration(lv.LongestWaitNS), orNone(lv.LongestWaitClient))
-		} else {
-			line("fairness", "%d starved (%s); longest wait %v (%s)", len(lv.Starved), strings.Join(lv.Starved, ", "), time.Duration(lv.LongestWaitNS), lv.LongestWaitClient)
-		}
-	}
-	line("claim", "%s", r.Claim)
-	line("verdict", "%s", r.VerdictReason)
-	if r.check != nil {
-		for _, why := range r.check.Reasons[min(1, len(r.check.Reasons)):] {
-			fmt.Fprintf(w, "%-16s%s\n", "", why)
-		}
-	}
-	if r.Counterexample != nil {
-		printShrink(w, r.Counterexample)
-		line("repro", "%s", r.Counterexample.Repro)
-	}
-	if r.TraceFile != "" {
-		line("trace file", "%s", r.TraceFile)
-	}
-	if rp := r.Replay; rp != nil {
-		switch {
-		case rp.Diff != nil:
-			line("replay", "DIVERGED at line %d (see stderr)", rp.Diff.Line)
-		case rp.File == "":
-			line("replay", "identical in two runs (%d event lines)", rp.Events)
-		default:
-			line("replay", "identical to %s (%d event lines)", rp.File, rp.Events)
-		}
-	}
-	fmt.Fprintf(w, "trace sha256: %s\n", r.TraceSHA256)
-}
-
-// writeCounterexample writes the first violation's slice of the history as
-// JSON Lines and porcupine's visualization of the resource history.
-func writeCounterexample(dir string, r *runReport) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	slice := checker.Slice(r.history, *r.check, int64(5*time.Second))
-	var b strings.Builder
-	for _, ev := range slice {
-		line, err := json.Marshal(ev)
-		if err != nil {
-			return err
-		}
-		b.Write(line)
-		b.WriteByte('\n')
-	}
-	slicePath := filepath.Join(dir, "slice.jsonl")
-	if err := writeFileAtomic(slicePath, []byte(b.String())); err != nil {
-		return err
-	}
-	r.Counterexample.SliceFile = slicePath
-	if r.check.Linearizability.Info != nil {
-		htmlPath := filepath.Join(dir, "porcupine.html")
-		if err := checker.WriteVisualization(htmlPath, r.history, *r.check); err != nil {
-			return err
-		}
-		r.Counterexample.HTMLFile = htmlPath
-	}
-	return nil
-}
-
-// writeFileAtomic writes data to a temp file beside path and renames it.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
 }
 
 // cappedWriter passes at most max bytes (0: no bound) to w; past the bound

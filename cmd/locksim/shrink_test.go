@@ -12,6 +12,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/run"
 )
 
 func TestShrinkBadInput(t *testing.T) {
@@ -62,7 +63,7 @@ func TestRunFaultsFile(t *testing.T) {
 		{Kind: faults.Partition, Start: 2 * time.Second, Duration: time.Second, From: []string{"c0"}, To: []string{"n0"}, OneWay: true},
 	}
 	path := filepath.Join(t.TempDir(), "f.json")
-	if err := writeFaults(path, want); err != nil {
+	if err := run.WriteFaults(path, want); err != nil {
 		t.Fatal(err)
 	}
 	args := append([]string{"run", "--lock", "set-nx-cad", "--seed", "5", "--clients", "2", "--faults", path, "--json"}, short...)
@@ -70,7 +71,7 @@ func TestRunFaultsFile(t *testing.T) {
 	if stderr != "" || code == exitUsage || code == exitInternal {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	var r runReport
+	var r run.Report
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestRunShrink(t *testing.T) {
 	if code != exitUnsafe || stderr != "" {
 		t.Fatalf("seed %s: exit %d, stderr %q (want an unsafe run among seeds 1..100)", seed, code, stderr)
 	}
-	var r runReport
+	var r run.Report
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatal(err)
 	}
@@ -117,12 +118,12 @@ func TestRunShrink(t *testing.T) {
 		ce.Faults > s.FromFaults || ce.Clients > s.FromClients || s.Runs < 1 || s.Runs > 300 || s.Kind != ce.Violation.Kind {
 		t.Errorf("shrink report %+v with faults %d clients %d", s, ce.Faults, ce.Clients)
 	}
-	wantRepro := "locksim run --scenario default --lock set-nx-cad --seed " + seed + " --duration 10s --liveness 5s --clients " +
-		strconv.Itoa(ce.Clients) + " --faults " + out
+	wantRepro := "locksim run --scenario default --lock set-nx-cad --seed " + seed + " --clients " + strconv.Itoa(ce.Clients) +
+		" --duration 10s --liveness 5s --faults " + out
 	if ce.Repro != wantRepro {
 		t.Errorf("repro %q\nwant  %q", ce.Repro, wantRepro)
 	}
-	fs, err := readFaults(out)
+	fs, err := run.ReadFaults(out)
 	if err != nil || !reflect.DeepEqual(fs, s.Schedule) && !(len(fs) == 0 && len(s.Schedule) == 0) {
 		t.Fatalf("the file holds %v (%v), want %v", fs, err, s.Schedule)
 	}
@@ -132,7 +133,7 @@ func TestRunShrink(t *testing.T) {
 	if code != exitUnsafe {
 		t.Fatalf("repro: exit %d, stderr %q", code, stderr)
 	}
-	var again runReport
+	var again run.Report
 	if err := json.Unmarshal([]byte(stdout), &again); err != nil {
 		t.Fatal(err)
 	}

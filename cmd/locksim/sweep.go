@@ -29,9 +29,9 @@ import (
 	"golang.org/x/term"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/reports"
+	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -106,110 +106,36 @@ func (s *sweepSpec) base() scenarios.Params {
 	return scenarios.Params{Clients: s.Clients, Nodes: s.Nodes, Duration: time.Duration(s.DurationNS), Liveness: time.Duration(s.LivenessNS)}
 }
 
-// runSpec is everything one simulation needs besides the bubble.
+// runSpec is one job for a runner: the run, and whether to draw it.
 type runSpec struct {
-	scenario string
-	info     locks.Info
-	seed     uint64
-	params   scenarios.Params
-	pause    float64 // targeted pause before the write, in TTLs; < 0: none added
+	spec run.Spec
 	// timeline, if set, asks the runner to draw the first violation.
 	timeline *timelineRequest
 }
 
-func (s *sweepSpec) runSpec(j sweepJob) (runSpec, error) {
-	info, err := locks.Get(j.Lock)
-	if err != nil {
-		return runSpec{}, err
-	}
-	rs := runSpec{scenario: s.Scenario, info: info, seed: j.Seed, params: s.base(), pause: -1}
+func (s *sweepSpec) runSpec(j sweepJob) runSpec {
+	rs := runSpec{spec: run.Spec{Scenario: s.Scenario, Lock: j.Lock, Seed: j.Seed, Params: s.base()}}
 	if j.HasValue {
 		def := sweepParams[s.Param]
-		def.apply(&rs, j.Value)
+		def.apply(&rs.spec, j.Value)
 	}
-	return rs, nil
+	return rs
 }
 
-// config builds and validates the world.
-func (rs runSpec) config() (sim.Config, error) {
-	cfg, err := scenarios.Build(rs.scenario, rs.info.ID, rs.seed, rs.params)
-	if err != nil {
-		return cfg, err
-	}
-	if rs.pause >= 0 {
-		if err := applyPause(&cfg, rs.info, rs.pause); err != nil {
-			return cfg, err
-		}
-	}
-	return cfg, cfg.Validate()
-}
-
-// run runs and judges one world in bubble b. A run the simulator could not
-// finish (an event budget hit) is a result with verdict unknown, not an
-// error; a panic is an error.
-func (rs runSpec) run(b sim.Bubble) (j *scenarios.Judged, runErr error, err error) {
+// runJudged builds, runs and judges one job in bubble b. A run the
+// simulator could not finish (an event budget hit) is a judged run with
+// verdict unknown, not an error; a panic or an invalid spec is an error.
+func runJudged(b sim.Bubble, spec run.Spec) (j *run.Judged, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("internal error: panic in %s/%s seed %d: %v\n%s", rs.scenario, rs.info.ID, rs.seed, r, debug.Stack())
+			err = fmt.Errorf("internal error: panic in %s/%s seed %d: %v\n%s", spec.ScenarioID(), spec.Lock, spec.Seed, r, debug.Stack())
 		}
 	}()
-	cfg, err := rs.config()
+	job, err := spec.Build()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	j, runErr = scenarios.RunChecked(b, cfg, rs.scenario, rs.info, checker.Options{})
-	return j, runErr, nil
-}
-
-// pausePoint is where the sweep's "pause" parameter stops a client: in the
-// critical section just before its write to the protected resource, which
-// the workload marks for every lock (Kleppmann's GC-pause figure).
-const pausePoint = string(locks.PointBeforeWrite)
-
-// pauseStart is when the added pause is armed: the first time c0 reaches
-// the pause point at or after it.
-const pauseStart = time.Second
-
-// applyPause makes the schedule's targeted client pauses last frac × the
-// lock's TTL; a schedule without one gets one: client c0 pauses for that
-// long just before its first protected write at or after 1 s. frac 0
-// removes them (the baseline).
-func applyPause(cfg *sim.Config, info locks.Info, frac float64) error {
-	if info.TTL <= 0 {
-		return fmt.Errorf("pause: lock %s has no TTL to scale the pause by", info.ID)
-	}
-	d := time.Duration(math.Round(frac * float64(info.TTL)))
-	var kept []faults.Fault
-	targeted := false
-	fits := func(start time.Duration) error {
-		if start+d >= cfg.Duration {
-			return fmt.Errorf("pause: a %v pause (%s × %s's TTL of %v) from t=%v does not end before the safety phase does (%v): raise --duration",
-				d, fmtValue(frac), info.ID, info.TTL, start, cfg.Duration)
-		}
-		return nil
-	}
-	for _, f := range cfg.Faults {
-		if f.Kind == faults.ClientPause && f.At != "" {
-			targeted = true
-			if d <= 0 {
-				continue
-			}
-			if err := fits(f.Start); err != nil {
-				return err
-			}
-			f.Duration = d
-		}
-		kept = append(kept, f)
-	}
-	if !targeted && d > 0 {
-		if err := fits(pauseStart); err != nil {
-			return err
-		}
-		kept = append(kept, faults.Fault{Kind: faults.ClientPause, Start: pauseStart, Duration: d, Targets: []string{"c0"}, At: pausePoint})
-	}
-	faults.Sort(kept)
-	cfg.Faults = kept
-	return nil
+	return job.Run(b)
 }
 
 // paramDef is a parameter a sweep can vary.
@@ -218,7 +144,7 @@ type paramDef struct {
 	integer  bool
 	min, max float64
 	minOpen  bool // min itself is not allowed
-	apply    func(rs *runSpec, v float64)
+	apply    func(rs *run.Spec, v float64)
 	help     string
 }
 
@@ -226,17 +152,17 @@ func seconds(v float64) time.Duration { return time.Duration(math.Round(v * 1e9)
 
 var sweepParams = map[string]paramDef{
 	"clients": {unit: "clients", integer: true, min: 1, max: sim.MaxClients, help: "client processes",
-		apply: func(rs *runSpec, v float64) { rs.params.Clients = int(v) }},
+		apply: func(rs *run.Spec, v float64) { rs.Params.Clients = int(v) }},
 	"nodes": {unit: "nodes", integer: true, min: 1, max: sim.MaxNodes, help: "Redis nodes",
-		apply: func(rs *runSpec, v float64) { rs.params.Nodes = int(v) }},
+		apply: func(rs *run.Spec, v float64) { rs.Params.Nodes = int(v) }},
 	"duration": {unit: "s", min: 0, minOpen: true, max: sim.MaxDuration.Seconds(), help: "virtual time of the safety phase",
-		apply: func(rs *runSpec, v float64) { rs.params.Duration = seconds(v) }},
+		apply: func(rs *run.Spec, v float64) { rs.Params.Duration = seconds(v) }},
 	"liveness": {unit: "s", min: 0, minOpen: true, max: sim.MaxDuration.Seconds(), help: "virtual time of the liveness phase",
-		apply: func(rs *runSpec, v float64) { rs.params.Liveness = seconds(v) }},
+		apply: func(rs *run.Spec, v float64) { rs.Params.Liveness = seconds(v) }},
 	"repl-lag": {unit: "s", min: 0, minOpen: true, max: 600, help: "replication lag on replicated topologies",
-		apply: func(rs *runSpec, v float64) { rs.params.ReplLag = seconds(v) }},
+		apply: func(rs *run.Spec, v float64) { rs.Params.ReplLag = seconds(v) }},
 	"pause": {unit: "× TTL", min: 0, max: 100, help: "a client pause just before the protected write, as a fraction of the lock's TTL",
-		apply: func(rs *runSpec, v float64) { rs.pause = v }},
+		apply: func(rs *run.Spec, v float64) { rs.Pause = &v }},
 }
 
 func paramNames() string {
@@ -317,56 +243,49 @@ func parseParam(s string) (string, []float64, error) {
 		v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 12, 64), 64)
 		vals[i] = v
 		if def.integer && v != math.Trunc(v) {
-			return "", nil, fmt.Errorf("%s: value %s is not a whole number (choose from:to:steps so every step is one)", name, fmtValue(v))
+			return "", nil, fmt.Errorf("%s: value %s is not a whole number (choose from:to:steps so every step is one)", name, run.FormatValue(v))
 		}
 		if v < def.min || (def.minOpen && v == def.min) || v > def.max {
 			lo := "["
 			if def.minOpen {
 				lo = "("
 			}
-			return "", nil, fmt.Errorf("%s: value %s out of range %s%s, %s]", name, fmtValue(v), lo, fmtValue(def.min), fmtValue(def.max))
+			return "", nil, fmt.Errorf("%s: value %s out of range %s%s, %s]", name, run.FormatValue(v), lo, run.FormatValue(def.min), run.FormatValue(def.max))
 		}
 		if slices.Contains(vals[:i], v) {
-			return "", nil, fmt.Errorf("%s: value %s appears twice", name, fmtValue(v))
+			return "", nil, fmt.Errorf("%s: value %s appears twice", name, run.FormatValue(v))
 		}
 	}
 	return name, vals, nil
 }
 
-// writeOutput writes a result file atomically (run.go's writeFileAtomic)
-// and makes it readable by all, like any file the user asked for.
-func writeOutput(path string, data []byte) error {
-	if err := writeFileAtomic(path, data); err != nil {
-		return err
-	}
-	return os.Chmod(path, 0o644)
-}
-
-func fmtValue(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+// writeOutput writes a result file atomically, readable by all, like any
+// file the user asked for.
+func writeOutput(path string, data []byte) error { return run.WriteFileAtomic(path, data) }
 
 // sweepLine is one job's result: one line of results.jsonl. Field order
 // is fixed (struct order); nothing in it depends on the machine, so a
 // sweep's lines are the same bytes however it was run (workers, shards,
 // resumes).
 type sweepLine struct {
-	Job                 int      `json:"job"`
-	Scenario            string   `json:"scenario"`
-	Lock                string   `json:"lock"`
-	Seed                uint64   `json:"seed"`
-	Param               string   `json:"param"`
-	Value               *float64 `json:"value"`
-	Verdict             string   `json:"verdict"`
-	Claim               string   `json:"claim"`
-	LeaseOverlaps       int      `json:"lease_overlaps"`
-	ResourceViolations  int      `json:"resource_violations"`
-	Porcupine           string   `json:"porcupine"`
-	OwnershipViolations int      `json:"ownership_violations"`
-	StaleSections       int      `json:"stale_sections"`
-	StaleAccepted       int      `json:"stale_accepted"`
-	FencedRejections    int      `json:"fenced_rejections"`
-	Starved             int      `json:"starved"`
-	TraceSHA256         string   `json:"trace_sha256"`
-	Error               string   `json:"error,omitempty"`
+	Job                 int             `json:"job"`
+	Scenario            string          `json:"scenario"`
+	Lock                string          `json:"lock"`
+	Seed                uint64          `json:"seed"`
+	Param               string          `json:"param"`
+	Value               *float64        `json:"value"`
+	Verdict             checker.Verdict `json:"verdict"`
+	Claim               string          `json:"claim"`
+	LeaseOverlaps       int             `json:"lease_overlaps"`
+	ResourceViolations  int             `json:"resource_violations"`
+	Porcupine           string          `json:"porcupine"`
+	OwnershipViolations int             `json:"ownership_violations"`
+	StaleSections       int             `json:"stale_sections"`
+	StaleAccepted       int             `json:"stale_accepted"`
+	FencedRejections    int             `json:"fenced_rejections"`
+	Starved             int             `json:"starved"`
+	TraceSHA256         string          `json:"trace_sha256"`
+	Error               string          `json:"error,omitempty"`
 	// PauseShort: a targeted pause of the run did not run in full inside
 	// the safety phase (outcome.PauseShort); the pause sweep's rates leave
 	// such runs out.
@@ -580,16 +499,12 @@ func (s *sweepSpec) check() error {
 	for vi := 0; vi < s.values(); vi++ {
 		for li := range s.Locks {
 			j := s.job((vi*len(s.Locks) + li) * s.Seeds)
-			rs, err := s.runSpec(j)
-			if err == nil {
-				_, err = rs.config()
-			}
-			if err != nil {
+			if _, err := s.runSpec(j).spec.Build(); err != nil {
 				what := "lock " + j.Lock
 				if j.HasValue {
-					what += fmt.Sprintf(", %s=%s", s.Param, fmtValue(j.Value))
+					what += fmt.Sprintf(", %s=%s", s.Param, run.FormatValue(j.Value))
 				}
-				return usageErrorf("%s: %s", what, configError(err))
+				return usageErrorf("%s: %v", what, err)
 			}
 		}
 	}
@@ -688,7 +603,7 @@ func (s *sweepSpec) describe() string {
 	if s.Param != "" {
 		vs := make([]string, len(s.Values))
 		for i, v := range s.Values {
-			vs[i] = fmtValue(v)
+			vs[i] = run.FormatValue(v)
 		}
 		d += fmt.Sprintf(", %s=%s", s.Param, strings.Join(vs, ","))
 	}
@@ -810,11 +725,7 @@ func (o *sweepOptions) run(ctx context.Context, b sim.Bubble) (sweepStatus, erro
 		written := 0
 		n, runErr := runPool(ctx, workers, len(todo), func(w, k int) (sweepLine, error) {
 			j := s.job(todo[k])
-			rs, err := s.runSpec(j)
-			if err != nil {
-				return sweepLine{}, err
-			}
-			out, err := runners[w].run(rs)
+			out, err := runners[w].run(s.runSpec(j))
 			if err != nil {
 				return sweepLine{}, err
 			}
@@ -1109,9 +1020,9 @@ func writeCSV(path string, lines []sweepLine) error {
 	for _, l := range lines {
 		v := ""
 		if l.Value != nil {
-			v = fmtValue(*l.Value)
+			v = run.FormatValue(*l.Value)
 		}
-		w.Write([]string{strconv.Itoa(l.Job), l.Scenario, l.Lock, strconv.FormatUint(l.Seed, 10), l.Param, v, l.Verdict, l.Claim,
+		w.Write([]string{strconv.Itoa(l.Job), l.Scenario, l.Lock, strconv.FormatUint(l.Seed, 10), l.Param, v, string(l.Verdict), l.Claim,
 			strconv.Itoa(l.LeaseOverlaps), strconv.Itoa(l.ResourceViolations), l.Porcupine, strconv.Itoa(l.OwnershipViolations),
 			strconv.Itoa(l.StaleSections), strconv.Itoa(l.StaleAccepted), strconv.Itoa(l.FencedRejections), strconv.Itoa(l.Starved),
 			l.TraceSHA256, l.Error, strconv.FormatBool(l.PauseShort)})
@@ -1164,14 +1075,14 @@ func (t *tally) add(o outcome, seed uint64) {
 	}
 	verdict, overlaps, resource, ownership := o.Verdict, o.LeaseOverlaps, o.ResourceViolations, o.OwnershipViolations
 	switch verdict {
-	case verdictUnsafe:
+	case checker.VerdictUnsafe:
 		t.Unsafe++
 		if !t.HasUnsafe || seed < t.FirstUnsafe {
 			t.FirstUnsafe, t.HasUnsafe = seed, true
 		}
-	case verdictLiveness:
+	case checker.VerdictLiveness:
 		t.Liveness++
-	case verdictUnknown:
+	case checker.VerdictUnknown:
 		t.Unknown++
 	}
 	if overlaps > 0 {
@@ -1192,18 +1103,18 @@ func (t *tally) add(o outcome, seed uint64) {
 // to the more severe (liveness, then unknown). A lock that starves a client
 // in 1 run of 200 is reported safe with its liveness count beside it, not
 // called a liveness failure; the counts are always shown.
-func (t *tally) verdict() string {
+func (t *tally) verdict() checker.Verdict {
 	if t.Unsafe > 0 {
-		return verdictUnsafe
+		return checker.VerdictUnsafe
 	}
 	safe := t.Runs - t.Liveness - t.Unknown
 	switch {
 	case t.Liveness > 0 && t.Liveness >= safe && t.Liveness >= t.Unknown:
-		return verdictLiveness
+		return checker.VerdictLiveness
 	case t.Unknown > 0 && t.Unknown >= safe:
-		return verdictUnknown
+		return checker.VerdictUnknown
 	}
-	return verdictSafe
+	return checker.VerdictSafe
 }
 
 // finishSweep writes the CSV, prints the rates and draws them.
@@ -1258,7 +1169,7 @@ func finishSweep(dir string, s *sweepSpec, lines []sweepLine, stdout io.Writer, 
 			row := fmt.Sprintf("%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d", lock, t.Runs, reports.Rate{K: t.Unsafe, N: t.Runs},
 				pct(t.Overlap, t.Runs), pct(t.Resource, t.Runs), pct(t.Stale, t.Runs), pct(t.Fenced, t.Runs), t.Liveness, t.Starved, t.Unknown)
 			if s.Param != "" {
-				row = fmtValue(v) + "\t" + row
+				row = run.FormatValue(v) + "\t" + row
 			}
 			if anyShort {
 				row += fmt.Sprintf("\t%d", short[key{v, lock}])

@@ -300,7 +300,7 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"sweep", "--out", dir, "--param", "pause=1,1"}, "--param: pause: value 1 appears twice"},
 		{[]string{"sweep", "--out", dir, "--shard", "3/3"}, `--shard: "3/3": want 0 <= i < n`},
 		{[]string{"sweep", "--out", dir, "--shard", "x"}, `--shard: "x": want i/n`},
-		{[]string{"sweep", "--out", dir, "--locks", "redlock", "--param", "pause=5:5:1", "--duration", "10s"}, "lock redlock, pause=5: invalid scenario configuration: pause: a 50s pause"},
+		{[]string{"sweep", "--out", dir, "--locks", "redlock", "--param", "pause=5:5:1", "--duration", "10s"}, "lock redlock, pause=5: pause: a 50s pause"},
 		{[]string{"sweep", "--out", dir, "-j", "0"}, `--jobs: "0" is out of range`},
 		{[]string{"sweep", "--out", dir, "extra"}, `sweep: unexpected argument "extra"`},
 	}

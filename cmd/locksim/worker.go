@@ -17,10 +17,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/reports"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -43,17 +43,17 @@ var subprocessWorkers = false
 
 // outcome is what sweeps and reports keep of one judged run.
 type outcome struct {
-	Verdict             string `json:"verdict"`
-	Claim               string `json:"claim,omitempty"`
-	LeaseOverlaps       int    `json:"lease_overlaps"`
-	ResourceViolations  int    `json:"resource_violations"`
-	Porcupine           string `json:"porcupine"`
-	OwnershipViolations int    `json:"ownership_violations"`
-	StaleSections       int    `json:"stale_sections"`
-	StaleAccepted       int    `json:"stale_accepted"`
-	FencedRejections    int    `json:"fenced_rejections"`
-	Starved             int    `json:"starved"` // clients that made no progress after the heal (fairness)
-	TraceSHA256         string `json:"trace_sha256,omitempty"`
+	Verdict             checker.Verdict `json:"verdict"`
+	Claim               string          `json:"claim,omitempty"`
+	LeaseOverlaps       int             `json:"lease_overlaps"`
+	ResourceViolations  int             `json:"resource_violations"`
+	Porcupine           string          `json:"porcupine"`
+	OwnershipViolations int             `json:"ownership_violations"`
+	StaleSections       int             `json:"stale_sections"`
+	StaleAccepted       int             `json:"stale_accepted"`
+	FencedRejections    int             `json:"fenced_rejections"`
+	Starved             int             `json:"starved"` // clients that made no progress after the heal (fairness)
+	TraceSHA256         string          `json:"trace_sha256,omitempty"`
 	// PauseShort is set when a targeted client pause of the schedule did
 	// not run in full inside the safety phase: its client never reached
 	// the pause point in time, or the heal (which ends every fault) cut it
@@ -64,38 +64,42 @@ type outcome struct {
 	SimError string `json:"sim_error,omitempty"`
 }
 
-// outcomeOf summarizes a run.
-func outcomeOf(j *scenarios.Judged, simErr error) outcome {
-	if simErr != nil || j == nil {
-		o := outcome{Verdict: verdictUnknown, Porcupine: "skipped"}
-		if simErr != nil {
-			o.SimError = firstLine(simErr.Error())
-		}
-		return o
+// outcomeOf summarizes a judged run (nil: none).
+func outcomeOf(j *run.Judged) outcome {
+	if j == nil {
+		return outcome{Verdict: checker.VerdictUnknown, Porcupine: "skipped"}
 	}
 	c := j.Check
-	return outcome{Verdict: c.Verdict, Claim: c.Claim, LeaseOverlaps: c.LeaseOverlaps, ResourceViolations: c.ResourceViolations,
+	o := outcome{Verdict: c.Verdict, Claim: c.Claim, LeaseOverlaps: c.LeaseOverlaps, ResourceViolations: c.ResourceViolations,
 		Porcupine: c.Porcupine, OwnershipViolations: c.OwnershipViolations,
 		StaleSections: c.Stale.Sections, StaleAccepted: c.Stale.Accepted, FencedRejections: c.Stale.FencedRejections, Starved: len(c.Liveness.Starved),
 		TraceSHA256: j.Result.TraceSHA256,
-		PauseShort:  pauseShort(j.Config, j.Result.History)}
+		PauseShort:  pauseShort(j.History)}
+	if j.Err != nil {
+		o.SimError = firstLine(j.Err.Error())
+	}
+	return o
 }
 
-// pauseShort reports whether some targeted client pause of cfg did not
-// both begin and end inside the safety phase (see outcome.PauseShort).
-func pauseShort(cfg sim.Config, history []sim.Event) bool {
-	for _, f := range cfg.Faults {
-		if f.Kind != faults.ClientPause || f.At == "" || f.Start >= cfg.Duration {
-			continue
-		}
-		desc, full := f.String(), false
-		for _, ev := range history {
-			if ev.Kind == "pause" && ev.Detail == desc {
-				full = ev.T+int64(f.Duration) <= int64(cfg.Duration)
-				break
+// pauseShort reports whether some targeted client pause of the schedule
+// did not both begin and end inside the safety phase (see
+// outcome.PauseShort).
+func pauseShort(h checker.History) bool {
+	fired := map[int]int64{} // fault number → when its pause began
+	for _, ev := range h.Events {
+		if ev.Kind == "pause" && ev.Fault > 0 {
+			if _, seen := fired[ev.Fault]; !seen {
+				fired[ev.Fault] = ev.T
 			}
 		}
-		if !full {
+	}
+	safetyEnd := h.Heal
+	for i, f := range h.Faults {
+		if f.Kind != faults.ClientPause || f.At == "" || int64(f.Start) >= safetyEnd {
+			continue
+		}
+		t, ok := fired[i+1]
+		if !ok || t+int64(f.Duration) > safetyEnd {
 			return true
 		}
 	}
@@ -112,11 +116,11 @@ type runner interface {
 type inProcess struct{ b sim.Bubble }
 
 func (r inProcess) run(rs runSpec) (outcome, error) {
-	j, simErr, err := rs.run(r.b)
+	j, err := runJudged(r.b, rs.spec)
 	if err != nil {
 		return outcome{}, err
 	}
-	o := outcomeOf(j, simErr)
+	o := outcomeOf(j)
 	if t := rs.timeline; t != nil && j != nil && j.Check.First != nil {
 		title := t.Title
 		if v := j.Check.First; v != nil {
@@ -182,11 +186,7 @@ func closeRunners(rs []runner) error {
 
 // workRequest is one job sent to a child.
 type workRequest struct {
-	Scenario string           `json:"scenario"`
-	Lock     string           `json:"lock"`
-	Seed     uint64           `json:"seed"`
-	Params   scenarios.Params `json:"params"`
-	Pause    float64          `json:"pause"`
+	Spec     run.Spec         `json:"spec"`
 	Timeline *timelineRequest `json:"timeline,omitempty"`
 }
 
@@ -224,7 +224,7 @@ func startChild(exe string, stderr io.Writer) (*child, error) {
 }
 
 func (c *child) run(rs runSpec) (outcome, error) {
-	req := workRequest{Scenario: rs.scenario, Lock: rs.info.ID, Seed: rs.seed, Params: rs.params, Pause: rs.pause, Timeline: rs.timeline}
+	req := workRequest{Spec: rs.spec, Timeline: rs.timeline}
 	if err := c.enc.Encode(req); err != nil {
 		return outcome{}, fmt.Errorf("internal error: worker process %d: %v", c.cmd.Process.Pid, err)
 	}
@@ -300,10 +300,8 @@ func serveWorker(stdin io.Reader, stdout io.Writer, b sim.Bubble) int {
 		var rep workReply
 		if jerr := json.Unmarshal(line, &req); jerr != nil {
 			rep.Err = fmt.Sprintf("internal error: worker: bad request: %v", jerr)
-		} else if info, lerr := locks.Get(req.Lock); lerr != nil {
-			rep.Err = fmt.Sprintf("internal error: worker: %v", lerr)
 		} else {
-			o, rerr := inProcess{b}.run(runSpec{scenario: req.Scenario, info: info, seed: req.Seed, params: req.Params, pause: req.Pause, timeline: req.Timeline})
+			o, rerr := inProcess{b}.run(runSpec{spec: req.Spec, timeline: req.Timeline})
 			rep.Outcome = o
 			if rerr != nil {
 				fmt.Fprintf(os.Stderr, "locksim worker: %v\n", rerr)

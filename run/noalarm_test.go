@@ -1,4 +1,4 @@
-package scenarios
+package run
 
 import (
 	"flag"
@@ -16,6 +16,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -34,7 +35,7 @@ var correctLocks = []string{"set-nx-cad", "redlock", "redsync", "redislock", "fe
 
 // noAlarmWorld: 10 s of faults, 30 s of liveness; faults start in the
 // first 8 s and last up to 30 s, so many outlast the safety phase.
-var noAlarmParams = Params{Clients: 5, Duration: 10 * time.Second, Liveness: 30 * time.Second}
+var noAlarmParams = scenarios.Params{Clients: 5, Duration: 10 * time.Second, Liveness: 30 * time.Second}
 
 func TestNoFalseAlarms(t *testing.T) {
 	total := *noAlarmRuns
@@ -60,9 +61,9 @@ func TestNoFalseAlarms(t *testing.T) {
 		{"no lease overlap under partitions, delay, loss and node pauses",
 			[]faults.Kind{faults.Partition, faults.Delay, faults.Loss, faults.NodePause}, func(j *Judged) string {
 				if j.Check.LeaseOverlaps > 0 {
-					if why, ok := staleSelfRelease(j); ok && reusesValue[j.Lock.ID] {
+					if why, ok := staleSelfRelease(j); ok && reusesValue[j.Job.Lock.ID] {
 						mu.Lock()
-						documented[j.Lock.ID]++
+						documented[j.Job.Lock.ID]++
 						mu.Unlock()
 						_ = why
 						return ""
@@ -96,7 +97,7 @@ func TestNoFalseAlarms(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					base, err := World(info, 1, noAlarmParams)
+					base, err := scenarios.World(info, 1, noAlarmParams)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -112,20 +113,20 @@ func TestNoFalseAlarms(t *testing.T) {
 					rapid.Check(t, func(rt *rapid.T) {
 						seed := rapid.Uint64Range(1, 1<<32).Draw(rt, "seed")
 						schedule := gen.Draw(rt, "faults")
-						cfg, err := World(info, seed, noAlarmParams)
+						cfg, err := scenarios.World(info, seed, noAlarmParams)
 						if err != nil {
 							rt.Fatal(err)
 						}
 						cfg.Faults = schedule
 						cfg.HistoryCommands = pr.kinds != nil // staleSelfRelease reads the nodes' commands
-						j, err := RunChecked(sim.TestBubble(t), cfg, "no-false-alarms", info, checker.Options{})
+						j, err := runChecked(sim.TestBubble(t), cfg, "no-false-alarms", info, checker.Options{})
 						if err != nil {
 							rt.Fatalf("seed %d: %v", seed, err) // an internal error (a broken heal invariant) is a harness bug
 						}
 						why := pr.check(j)
 						mu.Lock()
 						runs++
-						verdicts[pr.name+"/"+id+"/"+j.Check.Verdict]++
+						verdicts[pr.name+"/"+id+"/"+string(j.Check.Verdict)]++
 						mu.Unlock()
 						if why != "" {
 							rt.Fatalf("%s, seed %d, faults %v: %s", id, seed, schedule, why)
@@ -280,13 +281,13 @@ func TestStaleSelfRelease(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := World(info, c.seed, noAlarmParams)
+			cfg, err := scenarios.World(info, c.seed, noAlarmParams)
 			if err != nil {
 				t.Fatal(err)
 			}
 			cfg.Faults = c.faults
 			cfg.HistoryCommands = true
-			j, err := RunChecked(sim.TestBubble(t), cfg, "stale-self-release", info, checker.Options{SkipPorcupine: true})
+			j, err := runChecked(sim.TestBubble(t), cfg, "stale-self-release", info, checker.Options{SkipPorcupine: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -307,12 +308,12 @@ func TestStaleSelfRelease(t *testing.T) {
 func TestStaleSelfReleaseNotOtherOverlaps(t *testing.T) {
 	info, _ := locks.Get("redlock")
 	for seed := uint64(1); seed <= 3; seed++ {
-		cfg, err := Build("clock-jump", "redlock", seed, Params{})
+		cfg, err := scenarios.Build("clock-jump", "redlock", seed, scenarios.Params{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.HistoryCommands = true
-		j, err := RunChecked(sim.TestBubble(t), cfg, "clock-jump", info, checker.Options{SkipPorcupine: true})
+		j, err := runChecked(sim.TestBubble(t), cfg, "clock-jump", info, checker.Options{SkipPorcupine: true})
 		if err != nil {
 			t.Fatal(err)
 		}

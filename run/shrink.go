@@ -1,4 +1,4 @@
-package scenarios
+package run
 
 import (
 	"errors"
@@ -10,7 +10,6 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -31,12 +30,6 @@ type ShrinkOptions struct {
 	// MinDuration: a fault's duration is not halved, nor its start moved,
 	// by less than this (default MinShrinkDuration).
 	MinDuration time.Duration
-	// Check is handed to the checker for every run (it must judge as the
-	// caller's original run was judged).
-	Check checker.Options
-	// Judging, if set, is how runs are judged (a scenario file's resource
-	// and liveness bound); nil: RunChecked's, from the built-in scenario.
-	Judging *Judging
 	// Progress, if set, is called after every run (the first included)
 	// with the run's number, whether it failed with the kind, and the
 	// run's number of faults and clients.
@@ -45,13 +38,15 @@ type ShrinkOptions struct {
 
 // ShrinkResult is the smallest failing run Shrink found.
 type ShrinkResult struct {
-	// Config is the shrunk run: the original config with Faults replaced
-	// and Clients reduced (Trace cleared). Running it again gives Check.
-	Config sim.Config
+	// Job is the shrunk run: the original job with its config's Faults
+	// replaced and Clients reduced (Trace cleared), and its Spec's too, so
+	// Job.Spec.Repro() runs it (once the schedule is in a --faults file:
+	// set Spec.FaultsFile). Running it again gives Check.
+	Job *Job
 	// Check is the checker's result of Config: unsafe, with a violation
 	// of Kind.
 	Check checker.Result
-	Kind  string
+	Kind  checker.Kind
 	// Faults and Clients are Config's schedule and client count.
 	Faults  []faults.Fault
 	Clients int
@@ -104,7 +99,7 @@ var ErrNotFailing = errors.New("the run does not fail with that violation kind")
 //
 // Bound: MaxRuns runs, the first included; at the bound the best run so
 // far is returned with Exhausted set, and no error.
-func Shrink(b sim.Bubble, cfg sim.Config, scenario string, info locks.Info, kind string, opt ShrinkOptions) (ShrinkResult, error) {
+func Shrink(b sim.Bubble, job *Job, kind checker.Kind, opt ShrinkOptions) (ShrinkResult, error) {
 	if opt.MaxRuns <= 0 {
 		opt.MaxRuns = DefaultShrinkRuns
 	}
@@ -114,9 +109,10 @@ func Shrink(b sim.Bubble, cfg sim.Config, scenario string, info locks.Info, kind
 	if kind == "" {
 		return ShrinkResult{}, fmt.Errorf("shrink: no violation kind to preserve")
 	}
+	cfg := job.Config
 	cfg.Trace = nil
 	cfg.Faults = slices.Clone(cfg.Faults)
-	s := &shrinker{b: b, scenario: scenario, info: info, kind: kind, opt: opt}
+	s := &shrinker{b: b, job: job, kind: kind, opt: opt}
 	first, err := s.run(cfg)
 	if err != nil {
 		return ShrinkResult{}, fmt.Errorf("shrink: the original run: %w", err)
@@ -125,9 +121,9 @@ func Shrink(b sim.Bubble, cfg sim.Config, scenario string, info locks.Info, kind
 		s.opt.Progress(s.runs, s.fails(first), len(cfg.Faults), cfg.Clients)
 	}
 	if !s.fails(first) {
-		what := first.Check.Verdict
+		what := string(first.Check.Verdict)
 		if first.Check.First != nil {
-			what += ", first violation " + first.Check.First.Kind
+			what += ", first violation " + string(first.Check.First.Kind)
 		}
 		return ShrinkResult{}, fmt.Errorf("shrink: %w %q (%s)", ErrNotFailing, kind, what)
 	}
@@ -147,15 +143,22 @@ func Shrink(b sim.Bubble, cfg sim.Config, scenario string, info locks.Info, kind
 		}
 	}
 	best := s.best
-	return ShrinkResult{Config: best, Check: s.bestCheck, Kind: kind, Faults: slices.Clone(best.Faults), Clients: best.Clients,
+	shrunk := *job
+	shrunk.Config = best
+	shrunk.Spec.Faults = slices.Clone(best.Faults)
+	if shrunk.Spec.Faults == nil {
+		shrunk.Spec.Faults = []faults.Fault{}
+	}
+	shrunk.Spec.Params.Clients = best.Clients
+	shrunk.Spec.Pause = nil // the pause is in the schedule now
+	return ShrinkResult{Job: &shrunk, Check: s.bestCheck, Kind: kind, Faults: slices.Clone(best.Faults), Clients: best.Clients,
 		Runs: s.runs, Exhausted: s.exhausted, FromFaults: len(cfg.Faults), FromClients: cfg.Clients}, nil
 }
 
 type shrinker struct {
 	b         sim.Bubble
-	scenario  string
-	info      locks.Info
-	kind      string
+	job       *Job
+	kind      checker.Kind
 	opt       ShrinkOptions
 	runs      int
 	exhausted bool
@@ -165,20 +168,13 @@ type shrinker struct {
 
 func (s *shrinker) run(cfg sim.Config) (*Judged, error) {
 	s.runs++
-	jd := s.opt.Judging
-	if jd == nil {
-		return RunChecked(s.b, cfg, s.scenario, s.info, s.opt.Check)
+	j := *s.job
+	j.Config = cfg
+	jd, err := j.Run(s.b)
+	if err == nil && jd.Err != nil {
+		err = jd.Err
 	}
-	res, err := sim.Run(s.b, cfg)
-	if err != nil {
-		return nil, err
-	}
-	opt := s.opt.Check
-	if opt.MaxUnavailable == 0 {
-		opt.MaxUnavailable = jd.MaxUnavailable
-	}
-	h := History(res, cfg, s.info, jd.Resource, jd.Initial)
-	return &Judged{Scenario: s.scenario, Lock: s.info, Seed: cfg.Seed, Config: cfg, Result: res, History: h, Check: checker.Check(h, opt)}, nil
+	return jd, err
 }
 
 func (s *shrinker) fails(j *Judged) bool {
@@ -188,7 +184,7 @@ func (s *shrinker) fails(j *Judged) bool {
 // violationsOf counts r's verdict-relevant violations of one kind
 // (checker.Violation kinds): lease overlaps and ownership violations only
 // when the claim is mutual exclusion, porcupine's illegal as one.
-func violationsOf(r checker.Result, kind string) int {
+func violationsOf(r checker.Result, kind checker.Kind) int {
 	mutex := r.Claim != checker.ClaimResourceSafety
 	switch kind {
 	case "lease-overlap":

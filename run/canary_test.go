@@ -1,4 +1,4 @@
-package scenarios
+package run
 
 import (
 	"flag"
@@ -13,6 +13,7 @@ import (
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/resource"
+	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -31,10 +32,11 @@ type canaryCase struct {
 	lock, correct string
 	// kind is the violation the bug shows (checker.Violation kinds); op,
 	// for ownership, the operation that broke it (release | renew).
-	kind, op string
+	kind checker.Kind
+	op   string
 	// faults says which schedule runs, and why.
 	faults   string
-	params   Params
+	params   scenarios.Params
 	schedule func(t *testing.T, cfg *sim.Config, seed uint64) // nil: the scenario's random default mix
 	// real: lock is a design of the catalogue the debate expects to break
 	// under these faults, not a canary.
@@ -57,7 +59,7 @@ var canaryCases = []canaryCase{
 			"the bug only matters when a round stalls after a majority of keys was set, and the default mix almost never " +
 			"stalls a round there (Redlock's 50 ms node timeout bounds every other delay, and its 102 ms drift allowance " +
 			"absorbs two of them)",
-		params:   Params{Duration: 30 * time.Second, Liveness: 10 * time.Second},
+		params:   scenarios.Params{Duration: 30 * time.Second, Liveness: 10 * time.Second},
 		schedule: acquisitionStalls,
 	},
 	{
@@ -68,7 +70,7 @@ var canaryCases = []canaryCase{
 		faults: "a crash swarm (faults.Bounds.Kinds = crash) aimed at the lock's node, with everysec persistence: " +
 			"a token repeats only when the counter goes back by less than the tokens issued since, i.e. a restart " +
 			"from a snapshot up to 1 s old; the default mix draws crash 1 time in 8 and everysec 1 time in 3",
-		params:   Params{Duration: 30 * time.Second, Liveness: 10 * time.Second},
+		params:   scenarios.Params{Duration: 30 * time.Second, Liveness: 10 * time.Second},
 		schedule: everysecCrashes,
 	},
 	{
@@ -105,7 +107,7 @@ func TestCanariesCaught(t *testing.T) {
 			unsafe, otherKind, shared := 0, 0, 0
 			for seed := uint64(1); seed <= maxCanarySeeds; seed++ {
 				cfg := canaryConfig(t, c, c.lock, seed)
-				j, err := RunChecked(b, cfg, "default", info, checker.Options{})
+				j, err := runChecked(b, cfg, "default", info, checker.Options{})
 				if err != nil {
 					t.Fatalf("seed %d: %v", seed, err)
 				}
@@ -122,7 +124,7 @@ func TestCanariesCaught(t *testing.T) {
 				if !reflect.DeepEqual(ccfg.Faults, cfg.Faults) {
 					t.Fatalf("seed %d: %s and %s got different schedules", seed, c.lock, c.correct)
 				}
-				cj, err := RunChecked(b, ccfg, "default", correct, checker.Options{})
+				cj, err := runChecked(b, ccfg, "default", correct, checker.Options{})
 				if err != nil {
 					t.Fatalf("seed %d: %s: %v", seed, c.correct, err)
 				}
@@ -133,7 +135,7 @@ func TestCanariesCaught(t *testing.T) {
 				t.Logf("faults: %s", c.faults)
 				first := "none named"
 				if r.First != nil {
-					first = r.First.Kind + ": " + r.First.Detail
+					first = string(r.First.Kind) + ": " + r.First.Detail
 				}
 				t.Logf("caught at seed %d (%d faults): verdict %s, %d %s violations; first violation %s",
 					seed, len(cfg.Faults), r.Verdict, violationsOf(r, c.kind), c.kind, first)
@@ -149,7 +151,7 @@ func TestCanariesCaught(t *testing.T) {
 
 func canaryConfig(t *testing.T, c canaryCase, lock string, seed uint64) sim.Config {
 	t.Helper()
-	cfg, err := Build("default", lock, seed, c.params)
+	cfg, err := scenarios.Build("default", lock, seed, c.params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +235,7 @@ func correctSeeds() int {
 
 // correctParams keep the zero-violation runs short: 3 clients, 20 s of
 // faults, 5 s of liveness.
-var correctParams = Params{Clients: 3, Duration: 20 * time.Second, Liveness: 5 * time.Second}
+var correctParams = scenarios.Params{Clients: 3, Duration: 20 * time.Second, Liveness: 5 * time.Second}
 
 // TestRedlockMinorityPartitions: Redlock keeps mutual exclusion (no lease
 // overlap, no ownership violation, no resource violation, porcupine never
@@ -247,10 +249,10 @@ func TestRedlockMinorityPartitions(t *testing.T) {
 	}
 	b := sim.TestBubble(t)
 	seeds := correctSeeds()
-	verdicts := map[string]int{}
+	verdicts := map[checker.Verdict]int{}
 	parts := 0
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
-		cfg, err := Build("default", "redlock", seed, correctParams)
+		cfg, err := scenarios.Build("default", "redlock", seed, correctParams)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -259,7 +261,7 @@ func TestRedlockMinorityPartitions(t *testing.T) {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 		parts += len(cfg.Faults)
-		j, err := RunChecked(b, cfg, "default", info, checker.Options{})
+		j, err := runChecked(b, cfg, "default", info, checker.Options{})
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
@@ -360,15 +362,15 @@ func TestFencedResourceUnderPauses(t *testing.T) {
 			}
 			b := sim.TestBubble(t)
 			seeds := correctSeeds()
-			verdicts := map[string]int{}
+			verdicts := map[checker.Verdict]int{}
 			overlaps := 0
 			for seed := uint64(1); seed <= uint64(seeds); seed++ {
-				cfg, err := Build("default", id, seed, correctParams)
+				cfg, err := scenarios.Build("default", id, seed, correctParams)
 				if err != nil {
 					t.Fatal(err)
 				}
 				cfg.Faults = swarmOf(t, cfg, seed, []faults.Kind{faults.ClientPause}, 1, 6)
-				j, err := RunChecked(b, cfg, "default", info, checker.Options{})
+				j, err := runChecked(b, cfg, "default", info, checker.Options{})
 				if err != nil {
 					t.Fatalf("seed %d: %v", seed, err)
 				}

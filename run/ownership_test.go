@@ -1,4 +1,4 @@
-package scenarios
+package run
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -33,12 +34,12 @@ func (l *quietCAD) Release(ctx context.Context, lease locks.Lease) error {
 // canary) deletes c1's key: a violation, named with the node.
 func TestNoOpReleaseIsNoOwnershipViolation(t *testing.T) {
 	run := func(t *testing.T, info locks.Info) *Judged {
-		cfg, err := World(info, 1, Params{Clients: 2, Duration: 12 * time.Second, Liveness: 5 * time.Second, HoldMin: 2 * time.Second, HoldMax: 2500 * time.Millisecond})
+		cfg, err := scenarios.World(info, 1, scenarios.Params{Clients: 2, Duration: 12 * time.Second, Liveness: 5 * time.Second, HoldMin: 2 * time.Second, HoldMax: 2500 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.Faults = []faults.Fault{{Kind: faults.ClientPause, Start: 0, Duration: 5 * time.Second, Targets: []string{"c0"}, At: string(locks.PointBeforeWrite)}}
-		j, err := RunChecked(sim.TestBubble(t), cfg, "ownership-test", info, checker.Options{SkipPorcupine: true})
+		j, err := runChecked(sim.TestBubble(t), cfg, "ownership-test", info, checker.Options{SkipPorcupine: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package scenarios
+package run
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -29,7 +30,7 @@ func kleppmann(t *testing.T, seed uint64) (sim.Config, locks.Info) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Build("default", info.ID, seed, Params{Duration: 30 * time.Second, Liveness: 10 * time.Second})
+	cfg, err := scenarios.Build("default", info.ID, seed, scenarios.Params{Duration: 30 * time.Second, Liveness: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func kleppmann(t *testing.T, seed uint64) (sim.Config, locks.Info) {
 func TestShrinkKleppmannPause(t *testing.T) {
 	b := sim.TestBubble(t)
 	cfg, info := kleppmann(t, kleppmannSeed)
-	orig, err := RunChecked(b, cfg, "default", info, checker.Options{})
+	orig, err := runChecked(b, cfg, "default", info, checker.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestShrinkKleppmannPause(t *testing.T) {
 	kind := orig.Check.First.Kind
 	t.Logf("original: %d faults, %d clients, first violation %s: %s", len(cfg.Faults), cfg.Clients, kind, orig.Check.First.Detail)
 
-	res, err := Shrink(b, cfg, "default", info, kind, ShrinkOptions{})
+	res, err := Shrink(b, NewJob("default", info, cfg, checker.Options{}), kind, ShrinkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,19 +89,19 @@ func TestShrinkKleppmannPause(t *testing.T) {
 	}
 
 	// The repro, built afresh.
-	repro, err := Build("default", info.ID, kleppmannSeed, Params{Clients: res.Clients, Duration: 30 * time.Second, Liveness: 10 * time.Second})
+	repro, err := scenarios.Build("default", info.ID, kleppmannSeed, scenarios.Params{Clients: res.Clients, Duration: 30 * time.Second, Liveness: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	repro.Faults = res.Faults
-	again, err := RunChecked(b, repro, "default", info, checker.Options{})
+	again, err := runChecked(b, repro, "default", info, checker.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if again.Check.Verdict != checker.VerdictUnsafe || violationsOf(again.Check, kind) == 0 {
 		t.Fatalf("the repro gives %s %v, want unsafe with a %s violation", again.Check.Verdict, again.Check.Reasons, kind)
 	}
-	shrunk, err := RunChecked(b, res.Config, "default", info, checker.Options{})
+	shrunk, err := runChecked(b, res.Job.Config, "default", info, checker.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestShrinkKleppmannPause(t *testing.T) {
 func TestShrinkBoundAndDeterminism(t *testing.T) {
 	b := sim.TestBubble(t)
 	cfg, info := kleppmann(t, kleppmannSeed)
-	orig, err := RunChecked(b, cfg, "default", info, checker.Options{})
+	orig, err := runChecked(b, cfg, "default", info, checker.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestShrinkBoundAndDeterminism(t *testing.T) {
 	var a, c ShrinkResult
 	for i, out := range []*ShrinkResult{&a, &c} {
 		runs := 0
-		*out, err = Shrink(b, cfg, "default", info, kind, ShrinkOptions{MaxRuns: 12, Progress: func(int, bool, int, int) { runs++ }})
+		*out, err = Shrink(b, NewJob("default", info, cfg, checker.Options{}), kind, ShrinkOptions{MaxRuns: 12, Progress: func(int, bool, int, int) { runs++ }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +146,7 @@ func TestShrinkBoundAndDeterminism(t *testing.T) {
 	}
 
 	cfg.Faults = nil
-	_, err = Shrink(b, cfg, "default", info, kind, ShrinkOptions{})
+	_, err = Shrink(b, NewJob("default", info, cfg, checker.Options{}), kind, ShrinkOptions{})
 	if !errors.Is(err, ErrNotFailing) {
 		t.Errorf("shrinking a run without faults: %v, want ErrNotFailing", err)
 	}

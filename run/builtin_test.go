@@ -1,0 +1,153 @@
+package run
+
+import (
+	"cmp"
+	"flag"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+var fullScenarios = flag.Bool("locksim.scenarios-full", false,
+	"run every built-in scenario × lock over 50 seeds (default 10, -short 2)")
+
+// TestBuiltinScenarios runs every built-in scenario file with every lock
+// it lists, over several seeds, and compares the verdict the checkers
+// MEASURE with the one the file expects (its agreed outcome, or the
+// simulated one where the file records that the simulation contradicts the
+// debate). Seeds: -short 2, default 10, -locksim.scenarios-full 50.
+func TestBuiltinScenarios(t *testing.T) {
+	seeds := 10
+	switch {
+	case *fullScenarios:
+		seeds = 50
+	case testing.Short():
+		seeds = 2
+	}
+	var mu sync.Mutex
+	var table []string
+	for _, id := range scenarios.IDs() {
+		s, _ := scenarios.Get(id)
+		if s.File == nil {
+			continue
+		}
+		for _, lockID := range s.File.Locks {
+			exp := s.File.Expect[lockID]
+			t.Run(id+"/"+lockID, func(t *testing.T) {
+				t.Parallel()
+				info, err := locks.Get(lockID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				counts := map[checker.Verdict]int{}
+				var runs []seedResult
+				list := make([]uint64, 0, seeds+1)
+				for seed := uint64(1); seed <= uint64(seeds); seed++ {
+					list = append(list, seed)
+				}
+				if exp.Seed > uint64(seeds) {
+					list = append(list, exp.Seed) // the file's seed that shows a rare outcome
+				}
+				for _, seed := range list {
+					cfg, err := scenarios.Build(id, lockID, seed, scenarios.Params{})
+					if err != nil {
+						t.Fatalf("seed %d: build: %v", seed, err)
+					}
+					j, err := runChecked(sim.TestBubble(t), cfg, id, info, checker.Options{})
+					if err != nil {
+						t.Fatalf("seed %d: run: %v", seed, err)
+					}
+					counts[j.Check.Verdict]++
+					runs = append(runs, seedResult{seed, j.Check.Verdict, j.Check.Reasons})
+				}
+				got := measured(counts)
+				line := fmt.Sprintf("%-22s %-16s want %-8s measured %-8s %v", id, lockID, exp.Want(), got, counts)
+				if exp.Simulated != "" {
+					line += fmt.Sprintf(" (debate: %s; recorded contradiction)", exp.Agreed)
+				}
+				mu.Lock()
+				table = append(table, line)
+				mu.Unlock()
+				t.Log(line)
+				if string(got) == exp.Want() {
+					return
+				}
+				var b strings.Builder
+				fmt.Fprintf(&b, "%s × %s: measured %s over %d seeds %v, the file expects %s", id, lockID, got, seeds, counts, exp.Want())
+				for _, r := range runs {
+					if string(r.verdict) == exp.Want() {
+						continue
+					}
+					fmt.Fprintf(&b, "\n  seed %d: %s (repro: locksim run --scenario %s --lock %s --seed %d)", r.seed, r.verdict, id, lockID, r.seed)
+					for _, why := range r.reasons {
+						fmt.Fprintf(&b, "\n    %s", why)
+					}
+				}
+				t.Error(b.String())
+			})
+		}
+	}
+	t.Cleanup(func() {
+		slices.Sort(table)
+		t.Logf("catalogue, %d seeds per cell:\n%s", seeds, strings.Join(table, "\n"))
+	})
+}
+
+// TestBuiltinDeterministic: a scripted scenario file gives the same trace
+// twice (targeted pauses, TTL multiples, repeated faults, partitions, a
+// clock jump).
+func TestBuiltinDeterministic(t *testing.T) {
+	for _, c := range []struct{ scenario, lock string }{{"pause-after-check", "set-nx-cad"}, {"clock-jump", "redlock"}, {"failover-wait", "primary-replica"}} {
+		var hashes []string
+		for range 2 {
+			cfg, err := scenarios.Build(c.scenario, c.lock, 3, scenarios.Params{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := sim.Run(sim.TestBubble(t), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hashes = append(hashes, res.TraceSHA256)
+		}
+		if hashes[0] != hashes[1] {
+			t.Errorf("%s × %s seed 3: trace hashes differ: %s, %s", c.scenario, c.lock, hashes[0], hashes[1])
+		}
+	}
+}
+
+// seedResult is one run's verdict and why.
+type seedResult struct {
+	seed    uint64
+	verdict checker.Verdict
+	reasons []string
+}
+
+// verdictRank orders verdicts by severity, to break ties in a majority.
+var verdictRank = map[checker.Verdict]int{checker.VerdictSafe: 0, checker.VerdictUnknown: 1, checker.VerdictLiveness: 2, checker.VerdictUnsafe: 3}
+
+// measured is the verdict of a set of runs: unsafe if any run is unsafe,
+// else the most frequent verdict (the more severe one on a tie).
+func measured(counts map[checker.Verdict]int) checker.Verdict {
+	if counts[checker.VerdictUnsafe] > 0 {
+		return checker.VerdictUnsafe
+	}
+	var vs []checker.Verdict
+	for v := range counts {
+		vs = append(vs, v)
+	}
+	slices.SortFunc(vs, func(a, b checker.Verdict) int {
+		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(verdictRank[b], verdictRank[a])
+	})
+	return vs[0]
+}

@@ -1,0 +1,44 @@
+package run
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/locksim/locksim/faults"
+)
+
+// maxFaultsFile bounds the size of a --faults file.
+const maxFaultsFile = 16 << 20
+
+// ReadFaults reads a --faults file: a JSON list of faults (unknown fields are errors).
+func ReadFaults(path string) ([]faults.Fault, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %q: %v", path, unwrapPathError(err))
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%q is a directory", path)
+	}
+	if st.Size() > maxFaultsFile {
+		return nil, fmt.Errorf("%s: %d bytes, more than %d", path, st.Size(), maxFaultsFile)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %q: %v", path, unwrapPathError(err))
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var fs []faults.Fault
+	if err := dec.Decode(&fs); err != nil {
+		return nil, fmt.Errorf("%s: not a JSON list of faults: %v", path, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%s: trailing data after the list of faults", path)
+	}
+	if len(fs) > 1000 {
+		return nil, fmt.Errorf("%s: %d faults, at most 1000", path, len(fs))
+	}
+	return fs, nil
+}

@@ -1,0 +1,89 @@
+package run
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/sim"
+)
+
+// History converts a run's result into the checkers' input. Resource and
+// initial are the workload's object (scenarios.Judging).
+func History(res *sim.Result, cfg sim.Config, info locks.Info, resourceKind string, initial int64) checker.History {
+	h := checker.History{
+		Heal:     int64(cfg.Duration),
+		End:      int64(cfg.Duration + cfg.Liveness),
+		Fencing:  string(info.Fencing),
+		Resource: resourceKind,
+		Initial:  initial,
+		Capped:   res.TraceCapped,
+		KeyTruth: len(cfg.WatchKeys) > 0,
+		LeaseTTL: int64(info.TTL),
+		Fair:     info.Fair,
+		Faults:   cfg.Faults,
+	}
+	if res.Stats.VirtualNS > 0 {
+		h.End = res.Stats.VirtualNS
+	}
+	for i := 0; i < cfg.Clients; i++ {
+		h.Clients = append(h.Clients, fmt.Sprintf("c%d", i))
+	}
+	h.Events = make([]checker.Event, 0, len(res.History))
+	for _, e := range res.History {
+		if e.Proc == "world" && e.Kind == "heal" {
+			h.Heal = e.T
+		}
+		h.Events = append(h.Events, checker.Event{T: e.T, Proc: e.Proc, Kind: e.Kind, Op: e.Op, OpID: e.OpID,
+			Until: e.Until, Token: e.Token, Value: e.Value, Result: e.Result, Lock: e.Lock, Peer: e.Peer, Detail: e.Detail, Fault: e.Fault})
+	}
+	return h
+}
+
+// Judged is one run with its checked result.
+type Judged struct {
+	Job     *Job
+	Result  *sim.Result
+	History checker.History
+	Check   checker.Result
+	// Err is set when the simulator could not finish the run (an event
+	// budget): the history is judged as far as it goes, and the verdict
+	// is unknown unless what ran was already unsafe.
+	Err error
+}
+
+// Verdict is the run's verdict.
+func (j *Judged) Verdict() checker.Verdict { return j.Check.Verdict }
+
+// Run runs the job's world in bubble b and judges it: the one place a run
+// becomes a verdict (the CLI, sweeps, reports, the shrinker and locktest
+// all come here). The checkers run outside the bubble (porcupine uses
+// goroutines and real timers). The error is set only when the simulator
+// returned no result at all; an incomplete run is a Judged with Err.
+func (j *Job) Run(b sim.Bubble) (*Judged, error) {
+	res, err := sim.Run(b, j.Config)
+	if res == nil {
+		if err == nil {
+			err = errors.New("the simulator returned no result")
+		}
+		return nil, err
+	}
+	return j.Judge(res, err), nil
+}
+
+// Judge checks a run of the job's world (res, and the error sim.Run
+// returned with it).
+func (j *Job) Judge(res *sim.Result, runErr error) *Judged {
+	opt := j.Check
+	if opt.MaxUnavailable == 0 {
+		opt.MaxUnavailable = j.Judging.MaxUnavailable
+	}
+	h := History(res, j.Config, j.Lock, j.Judging.Resource, j.Judging.Initial)
+	c := checker.Check(h, opt)
+	if runErr != nil && c.Verdict != checker.VerdictUnsafe {
+		c.Verdict = checker.VerdictUnknown
+		c.Reasons = append([]string{"the run did not complete: " + runErr.Error()}, c.Reasons...)
+	}
+	return &Judged{Job: j, Result: res, History: h, Check: c, Err: runErr}
+}

@@ -1,0 +1,387 @@
+package run
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/sim"
+)
+
+// Report is a judged run as the user reads it: the 'locksim run --json'
+// object and the human summary's data (WriteSummary).
+type Report struct {
+	Scenario            string            `json:"scenario"`
+	Lock                string            `json:"lock"`
+	Seed                uint64            `json:"seed"`
+	Verdict             checker.Verdict   `json:"verdict"`
+	VerdictReason       string            `json:"verdict_reason"`
+	LeaseOverlaps       int               `json:"lease_overlaps"`
+	LeaseOverlapNS      int64             `json:"lease_overlap_ns"`
+	FirstOverlap        *OverlapReport    `json:"first_overlap,omitempty"`
+	ResourceViolations  int               `json:"resource_violations"`
+	Porcupine           string            `json:"porcupine"`
+	Claim               string            `json:"claim"`
+	OwnershipViolations int               `json:"ownership_violations"`
+	StaleSections       int               `json:"stale_sections"`
+	StaleAccepted       int               `json:"stale_accepted"`
+	FencedRejections    int               `json:"fenced_rejections"`
+	Starved             []string          `json:"starved"`
+	LongestWaitNS       int64             `json:"longest_wait_ns"`
+	Blockers            []checker.Blocker `json:"blockers,omitempty"`
+	Acquisitions        OutcomeCounts     `json:"acquisitions"`
+	LivenessAcquired    int               `json:"liveness_acquisitions"`
+	Clients             int               `json:"clients"`
+	Nodes               int               `json:"nodes"`
+	DurationNS          int64             `json:"duration_ns"`
+	LivenessNS          int64             `json:"liveness_ns"`
+	FaultSchedule       []faults.Fault    `json:"fault_schedule"`
+	Stats               sim.Stats         `json:"stats"`
+	TraceEvents         int64             `json:"trace_events"`
+	HistoryCapped       bool              `json:"history_capped"`
+	TraceSHA256         string            `json:"trace_sha256"`
+	TraceFile           string            `json:"trace_file,omitempty"`
+	Error               string            `json:"error,omitempty"`
+	Counterexample      *Counterexample   `json:"counterexample,omitempty"`
+	Replay              *ReplayReport     `json:"replay,omitempty"` // set by 'replay'
+
+	judged *Judged
+	source string
+}
+
+// OutcomeCounts counts acquisitions by outcome.
+type OutcomeCounts struct {
+	OK      int `json:"ok"`
+	Fail    int `json:"fail"`
+	Unknown int `json:"unknown"`
+}
+
+// OverlapReport is the first lease overlap.
+type OverlapReport struct {
+	A       string `json:"a"`
+	B       string `json:"b"`
+	StartNS int64  `json:"start_ns"`
+	EndNS   int64  `json:"end_ns"`
+}
+
+// Counterexample is an unsafe run's evidence and how to run it again.
+type Counterexample struct {
+	Repro     string             `json:"repro"`
+	Faults    int                `json:"faults"`
+	Clients   int                `json:"clients"`
+	Violation *checker.Violation `json:"violation,omitempty"`
+	// Files written by WriteCounterexample.
+	SliceFile string `json:"slice_file,omitempty"`
+	HTMLFile  string `json:"html_file,omitempty"`
+	// Shrink is set when the run was shrunk (Report.Shrunk): Repro,
+	// Faults and Clients are then the shrunk run's.
+	Shrink *ShrinkReport `json:"shrink,omitempty"`
+}
+
+// ShrinkReport is counterexample.shrink in --json.
+type ShrinkReport struct {
+	Runs        int            `json:"runs"`
+	Exhausted   bool           `json:"exhausted"` // the run bound was reached: the best so far, maybe not minimal
+	Kind        checker.Kind   `json:"kind"`      // the violation kind kept
+	FromFaults  int            `json:"from_faults"`
+	FromClients int            `json:"from_clients"`
+	FaultsFile  string         `json:"faults_file"`
+	Schedule    []faults.Fault `json:"schedule"`
+	Reason      string         `json:"reason"` // the shrunk run's first verdict reason
+}
+
+// ReplayReport is the --json object's "replay" member.
+type ReplayReport struct {
+	File      string `json:"file,omitempty"` // empty: compared with a first run of the same seed
+	Identical bool   `json:"identical"`
+	Events    int    `json:"events"` // event lines compared
+	Diff      *Diff  `json:"first_difference,omitempty"`
+}
+
+// Report turns the judged run into what the user reads. repro is the
+// command that runs it again (the spec's Repro, or a replay's).
+func (jd *Judged) Report(repro string) *Report {
+	cfg := jd.Job.Config
+	res := jd.Result
+	r := &Report{
+		Scenario:      jd.Job.Scenario,
+		Lock:          jd.Job.Lock.ID,
+		Seed:          cfg.Seed,
+		Clients:       cfg.Clients,
+		Nodes:         len(cfg.Nodes),
+		DurationNS:    int64(cfg.Duration),
+		LivenessNS:    int64(cfg.Liveness),
+		FaultSchedule: cfg.Faults,
+		Stats:         res.Stats,
+		TraceEvents:   res.TraceEvents,
+		HistoryCapped: res.TraceCapped,
+		TraceSHA256:   res.TraceSHA256,
+		judged:        jd,
+		source:        jd.Job.Lock.Source,
+	}
+	if r.FaultSchedule == nil {
+		r.FaultSchedule = []faults.Fault{}
+	}
+	if jd.Err != nil {
+		r.Error = jd.Err.Error()
+	}
+	h, chk := jd.History, jd.Check
+	for _, ev := range res.History {
+		if ev.Op != "acquire" {
+			continue
+		}
+		switch ev.Kind {
+		case "ok":
+			r.Acquisitions.OK++
+			if ev.T >= h.Heal {
+				r.LivenessAcquired++
+			}
+		case "fail":
+			r.Acquisitions.Fail++
+		case "unknown":
+			r.Acquisitions.Unknown++
+		}
+	}
+	r.LeaseOverlaps = chk.LeaseOverlaps
+	r.LeaseOverlapNS = chk.OverlapNS
+	if o := chk.FirstOverlap; o != nil {
+		r.FirstOverlap = &OverlapReport{A: o.A, B: o.B, StartNS: o.Start, EndNS: o.End}
+	}
+	r.ResourceViolations = chk.ResourceViolations
+	r.Porcupine = chk.Porcupine
+	r.OwnershipViolations = chk.OwnershipViolations
+	r.StaleSections, r.StaleAccepted, r.FencedRejections = chk.Stale.Sections, chk.Stale.Accepted, chk.Stale.FencedRejections
+	r.Starved, r.LongestWaitNS = chk.Liveness.Starved, chk.Liveness.LongestWaitNS
+	if r.Starved == nil {
+		r.Starved = []string{}
+	}
+	if chk.Verdict == checker.VerdictLiveness {
+		r.Blockers = chk.Liveness.Blockers
+	}
+	r.Claim = chk.Claim
+	r.Verdict = chk.Verdict
+	if len(chk.Reasons) > 0 {
+		r.VerdictReason = chk.Reasons[0]
+	}
+	if r.Verdict == checker.VerdictUnsafe {
+		r.Counterexample = &Counterexample{Repro: repro, Faults: len(cfg.Faults), Clients: cfg.Clients, Violation: chk.First}
+	}
+	return r
+}
+
+// Judged is the run the report was made from.
+func (r *Report) Judged() *Judged { return r.judged }
+
+// ShrinkKind is the violation kind a shrink of this unsafe run keeps ("":
+// the verdict names none).
+func (r *Report) ShrinkKind() checker.Kind {
+	switch {
+	case r.Counterexample == nil:
+		return ""
+	case r.Counterexample.Violation != nil:
+		return r.Counterexample.Violation.Kind
+	case r.judged != nil && r.judged.Check.Porcupine == checker.LinIllegal:
+		return checker.KindLinearizability
+	}
+	return ""
+}
+
+// Shrunk rewrites the report's counterexample to the shrunk run res, whose
+// schedule was written to faultsFile: its faults and clients are the
+// shrunk numbers and its repro runs the shrunk run.
+func (r *Report) Shrunk(res ShrinkResult, faultsFile string) {
+	ce := r.Counterexample
+	if ce == nil {
+		return
+	}
+	schedule := res.Faults
+	if schedule == nil {
+		schedule = []faults.Fault{}
+	}
+	reason := ""
+	if len(res.Check.Reasons) > 0 {
+		reason = res.Check.Reasons[0]
+	}
+	spec := res.Job.Spec
+	spec.FaultsFile = faultsFile
+	ce.Faults, ce.Clients = len(res.Faults), res.Clients
+	ce.Repro = spec.Repro()
+	ce.Shrink = &ShrinkReport{Runs: res.Runs, Exhausted: res.Exhausted, Kind: res.Kind, FromFaults: res.FromFaults,
+		FromClients: res.FromClients, FaultsFile: faultsFile, Schedule: schedule, Reason: reason}
+}
+
+// WriteSummary writes the human summary; its last line is the trace hash.
+func (r *Report) WriteSummary(w io.Writer) {
+	line := func(key, format string, a ...any) {
+		fmt.Fprintf(w, "%-16s%s\n", key+":", fmt.Sprintf(format, a...))
+	}
+	line("scenario", "%s", r.Scenario)
+	line("lock", "%s (%s)", r.Lock, r.source)
+	line("seed", "%d", r.Seed)
+	line("world", "%d clients, %d nodes", r.Clients, r.Nodes)
+	line("virtual time", "%v (safety %v, then liveness %v)", time.Duration(r.Stats.VirtualNS), time.Duration(r.DurationNS), time.Duration(r.LivenessNS))
+	line("events", "%d scheduler steps, %d trace lines", r.Stats.Events, r.TraceEvents)
+	line("commands", "%d Redis commands", r.Stats.Commands)
+	line("faults", "%d scheduled, %d injected", len(r.FaultSchedule), r.Stats.Faults)
+	for _, f := range r.FaultSchedule {
+		fmt.Fprintf(w, "%-16s%s\n", "", f)
+	}
+	line("failovers", "%d", r.Stats.Failovers)
+	line("crashes", "%d", r.Stats.Crashes)
+	line("acquisitions", "ok %d, fail %d, unknown %d (ok after the heal: %d)", r.Acquisitions.OK, r.Acquisitions.Fail, r.Acquisitions.Unknown, r.LivenessAcquired)
+	if r.LeaseOverlaps == 0 {
+		line("lease overlaps", "0")
+	} else {
+		o := r.FirstOverlap
+		line("lease overlaps", "%d (total %v)", r.LeaseOverlaps, time.Duration(r.LeaseOverlapNS))
+		line("first overlap", "%s and %s from t=%v to t=%v (%v)", o.A, o.B, time.Duration(o.StartNS), time.Duration(o.EndNS), time.Duration(o.EndNS-o.StartNS))
+	}
+	line("resource", "%d violations (storage truth), porcupine: %s", r.ResourceViolations, r.Porcupine)
+	line("ownership", "%d violations", r.OwnershipViolations)
+	line("stale", "%d sections acted on a dead lease (%d with a stale write accepted); %d operations fenced by the storage", r.StaleSections, r.StaleAccepted, r.FencedRejections)
+	var check *checker.Result
+	if r.judged != nil {
+		check = &r.judged.Check
+	}
+	if check != nil && check.Liveness.Judged {
+		lv := check.Liveness
+		if len(lv.Starved) == 0 {
+			line("fairness", "every client progressed after the heal; longest wait %v (%s)", time.Duration(lv.LongestWaitNS), orNone(lv.LongestWaitClient))
+		} else {
+			line("fairness", "%d starved (%s); longest wait %v (%s)", len(lv.Starved), strings.Join(lv.Starved, ", "), time.Duration(lv.LongestWaitNS), lv.LongestWaitClient)
+		}
+	}
+	line("claim", "%s", r.Claim)
+	line("verdict", "%s", r.VerdictReason)
+	if check != nil {
+		for _, why := range check.Reasons[min(1, len(check.Reasons)):] {
+			fmt.Fprintf(w, "%-16s%s\n", "", why)
+		}
+	}
+	if ce := r.Counterexample; ce != nil {
+		if s := ce.Shrink; s != nil {
+			bound := ""
+			if s.Exhausted {
+				bound = ", the bound: smallest so far"
+			}
+			fmt.Fprintf(w, "%-16s%d faults, %d clients, still %s (from %d faults, %d clients; %d runs%s)\n", "shrunk:",
+				ce.Faults, ce.Clients, s.Kind, s.FromFaults, s.FromClients, s.Runs, bound)
+			for _, f := range s.Schedule {
+				fmt.Fprintf(w, "%-16s%s\n", "", f)
+			}
+			fmt.Fprintf(w, "%-16s%s\n", "shrunk faults:", s.FaultsFile)
+		}
+		line("repro", "%s", ce.Repro)
+	}
+	if r.TraceFile != "" {
+		line("trace file", "%s", r.TraceFile)
+	}
+	if rp := r.Replay; rp != nil {
+		switch {
+		case rp.Diff != nil:
+			line("replay", "DIVERGED at line %d (see stderr)", rp.Diff.Line)
+		case rp.File == "":
+			line("replay", "identical in two runs (%d event lines)", rp.Events)
+		default:
+			line("replay", "identical to %s (%d event lines)", rp.File, rp.Events)
+		}
+	}
+	fmt.Fprintf(w, "trace sha256: %s\n", r.TraceSHA256)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// WriteCounterexample writes the first violation's slice of the history
+// to dir/slice.jsonl (JSON Lines, window ±5 s) and porcupine's
+// visualization of the resource history to dir/porcupine.html, each
+// atomically, and records the paths in the report.
+func (r *Report) WriteCounterexample(dir string) error {
+	if r.Counterexample == nil || r.judged == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	h, chk := r.judged.History, r.judged.Check
+	slice := checker.Slice(h, chk, int64(5*time.Second))
+	var b strings.Builder
+	for _, ev := range slice {
+		line, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	slicePath := filepath.Join(dir, "slice.jsonl")
+	if err := WriteFileAtomic(slicePath, []byte(b.String())); err != nil {
+		return err
+	}
+	r.Counterexample.SliceFile = slicePath
+	if chk.Linearizability.Info != nil {
+		htmlPath := filepath.Join(dir, "porcupine.html")
+		if err := checker.WriteVisualization(htmlPath, h, chk); err != nil {
+			return err
+		}
+		r.Counterexample.HTMLFile = htmlPath
+	}
+	return nil
+}
+
+// WriteFileAtomic writes data to a temp file beside path and renames it
+// over path (mode 0644), so a reader never sees half a file.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// WriteFaults writes a --faults file: a JSON list, one fault per line.
+func WriteFaults(path string, fs []faults.Fault) error {
+	var b strings.Builder
+	b.WriteString("[")
+	for i, f := range fs {
+		line, err := json.Marshal(f)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n  ")
+		b.Write(line)
+	}
+	b.WriteString("\n]\n")
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	return WriteFileAtomic(path, []byte(b.String()))
+}

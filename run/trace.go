@@ -1,0 +1,214 @@
+package run
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/scenarios"
+)
+
+// A trace file written by 'locksim run --trace' starts with one header
+// line that says which run it is (Header); the event lines follow. The
+// trace's SHA-256 is that of the event lines alone, so the hash a sweep or
+// report records for the same seed is the same.
+
+// Header is the first line of a trace file: everything needed to run the
+// same world again.
+type Header struct {
+	Locksim    string         `json:"locksim"`  // the version that wrote it
+	Scenario   string         `json:"scenario"` // a built-in id, or a scenario file's absolute path
+	Lock       string         `json:"lock"`
+	Seed       uint64         `json:"seed"`
+	Clients    int            `json:"clients"`
+	Nodes      int            `json:"nodes"`
+	DurationNS int64          `json:"duration_ns"`
+	LivenessNS int64          `json:"liveness_ns"`
+	Faults     []faults.Fault `json:"faults"` // the schedule that ran (the seed's, --faults, --pause's)
+	// Parameters a spec sets beyond the above (0: the scenario's).
+	ReplLagNS   int64 `json:"repl_lag_ns,omitempty"`
+	DownAfterNS int64 `json:"down_after_ns,omitempty"`
+	HoldMinNS   int64 `json:"hold_min_ns,omitempty"`
+	HoldMaxNS   int64 `json:"hold_max_ns,omitempty"`
+	Fairness    bool  `json:"fairness,omitempty"`
+	// ScenarioSHA256 is the scenario file's hash when Scenario is a file:
+	// replay refuses a file edited since the recording.
+	ScenarioSHA256 string `json:"scenario_sha256,omitempty"`
+}
+
+type headerLine struct {
+	Run *Header `json:"locksim_run"`
+}
+
+// Header describes the job's run; version is the locksim version line.
+func (j *Job) Header(version string) Header {
+	scenario := j.Spec.ScenarioID()
+	if _, err := scenarios.Get(scenario); err != nil {
+		if abs, err := filepath.Abs(scenario); err == nil {
+			scenario = abs
+		}
+	}
+	fs := j.Config.Faults
+	if fs == nil {
+		fs = []faults.Fault{}
+	}
+	p := j.Spec.Params
+	return Header{Locksim: version, Scenario: scenario, Lock: j.Lock.ID, Seed: j.Config.Seed, Clients: j.Config.Clients, Nodes: len(j.Config.Nodes),
+		DurationNS: int64(j.Config.Duration), LivenessNS: int64(j.Config.Liveness), Faults: fs,
+		ReplLagNS: int64(p.ReplLag), DownAfterNS: int64(p.DownAfter), HoldMinNS: int64(p.HoldMin), HoldMaxNS: int64(p.HoldMax),
+		Fairness: j.Spec.Fairness, ScenarioSHA256: ScenarioHash(scenario)}
+}
+
+// ScenarioHash is the SHA-256 of a scenario file ("" for a built-in id or
+// an unreadable path).
+func ScenarioHash(scenario string) string {
+	if _, err := scenarios.Get(scenario); err == nil {
+		return ""
+	}
+	data, err := os.ReadFile(scenario)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// WriteHeader writes h as a trace file's first line.
+func WriteHeader(w io.Writer, h Header) error {
+	b, err := json.Marshal(headerLine{Run: &h})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// ReadHeader reads a trace file's header line (path names the file in
+// errors); r is left at the first event.
+func ReadHeader(path string, r *bufio.Reader) (Header, error) {
+	line, err := r.ReadBytes('\n')
+	if err != nil && len(line) == 0 {
+		if err == io.EOF {
+			return Header{}, fmt.Errorf("%s: empty file (not a trace written by 'locksim run --trace')", path)
+		}
+		return Header{}, fmt.Errorf("%s: %v", path, unwrapPathError(err))
+	}
+	var hl headerLine
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&hl); err != nil || hl.Run == nil {
+		return Header{}, fmt.Errorf("%s: line 1 is not a locksim run header (is this a trace written by 'locksim run --trace'?)", path)
+	}
+	return *hl.Run, nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Job builds the run a header describes (path names the file in errors).
+func (h Header) Job(path string) (*Job, error) {
+	if info, err := locks.Get(h.Lock); err != nil {
+		return nil, fmt.Errorf("%s: the header's lock %q is not in this locksim's catalogue", path, h.Lock)
+	} else if info.Unavailable != "" {
+		return nil, fmt.Errorf("%s: the header's lock %s is %s", path, h.Lock, info.Unavailable)
+	}
+	if h.ScenarioSHA256 != "" {
+		if now := ScenarioHash(h.Scenario); now != h.ScenarioSHA256 {
+			return nil, fmt.Errorf("%s: the scenario file %s changed since the recording (sha256 %.12s… then, %.12s… now): replay needs the file as it was", path, h.Scenario, h.ScenarioSHA256, now)
+		}
+	}
+	fs := h.Faults
+	if fs == nil {
+		fs = []faults.Fault{}
+	}
+	s := Spec{Scenario: h.Scenario, Lock: h.Lock, Seed: h.Seed, Faults: fs, Fairness: h.Fairness,
+		Params: scenarios.Params{Clients: h.Clients, Nodes: h.Nodes, Duration: time.Duration(h.DurationNS), Liveness: time.Duration(h.LivenessNS),
+			ReplLag: time.Duration(h.ReplLagNS), DownAfter: time.Duration(h.DownAfterNS), HoldMin: time.Duration(h.HoldMinNS), HoldMax: time.Duration(h.HoldMaxNS)}}
+	j, err := s.Build()
+	if err != nil {
+		var ie *InputError
+		if errors.As(err, &ie) {
+			switch ie.Field {
+			case "scenario":
+				return nil, fmt.Errorf("%s: the header's scenario %q: %v", path, h.Scenario, ie.Err)
+			}
+		}
+		return nil, fmt.Errorf("%s: the header describes no valid run: %v", path, err)
+	}
+	return j, nil
+}
+
+// Comparer is the trace writer of a replay: it compares every event line
+// the replayed run writes with the recorded file's (read from Recorded,
+// left at the first event by ReadHeader), and keeps the first difference.
+type Comparer struct {
+	Recorded *bufio.Reader
+	cur      []byte
+	lines    int
+	diff     *Diff
+}
+
+// Diff is the first line where a replay and its recording differ.
+type Diff struct {
+	Line     int    `json:"line"` // in the file (the header is line 1)
+	Recorded string `json:"recorded"`
+	Replayed string `json:"replayed"`
+	// Truncated: the recording ends (or is cut mid-line) here while the
+	// run went on: a damaged file, not a divergence.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+func (c *Comparer) Write(p []byte) (int, error) {
+	c.cur = append(c.cur, p...)
+	for {
+		i := bytes.IndexByte(c.cur, '\n')
+		if i < 0 {
+			break
+		}
+		line := c.cur[:i+1]
+		c.lines++
+		if c.diff == nil {
+			rec, err := c.Recorded.ReadBytes('\n')
+			if !bytes.Equal(rec, line) {
+				c.diff = &Diff{Line: c.lines + 1, Recorded: strings.TrimSuffix(string(rec), "\n"), Replayed: strings.TrimSuffix(string(line), "\n")}
+				if err != nil && len(rec) == 0 {
+					c.diff.Recorded = "(end of file)"
+					c.diff.Truncated = true
+				} else if err != nil && !bytes.HasSuffix(rec, []byte("\n")) && bytes.HasPrefix(line, rec) {
+					c.diff.Recorded += " (cut mid-line)"
+					c.diff.Truncated = true
+				}
+			}
+		}
+		c.cur = c.cur[i+1:]
+	}
+	return len(p), nil
+}
+
+// Finish ends the comparison (a recording longer than the replay is a
+// difference) and returns the first difference (nil: identical) and the
+// number of event lines compared.
+func (c *Comparer) Finish() (*Diff, int) {
+	if c.diff == nil {
+		if rec, _ := c.Recorded.ReadBytes('\n'); len(rec) > 0 {
+			c.diff = &Diff{Line: c.lines + 2, Recorded: strings.TrimSuffix(string(rec), "\n"), Replayed: "(end of the replayed trace)"}
+		}
+	}
+	return c.diff, c.lines
+}
