@@ -1,9 +1,7 @@
 package sim
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strconv"
@@ -748,9 +746,6 @@ func firstLine(b []byte) string {
 	}
 	return s
 }
-
-var _ = bufio.NewWriter
-var _ io.Writer
 
 func sortConns(cs []*conn) {
 	sort.Slice(cs, func(i, j int) bool { return cs[i].src < cs[j].src })
