@@ -224,6 +224,10 @@ func (s Spec) Repro() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "locksim run --scenario %s --lock %s --seed %d", ShellQuote(s.ScenarioID()), ShellQuote(s.Lock), s.Seed)
 	p := s.Params
+	pause := ""
+	if s.Pause != nil {
+		pause = FormatValue(*s.Pause)
+	}
 	for _, f := range []struct {
 		name string
 		set  bool
@@ -237,12 +241,7 @@ func (s Spec) Repro() string {
 		{"down-after", p.DownAfter != 0, p.DownAfter.String()},
 		{"hold-min", p.HoldMin != 0, p.HoldMin.String()},
 		{"hold-max", p.HoldMax != 0, p.HoldMax.String()},
-		{"pause", s.Pause != nil, func() string {
-			if s.Pause == nil {
-				return ""
-			}
-			return FormatValue(*s.Pause)
-		}()},
+		{"pause", s.Pause != nil, pause},
 		{"fairness", s.Fairness, ""},
 	} {
 		if !f.set {
