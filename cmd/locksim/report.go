@@ -24,7 +24,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/locks"
-	"github.com/locksim/locksim/reports"
+	"github.com/locksim/locksim/reports/charts"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -650,7 +650,7 @@ func (c *reportCell) json() cellJSON {
 		StaleSectionRuns: c.Stale, StaleAcceptedRuns: c.StaleAccepted, FencedRejectionRuns: c.Fenced, StarvedRuns: c.Starved,
 		Seeds: [2]uint64{1, uint64(c.Runs)}, DurationNS: int64(c.cfg.duration), LivenessNS: int64(c.cfg.liveness),
 		Timeline: c.timeline, Debate: debateRow(c.scenario), Expected: c.expect}
-	r := reports.Rate{K: c.Unsafe, N: c.Runs}
+	r := charts.Rate{K: c.Unsafe, N: c.Runs}
 	j.UnsafeRate = round6(r.P())
 	lo, hi := r.Interval()
 	j.UnsafeRateCI95 = [2]float64{round6(lo), round6(hi)}
@@ -688,7 +688,7 @@ func (p *reportPlan) write(stdout io.Writer) error {
 		res.Cells = append(res.Cells, c.json())
 	}
 	for _, pt := range p.points {
-		r := reports.Rate{K: pt.Unsafe, N: pt.Runs}
+		r := charts.Rate{K: pt.Unsafe, N: pt.Runs}
 		lo, hi := r.Interval()
 		res.PauseSweep = append(res.PauseSweep, pointJSON{Lock: pt.lock, PauseTTL: pt.value, Runs: pt.Runs, PauseShortRuns: pt.short, UnsafeRuns: pt.Unsafe,
 			LeaseOverlapRuns: pt.Overlap, ResourceViolationRuns: pt.Resource, UnsafeRateCI95: [2]float64{round6(lo), round6(hi)}})
@@ -704,11 +704,11 @@ func (p *reportPlan) write(stdout io.Writer) error {
 	if err := writeOutput(filepath.Join(p.out, "results.json"), append(data, '\n')); err != nil {
 		return &codeError{code: exitInternal, err: err}
 	}
-	charts, err := p.charts()
+	figs, err := p.charts()
 	if err != nil {
 		return &codeError{code: exitInternal, err: err}
 	}
-	md, page := p.documents(res, charts)
+	md, page := p.documents(res, figs)
 	if err := writeOutput(filepath.Join(p.out, "report.md"), md); err != nil {
 		return &codeError{code: exitInternal, err: err}
 	}
@@ -738,8 +738,8 @@ type chart struct {
 
 func (p *reportPlan) charts() ([]chart, error) {
 	var out []chart
-	save := func(fig reports.Figure, name string) (string, string, error) {
-		paths, err := reports.SaveAll(fig, filepath.Join(p.out, "img", name))
+	save := func(fig charts.Figure, name string) (string, string, error) {
+		paths, err := charts.SaveAll(fig, filepath.Join(p.out, "img", name))
 		if err != nil {
 			return "", "", err
 		}
@@ -747,12 +747,12 @@ func (p *reportPlan) charts() ([]chart, error) {
 		return rel(paths[0]), rel(paths[1]), nil
 	}
 	if len(p.points) > 0 {
-		rc := reports.RateChart{Title: "client pause just before the protected write (no other faults)", XLabel: "pause (× the lock's TTL)", YLabel: "runs judged unsafe"}
+		rc := charts.RateChart{Title: "client pause just before the protected write (no other faults)", XLabel: "pause (× the lock's TTL)", YLabel: "runs judged unsafe"}
 		for _, id := range pauseSweepLocks {
-			s := reports.RateSeries{Name: id}
+			s := charts.RateSeries{Name: id}
 			for _, pt := range p.points {
 				if pt.lock == id {
-					s.Points = append(s.Points, reports.RatePoint{X: pt.value, Rate: reports.Rate{K: pt.Unsafe, N: pt.Runs}})
+					s.Points = append(s.Points, charts.RatePoint{X: pt.value, Rate: charts.Rate{K: pt.Unsafe, N: pt.Runs}})
 				}
 			}
 			if len(s.Points) > 0 {
@@ -773,11 +773,11 @@ func (p *reportPlan) charts() ([]chart, error) {
 	}
 	// One overlap-vs-resource chart per scenario.
 	for _, s := range p.scenarioOrder() {
-		fc := reports.FencingChart{Title: s.ID + ": lease overlap, resource violation, stale section"}
+		fc := charts.FencingChart{Title: s.ID + ": lease overlap, resource violation, stale section"}
 		for _, c := range p.cells {
 			if c.scenario.ID == s.ID {
-				fc.Groups = append(fc.Groups, reports.FencingGroup{Name: c.lock.ID, Overlap: reports.Rate{K: c.Overlap, N: c.Runs}, Resource: reports.Rate{K: c.Resource, N: c.Runs},
-					Stale: reports.Rate{K: c.Stale, N: c.Runs}})
+				fc.Groups = append(fc.Groups, charts.FencingGroup{Name: c.lock.ID, Overlap: charts.Rate{K: c.Overlap, N: c.Runs}, Resource: charts.Rate{K: c.Resource, N: c.Runs},
+					Stale: charts.Rate{K: c.Stale, N: c.Runs}})
 			}
 		}
 		fig, err := fc.Figure()
@@ -824,7 +824,7 @@ func (p *reportPlan) cell(scenario, lock string) *reportCell {
 }
 
 // documents renders report.md and index.html.
-func (p *reportPlan) documents(res resultsJSON, charts []chart) (md, page []byte) {
+func (p *reportPlan) documents(res resultsJSON, figs []chart) (md, page []byte) {
 	var m, h bytes.Buffer
 	esc := html.EscapeString
 	intro := fmt.Sprintf("Every built-in scenario run with the locks it is meant for, %d seeds per cell; "+
@@ -894,7 +894,7 @@ img{max-width:100%%;border:1px solid #eee}figure{margin:1em 0}figcaption{color:#
 	fmt.Fprintf(&m, "\n")
 
 	// Charts that are not per scenario.
-	for _, ch := range charts {
+	for _, ch := range figs {
 		if ch.scenario != "" {
 			continue
 		}
@@ -921,7 +921,7 @@ img{max-width:100%%;border:1px solid #eee}figure{margin:1em 0}figcaption{color:#
 					txt := ""
 					for _, pt := range p.points {
 						if pt.lock == id && pt.value == v {
-							txt = reports.Rate{K: pt.Unsafe, N: pt.Runs}.String()
+							txt = charts.Rate{K: pt.Unsafe, N: pt.Runs}.String()
 							if pt.short > 0 {
 								txt += fmt.Sprintf(" (%d short)", pt.short)
 							}
@@ -959,7 +959,7 @@ img{max-width:100%%;border:1px solid #eee}figure{margin:1em 0}figcaption{color:#
 				continue
 			}
 			j := c.json()
-			rate := reports.Rate{K: c.Unsafe, N: c.Runs}.String()
+			rate := charts.Rate{K: c.Unsafe, N: c.Runs}.String()
 			length := fmt.Sprintf("%v + %v", c.cfg.duration, c.cfg.liveness)
 			exp := expectLong(c.expect)
 			stale := fmt.Sprintf("%d (%d)", c.Stale, c.StaleAccepted)
@@ -980,7 +980,7 @@ img{max-width:100%%;border:1px solid #eee}figure{margin:1em 0}figcaption{color:#
 			}
 		}
 		fmt.Fprintf(&m, "\n")
-		for _, ch := range charts {
+		for _, ch := range figs {
 			if ch.scenario == s.ID {
 				fmt.Fprintf(&m, "![%s](%s)\n\n%s ([SVG](%s))\n\n", ch.title, ch.png, ch.caption, ch.svg)
 				fmt.Fprintf(&h, "<figure><img src=\"%s\" alt=\"%s: lease overlap, resource violation and stale section runs\"><figcaption>%s (<a href=\"%s\">SVG</a>)</figcaption></figure>\n",

@@ -30,7 +30,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/locks"
-	"github.com/locksim/locksim/reports"
+	"github.com/locksim/locksim/reports/charts"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -1118,7 +1118,7 @@ func (t *tally) verdict() checker.Verdict {
 }
 
 // finishSweep writes the CSV, prints the rates and draws them.
-func finishSweep(dir string, s *sweepSpec, lines []sweepLine, stdout io.Writer, charts bool) error {
+func finishSweep(dir string, s *sweepSpec, lines []sweepLine, stdout io.Writer, draw bool) error {
 	if err := writeCSV(filepath.Join(dir, sweepCSVFile), lines); err != nil {
 		return err
 	}
@@ -1166,7 +1166,7 @@ func finishSweep(dir string, s *sweepSpec, lines []sweepLine, stdout io.Writer, 
 			if t == nil {
 				continue
 			}
-			row := fmt.Sprintf("%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d", lock, t.Runs, reports.Rate{K: t.Unsafe, N: t.Runs},
+			row := fmt.Sprintf("%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d", lock, t.Runs, charts.Rate{K: t.Unsafe, N: t.Runs},
 				pct(t.Overlap, t.Runs), pct(t.Resource, t.Runs), pct(t.Stale, t.Runs), pct(t.Fenced, t.Runs), t.Liveness, t.Starved, t.Unknown)
 			if s.Param != "" {
 				row = run.FormatValue(v) + "\t" + row
@@ -1182,7 +1182,7 @@ func finishSweep(dir string, s *sweepSpec, lines []sweepLine, stdout io.Writer, 
 	}
 	fmt.Fprintf(stdout, "results: %s (%d runs), %s\n", filepath.Join(dir, sweepResultsFile), len(lines), filepath.Join(dir, sweepCSVFile))
 
-	if !charts || len(lines) == 0 { // an empty shard has nothing to draw
+	if !draw || len(lines) == 0 { // an empty shard has nothing to draw
 		return nil
 	}
 	var paths []string
@@ -1200,12 +1200,12 @@ func finishSweep(dir string, s *sweepSpec, lines []sweepLine, stdout io.Writer, 
 			{"overlap", "runs with a lease overlap", func(t *tally) int { return t.Overlap }},
 			{"resource", "runs with a resource violation", func(t *tally) int { return t.Resource }},
 		} {
-			rc := reports.RateChart{Title: fmt.Sprintf("%s: %s vs %s", s.Scenario, m.ylabel, s.Param), XLabel: xlabel, YLabel: m.ylabel}
+			rc := charts.RateChart{Title: fmt.Sprintf("%s: %s vs %s", s.Scenario, m.ylabel, s.Param), XLabel: xlabel, YLabel: m.ylabel}
 			for _, lock := range s.Locks {
-				rs := reports.RateSeries{Name: lock}
+				rs := charts.RateSeries{Name: lock}
 				for _, v := range s.Values {
 					if t := tallies[key{v, lock}]; t != nil {
-						rs.Points = append(rs.Points, reports.RatePoint{X: v, Rate: reports.Rate{K: m.k(t), N: t.Runs}})
+						rs.Points = append(rs.Points, charts.RatePoint{X: v, Rate: charts.Rate{K: m.k(t), N: t.Runs}})
 					}
 				}
 				rc.Series = append(rc.Series, rs)
@@ -1214,24 +1214,24 @@ func finishSweep(dir string, s *sweepSpec, lines []sweepLine, stdout io.Writer, 
 			if err != nil {
 				return err
 			}
-			p, err := reports.SaveAll(fig, filepath.Join(dir, "rates-"+m.name))
+			p, err := charts.SaveAll(fig, filepath.Join(dir, "rates-"+m.name))
 			if err != nil {
 				return err
 			}
 			paths = append(paths, p...)
 		}
 	} else {
-		fc := reports.FencingChart{Title: fmt.Sprintf("%s: lease overlap vs resource violation", s.Scenario)}
+		fc := charts.FencingChart{Title: fmt.Sprintf("%s: lease overlap vs resource violation", s.Scenario)}
 		for _, lock := range s.Locks {
 			if t := tallies[key{values[0], lock}]; t != nil {
-				fc.Groups = append(fc.Groups, reports.FencingGroup{Name: lock, Overlap: reports.Rate{K: t.Overlap, N: t.Runs}, Resource: reports.Rate{K: t.Resource, N: t.Runs}})
+				fc.Groups = append(fc.Groups, charts.FencingGroup{Name: lock, Overlap: charts.Rate{K: t.Overlap, N: t.Runs}, Resource: charts.Rate{K: t.Resource, N: t.Runs}})
 			}
 		}
 		fig, err := fc.Figure()
 		if err != nil {
 			return err
 		}
-		p, err := reports.SaveAll(fig, filepath.Join(dir, "rates-overlap-vs-resource"))
+		p, err := charts.SaveAll(fig, filepath.Join(dir, "rates-overlap-vs-resource"))
 		if err != nil {
 			return err
 		}

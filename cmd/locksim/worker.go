@@ -19,7 +19,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/reports"
+	"github.com/locksim/locksim/reports/charts"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )
@@ -126,11 +126,11 @@ func (r inProcess) run(rs runSpec) (outcome, error) {
 		if v := j.Check.First; v != nil {
 			title += fmt.Sprintf(": %s at t=%.3fs (%s)", v.Kind, float64(v.T)/1e9, strings.Join(v.Clients, ", "))
 		}
-		fig, err := reports.Timeline(j.History, j.Check, reports.TimelineOptions{Title: title, Caption: t.Caption})
+		fig, err := charts.Timeline(j.History, j.Check, charts.TimelineOptions{Title: title, Caption: t.Caption})
 		if err != nil {
 			return o, err
 		}
-		if err := reports.Save(fig, t.Path); err != nil {
+		if err := charts.Save(fig, t.Path); err != nil {
 			return o, err
 		}
 	}

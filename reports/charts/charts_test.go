@@ -1,4 +1,4 @@
-package reports_test
+package charts_test
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
-	"github.com/locksim/locksim/reports"
+	"github.com/locksim/locksim/reports/charts"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -35,7 +35,7 @@ func TestWilson(t *testing.T) {
 		{100, 200, 0.4314, 0.5686},
 	}
 	for _, c := range cases {
-		lo, hi := reports.Wilson(c.k, c.n)
+		lo, hi := charts.Wilson(c.k, c.n)
 		if math.Abs(lo-c.lo) > 5e-4 || math.Abs(hi-c.hi) > 5e-4 {
 			t.Errorf("Wilson(%d, %d) = [%.5f, %.5f], want [%.4f, %.4f]", c.k, c.n, lo, hi, c.lo, c.hi)
 		}
@@ -50,22 +50,22 @@ func TestWilson(t *testing.T) {
 	}
 }
 
-func rateChart() reports.RateChart {
-	mk := func(name string, ks ...int) reports.RateSeries {
-		s := reports.RateSeries{Name: name}
+func rateChart() charts.RateChart {
+	mk := func(name string, ks ...int) charts.RateSeries {
+		s := charts.RateSeries{Name: name}
 		for i, k := range ks {
-			s.Points = append(s.Points, reports.RatePoint{X: float64(i) * 0.5, Rate: reports.Rate{K: k, N: 50}})
+			s.Points = append(s.Points, charts.RatePoint{X: float64(i) * 0.5, Rate: charts.Rate{K: k, N: 50}})
 		}
 		return s
 	}
-	return reports.RateChart{Title: "pause before the write", XLabel: "pause (× TTL)", Width: 5 * vg.Inch, Height: 3 * vg.Inch,
-		Series: []reports.RateSeries{mk("set-nx-cad", 0, 0, 40, 45, 48), mk("redlock", 0, 1, 35, 50, 50), mk("fencing", 0, 0, 0, 0, 0)}}
+	return charts.RateChart{Title: "pause before the write", XLabel: "pause (× TTL)", Width: 5 * vg.Inch, Height: 3 * vg.Inch,
+		Series: []charts.RateSeries{mk("set-nx-cad", 0, 0, 40, 45, 48), mk("redlock", 0, 1, 35, 50, 50), mk("fencing", 0, 0, 0, 0, 0)}}
 }
 
-func fencingChart() reports.FencingChart {
-	return reports.FencingChart{Title: "lease overlap vs resource violation", Width: 5 * vg.Inch, Height: 3 * vg.Inch, Groups: []reports.FencingGroup{
-		{Name: "set-nx-cad", Overlap: reports.Rate{K: 40, N: 200}, Resource: reports.Rate{K: 38, N: 200}},
-		{Name: "fencing", Overlap: reports.Rate{K: 35, N: 200}, Resource: reports.Rate{K: 0, N: 200}},
+func fencingChart() charts.FencingChart {
+	return charts.FencingChart{Title: "lease overlap vs resource violation", Width: 5 * vg.Inch, Height: 3 * vg.Inch, Groups: []charts.FencingGroup{
+		{Name: "set-nx-cad", Overlap: charts.Rate{K: 40, N: 200}, Resource: charts.Rate{K: 38, N: 200}},
+		{Name: "fencing", Overlap: charts.Rate{K: 35, N: 200}, Resource: charts.Rate{K: 0, N: 200}},
 	}}
 }
 
@@ -117,20 +117,20 @@ func history() (checker.History, checker.Result) {
 func renderAll(t *testing.T, dir string) []string {
 	t.Helper()
 	var paths []string
-	for name, mk := range map[string]func() (reports.Figure, error){
+	for name, mk := range map[string]func() (charts.Figure, error){
 		"rates":   rateChart().Figure,
-		"band":    func() (reports.Figure, error) { c := rateChart(); c.Band = true; return c.Figure() },
+		"band":    func() (charts.Figure, error) { c := rateChart(); c.Band = true; return c.Figure() },
 		"fencing": fencingChart().Figure,
-		"timeline": func() (reports.Figure, error) {
+		"timeline": func() (charts.Figure, error) {
 			h, r := history()
-			return reports.Timeline(h, r, reports.TimelineOptions{Caption: []string{"repro: x"}, Width: 6 * vg.Inch})
+			return charts.Timeline(h, r, charts.TimelineOptions{Caption: []string{"repro: x"}, Width: 6 * vg.Inch})
 		},
 	} {
 		fig, err := mk()
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		p, err := reports.SaveAll(fig, filepath.Join(dir, name))
+		p, err := charts.SaveAll(fig, filepath.Join(dir, name))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -186,27 +186,27 @@ func TestEncodeUnknownFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := reports.Encode(&bytes.Buffer{}, fig, "pdf"); err == nil {
+	if err := charts.Encode(&bytes.Buffer{}, fig, "pdf"); err == nil {
 		t.Error("pdf: no error")
 	}
-	if err := reports.Save(fig, filepath.Join(t.TempDir(), "x.gif")); err == nil {
+	if err := charts.Save(fig, filepath.Join(t.TempDir(), "x.gif")); err == nil {
 		t.Error("x.gif: no error")
 	}
 }
 
 func TestFigureErrors(t *testing.T) {
-	if _, err := (reports.RateChart{Title: "empty"}).Figure(); err == nil {
+	if _, err := (charts.RateChart{Title: "empty"}).Figure(); err == nil {
 		t.Error("a rate chart with no points: no error")
 	}
-	if _, err := (reports.FencingChart{}).Figure(); err == nil {
+	if _, err := (charts.FencingChart{}).Figure(); err == nil {
 		t.Error("a fencing chart with no groups: no error")
 	}
 	h, r := history()
 	r.First = nil
-	if _, err := reports.Timeline(h, r, reports.TimelineOptions{}); err == nil {
+	if _, err := charts.Timeline(h, r, charts.TimelineOptions{}); err == nil {
 		t.Error("a timeline with no violation and no window: no error")
 	}
-	if _, err := reports.Timeline(h, r, reports.TimelineOptions{From: 1e9, To: 2e9}); err != nil {
+	if _, err := charts.Timeline(h, r, charts.TimelineOptions{From: 1e9, To: 2e9}); err != nil {
 		t.Errorf("a timeline with an explicit window: %v", err)
 	}
 }
@@ -240,11 +240,11 @@ func TestTimelineOfARealRun(t *testing.T) {
 	}
 	var out [2]bytes.Buffer
 	for i := range out {
-		fig, err := reports.Timeline(j.History, j.Check, reports.TimelineOptions{Caption: []string{fmt.Sprintf("repro: locksim run --scenario %s --lock set-nx-cad --seed %d", scenario, j.Job.Config.Seed)}})
+		fig, err := charts.Timeline(j.History, j.Check, charts.TimelineOptions{Caption: []string{fmt.Sprintf("repro: locksim run --scenario %s --lock set-nx-cad --seed %d", scenario, j.Job.Config.Seed)}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := reports.Encode(&out[i], fig, "png"); err != nil {
+		if err := charts.Encode(&out[i], fig, "png"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,16 +1,16 @@
-package reports_test
+package charts_test
 
 import (
 	"fmt"
 
-	"github.com/locksim/locksim/reports"
+	"github.com/locksim/locksim/reports/charts"
 )
 
 // A rate with its 95% Wilson score interval: 3 unsafe runs of 200.
 func ExampleRate() {
-	r := reports.Rate{K: 3, N: 200}
+	r := charts.Rate{K: 3, N: 200}
 	fmt.Println(r)
-	lo, hi := reports.Wilson(0, 200)
+	lo, hi := charts.Wilson(0, 200)
 	fmt.Printf("0/200: [%.2f%%, %.2f%%]\n", 100*lo, 100*hi)
 	// Output:
 	// 3/200 = 1.5% [0.5%, 4.3%]

@@ -1,4 +1,4 @@
-package reports
+package charts
 
 import (
 	"fmt"
