@@ -2,47 +2,10 @@ package main
 
 import (
 	"testing"
-	"time"
 
-	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/sweep"
 )
-
-// pauseShort: a targeted pause counts as run in full only when its client
-// paused at the point and the pause ended inside the safety phase.
-func TestPauseShort(t *testing.T) {
-	f := faults.Fault{Kind: faults.ClientPause, Start: time.Second, Duration: 3 * time.Second, Targets: []string{"c0"}, At: run.PausePoint}
-	other := faults.Fault{Kind: faults.ClientPause, Start: 0, Duration: time.Second, Targets: []string{"c0"}, At: "acquiring"}
-	hist := func(fs []faults.Fault, evs ...checker.Event) checker.History {
-		return checker.History{Heal: int64(10 * time.Second), Faults: fs, Events: evs}
-	}
-	cfg := []faults.Fault{f, other}
-	pause := func(at time.Duration) checker.History {
-		return hist(cfg, checker.Event{T: int64(at), Proc: "c0", Kind: "pause", Detail: f.String(), Fault: 1},
-			checker.Event{T: 0, Proc: "c0", Kind: "pause", Detail: other.String(), Fault: 2})
-	}
-	for _, c := range []struct {
-		name    string
-		history checker.History
-		want    bool
-	}{
-		{"in full", pause(2 * time.Second), false},
-		{"ends exactly at the heal", pause(7 * time.Second), false},
-		{"cut by the heal", pause(8 * time.Second), true},
-		{"never reached the point", hist(cfg[:1]), true},
-		{"another pause's event", hist(cfg[:1], checker.Event{T: int64(2 * time.Second), Proc: "c0", Kind: "pause", Detail: other.String(), Fault: 2}), true},
-	} {
-		if got := pauseShort(c.history); got != c.want {
-			t.Errorf("%s: pauseShort = %v, want %v", c.name, got, c.want)
-		}
-	}
-	untargeted := hist([]faults.Fault{{Kind: faults.ClientPause, Start: time.Second, Duration: 30 * time.Second, Targets: []string{"c0"}}})
-	if pauseShort(untargeted) {
-		t.Error("a pause by time (no point) is not the sweep's targeted pause")
-	}
-}
 
 // The report's pause sweep leaves c0 time to reach its write: over its
 // first seeds, every run at the longest pause paused in full.
@@ -57,14 +20,14 @@ func TestReportPauseSweepPausesInFull(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, r := range p.runs {
-				sp := r.rs.spec
+				sp := r.rs.Spec
 				if r.point == nil || sp.Pause == nil || *sp.Pause != pauseSweepValues[len(pauseSweepValues)-1] || sp.Seed > 5 {
 					continue
 				}
 				if sp.Params.Clients != pauseSweepClients {
 					t.Fatalf("%s: %d clients", lock, sp.Params.Clients)
 				}
-				j, err := runJudged(bb, sp)
+				j, err := sweep.Judge(bb, sp)
 				if err == nil && j.Err != nil {
 					err = j.Err
 				}
@@ -72,7 +35,7 @@ func TestReportPauseSweepPausesInFull(t *testing.T) {
 					t.Fatal(err)
 				}
 				ran++
-				if o := outcomeOf(j); o.PauseShort {
+				if o := sweep.OutcomeOf(j); o.PauseShort {
 					t.Errorf("%s seed %d: c0 did not pause in full", lock, sp.Seed)
 				}
 			}

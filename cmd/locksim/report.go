@@ -28,6 +28,7 @@ import (
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/sweep"
 )
 
 // Report settings. Measured on the project's machine kind (2 cores, the
@@ -151,7 +152,7 @@ type reportCell struct {
 	lock     locks.Info
 	params   scenarios.Params
 	cfg      runLengths
-	tally
+	sweep.Tally
 	firstUnsafeSHA string
 	expect         *expectJSON
 	timeline       string
@@ -174,7 +175,7 @@ type runLengths struct{ duration, liveness time.Duration }
 type pausePointCell struct {
 	lock  string
 	value float64
-	tally
+	sweep.Tally
 	// short counts the runs left out of the tally: c0 did not pause in
 	// full inside the safety phase (outcome.PauseShort).
 	short int
@@ -182,7 +183,7 @@ type pausePointCell struct {
 
 // reportRun is one job: a matrix cell's seed or a sweep point's seed.
 type reportRun struct {
-	rs    runSpec
+	rs    sweep.Request
 	cell  *reportCell
 	point *pausePointCell
 }
@@ -238,8 +239,8 @@ func (f *reportFlags) plan() (*reportPlan, error) {
 	var onlyLocks []string
 	if f.locks != "" {
 		var err error
-		if onlyLocks, err = parseLocks(f.locks); err != nil {
-			return nil, err
+		if onlyLocks, err = sweep.ParseLocks(f.locks); err != nil {
+			return nil, sweepError(err)
 		}
 	}
 	keep := func(id string) bool { return onlyLocks == nil || slices.Contains(onlyLocks, id) }
@@ -271,7 +272,7 @@ func (f *reportFlags) plan() (*reportPlan, error) {
 				c.params.Liveness = max(c.params.Liveness, 2*info.TTL)
 			}
 			c.spec = run.Spec{Scenario: s.ID, Lock: id, Seed: 1, Params: c.params}
-			rs := runSpec{spec: c.spec}
+			rs := sweep.Request{Spec: c.spec}
 			job, err := c.spec.Build()
 			if err != nil {
 				return nil, usageErrorf("scenario %s, lock %s: %s", s.ID, id, configError(err))
@@ -296,8 +297,8 @@ func (f *reportFlags) plan() (*reportPlan, error) {
 				params := scenarios.Params{Clients: pauseSweepClients, Duration: run.PauseStart + pauseSweepSlack + time.Duration(v*float64(info.TTL)) + info.TTL,
 					Liveness: pauseSweepLiveness}
 				pause := v
-				rs := runSpec{spec: run.Spec{Scenario: pauseSweepScenario, Lock: id, Seed: 1, Params: params, Pause: &pause}}
-				if _, err := rs.spec.Build(); err != nil {
+				rs := sweep.Request{Spec: run.Spec{Scenario: pauseSweepScenario, Lock: id, Seed: 1, Params: params, Pause: &pause}}
+				if _, err := rs.Spec.Build(); err != nil {
 					return nil, usageErrorf("pause sweep, lock %s: %s", id, configError(err))
 				}
 				p.points = append(p.points, pt)
@@ -320,7 +321,7 @@ func (f *reportFlags) plan() (*reportPlan, error) {
 				continue
 			}
 			for _, r := range group.runs {
-				r.rs.spec.Seed = seed
+				r.rs.Spec.Seed = seed
 				p.runs = append(p.runs, r)
 			}
 		}
@@ -501,15 +502,15 @@ func (p *reportPlan) run(ctx context.Context, b sim.Bubble, stderr io.Writer) er
 		defer func() { bar.Exit(); fmt.Fprintln(stderr) }()
 	}
 	workers := min(p.workers, len(p.runs))
-	runners, err := newRunners(workers, b, stderr)
+	runners, err := sweep.NewRunners(workers, b, workerCommand(workers), stderr)
 	if err != nil {
 		return &codeError{code: exitInternal, err: err}
 	}
-	_, err = runPool(ctx, workers, len(p.runs), func(w, i int) (outcome, error) {
-		return runners[w].run(p.runs[i].rs)
-	}, func(i int, o outcome) error {
+	_, err = sweep.RunOrdered(ctx, workers, 4*workers, len(p.runs), func(w, i int) (sweep.Outcome, error) {
+		return runners[w].Run(p.runs[i].rs)
+	}, func(i int, o sweep.Outcome) error {
 		r := p.runs[i]
-		var t *tally
+		var t *sweep.Tally
 		if r.point != nil {
 			if o.PauseShort {
 				// Not a run of the pause asked for: counted apart.
@@ -519,20 +520,20 @@ func (p *reportPlan) run(ctx context.Context, b sim.Bubble, stderr io.Writer) er
 				}
 				return nil
 			}
-			t = &r.point.tally
+			t = &r.point.Tally
 		} else {
-			t = &r.cell.tally
-			if o.Verdict == checker.VerdictUnsafe && (!t.HasUnsafe || r.rs.spec.Seed < t.FirstUnsafe) {
+			t = &r.cell.Tally
+			if o.Verdict == checker.VerdictUnsafe && (!t.HasUnsafe || r.rs.Spec.Seed < t.FirstUnsafe) {
 				r.cell.firstUnsafeSHA = o.TraceSHA256
 			}
 		}
-		t.add(o, r.rs.spec.Seed)
+		t.Add(o, r.rs.Spec.Seed)
 		if bar != nil {
 			bar.Add(1)
 		}
 		return nil
 	})
-	if cerr := closeRunners(runners); cerr != nil && err == nil {
+	if cerr := sweep.CloseRunners(runners); cerr != nil && err == nil {
 		err = &codeError{code: exitInternal, err: fmt.Errorf("a worker process failed: %v", cerr)}
 	}
 	if err != nil || ctx.Err() != nil {
@@ -548,17 +549,18 @@ func (p *reportPlan) run(ctx context.Context, b sim.Bubble, stderr io.Writer) er
 	if bar != nil {
 		bar.ChangeMax(total + len(unsafe))
 	}
-	runners, err = newRunners(min(p.workers, max(1, len(unsafe))), b, stderr)
+	n := min(p.workers, max(1, len(unsafe)))
+	runners, err = sweep.NewRunners(n, b, workerCommand(n), stderr)
 	if err != nil {
 		return &codeError{code: exitInternal, err: err}
 	}
-	_, err = runPool(ctx, len(runners), len(unsafe), func(w, i int) (string, error) {
+	_, err = sweep.RunOrdered(ctx, len(runners), len(runners), len(unsafe), func(w, i int) (string, error) {
 		c := unsafe[i]
 		name := filepath.Join("timelines", c.scenario.ID+"--"+c.lock.ID+".png")
-		rs := runSpec{spec: c.at(c.FirstUnsafe),
-			timeline: &timelineRequest{Path: filepath.Join(p.out, name), Title: fmt.Sprintf("%s × %s, seed %d", c.scenario.ID, c.lock.ID, c.FirstUnsafe),
+		rs := sweep.Request{Spec: c.at(c.FirstUnsafe),
+			Timeline: &sweep.TimelineRequest{Path: filepath.Join(p.out, name), Title: fmt.Sprintf("%s × %s, seed %d", c.scenario.ID, c.lock.ID, c.FirstUnsafe),
 				Caption: []string{"repro: " + c.repro(c.FirstUnsafe)}}}
-		o, err := runners[w].run(rs)
+		o, err := runners[w].Run(rs)
 		if err != nil {
 			return "", err
 		}
@@ -574,7 +576,7 @@ func (p *reportPlan) run(ctx context.Context, b sim.Bubble, stderr io.Writer) er
 		}
 		return nil
 	})
-	if cerr := closeRunners(runners); cerr != nil && err == nil {
+	if cerr := sweep.CloseRunners(runners); cerr != nil && err == nil {
 		err = &codeError{code: exitInternal, err: fmt.Errorf("a worker process failed: %v", cerr)}
 	}
 	return err
@@ -646,7 +648,7 @@ type resultsJSON struct {
 
 func (c *reportCell) json() cellJSON {
 	j := cellJSON{Scenario: c.scenario.ID, Lock: c.lock.ID, Runs: c.Runs, LeaseOverlapRuns: c.Overlap, ResourceViolationRuns: c.Resource,
-		Verdict: c.verdict(), UnsafeRuns: c.Unsafe, LivenessRuns: c.Liveness, UnknownRuns: c.Unknown, OwnershipViolationRuns: c.Ownership,
+		Verdict: c.Verdict(), UnsafeRuns: c.Unsafe, LivenessRuns: c.Liveness, UnknownRuns: c.Unknown, OwnershipViolationRuns: c.Ownership,
 		StaleSectionRuns: c.Stale, StaleAcceptedRuns: c.StaleAccepted, FencedRejectionRuns: c.Fenced, StarvedRuns: c.Starved,
 		Seeds: [2]uint64{1, uint64(c.Runs)}, DurationNS: int64(c.cfg.duration), LivenessNS: int64(c.cfg.liveness),
 		Timeline: c.timeline, Debate: debateRow(c.scenario), Expected: c.expect}
@@ -701,7 +703,7 @@ func (p *reportPlan) write(stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := writeOutput(filepath.Join(p.out, "results.json"), append(data, '\n')); err != nil {
+	if err := run.WriteFileAtomic(filepath.Join(p.out, "results.json"), append(data, '\n')); err != nil {
 		return &codeError{code: exitInternal, err: err}
 	}
 	figs, err := p.charts()
@@ -709,10 +711,10 @@ func (p *reportPlan) write(stdout io.Writer) error {
 		return &codeError{code: exitInternal, err: err}
 	}
 	md, page := p.documents(res, figs)
-	if err := writeOutput(filepath.Join(p.out, "report.md"), md); err != nil {
+	if err := run.WriteFileAtomic(filepath.Join(p.out, "report.md"), md); err != nil {
 		return &codeError{code: exitInternal, err: err}
 	}
-	if err := writeOutput(filepath.Join(p.out, "index.html"), page); err != nil {
+	if err := run.WriteFileAtomic(filepath.Join(p.out, "index.html"), page); err != nil {
 		return &codeError{code: exitInternal, err: err}
 	}
 	unsafe, mismatch := 0, 0

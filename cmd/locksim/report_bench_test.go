@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/sweep"
 )
 
 // BenchmarkReportRow runs one seed of every cell of the default report
@@ -23,7 +24,7 @@ func BenchmarkReportRow(b *testing.B) {
 	}
 	var row []reportRun
 	for _, r := range p.runs {
-		if r.rs.spec.Seed == 1 {
+		if r.rs.Spec.Seed == 1 {
 			row = append(row, r)
 		}
 	}
@@ -34,15 +35,15 @@ func BenchmarkReportRow(b *testing.B) {
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			for _, r := range row {
-				r.rs.spec.Seed = uint64(i + 1)
+				r.rs.Spec.Seed = uint64(i + 1)
 				t0 := time.Now()
-				if _, err := runJudged(bb, r.rs.spec); err != nil {
+				if _, err := sweep.Judge(bb, r.rs.Spec); err != nil {
 					t.Fatal(err)
 				}
 				if r.point != nil {
 					points += time.Since(t0)
 				} else {
-					per[r.rs.spec.ScenarioID()] += time.Since(t0)
+					per[r.rs.Spec.ScenarioID()] += time.Since(t0)
 				}
 			}
 		}

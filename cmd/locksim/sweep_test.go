@@ -4,21 +4,19 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/sweep"
 )
 
 // tinySweep is a 12-job sweep that runs in well under a second (also
@@ -52,7 +50,7 @@ func TestSweepWritesResults(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
 	}
-	lines := strings.Split(strings.TrimSuffix(readFile(t, filepath.Join(dir, sweepResultsFile)), "\n"), "\n")
+	lines := strings.Split(strings.TrimSuffix(readFile(t, filepath.Join(dir, sweep.ResultsFile)), "\n"), "\n")
 	if len(lines) != 12 {
 		t.Fatalf("%d lines, want 12", len(lines))
 	}
@@ -73,13 +71,13 @@ func TestSweepWritesResults(t *testing.T) {
 		}
 	}
 	// Job order: value, then lock, then seed.
-	var first, last sweepLine
+	var first, last sweep.Line
 	json.Unmarshal([]byte(lines[0]), &first)
 	json.Unmarshal([]byte(lines[11]), &last)
 	if first.Lock != "set-nx-cad" || first.Seed != 1 || *first.Value != 2 || last.Lock != "fencing" || last.Seed != 3 || *last.Value != 3 {
 		t.Errorf("first %+v, last %+v", first, last)
 	}
-	csv := readFile(t, filepath.Join(dir, sweepCSVFile))
+	csv := readFile(t, filepath.Join(dir, sweep.CSVFile))
 	if n := strings.Count(csv, "\n"); n != 13 || !strings.HasPrefix(csv, "job,scenario,lock,seed,param,value,verdict") {
 		t.Errorf("results.csv: %d lines:\n%s", n, csv)
 	}
@@ -89,15 +87,15 @@ func TestSweepWritesResults(t *testing.T) {
 		}
 	}
 	// A rerun finds every job done: the same files.
-	before := readFile(t, filepath.Join(dir, sweepResultsFile))
+	before := readFile(t, filepath.Join(dir, sweep.ResultsFile))
 	code, _, stderr = cli(t, testHost(t), tinySweep(dir)...)
-	if code != exitSafe || readFile(t, filepath.Join(dir, sweepResultsFile)) != before {
+	if code != exitSafe || readFile(t, filepath.Join(dir, sweep.ResultsFile)) != before {
 		t.Errorf("rerun of a complete sweep: exit %d, stderr %q, or the results changed", code, stderr)
 	}
 }
 
 // runSweepDirect runs a sweep's options with a hook, in-process.
-func runSweepDirect(t *testing.T, dir string, workers int, ctx context.Context, after func(int), extra ...string) sweepStatus {
+func runSweepDirect(t *testing.T, dir string, workers int, ctx context.Context, after func(int), extra ...string) sweep.Status {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	f := newSweepFlags()
@@ -124,10 +122,10 @@ func runSweepDirect(t *testing.T, dir string, workers int, ctx context.Context, 
 // uninterrupted run byte for byte.
 func TestSweepResume(t *testing.T) {
 	whole := filepath.Join(t.TempDir(), "whole")
-	if st := runSweepDirect(t, whole, 1, context.Background(), nil); st.interrupted || st.done != 12 {
+	if st := runSweepDirect(t, whole, 1, context.Background(), nil); st.Interrupted || st.Done != 12 {
 		t.Fatalf("uninterrupted run: %+v", st)
 	}
-	want := readFile(t, filepath.Join(whole, sweepResultsFile))
+	want := readFile(t, filepath.Join(whole, sweep.ResultsFile))
 	for _, k := range []int{1, 4, 7} {
 		t.Run(fmt.Sprint("after ", k), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "resumed")
@@ -140,27 +138,27 @@ func TestSweepResume(t *testing.T) {
 				}
 			})
 			cancel()
-			if !st.interrupted && st.done == 12 {
+			if !st.Interrupted && st.Done == 12 {
 				t.Skip("every job finished before the cancellation took effect")
 			}
-			if !st.interrupted || st.done < k || st.done >= 12 {
+			if !st.Interrupted || st.Done < k || st.Done >= 12 {
 				t.Fatalf("interrupted run: %+v", st)
 			}
-			part := readFile(t, filepath.Join(dir, sweepResultsFile))
+			part := readFile(t, filepath.Join(dir, sweep.ResultsFile))
 			if !strings.HasPrefix(want, part) || !strings.HasSuffix(part, "\n") {
 				t.Fatalf("the interrupted run's file is not a whole-line prefix of the full results:\n%s", part)
 			}
-			if _, err := os.Stat(filepath.Join(dir, sweepCSVFile)); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, sweep.CSVFile)); err == nil {
 				t.Error("an interrupted sweep wrote results.csv")
 			}
 			st = runSweepDirect(t, dir, 2, context.Background(), nil)
-			if st.interrupted || st.done != 12 {
+			if st.Interrupted || st.Done != 12 {
 				t.Fatalf("resumed run: %+v", st)
 			}
-			if got := readFile(t, filepath.Join(dir, sweepResultsFile)); got != want {
+			if got := readFile(t, filepath.Join(dir, sweep.ResultsFile)); got != want {
 				t.Errorf("resumed results differ from the uninterrupted run:\n%s\n--- want ---\n%s", got, want)
 			}
-			if readFile(t, filepath.Join(dir, sweepCSVFile)) != readFile(t, filepath.Join(whole, sweepCSVFile)) {
+			if readFile(t, filepath.Join(dir, sweep.CSVFile)) != readFile(t, filepath.Join(whole, sweep.CSVFile)) {
 				t.Error("results.csv differs")
 			}
 		})
@@ -172,7 +170,7 @@ func TestSweepResume(t *testing.T) {
 func TestSweepTornLine(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "torn")
 	runSweepDirect(t, dir, 2, context.Background(), nil)
-	path := filepath.Join(dir, sweepResultsFile)
+	path := filepath.Join(dir, sweep.ResultsFile)
 	want := readFile(t, path)
 	lines := strings.SplitAfter(want, "\n")
 	torn := strings.Join(lines[:7], "") + lines[7][:len(lines[7])/2]
@@ -203,7 +201,7 @@ func TestShardsMergeToTheUnshardedRun(t *testing.T) {
 		if code != exitSafe {
 			t.Fatalf("shard %d: exit %d: %s", i, code, stderr)
 		}
-		n := strings.Count(readFile(t, filepath.Join(d, sweepResultsFile)), "\n")
+		n := strings.Count(readFile(t, filepath.Join(d, sweep.ResultsFile)), "\n")
 		if n != 4 {
 			t.Errorf("shard %d has %d lines, want 4", i, n)
 		}
@@ -219,7 +217,7 @@ func TestShardsMergeToTheUnshardedRun(t *testing.T) {
 	if !strings.Contains(stdout, "results: ") {
 		t.Errorf("merge printed no summary:\n%s", stdout)
 	}
-	for _, f := range []string{sweepResultsFile, sweepCSVFile, sweepSpecFile} {
+	for _, f := range []string{sweep.ResultsFile, sweep.CSVFile, sweep.SpecFile} {
 		if readFile(t, filepath.Join(merged, f)) != readFile(t, filepath.Join(whole, f)) {
 			t.Errorf("merged %s differs from the unsharded run's", f)
 		}
@@ -234,12 +232,12 @@ func TestShardsMergeToTheUnshardedRun(t *testing.T) {
 	if code, _, stderr := cli(t, testHost(t), append(tinySweep(otherSweep), "--first-seed", "5")...); code != exitSafe {
 		t.Fatalf("other sweep: exit %d: %s", code, stderr)
 	}
-	before := readFile(t, filepath.Join(otherSweep, sweepResultsFile))
+	before := readFile(t, filepath.Join(otherSweep, sweep.ResultsFile))
 	code, _, stderr = cli(t, noHost(t), append([]string{"merge", "--charts=false", "--out", otherSweep}, shards...)...)
 	if code != exitUsage || !strings.Contains(stderr, "holds a different sweep") {
 		t.Errorf("merge onto another sweep's folder: exit %d, %q", code, stderr)
 	}
-	if readFile(t, filepath.Join(otherSweep, sweepResultsFile)) != before {
+	if readFile(t, filepath.Join(otherSweep, sweep.ResultsFile)) != before {
 		t.Error("the other sweep's results were overwritten")
 	}
 
@@ -248,9 +246,9 @@ func TestShardsMergeToTheUnshardedRun(t *testing.T) {
 	cli(t, testHost(t), append(tinySweep(other, "--shard", "1/3"), "--first-seed", "9")...)
 	partial := filepath.Join(base, "partial")
 	os.MkdirAll(partial, 0o755)
-	os.WriteFile(filepath.Join(partial, sweepSpecFile), []byte(readFile(t, filepath.Join(shards[1], sweepSpecFile))), 0o644)
-	lines := strings.SplitAfter(readFile(t, filepath.Join(shards[1], sweepResultsFile)), "\n")
-	os.WriteFile(filepath.Join(partial, sweepResultsFile), []byte(strings.Join(lines[:2], "")), 0o644)
+	os.WriteFile(filepath.Join(partial, sweep.SpecFile), []byte(readFile(t, filepath.Join(shards[1], sweep.SpecFile))), 0o644)
+	lines := strings.SplitAfter(readFile(t, filepath.Join(shards[1], sweep.ResultsFile)), "\n")
+	os.WriteFile(filepath.Join(partial, sweep.ResultsFile), []byte(strings.Join(lines[:2], "")), 0o644)
 	for _, c := range []struct {
 		dirs []string
 		want string
@@ -274,7 +272,7 @@ func TestSweepWorkersAgree(t *testing.T) {
 	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 	runSweepDirect(t, a, 1, context.Background(), nil)
 	runSweepDirect(t, b, 4, context.Background(), nil)
-	if readFile(t, filepath.Join(a, sweepResultsFile)) != readFile(t, filepath.Join(b, sweepResultsFile)) {
+	if readFile(t, filepath.Join(a, sweep.ResultsFile)) != readFile(t, filepath.Join(b, sweep.ResultsFile)) {
 		t.Error("-j 1 and -j 4 differ")
 	}
 }
@@ -323,80 +321,6 @@ func TestSweepBadInput(t *testing.T) {
 	}
 }
 
-func TestParseParam(t *testing.T) {
-	cases := []struct {
-		in   string
-		name string
-		vals []float64
-	}{
-		{"pause=0:2:5", "pause", []float64{0, 0.5, 1, 1.5, 2}},
-		{"pause=0:1:11", "pause", []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}},
-		{"duration=500ms:2s:4", "duration", []float64{0.5, 1, 1.5, 2}},
-		{"duration=10:30:3", "duration", []float64{10, 20, 30}},
-		{"clients=2,5,10", "clients", []float64{2, 5, 10}},
-		{"repl-lag=0.05", "repl-lag", []float64{0.05}},
-		{"nodes=3:3:1", "nodes", []float64{3}},
-	}
-	for _, c := range cases {
-		name, vals, err := parseParam(c.in)
-		if err != nil || name != c.name || fmt.Sprint(vals) != fmt.Sprint(c.vals) {
-			t.Errorf("parseParam(%q) = %q, %v, %v; want %q, %v", c.in, name, vals, err, c.name, c.vals)
-		}
-	}
-}
-
-// TestRunPool: results come out in index order whatever the finishing
-// order; a cancelled pool emits a prefix of whole results; an error stops
-// it.
-func TestRunPool(t *testing.T) {
-	var got []int
-	n, err := runPool(context.Background(), 4, 50, func(w, i int) (int, error) {
-		time.Sleep(time.Duration(rand.IntN(200)) * time.Microsecond)
-		return i * i, nil
-	}, func(i, r int) error {
-		if r != i*i {
-			t.Errorf("result %d for %d", r, i)
-		}
-		got = append(got, i)
-		return nil
-	})
-	if err != nil || n != 50 {
-		t.Fatalf("n %d, err %v", n, err)
-	}
-	for i, v := range got {
-		if v != i {
-			t.Fatalf("emitted out of order: %v", got)
-		}
-	}
-	// Job 9 cancels; later jobs wait for it, so at most the 3 workers'
-	// jobs and the one the feeder was offering run after it.
-	ctx, cancel := context.WithCancel(context.Background())
-	var started atomic.Int32
-	n, err = runPool(ctx, 3, 100, func(w, i int) (int, error) {
-		started.Add(1)
-		switch {
-		case i == 9:
-			cancel()
-		case i > 9:
-			<-ctx.Done()
-		}
-		return i, nil
-	}, func(i, r int) error { return nil })
-	if err != nil || n < 10 || n > 13 || int(started.Load()) != n {
-		t.Errorf("cancelled: emitted %d, started %d, err %v", n, started.Load(), err)
-	}
-	boom := errors.New("boom")
-	n, err = runPool(context.Background(), 2, 100, func(w, i int) (int, error) {
-		if i == 20 {
-			return 0, boom
-		}
-		return i, nil
-	}, func(i, r int) error { return nil })
-	if !errors.Is(err, boom) || n != 20 {
-		t.Errorf("error: emitted %d, err %v", n, err)
-	}
-}
-
 // buildBinary builds the CLI into a temporary directory.
 func buildBinary(t *testing.T) string {
 	t.Helper()
@@ -429,7 +353,7 @@ func TestSweepBinary(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if readFile(t, filepath.Join(procs, sweepResultsFile)) != readFile(t, filepath.Join(inproc, sweepResultsFile)) {
+	if readFile(t, filepath.Join(procs, sweep.ResultsFile)) != readFile(t, filepath.Join(inproc, sweep.ResultsFile)) {
 		t.Error("worker processes and the in-process run differ")
 	}
 
@@ -444,7 +368,7 @@ func TestSweepBinary(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, sweepResultsFile)
+	path := filepath.Join(dir, sweep.ResultsFile)
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if b, _ := os.ReadFile(path); bytes.Count(b, []byte("\n")) >= 3 {
 			break
@@ -470,7 +394,7 @@ func TestSweepBinary(t *testing.T) {
 	if out, err := exec.Command(bin, big(whole)...).CombinedOutput(); err != nil {
 		t.Fatalf("whole: %v\n%s", err, out)
 	}
-	if readFile(t, path) != readFile(t, filepath.Join(whole, sweepResultsFile)) {
+	if readFile(t, path) != readFile(t, filepath.Join(whole, sweep.ResultsFile)) {
 		t.Error("interrupted and resumed results differ from an uninterrupted run")
 	}
 }
@@ -488,8 +412,8 @@ func TestSweepPauseShort(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	short := 0
-	for _, l := range strings.Split(strings.TrimSuffix(readFile(t, filepath.Join(dir, sweepResultsFile)), "\n"), "\n") {
-		var sl sweepLine
+	for _, l := range strings.Split(strings.TrimSuffix(readFile(t, filepath.Join(dir, sweep.ResultsFile)), "\n"), "\n") {
+		var sl sweep.Line
 		if err := json.Unmarshal([]byte(l), &sl); err != nil {
 			t.Fatal(err)
 		}
@@ -500,7 +424,7 @@ func TestSweepPauseShort(t *testing.T) {
 	if short == 0 || short == 8 {
 		t.Fatalf("%d of 8 runs pause_short; this test needs some of each", short)
 	}
-	if csv := readFile(t, filepath.Join(dir, sweepCSVFile)); strings.Count(csv, ",true\n") != short || !strings.Contains(csv, ",error,pause_short\n") {
+	if csv := readFile(t, filepath.Join(dir, sweep.CSVFile)); strings.Count(csv, ",true\n") != short || !strings.Contains(csv, ",error,pause_short\n") {
 		t.Errorf("CSV does not mark the %d short runs:\n%s", short, csv)
 	}
 	var row string
@@ -524,7 +448,7 @@ func TestEmptyShard(t *testing.T) {
 	if code, _, stderr := cli(t, testHost(t), tinySweep(whole)...); code != exitSafe {
 		t.Fatalf("unsharded: exit %d: %s", code, stderr)
 	}
-	jobs := strings.Count(readFile(t, filepath.Join(whole, sweepResultsFile)), "\n")
+	jobs := strings.Count(readFile(t, filepath.Join(whole, sweep.ResultsFile)), "\n")
 	n := jobs + 2
 	args := []string{"merge", "--charts=false", "--out", filepath.Join(base, "merged")}
 	for i := 0; i < n; i++ {
@@ -534,7 +458,7 @@ func TestEmptyShard(t *testing.T) {
 			t.Fatalf("shard %d/%d: exit %d: %s", i, n, code, stderr)
 		}
 		if i >= jobs {
-			if got := readFile(t, filepath.Join(d, sweepResultsFile)); got != "" {
+			if got := readFile(t, filepath.Join(d, sweep.ResultsFile)); got != "" {
 				t.Errorf("empty shard %d/%d: results %q, want an empty file", i, n, got)
 			}
 		}
@@ -543,7 +467,7 @@ func TestEmptyShard(t *testing.T) {
 	if code, _, stderr := cli(t, noHost(t), args...); code != exitSafe {
 		t.Fatalf("merge: exit %d: %s", code, stderr)
 	}
-	if readFile(t, filepath.Join(base, "merged", sweepResultsFile)) != readFile(t, filepath.Join(whole, sweepResultsFile)) {
+	if readFile(t, filepath.Join(base, "merged", sweep.ResultsFile)) != readFile(t, filepath.Join(whole, sweep.ResultsFile)) {
 		t.Error("the merge of every shard differs from the unsharded run")
 	}
 }
@@ -556,7 +480,7 @@ func TestSweepFolderLocked(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	unlock, err := lockDir(dir) // the first sweep, as another process would hold it
+	unlock, err := sweep.LockDir(dir) // the first sweep, as another process would hold it
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -565,7 +489,7 @@ func TestSweepFolderLocked(t *testing.T) {
 	if code != exitUsage || stdout != "" || !strings.Contains(stderr, want) {
 		t.Errorf("second sweep: exit %d, stdout %q, stderr %q; want exit %d naming %q", code, stdout, stderr, exitUsage, want)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, sweepResultsFile)); len(b) != 0 {
+	if b, _ := os.ReadFile(filepath.Join(dir, sweep.ResultsFile)); len(b) != 0 {
 		t.Errorf("the refused sweep wrote results: %q", b)
 	}
 	unlock()

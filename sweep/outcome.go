@@ -1,0 +1,156 @@
+package sweep
+
+import (
+	"strings"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/run"
+)
+
+// Outcome is what sweeps and reports keep of one judged run: the fields
+// of a results line after the job's identity, in that order.
+type Outcome struct {
+	Verdict             checker.Verdict `json:"verdict"`
+	Claim               string          `json:"claim"`
+	LeaseOverlaps       int             `json:"lease_overlaps"`
+	ResourceViolations  int             `json:"resource_violations"`
+	Porcupine           string          `json:"porcupine"`
+	OwnershipViolations int             `json:"ownership_violations"`
+	StaleSections       int             `json:"stale_sections"`
+	StaleAccepted       int             `json:"stale_accepted"`
+	FencedRejections    int             `json:"fenced_rejections"`
+	Starved             int             `json:"starved"` // clients that made no progress after the heal (fairness)
+	TraceSHA256         string          `json:"trace_sha256"`
+	// Error is set when the simulator could not finish the run (an event
+	// budget): the verdict is then unknown unless what ran was unsafe.
+	Error string `json:"error,omitempty"`
+	// PauseShort is set when a targeted client pause of the schedule did
+	// not run in full inside the safety phase: its client never reached
+	// the pause point in time, or the heal (which ends every fault) cut it
+	// short. Such a run did not test the pause it was asked to; the pause
+	// sweep's rates leave it out.
+	PauseShort bool `json:"pause_short,omitempty"`
+}
+
+// OutcomeOf summarizes a judged run (nil: none).
+func OutcomeOf(j *run.Judged) Outcome {
+	if j == nil {
+		return Outcome{Verdict: checker.VerdictUnknown, Porcupine: "skipped"}
+	}
+	c := j.Check
+	o := Outcome{Verdict: c.Verdict, Claim: c.Claim, LeaseOverlaps: c.LeaseOverlaps, ResourceViolations: c.ResourceViolations,
+		Porcupine: c.Porcupine, OwnershipViolations: c.OwnershipViolations,
+		StaleSections: c.Stale.Sections, StaleAccepted: c.Stale.Accepted, FencedRejections: c.Stale.FencedRejections, Starved: len(c.Liveness.Starved),
+		TraceSHA256: j.Result.TraceSHA256,
+		PauseShort:  PauseShort(j.History)}
+	if j.Err != nil {
+		o.Error = firstLine(j.Err.Error())
+	}
+	return o
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// PauseShort reports whether some targeted client pause of the schedule
+// did not both begin and end inside the safety phase (see
+// Outcome.PauseShort).
+func PauseShort(h checker.History) bool {
+	fired := map[int]int64{} // fault number → when its pause began
+	for _, ev := range h.Events {
+		if ev.Kind == "pause" && ev.Fault > 0 {
+			if _, seen := fired[ev.Fault]; !seen {
+				fired[ev.Fault] = ev.T
+			}
+		}
+	}
+	safetyEnd := h.Heal
+	for i, f := range h.Faults {
+		if f.Kind != faults.ClientPause || f.At == "" || int64(f.Start) >= safetyEnd {
+			continue
+		}
+		t, ok := fired[i+1]
+		if !ok || t+int64(f.Duration) > safetyEnd {
+			return true
+		}
+	}
+	return false
+}
+
+// Tally counts runs by outcome.
+type Tally struct {
+	Runs          int
+	Unsafe        int
+	Liveness      int
+	Unknown       int
+	Overlap       int // runs with a lease overlap
+	Resource      int // runs with a resource violation
+	Ownership     int // runs with an ownership violation
+	Stale         int // runs with a stale section (a holder acted on a dead lease)
+	StaleAccepted int // runs in which the storage accepted a stale write
+	Fenced        int // runs in which the storage refused an operation
+	Starved       int // runs in which a client made no progress after the heal
+	FirstUnsafe   uint64
+	HasUnsafe     bool
+}
+
+// Add counts one run of the given seed.
+func (t *Tally) Add(o Outcome, seed uint64) {
+	t.Runs++
+	if o.StaleSections > 0 {
+		t.Stale++
+	}
+	if o.StaleAccepted > 0 {
+		t.StaleAccepted++
+	}
+	if o.FencedRejections > 0 {
+		t.Fenced++
+	}
+	if o.Starved > 0 {
+		t.Starved++
+	}
+	switch o.Verdict {
+	case checker.VerdictUnsafe:
+		t.Unsafe++
+		if !t.HasUnsafe || seed < t.FirstUnsafe {
+			t.FirstUnsafe, t.HasUnsafe = seed, true
+		}
+	case checker.VerdictLiveness:
+		t.Liveness++
+	case checker.VerdictUnknown:
+		t.Unknown++
+	}
+	if o.LeaseOverlaps > 0 {
+		t.Overlap++
+	}
+	if o.ResourceViolations > 0 {
+		t.Resource++
+	}
+	if o.OwnershipViolations > 0 {
+		t.Ownership++
+	}
+}
+
+// Verdict is a group of runs' verdict: unsafe if any run was unsafe (one
+// counterexample is enough), otherwise the verdict most runs got, ties
+// going to the more severe (liveness, then unknown). A lock that starves a
+// client in 1 run of 200 is reported safe with its liveness count beside
+// it, not called a liveness failure; the counts are always shown.
+func (t *Tally) Verdict() checker.Verdict {
+	if t.Unsafe > 0 {
+		return checker.VerdictUnsafe
+	}
+	safe := t.Runs - t.Liveness - t.Unknown
+	switch {
+	case t.Liveness > 0 && t.Liveness >= safe && t.Liveness >= t.Unknown:
+		return checker.VerdictLiveness
+	case t.Unknown > 0 && t.Unknown >= safe:
+		return checker.VerdictUnknown
+	}
+	return checker.VerdictSafe
+}
