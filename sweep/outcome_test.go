@@ -43,4 +43,3 @@ func TestPauseShort(t *testing.T) {
 		t.Error("a pause by time (no point) is not the sweep's targeted pause")
 	}
 }
-
