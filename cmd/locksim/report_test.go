@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/reports"
 )
 
 // tinyReport runs in a few seconds (also under -race): two scenarios, two
@@ -64,13 +65,13 @@ func TestReportFiles(t *testing.T) {
 	// The pause-after-check × set-nx-cad cell is unsafe: its timeline and
 	// repro command are there.
 	var res struct {
-		Cells []cellJSON `json:"cells"`
+		Cells []reports.CellResult `json:"cells"`
 	}
 	json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "results.json"))), &res)
 	// Fencing made visible: under Kleppmann's pause the fenced lock's
 	// holders act on dead leases and the storage refuses them; the matrix
 	// shows the columns.
-	if i := slices.IndexFunc(res.Cells, func(c cellJSON) bool { return c.Scenario == "pause-after-check" && c.Lock == "fencing" }); i < 0 {
+	if i := slices.IndexFunc(res.Cells, func(c reports.CellResult) bool { return c.Scenario == "pause-after-check" && c.Lock == "fencing" }); i < 0 {
 		t.Error("no pause-after-check × fencing cell")
 	} else if c := res.Cells[i]; c.StaleSectionRuns == 0 || c.FencedRejectionRuns == 0 || c.Verdict != checker.VerdictSafe {
 		t.Errorf("pause-after-check × fencing: stale section runs %d, fenced rejection runs %d, verdict %s; want both > 0, safe", c.StaleSectionRuns, c.FencedRejectionRuns, c.Verdict)
@@ -80,7 +81,7 @@ func TestReportFiles(t *testing.T) {
 			t.Errorf("the matrix lacks the column %q", col)
 		}
 	}
-	i := slices.IndexFunc(res.Cells, func(c cellJSON) bool { return c.Scenario == "pause-after-check" && c.Lock == "set-nx-cad" })
+	i := slices.IndexFunc(res.Cells, func(c reports.CellResult) bool { return c.Scenario == "pause-after-check" && c.Lock == "set-nx-cad" })
 	if i < 0 {
 		t.Fatal("no pause-after-check × set-nx-cad cell")
 	}
@@ -160,7 +161,7 @@ func TestReportQuick(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	t.Logf("report --quick: %v", time.Since(start).Round(time.Second))
-	checkResultsJSON(t, filepath.Join(dir, "results.json"), reportQuickSeeds)
+	checkResultsJSON(t, filepath.Join(dir, "results.json"), reports.QuickSeeds)
 }
 
 func TestReportBadInput(t *testing.T) {

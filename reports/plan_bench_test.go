@@ -1,4 +1,4 @@
-package main
+package reports
 
 import (
 	"sort"
@@ -15,16 +15,15 @@ import (
 // five most expensive scenarios, in ms per row. The default report is 200
 // such rows (the sweep points 50) on two worker processes:
 //
-//	GOMAXPROCS=1 GOGC=400 go test -run '^$' -bench ReportRow -benchtime 3x ./cmd/locksim
+//	GOMAXPROCS=1 GOGC=400 go test -run '^$' -bench ReportRow -benchtime 3x ./reports
 func BenchmarkReportRow(b *testing.B) {
-	f := &reportFlags{out: b.TempDir()}
-	p, err := f.plan()
+	p, err := NewPlan(Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	var row []reportRun
-	for _, r := range p.runs {
-		if r.rs.Spec.Seed == 1 {
+	var row []job
+	for _, r := range p.jobs {
+		if r.req.Spec.Seed == 1 {
 			row = append(row, r)
 		}
 	}
@@ -35,15 +34,15 @@ func BenchmarkReportRow(b *testing.B) {
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			for _, r := range row {
-				r.rs.Spec.Seed = uint64(i + 1)
+				r.req.Spec.Seed = uint64(i + 1)
 				t0 := time.Now()
-				if _, err := sweep.Judge(bb, r.rs.Spec); err != nil {
+				if _, err := sweep.Judge(bb, r.req.Spec); err != nil {
 					t.Fatal(err)
 				}
 				if r.point != nil {
 					points += time.Since(t0)
 				} else {
-					per[r.rs.Spec.ScenarioID()] += time.Since(t0)
+					per[r.req.Spec.ScenarioID()] += time.Since(t0)
 				}
 			}
 		}

@@ -1,0 +1,374 @@
+package reports
+
+import (
+	"cmp"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/run"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sweep"
+)
+
+// Report settings. Measured on the project's machine kind (2 cores, the
+// 19-scenario catalogue of 108 cells, 23,400 runs, 2026-11-23): the
+// default takes 7m16s of wall time on two worker processes on an otherwise
+// idle machine (54 runs/s), --quick 40 s. What a cell costs is mostly its
+// Redis commands: its virtual time × its clients × how often they poll;
+// bonus-pool (100 clients) is a quarter of the total.
+const (
+	DefaultSeeds = 200 // seeds per matrix cell
+	QuickSeeds   = 20
+	// The pause sweep (the debate's rate plot): seeds per point.
+	pauseSweepSeeds      = 50
+	pauseSweepQuickSeeds = 10
+)
+
+// reportLengths shorten the safety phase of the scenarios whose length is
+// not part of their meaning (a random swarm; no faults at all), so that
+// 200 seeds per cell come closer to the time budget; every other scenario
+// runs at the lengths its file sets (in TTLs: the faults' timing depends
+// on them). The liveness phases keep their lengths: with a shorter one,
+// clients contending for the lock starve in a few percent of fault-free
+// runs (measured: no-faults with 20 s instead of 30 s, set-nx-getdel
+// 12/200, set-nx-cad 3/200), which the report would show as liveness
+// failures. The safety phase matters too where the workload runs out:
+// bonus-pool (100 clients, 300 units) at 4 s instead of 10 s leaves the
+// pool to the liveness phase and starved a client in 1/200 runs of
+// set-nx-cad and of token-cas (0/200 at 10 s), so it keeps its length;
+// redlock-all-up at 4 s changed no verdict over 200 seeds per lock.
+var reportLengths = map[string]scenarios.Params{
+	"default":        {Duration: 10 * time.Second, Liveness: 30 * time.Second},
+	"no-faults":      {Duration: 10 * time.Second, Liveness: 30 * time.Second},
+	"redlock-all-up": {Duration: 4 * time.Second, Liveness: 10 * time.Second},
+}
+
+// pauseSweep is the report's rate plot: in the no-faults world, client c0
+// pauses just before its protected write for a multiple of the TTL.
+var (
+	pauseSweepScenario = "no-faults"
+	pauseSweepLocks    = []string{"set-nx-cad", "redlock", "fencing", "token-cas"}
+	pauseSweepValues   = []float64{0, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 1.75, 2}
+	pauseSweepQuick    = []float64{0, 0.5, 1, 1.5, 2}
+	pauseSweepLiveness = 5 * time.Second // the plot reads safety only
+	// Kleppmann's two clients: c0 pauses, c1 may take the lock meanwhile.
+	pauseSweepClients = 2
+	// pauseSweepSlack is how long the safety phase leaves c0 to reach its
+	// first write after run.PauseStart: c0 may have to wait for the lock
+	// (measured over 50 seeds with 2 clients: median 1.8 s, 90th
+	// percentile 6.0 s, at most 8.8 s). Runs where it still comes too late
+	// are left out of the rates and counted apart.
+	pauseSweepSlack = 10 * time.Second
+)
+
+// lockOrder is the columns' order: DESIGN §8a's list (simplest designs
+// first, libraries last); other locks follow alphabetically.
+var lockOrder = []string{"setnx-del", "setnx-expire", "set-nx-del", "getset-expiry", "set-nx-getdel", "set-nx-cad", "watchdog",
+	"primary-replica", "redlock", "fencing", "token-cas", "version-cas", "redsync", "redislock", "go-zero", "gocron"}
+
+// Options is the report a user asks for.
+type Options struct {
+	// Seeds per cell (0: DefaultSeeds, or QuickSeeds when Quick); the
+	// pause sweep runs half as many per point (at least 1).
+	Seeds int
+	// Quick: QuickSeeds and a coarser pause sweep.
+	Quick bool
+	// Scenarios and Locks, if set, keep only these (ids; nil: all).
+	Scenarios []string
+	Locks     []string
+	// Version names the build in the report ("locksim v1.2.3 (go1.26)").
+	Version string
+}
+
+// An InputError is a report that cannot be planned (an unknown scenario
+// or lock, nothing to run). Field is the option to correct
+// ("scenarios", "locks") or "".
+type InputError struct {
+	Field string
+	Err   error
+}
+
+func (e *InputError) Error() string {
+	if e.Field == "" {
+		return e.Err.Error()
+	}
+	return e.Field + ": " + e.Err.Error()
+}
+
+func (e *InputError) Unwrap() error { return e.Err }
+
+// Cell is one scenario × lock of the matrix.
+type Cell struct {
+	Scenario scenarios.Scenario
+	Lock     locks.Info
+	// Spec is the cell's run (seed 1); At gives it another seed.
+	Spec run.Spec
+	// SafetyPhase and LivenessPhase are the run lengths the cell's runs
+	// got (its scenario's, or the report's for the few it shortens).
+	SafetyPhase, LivenessPhase time.Duration
+	sweep.Tally
+	// FirstUnsafeSHA is the trace hash of the first unsafe seed's run.
+	FirstUnsafeSHA string
+	expect         *Expectation
+	// Timeline is the counterexample's picture, relative to the report
+	// folder ("" if none).
+	Timeline string
+}
+
+// At is the cell's run with a seed.
+func (c *Cell) At(seed uint64) run.Spec {
+	s := c.Spec
+	s.Seed = seed
+	return s
+}
+
+// Repro is the command that runs the cell's seed again.
+func (c *Cell) Repro(seed uint64) string { return c.At(seed).Repro() }
+
+// point is one point of the pause sweep.
+type point struct {
+	lock  string
+	value float64
+	sweep.Tally
+	// short counts the runs left out of the tally: c0 did not pause in
+	// full inside the safety phase (Outcome.PauseShort).
+	short int
+}
+
+// job is one run: a matrix cell's seed or a sweep point's seed.
+type job struct {
+	req   sweep.Request
+	cell  *Cell
+	point *point
+}
+
+// Plan is a validated report: its cells, its pause sweep and every run,
+// in the order they run.
+type Plan struct {
+	opt        Options
+	seeds      int
+	pauseSeeds int
+	cells      []*Cell
+	points     []*point
+	jobs       []job
+}
+
+// Runs is how many simulations the plan runs (timelines aside).
+func (p *Plan) Runs() int { return len(p.jobs) }
+
+// Cells are the matrix's cells, in the report's order.
+func (p *Plan) Cells() []*Cell { return p.cells }
+
+// NewPlan checks the options and lays out every run. Errors are
+// *InputError.
+func NewPlan(opt Options) (*Plan, error) {
+	p := &Plan{opt: opt, seeds: DefaultSeeds, pauseSeeds: pauseSweepSeeds}
+	values := pauseSweepValues
+	if opt.Quick {
+		p.seeds, p.pauseSeeds, values = QuickSeeds, pauseSweepQuickSeeds, pauseSweepQuick
+	}
+	if opt.Seeds > 0 {
+		p.seeds = opt.Seeds
+		p.pauseSeeds = max(1, opt.Seeds/2)
+	}
+	scenarioIDs := scenarios.IDs()
+	if opt.Scenarios != nil {
+		scenarioIDs = nil
+		for _, id := range opt.Scenarios {
+			if _, err := scenarios.Get(id); err != nil {
+				return nil, &InputError{"scenarios", fmt.Errorf("unknown scenario %q (one of: %s)", id, strings.Join(scenarios.IDs(), ", "))}
+			}
+			if !slices.Contains(scenarioIDs, id) {
+				scenarioIDs = append(scenarioIDs, id)
+			}
+		}
+	}
+	for _, id := range opt.Locks {
+		if _, err := locks.Get(id); err != nil {
+			return nil, &InputError{"locks", fmt.Errorf("unknown lock %q (one of: %s)", id, strings.Join(locks.IDs(), ", "))}
+		}
+	}
+	keep := func(id string) bool { return opt.Locks == nil || slices.Contains(opt.Locks, id) }
+
+	var cellJobs, pointJobs []job
+	var scens []scenarios.Scenario
+	for _, id := range scenarioIDs {
+		s, _ := scenarios.Get(id)
+		scens = append(scens, s)
+	}
+	slices.SortStableFunc(scens, func(a, b scenarios.Scenario) int {
+		return cmp.Or(cmp.Compare(debateRank(a), debateRank(b)), cmp.Compare(a.ID, b.ID))
+	})
+	for _, s := range scens {
+		for _, id := range orderLocks(scenarioLocks(s)) {
+			if !keep(id) {
+				continue
+			}
+			info, err := locks.Get(id)
+			if err != nil {
+				return nil, &InputError{"", fmt.Errorf("scenario %s lists lock %q, which is not in the catalogue", s.ID, id)}
+			}
+			c := &Cell{Scenario: s, Lock: info, expect: expectationOf(s, id)}
+			params := reportLengths[s.ID]
+			if params.Liveness > 0 {
+				// A key orphaned at the heal blocks the lock for its
+				// lease: the phase must outlast it (watchdog: 30 s).
+				params.Liveness = max(params.Liveness, 2*info.TTL)
+			}
+			c.Spec = run.Spec{Scenario: s.ID, Lock: id, Seed: 1, Params: params}
+			built, err := c.Spec.Build()
+			if err != nil {
+				return nil, &InputError{"", fmt.Errorf("scenario %s, lock %s: %w", s.ID, id, err)}
+			}
+			c.SafetyPhase, c.LivenessPhase = built.Config.Duration, built.Config.Liveness
+			p.cells = append(p.cells, c)
+			cellJobs = append(cellJobs, job{req: sweep.Request{Spec: c.Spec}, cell: c})
+		}
+	}
+	// The pause sweep, when its scenario and locks are there.
+	if _, err := scenarios.Get(pauseSweepScenario); err == nil && slices.Contains(scenarioIDs, pauseSweepScenario) {
+		for _, v := range values {
+			for _, id := range pauseSweepLocks {
+				info, err := locks.Get(id)
+				if err != nil || !keep(id) {
+					continue
+				}
+				pt := &point{lock: id, value: v}
+				// Long enough for the pause to end inside the safety
+				// phase even when c0 gets to its write late, with a TTL
+				// after it for the paused client's write.
+				params := scenarios.Params{Clients: pauseSweepClients, Duration: run.PauseStart + pauseSweepSlack + time.Duration(v*float64(info.TTL)) + info.TTL,
+					Liveness: pauseSweepLiveness}
+				pause := v
+				req := sweep.Request{Spec: run.Spec{Scenario: pauseSweepScenario, Lock: id, Seed: 1, Params: params, Pause: &pause}}
+				if _, err := req.Spec.Build(); err != nil {
+					return nil, &InputError{"", fmt.Errorf("pause sweep, lock %s: %w", id, err)}
+				}
+				p.points = append(p.points, pt)
+				pointJobs = append(pointJobs, job{req: req, point: pt})
+			}
+		}
+	}
+	if len(p.cells) == 0 {
+		return nil, &InputError{"", fmt.Errorf("nothing to run: no scenario lists any of the chosen locks")}
+	}
+	// Seed-major order: every cell's seed 1, then every cell's seed 2, ...
+	// so expensive cells are spread over the run and the workers finish
+	// together.
+	for seed := uint64(1); seed <= uint64(max(p.seeds, p.pauseSeeds)); seed++ {
+		for _, group := range []struct {
+			jobs  []job
+			seeds int
+		}{{cellJobs, p.seeds}, {pointJobs, p.pauseSeeds}} {
+			if seed > uint64(group.seeds) {
+				continue
+			}
+			for _, j := range group.jobs {
+				j.req.Spec.Seed = seed
+				p.jobs = append(p.jobs, j)
+			}
+		}
+	}
+	return p, nil
+}
+
+// scenarioLocks are the locks a scenario is meant for (its file's list),
+// or every lock; locks behind a build tag are left out (the report's
+// Settings say so).
+func scenarioLocks(s scenarios.Scenario) []string {
+	ids := locks.IDs()
+	if s.File != nil && len(s.File.Locks) > 0 {
+		ids = s.File.Locks
+	}
+	var out []string
+	for _, id := range ids {
+		if info, err := locks.Get(id); err == nil && info.Unavailable != "" {
+			continue
+		}
+		out = append(out, id)
+	}
+	return out
+}
+
+// expectationOf is what the scenario file expects of the lock (nil: no
+// expectation recorded).
+func expectationOf(s scenarios.Scenario, lock string) *Expectation {
+	if s.File == nil {
+		return nil
+	}
+	e, ok := s.File.Expect[lock]
+	if !ok {
+		return nil
+	}
+	return &Expectation{Role: e.Role, Kleppmann: e.Kleppmann, Antirez: e.Antirez, Agreed: e.Agreed, Want: e.Want(),
+		OutsideAssumptions: e.OutsideAssumptions, Note: strings.Join(strings.Fields(e.Note), " ")}
+}
+
+var debateRowRE = regexp.MustCompile(`^S(\d+)$`)
+
+// debateRank orders scenarios by their row in the debate's table (S1,
+// S2, ...), the rest after.
+func debateRank(s scenarios.Scenario) int {
+	if s.File != nil {
+		if m := debateRowRE.FindStringSubmatch(s.File.Debate); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			return n
+		}
+	}
+	return 1 << 20
+}
+
+func debateRow(s scenarios.Scenario) string {
+	if s.File != nil {
+		return s.File.Debate
+	}
+	return ""
+}
+
+func orderLocks(ids []string) []string {
+	out := slices.Clone(ids)
+	rank := func(id string) int {
+		if i := slices.Index(lockOrder, id); i >= 0 {
+			return i
+		}
+		return len(lockOrder)
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(a, b)) })
+	return out
+}
+
+// scenarioOrder is the scenarios of the matrix, in order.
+func (p *Plan) scenarioOrder() []scenarios.Scenario {
+	var out []scenarios.Scenario
+	for _, c := range p.cells {
+		if len(out) == 0 || out[len(out)-1].ID != c.Scenario.ID {
+			out = append(out, c.Scenario)
+		}
+	}
+	return out
+}
+
+// lockColumns are the matrix's columns.
+func (p *Plan) lockColumns() []string {
+	var ids []string
+	for _, c := range p.cells {
+		if !slices.Contains(ids, c.Lock.ID) {
+			ids = append(ids, c.Lock.ID)
+		}
+	}
+	return orderLocks(ids)
+}
+
+func (p *Plan) cell(scenario, lock string) *Cell {
+	for _, c := range p.cells {
+		if c.Scenario.ID == scenario && c.Lock.ID == lock {
+			return c
+		}
+	}
+	return nil
+}

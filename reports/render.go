@@ -1,0 +1,342 @@
+package reports
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	htmltemplate "html/template"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	texttemplate "text/template"
+
+	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/reports/charts"
+	"github.com/locksim/locksim/run"
+)
+
+//go:embed templates/report.md.tmpl templates/index.html.tmpl
+var templateFS embed.FS
+
+var (
+	mdTemplate   = texttemplate.Must(texttemplate.New("report.md.tmpl").ParseFS(templateFS, "templates/report.md.tmpl"))
+	htmlTemplate = htmltemplate.Must(htmltemplate.New("index.html.tmpl").ParseFS(templateFS, "templates/index.html.tmpl"))
+)
+
+// Write writes the report of a plan that has run into dir: results.json,
+// the charts (img/), report.md and index.html. It returns the results.
+func (p *Plan) Write(dir string) (Results, error) {
+	res := p.Results()
+	data, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return res, err
+	}
+	if err := run.WriteFileAtomic(filepath.Join(dir, "results.json"), append(data, '\n')); err != nil {
+		return res, err
+	}
+	figs, err := p.figures(dir)
+	if err != nil {
+		return res, err
+	}
+	v := p.view(res, figs)
+	var md, page bytes.Buffer
+	if err := mdTemplate.Execute(&md, v); err != nil {
+		return res, err
+	}
+	if err := htmlTemplate.Execute(&page, v); err != nil {
+		return res, err
+	}
+	if err := run.WriteFileAtomic(filepath.Join(dir, "report.md"), md.Bytes()); err != nil {
+		return res, err
+	}
+	return res, run.WriteFileAtomic(filepath.Join(dir, "index.html"), page.Bytes())
+}
+
+// figure is a chart the documents show.
+type figure struct {
+	Title, Caption string
+	PNG, SVG       string // paths relative to the report directory
+	scenario       string // "" for the pause sweep
+	// Table is the pause sweep's numbers, shown under its chart.
+	Table *pauseTable
+}
+
+type pauseTable struct {
+	Locks []string
+	Rows  []pauseRow
+}
+
+type pauseRow struct {
+	Value string
+	Cells []string
+}
+
+// figures draws the charts into dir/img.
+func (p *Plan) figures(dir string) ([]figure, error) {
+	var out []figure
+	save := func(fig charts.Figure, name string) (string, string, error) {
+		paths, err := charts.SaveAll(fig, filepath.Join(dir, "img", name))
+		if err != nil {
+			return "", "", err
+		}
+		rel := func(s string) string { r, _ := filepath.Rel(dir, s); return filepath.ToSlash(r) }
+		return rel(paths[0]), rel(paths[1]), nil
+	}
+	if len(p.points) > 0 {
+		rc := charts.RateChart{Title: "client pause just before the protected write (no other faults)", XLabel: "pause (× the lock's TTL)", YLabel: "runs judged unsafe"}
+		for _, id := range pauseSweepLocks {
+			s := charts.RateSeries{Name: id}
+			for _, pt := range p.points {
+				if pt.lock == id {
+					s.Points = append(s.Points, charts.RatePoint{X: pt.value, Rate: charts.Rate{K: pt.Unsafe, N: pt.Runs}})
+				}
+			}
+			if len(s.Points) > 0 {
+				rc.Series = append(rc.Series, s)
+			}
+		}
+		fig, err := rc.Figure()
+		if err != nil {
+			return nil, err
+		}
+		png, svg, err := save(fig, "pause-sweep")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, figure{Title: "Violation rate vs pause length", PNG: png, SVG: svg, Table: p.pauseTable(),
+			Caption: fmt.Sprintf("Scenario %s with %d clients; client c0 stops just before its first write to the storage at or after %v, once, for the given multiple of its lock's TTL. %d seeds per point, less the runs where c0 did not pause in full inside the safety phase (%d of %d, counted in the table); bars are 95%% Wilson score intervals.",
+				pauseSweepScenario, pauseSweepClients, run.PauseStart, p.pauseSeeds, p.pauseShort(), p.pauseSeeds*len(p.points))})
+	}
+	// One overlap-vs-resource chart per scenario.
+	for _, s := range p.scenarioOrder() {
+		fc := charts.FencingChart{Title: s.ID + ": lease overlap, resource violation, stale section"}
+		for _, c := range p.cells {
+			if c.Scenario.ID == s.ID {
+				fc.Groups = append(fc.Groups, charts.FencingGroup{Name: c.Lock.ID, Overlap: charts.Rate{K: c.Overlap, N: c.Runs}, Resource: charts.Rate{K: c.Resource, N: c.Runs},
+					Stale: charts.Rate{K: c.Stale, N: c.Runs}})
+			}
+		}
+		fig, err := fc.Figure()
+		if err != nil {
+			return nil, err
+		}
+		png, svg, err := save(fig, "overlap-vs-resource-"+s.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, figure{Title: s.ID, scenario: s.ID, PNG: png, SVG: svg,
+			Caption: "Runs in which two clients believed they held the lock at once (orange) beside runs in which the storage lost an update or accepted a stale write (red). Fencing designs may overlap without harm; a lock without fencing turns overlaps into lost updates."})
+	}
+	return out, nil
+}
+
+func (p *Plan) pauseTable() *pauseTable {
+	t := &pauseTable{Locks: pauseSweepLocks}
+	var vals []float64
+	for _, pt := range p.points {
+		if !slices.Contains(vals, pt.value) {
+			vals = append(vals, pt.value)
+		}
+	}
+	for _, v := range vals {
+		row := pauseRow{Value: run.FormatValue(v)}
+		for _, id := range pauseSweepLocks {
+			txt := ""
+			for _, pt := range p.points {
+				if pt.lock == id && pt.value == v {
+					txt = charts.Rate{K: pt.Unsafe, N: pt.Runs}.String()
+					if pt.short > 0 {
+						txt += fmt.Sprintf(" (%d short)", pt.short)
+					}
+				}
+			}
+			row.Cells = append(row.Cells, txt)
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+// view is what both documents show, computed once.
+type view struct {
+	Intro     string
+	Columns   []string
+	Matrix    []matrixRow
+	Figures   []figure // not per scenario
+	Scenarios []scenarioView
+	Settings  []string
+}
+
+type matrixRow struct {
+	ID, Label string
+	Cells     []matrixCell // one a column; Empty where the scenario does not run the lock
+}
+
+type matrixCell struct {
+	Empty        bool
+	Anchor       string
+	Verdict      string
+	Class        string // the verdict, and "miss" when it differs from the expectation
+	Unsafe, Runs int
+	Expected     string // the expectation in short ("K unsafe, A safe")
+	Miss         bool
+}
+
+type scenarioView struct {
+	ID, Title, Description, Source string
+	Rows                           []lockRow
+	Notes                          []lockNote
+	Figures                        []figure
+	Timelines                      []timelineView
+}
+
+type lockRow struct {
+	Anchor, Lock                       string
+	Runs                               int
+	Rate                               string
+	Overlap, Resource, Ownership       int
+	Stale                              string // "runs (accepted)"
+	Fenced, Liveness, Starved, Unknown int
+	Verdict, Class, Expected, Length   string
+}
+
+type lockNote struct{ Lock, Text string }
+
+type timelineView struct {
+	Scenario, Lock string
+	Seed           uint64
+	Repro, Path    string
+}
+
+func (p *Plan) view(res Results, figs []figure) view {
+	v := view{Intro: fmt.Sprintf("Every built-in scenario run with the locks it is meant for, %d seeds per cell; "+
+		"a cell is unsafe when any seed broke the lock's claim (two clients held it at once, or for fenced designs the storage lost an update or took a stale write). "+
+		"Rates carry 95%% Wilson score intervals. Each run is reproducible with its repro command. Generated by %s.", p.seeds, p.opt.Version),
+		Columns: p.lockColumns()}
+	results := map[string]*CellResult{}
+	for i := range res.Cells {
+		results[anchor(res.Cells[i].Scenario, res.Cells[i].Lock)] = &res.Cells[i]
+	}
+	class := func(j *CellResult) string {
+		if j.Missed() {
+			return string(j.Verdict) + " miss"
+		}
+		return string(j.Verdict)
+	}
+	for _, s := range p.scenarioOrder() {
+		label := s.ID
+		if row := debateRow(s); row != "" {
+			label += " (" + row + ")"
+		}
+		mr := matrixRow{ID: s.ID, Label: label}
+		for _, id := range v.Columns {
+			c := p.cell(s.ID, id)
+			if c == nil {
+				mr.Cells = append(mr.Cells, matrixCell{Empty: true})
+				continue
+			}
+			j := results[anchor(s.ID, id)]
+			mr.Cells = append(mr.Cells, matrixCell{Anchor: anchor(s.ID, id), Verdict: string(j.Verdict), Class: class(j), Unsafe: j.UnsafeRuns, Runs: j.Runs,
+				Expected: expectShort(c.expect), Miss: j.Missed()})
+		}
+		v.Matrix = append(v.Matrix, mr)
+
+		title := s.ID
+		if row := debateRow(s); row != "" {
+			title += " (debate " + row + ")"
+		}
+		sv := scenarioView{ID: s.ID, Title: title, Description: oneLine(s.Description)}
+		if s.File != nil && s.File.Source != "" {
+			sv.Source = oneLine(s.File.Source)
+		}
+		for _, c := range p.cells {
+			if c.Scenario.ID != s.ID {
+				continue
+			}
+			j := results[anchor(s.ID, c.Lock.ID)]
+			sv.Rows = append(sv.Rows, lockRow{Anchor: anchor(s.ID, c.Lock.ID), Lock: c.Lock.ID, Runs: c.Runs, Rate: charts.Rate{K: c.Unsafe, N: c.Runs}.String(),
+				Overlap: c.Overlap, Resource: c.Resource, Ownership: c.Ownership, Stale: fmt.Sprintf("%d (%d)", c.Stale, c.StaleAccepted),
+				Fenced: c.Fenced, Liveness: c.Liveness, Starved: c.Starved, Unknown: c.Unknown,
+				Verdict: string(j.Verdict), Class: class(j), Expected: expectLong(c.expect), Length: fmt.Sprintf("%v + %v", c.SafetyPhase, c.LivenessPhase)})
+			if c.expect != nil && c.expect.Note != "" {
+				sv.Notes = append(sv.Notes, lockNote{c.Lock.ID, c.expect.Note})
+			}
+			if c.Timeline != "" {
+				sv.Timelines = append(sv.Timelines, timelineView{Scenario: s.ID, Lock: c.Lock.ID, Seed: c.FirstUnsafe, Repro: c.Repro(c.FirstUnsafe), Path: filepath.ToSlash(c.Timeline)})
+			}
+		}
+		for _, f := range figs {
+			if f.scenario == s.ID {
+				sv.Figures = append(sv.Figures, f)
+			}
+		}
+		v.Scenarios = append(v.Scenarios, sv)
+	}
+	for _, f := range figs {
+		if f.scenario == "" {
+			v.Figures = append(v.Figures, f)
+		}
+	}
+	var lengths []string
+	for _, id := range slices.Sorted(maps.Keys(reportLengths)) {
+		l := reportLengths[id]
+		lengths = append(lengths, fmt.Sprintf("%s %v + %v", id, l.Duration, l.Liveness))
+	}
+	v.Settings = []string{
+		fmt.Sprintf("seeds per cell: %d (seeds 1..%d)", p.seeds, p.seeds),
+		fmt.Sprintf("run lengths (safety + liveness phase) set by the report: %s; every other scenario runs at its file's lengths (the tables' last column)", strings.Join(lengths, ", ")),
+	}
+	if len(p.points) > 0 {
+		v.Settings = append(v.Settings, fmt.Sprintf("pause sweep: scenario %s with %d clients, %d seeds per point, safety phase %v + %v + the pause + one TTL, liveness phase %v",
+			pauseSweepScenario, pauseSweepClients, p.pauseSeeds, run.PauseStart, pauseSweepSlack, pauseSweepLiveness))
+	}
+	v.Settings = append(v.Settings, p.opt.Version)
+	for _, id := range locks.IDs() {
+		if info, _ := locks.Get(id); info.Unavailable != "" {
+			v.Settings = append(v.Settings, fmt.Sprintf("not run: %s (%s)", id, info.Unavailable))
+		}
+	}
+	return v
+}
+
+func anchor(scenario, lock string) string { return scenario + "--" + lock }
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// expectShort renders an expectation compactly ("K unsafe, A safe, = safe").
+func expectShort(e *Expectation) string {
+	if e == nil {
+		return ""
+	}
+	var parts []string
+	for _, x := range []struct{ k, v string }{{"K", e.Kleppmann}, {"A", e.Antirez}, {"=", e.Agreed}} {
+		if x.v != "" {
+			parts = append(parts, x.k+" "+x.v)
+		}
+	}
+	if e.Want != "" && e.Want != e.Agreed {
+		parts = append(parts, "sim "+e.Want)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func expectLong(e *Expectation) string {
+	if e == nil {
+		return ""
+	}
+	var parts []string
+	for _, x := range []struct{ k, v string }{{"role", e.Role}, {"Kleppmann", e.Kleppmann}, {"antirez", e.Antirez}, {"agreed", e.Agreed}} {
+		if x.v != "" {
+			parts = append(parts, x.k+" "+x.v)
+		}
+	}
+	if e.Want != "" && e.Want != e.Agreed {
+		parts = append(parts, "simulation expected "+e.Want)
+	}
+	if e.OutsideAssumptions {
+		parts = append(parts, "outside the lock's assumptions")
+	}
+	return strings.Join(parts, "; ")
+}

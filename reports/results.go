@@ -1,0 +1,149 @@
+package reports
+
+import (
+	"strconv"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/reports/charts"
+)
+
+// Expectation is what a scenario file expects of a lock, by side of the
+// debate, and the verdict the simulation is expected to measure (Want).
+type Expectation struct {
+	Role               string `json:"role,omitempty"`
+	Kleppmann          string `json:"kleppmann,omitempty"`
+	Antirez            string `json:"antirez,omitempty"`
+	Agreed             string `json:"agreed,omitempty"`
+	Want               string `json:"want,omitempty"` // the verdict the scenario file expects the simulation to measure
+	OutsideAssumptions bool   `json:"outside_assumptions,omitempty"`
+	Note               string `json:"note,omitempty"`
+}
+
+// CellResult is one cell of results.json: DESIGN §8a's six fields first.
+type CellResult struct {
+	Scenario               string          `json:"scenario"`
+	Lock                   string          `json:"lock"`
+	Runs                   int             `json:"runs"`
+	LeaseOverlapRuns       int             `json:"lease_overlap_runs"`
+	ResourceViolationRuns  int             `json:"resource_violation_runs"`
+	Verdict                checker.Verdict `json:"verdict"`
+	UnsafeRuns             int             `json:"unsafe_runs"`
+	LivenessRuns           int             `json:"liveness_runs"`
+	UnknownRuns            int             `json:"unknown_runs"`
+	OwnershipViolationRuns int             `json:"ownership_violation_runs"`
+	StaleSectionRuns       int             `json:"stale_section_runs"`    // a holder acted on a dead lease
+	StaleAcceptedRuns      int             `json:"stale_accepted_runs"`   // and the storage accepted its write
+	FencedRejectionRuns    int             `json:"fenced_rejection_runs"` // the storage refused an operation
+	StarvedRuns            int             `json:"starved_runs"`          // a client made no progress after the heal (fairness)
+	UnsafeRate             float64         `json:"unsafe_rate"`
+	UnsafeRateCI95         [2]float64      `json:"unsafe_rate_ci95"`
+	Seeds                  [2]uint64       `json:"seeds"` // first and last seed run
+	DurationNS             int64           `json:"duration_ns"`
+	LivenessNS             int64           `json:"liveness_ns"`
+	FirstUnsafeSeed        *uint64         `json:"first_unsafe_seed,omitempty"`
+	Repro                  string          `json:"repro,omitempty"` // reproduces the first unsafe seed
+	ReproTraceSHA256       string          `json:"repro_trace_sha256,omitempty"`
+	Timeline               string          `json:"timeline,omitempty"`
+	Debate                 string          `json:"debate,omitempty"`
+	Expected               *Expectation    `json:"expected,omitempty"`
+	MatchesExpected        *bool           `json:"matches_expected,omitempty"`
+}
+
+// Missed reports whether the cell's verdict differs from the one its
+// scenario file expects.
+func (c *CellResult) Missed() bool { return c.MatchesExpected != nil && !*c.MatchesExpected }
+
+// PointResult is one point of the pause sweep.
+type PointResult struct {
+	Lock                  string     `json:"lock"`
+	PauseTTL              float64    `json:"pause_ttl"`
+	Runs                  int        `json:"runs"`
+	PauseShortRuns        int        `json:"pause_short_runs"` // left out of runs: c0 did not pause in full in time
+	UnsafeRuns            int        `json:"unsafe_runs"`
+	LeaseOverlapRuns      int        `json:"lease_overlap_runs"`
+	ResourceViolationRuns int        `json:"resource_violation_runs"`
+	UnsafeRateCI95        [2]float64 `json:"unsafe_rate_ci95"`
+}
+
+// Results is results.json: the report's numbers, the one model both
+// documents are rendered from.
+type Results struct {
+	Cells      []CellResult  `json:"cells"`
+	PauseSweep []PointResult `json:"pause_sweep,omitempty"`
+	Settings   struct {
+		Seeds      int    `json:"seeds_per_cell"`
+		PauseSeeds int    `json:"pause_sweep_seeds"`
+		Quick      bool   `json:"quick"`
+		Locksim    string `json:"locksim"`
+	} `json:"settings"`
+}
+
+// Unsafe and Missed count the cells judged unsafe and the cells that
+// differ from their expectation.
+func (r *Results) Unsafe() (unsafe, missed int) {
+	for i := range r.Cells {
+		if r.Cells[i].Verdict == checker.VerdictUnsafe {
+			unsafe++
+		}
+		if r.Cells[i].Missed() {
+			missed++
+		}
+	}
+	return unsafe, missed
+}
+
+func (c *Cell) result() CellResult {
+	j := CellResult{Scenario: c.Scenario.ID, Lock: c.Lock.ID, Runs: c.Runs, LeaseOverlapRuns: c.Overlap, ResourceViolationRuns: c.Resource,
+		Verdict: c.Verdict(), UnsafeRuns: c.Unsafe, LivenessRuns: c.Liveness, UnknownRuns: c.Unknown, OwnershipViolationRuns: c.Ownership,
+		StaleSectionRuns: c.Stale, StaleAcceptedRuns: c.StaleAccepted, FencedRejectionRuns: c.Fenced, StarvedRuns: c.Starved,
+		Seeds: [2]uint64{1, uint64(c.Runs)}, DurationNS: int64(c.SafetyPhase), LivenessNS: int64(c.LivenessPhase),
+		Timeline: c.Timeline, Debate: debateRow(c.Scenario), Expected: c.expect}
+	r := charts.Rate{K: c.Unsafe, N: c.Runs}
+	j.UnsafeRate = round6(r.P())
+	lo, hi := r.Interval()
+	j.UnsafeRateCI95 = [2]float64{round6(lo), round6(hi)}
+	if c.HasUnsafe {
+		s := c.FirstUnsafe
+		j.FirstUnsafeSeed = &s
+		j.Repro = c.Repro(s)
+		j.ReproTraceSHA256 = c.FirstUnsafeSHA
+	}
+	if c.expect != nil && c.expect.Want != "" {
+		m := checker.Verdict(c.expect.Want) == j.Verdict
+		j.MatchesExpected = &m
+	}
+	return j
+}
+
+func round6(v float64) float64 {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'f', 6, 64), 64)
+	return f
+}
+
+// pauseShort is how many pause-sweep runs were left out of the rates.
+func (p *Plan) pauseShort() int {
+	n := 0
+	for _, pt := range p.points {
+		n += pt.short
+	}
+	return n
+}
+
+// Results is the model of a plan that has run.
+func (p *Plan) Results() Results {
+	var res Results
+	for _, c := range p.cells {
+		res.Cells = append(res.Cells, c.result())
+	}
+	for _, pt := range p.points {
+		r := charts.Rate{K: pt.Unsafe, N: pt.Runs}
+		lo, hi := r.Interval()
+		res.PauseSweep = append(res.PauseSweep, PointResult{Lock: pt.lock, PauseTTL: pt.value, Runs: pt.Runs, PauseShortRuns: pt.short, UnsafeRuns: pt.Unsafe,
+			LeaseOverlapRuns: pt.Overlap, ResourceViolationRuns: pt.Resource, UnsafeRateCI95: [2]float64{round6(lo), round6(hi)}})
+	}
+	res.Settings.Seeds, res.Settings.PauseSeeds, res.Settings.Quick, res.Settings.Locksim = p.seeds, p.pauseSeeds, p.opt.Quick, p.opt.Version
+	if len(p.points) == 0 {
+		res.Settings.PauseSeeds = 0
+	}
+	return res
+}

@@ -1,0 +1,128 @@
+package reports
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/sweep"
+)
+
+// Exec says how a plan runs.
+type Exec struct {
+	// Workers is how many runs go at once (at least 1).
+	Workers int
+	// Worker is a worker process's command line (sweep.NewRunners); empty:
+	// every run in this process.
+	Worker []string
+	// Log receives the worker processes' stderr (nil: discarded).
+	Log io.Writer
+	// Progress, if set, is called after each run with the runs done and
+	// their number (the number grows once, when the timelines are known).
+	Progress func(done, total int)
+}
+
+// Run runs every simulation of the plan in bubbles from b, then reruns
+// each unsafe cell's first unsafe seed and draws its timeline into
+// dir/timelines (its trace must hash as the first run's did). Cancelling
+// ctx stops it after the running simulations; the plan is then
+// incomplete and Run returns ctx's error.
+func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error {
+	log := ex.Log
+	if log == nil {
+		log = io.Discard
+	}
+	progress := func(done, total int) {
+		if ex.Progress != nil {
+			ex.Progress(done, total)
+		}
+	}
+	total := len(p.jobs)
+	workers := min(max(1, ex.Workers), len(p.jobs))
+	runners, err := sweep.NewRunners(workers, b, workerArgv(ex, workers), log)
+	if err != nil {
+		return err
+	}
+	_, err = sweep.RunOrdered(ctx, workers, 4*workers, len(p.jobs), func(w, i int) (sweep.Outcome, error) {
+		return runners[w].Run(p.jobs[i].req)
+	}, func(i int, o sweep.Outcome) error {
+		j := p.jobs[i]
+		seed := j.req.Spec.Seed
+		switch {
+		case j.point != nil && o.PauseShort:
+			// Not a run of the pause asked for: counted apart.
+			j.point.short++
+		case j.point != nil:
+			j.point.Add(o, seed)
+		default:
+			c := j.cell
+			if o.Verdict == checker.VerdictUnsafe && (!c.HasUnsafe || seed < c.FirstUnsafe) {
+				c.FirstUnsafeSHA = o.TraceSHA256
+			}
+			c.Add(o, seed)
+		}
+		progress(i+1, total)
+		return nil
+	})
+	if cerr := sweep.CloseRunners(runners); cerr != nil && err == nil {
+		err = fmt.Errorf("a worker process failed: %v", cerr)
+	}
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var unsafe []*Cell
+	for _, c := range p.cells {
+		if c.HasUnsafe {
+			unsafe = append(unsafe, c)
+		}
+	}
+	// Timelines: rerun each unsafe cell's first unsafe seed (the same
+	// trace, checked by its hash) and draw it.
+	total += len(unsafe)
+	n := min(max(1, ex.Workers), max(1, len(unsafe)))
+	runners, err = sweep.NewRunners(n, b, workerArgv(ex, n), log)
+	if err != nil {
+		return err
+	}
+	_, err = sweep.RunOrdered(ctx, n, n, len(unsafe), func(w, i int) (string, error) {
+		c := unsafe[i]
+		name := filepath.Join("timelines", c.Scenario.ID+"--"+c.Lock.ID+".png")
+		req := sweep.Request{Spec: c.At(c.FirstUnsafe),
+			Timeline: &sweep.TimelineRequest{Path: filepath.Join(dir, name), Title: fmt.Sprintf("%s × %s, seed %d", c.Scenario.ID, c.Lock.ID, c.FirstUnsafe),
+				Caption: []string{"repro: " + c.Repro(c.FirstUnsafe)}}}
+		o, err := runners[w].Run(req)
+		if err != nil {
+			return "", err
+		}
+		if o.TraceSHA256 != c.FirstUnsafeSHA {
+			return "", fmt.Errorf("internal error: %s × %s seed %d did not reproduce (trace %s, first run %s)",
+				c.Scenario.ID, c.Lock.ID, c.FirstUnsafe, o.TraceSHA256, c.FirstUnsafeSHA)
+		}
+		return filepath.ToSlash(name), nil
+	}, func(i int, name string) error {
+		unsafe[i].Timeline = name
+		progress(len(p.jobs)+i+1, total)
+		return nil
+	})
+	if cerr := sweep.CloseRunners(runners); cerr != nil && err == nil {
+		err = fmt.Errorf("a worker process failed: %v", cerr)
+	}
+	if err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// workerArgv is the worker command for n workers: none for one.
+func workerArgv(ex Exec, n int) []string {
+	if n < 2 {
+		return nil
+	}
+	return ex.Worker
+}
