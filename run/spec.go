@@ -41,6 +41,9 @@ type Spec struct {
 	// Fairness: a client that never acquires after the heal while others
 	// do fails liveness (checker.Options.RequireFairness).
 	Fairness bool `json:"fairness,omitempty"`
+	// Step, if set, runs the scenario file's own sweep (its sweep: block)
+	// at that step, 0-based: the swept parameter set to its Step-th value.
+	Step *int `json:"step,omitempty"`
 }
 
 // ScenarioID is the spec's scenario, "default" when empty.
@@ -109,6 +112,16 @@ func (s Spec) Build() (*Job, error) {
 			return nil, &InputError{"scenario", err}
 		}
 		return nil, &InputError{"scenario", fmt.Errorf("unknown scenario %q (one of: %s; or a scenario file)", s.Scenario, strings.Join(scenarios.IDs(), ", "))}
+	}
+	if s.Step != nil {
+		if sc.File == nil || sc.File.Sweep == nil {
+			return nil, &InputError{"step", fmt.Errorf("scenario %s has no sweep: block to step through", sc.ID)}
+		}
+		at, _, err := sc.File.AtSweep(*s.Step)
+		if err != nil {
+			return nil, &InputError{"step", err}
+		}
+		sc = at.Scenario()
 	}
 	cfg, err := sc.Build(info, s.Seed, s.Params)
 	if err == nil {
@@ -224,9 +237,12 @@ func (s Spec) Repro() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "locksim run --scenario %s --lock %s --seed %d", ShellQuote(s.ScenarioID()), ShellQuote(s.Lock), s.Seed)
 	p := s.Params
-	pause := ""
+	pause, step := "", ""
 	if s.Pause != nil {
 		pause = FormatValue(*s.Pause)
+	}
+	if s.Step != nil {
+		step = strconv.Itoa(*s.Step)
 	}
 	for _, f := range []struct {
 		name string
@@ -242,6 +258,7 @@ func (s Spec) Repro() string {
 		{"hold-min", p.HoldMin != 0, p.HoldMin.String()},
 		{"hold-max", p.HoldMax != 0, p.HoldMax.String()},
 		{"pause", s.Pause != nil, pause},
+		{"step", s.Step != nil, step},
 		{"fairness", s.Fairness, ""},
 	} {
 		if !f.set {

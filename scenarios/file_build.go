@@ -660,6 +660,42 @@ func (f *File) SweepValues() []string {
 	return out
 }
 
+// SweepNumbers lists the sweep's values as numbers, for tables and axes:
+// multiples of the TTL, seconds or plain numbers, as SweepUnit says (nil
+// without a sweep).
+func (f *File) SweepNumbers() []float64 {
+	if f.Sweep == nil {
+		return nil
+	}
+	var out []float64
+	for i := 0; i < f.Sweep.Steps; i++ {
+		v := f.sweepValue(i)
+		switch {
+		case !v.span.Set:
+			out = append(out, v.num)
+		case v.span.IsTTL():
+			out = append(out, v.span.TTLs)
+		default:
+			out = append(out, v.span.NS.Seconds())
+		}
+	}
+	return out
+}
+
+// SweepUnit is the unit of SweepNumbers: "× TTL", "s" or "".
+func (f *File) SweepUnit() string {
+	if f.Sweep == nil {
+		return ""
+	}
+	switch v := f.sweepValue(0); {
+	case !v.span.Set:
+		return ""
+	case v.span.IsTTL() || f.sweepValue(f.Sweep.Steps-1).span.IsTTL():
+		return "× TTL"
+	}
+	return "s"
+}
+
 type sweepVal struct {
 	span Span
 	num  float64

@@ -24,13 +24,16 @@ const MaxJobs = 10_000_000
 // Spec is what a sweep runs; it is written to sweep.json, and a rerun into
 // the same folder must give the same Spec (then it resumes).
 type Spec struct {
-	Format    int       `json:"format"` // 1
-	Scenario  string    `json:"scenario"`
-	Locks     []string  `json:"locks"`
-	Seeds     int       `json:"seeds"`
-	FirstSeed uint64    `json:"first_seed"`
-	Param     string    `json:"param,omitempty"`
-	Values    []float64 `json:"values,omitempty"`
+	Format   int    `json:"format"`   // 1
+	Scenario string `json:"scenario"` // a built-in id or a scenario file's path
+	// ScenarioSHA256 is the scenario file's hash (a file only): a file
+	// edited since makes a different sweep, which does not resume.
+	ScenarioSHA256 string    `json:"scenario_sha256,omitempty"`
+	Locks          []string  `json:"locks"`
+	Seeds          int       `json:"seeds"`
+	FirstSeed      uint64    `json:"first_seed"`
+	Param          string    `json:"param,omitempty"`
+	Values         []float64 `json:"values,omitempty"`
 	// Base parameters every job gets (0: the scenario's default).
 	Clients    int   `json:"clients,omitempty"`
 	Nodes      int   `json:"nodes,omitempty"`
@@ -85,13 +88,46 @@ func (s *Spec) Base() scenarios.Params {
 	return scenarios.Params{Clients: s.Clients, Nodes: s.Nodes, Duration: time.Duration(s.DurationNS), Liveness: time.Duration(s.LivenessNS)}
 }
 
+// FileParam is the Param prefix of a scenario file's own sweep (its
+// sweep: block): "sweep:" and the block's name.
+const FileParam = "sweep:"
+
 // Run is job j as a run.Spec.
 func (s *Spec) Run(j Job) run.Spec {
 	rs := run.Spec{Scenario: s.Scenario, Lock: j.Lock, Seed: j.Seed, Params: s.Base()}
-	if j.HasValue {
+	switch {
+	case !j.HasValue:
+	case strings.HasPrefix(s.Param, FileParam):
+		step := j.Index / (len(s.Locks) * s.Seeds)
+		rs.Step = &step
+	default:
 		params[s.Param].apply(&rs, j.Value)
 	}
 	return rs
+}
+
+// FileSweep is the sweep a scenario file declares in its sweep: block, as
+// a Spec's Param and Values (an error if it declares none).
+func FileSweep(scenario string) (param string, values []float64, err error) {
+	sc, err := scenarios.Resolve(scenario)
+	if err != nil {
+		return "", nil, err
+	}
+	if sc.File == nil || sc.File.Sweep == nil {
+		return "", nil, fmt.Errorf("scenario %s has no sweep: block", sc.ID)
+	}
+	return FileParam + sc.File.Sweep.Name, sc.File.SweepNumbers(), nil
+}
+
+// unit is the swept parameter's unit, for axis labels.
+func (s *Spec) unit() string {
+	if strings.HasPrefix(s.Param, FileParam) {
+		if sc, err := scenarios.Resolve(s.Scenario); err == nil && sc.File != nil {
+			return sc.File.SweepUnit()
+		}
+		return ""
+	}
+	return ParamUnit(s.Param)
 }
 
 // Validate checks the sweep's shape and builds the first job of every
@@ -101,8 +137,11 @@ func (s *Spec) Validate() error {
 	if s.Format != 1 {
 		return &InputError{"", fmt.Errorf("sweep format %d (this locksim writes 1)", s.Format)}
 	}
-	if _, err := scenarios.Get(s.Scenario); err != nil {
-		return &InputError{"scenario", fmt.Errorf("unknown scenario %q (one of: %s)", s.Scenario, strings.Join(scenarios.IDs(), ", "))}
+	if _, err := scenarios.Resolve(s.Scenario); err != nil {
+		return &InputError{"scenario", err}
+	}
+	if h := run.ScenarioHash(s.Scenario); h != s.ScenarioSHA256 {
+		return &InputError{"scenario", fmt.Errorf("%s: the spec names sha256 %.12s…, the file has %.12s…", s.Scenario, s.ScenarioSHA256, h)}
 	}
 	if len(s.Locks) == 0 {
 		return &InputError{"locks", fmt.Errorf("no lock")}
@@ -119,7 +158,15 @@ func (s *Spec) Validate() error {
 	if (s.Param == "") != (len(s.Values) == 0) {
 		return &InputError{"param", fmt.Errorf("a parameter needs its values, and values their parameter")}
 	}
-	if s.Param != "" {
+	if strings.HasPrefix(s.Param, FileParam) {
+		p, vals, err := FileSweep(s.Scenario)
+		if err != nil {
+			return &InputError{"param", err}
+		}
+		if p != s.Param || !slices.Equal(vals, s.Values) {
+			return &InputError{"param", fmt.Errorf("%s with %d values is not the sweep %s declares (%s, %d values)", s.Param, len(s.Values), s.Scenario, p, len(vals))}
+		}
+	} else if s.Param != "" {
 		if _, ok := params[s.Param]; !ok {
 			return &InputError{"param", fmt.Errorf("unknown parameter %q (one of: %s)", s.Param, ParamNames())}
 		}

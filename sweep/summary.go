@@ -117,7 +117,7 @@ func (t *table) draw(dir string, s *Spec) ([]string, error) {
 	}
 	if s.Param != "" && len(s.Values) > 1 {
 		xlabel := s.Param
-		if u := ParamUnit(s.Param); u != "" {
+		if u := s.unit(); u != "" {
 			xlabel += " (" + u + ")"
 		}
 		for _, m := range []struct {

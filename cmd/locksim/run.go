@@ -42,6 +42,7 @@ type runFlags struct {
 	holdMin   durationValue
 	holdMax   durationValue
 	pause     floatValue
+	step      intValue
 	trace     string
 	json      bool
 	fairness  bool
@@ -63,6 +64,7 @@ func newRunFlags() runFlags {
 		holdMin:   durationValue{max: sim.MaxDuration},
 		holdMax:   durationValue{max: sim.MaxDuration},
 		pause:     floatValue{min: 0, max: 100},
+		step:      intValue{min: 0, max: 999},
 		traceMax:  intValue{min: 1, max: 1 << 20, v: defaultTraceMaxMB},
 	}
 }
@@ -117,6 +119,7 @@ judged completely).`,
 	fl.Var(&f.holdMin, "hold-min", "the shortest critical section (default the scenario's)")
 	fl.Var(&f.holdMax, "hold-max", "the longest critical section (default the scenario's)")
 	fl.Var(&f.pause, "pause", "make every targeted client pause last `F` × the lock's TTL, 0..100, or add one (c0 stops just before its first protected write at or after 1 s); 0 removes them (sweep's pause parameter)")
+	fl.Var(&f.step, "step", "run a scenario file's own sweep (its sweep: block) at step `N`, 0-based (what 'locksim sweep' runs for such a file)")
 	fl.StringVar(&f.trace, "trace", "", "write the trace as JSON Lines to `FILE` (written only if the run completes)")
 	fl.Var(&f.traceMax, "trace-max-mb", fmt.Sprintf("the most a --trace file may hold, in MiB, 1..%d (default %d): a longer trace is not written, and the run says so", 1<<20, defaultTraceMaxMB))
 	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of the summary")
@@ -180,6 +183,10 @@ func (f *runFlags) spec() run.Spec {
 	if f.pause.set {
 		v := f.pause.v
 		s.Pause = &v
+	}
+	if f.step.set {
+		v := f.step.v
+		s.Step = &v
 	}
 	return s
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/sweep"
@@ -83,8 +84,15 @@ their own get those lengthened instead; 0 removes them). A run in which
 the pause did not happen in full inside the safety phase (the client
 reached its write too late, or the heal cut the pause short) is marked
 "pause_short": true in results.jsonl, left out of the rates and counted in
-the table's last column.`,
+the table's last column.
+
+A scenario file with a sweep: block (e.g. scenarios/builtin/drift.yaml's
+shape) is swept over that block when --param is not given, or with
+--param sweep: the parameter is "sweep:NAME" and each job runs what
+'locksim run --scenario FILE --step N' runs. A file edited since the
+sweep began is a different sweep and does not resume.`,
 		Example: `  locksim sweep --scenario no-faults --locks set-nx-cad,redlock,fencing --seeds 200 --param pause=0:2:9 --out sweep-pause
+  locksim sweep --scenario my-drift.yaml --locks redlock,fencing --seeds 100 --out sweep-drift
   locksim sweep --locks redlock --seeds 1000 --out redlock-default --shard 0/4
   locksim merge --out merged shard-0 shard-1 shard-2 shard-3`,
 		Args: noArgs,
@@ -100,11 +108,11 @@ the table's last column.`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.StringVar(&f.out, "out", "", "write results to `DIR` (created; rerun to resume); required")
-	fl.StringVar(&f.scenario, "scenario", "default", "scenario id (see 'locksim list scenarios')")
+	fl.StringVar(&f.scenario, "scenario", "default", "scenario id (see 'locksim list scenarios') or a scenario file")
 	fl.StringVar(&f.locks, "locks", "", "comma-separated lock ids (default: every lock in 'locksim list locks' this binary can run)")
 	fl.Var(&f.seeds, "seeds", "seeds per lock and value, 1..10000000 (default 100)")
 	fl.Var(&f.firstSeed, "first-seed", "the first seed; seeds are first-seed, first-seed+1, ... (default 1)")
-	fl.Var(&onceString{v: &f.param}, "param", "sweep `name=from:to:steps` or name=v1,v2,... (names: "+sweep.ParamNames()+"); one parameter per sweep")
+	fl.Var(&onceString{v: &f.param}, "param", "sweep `name=from:to:steps` or name=v1,v2,... (names: "+sweep.ParamNames()+"), or \"sweep\": the scenario file's sweep: block; one parameter per sweep")
 	fl.VarP(&f.jobs, "jobs", "j", fmt.Sprintf("parallel workers, 1..1024, lowered to what the machine holds (4 a core, ~64 MiB each; default the number of CPUs, %d here)", runtime.NumCPU()))
 	fl.StringVar(&f.shard, "shard", "", "run only shard `i/n`: the jobs whose index mod n is i (0 <= i < n)")
 	fl.Var(&f.clients, "clients", "client processes for every job, 1..10000 (default: the scenario's)")
@@ -132,10 +140,15 @@ func (f *sweepFlags) options(cmd *cobra.Command, stdout, stderr io.Writer) (*swe
 	if f.out == "" {
 		return nil, usageErrorf("--out: required (the directory for results.jsonl)")
 	}
-	if _, err := scenarios.Get(f.scenario); err != nil {
-		return nil, usageErrorf("--scenario: unknown scenario %q (one of: %s)", f.scenario, strings.Join(scenarios.IDs(), ", "))
+	sc, err := scenarios.Resolve(f.scenario)
+	if err != nil {
+		var fe *scenarios.FileError
+		if errors.As(err, &fe) {
+			return nil, usageErrorf("--scenario: %v", err)
+		}
+		return nil, usageErrorf("--scenario: unknown scenario %q (one of: %s; or a scenario file)", f.scenario, strings.Join(scenarios.IDs(), ", "))
 	}
-	spec := sweep.Spec{Format: 1, Scenario: f.scenario, Seeds: 100, FirstSeed: 1, Shards: 1,
+	spec := sweep.Spec{Format: 1, Scenario: f.scenario, ScenarioSHA256: run.ScenarioHash(f.scenario), Seeds: 100, FirstSeed: 1, Shards: 1,
 		Clients: f.clients.v, Nodes: f.nodes.v, DurationNS: int64(f.duration.v), LivenessNS: int64(f.liveness.v)}
 	if f.seeds.set {
 		spec.Seeds = f.seeds.v
@@ -148,11 +161,16 @@ func (f *sweepFlags) options(cmd *cobra.Command, stdout, stderr io.Writer) (*swe
 			return nil, usageErrorf("--%s: empty value (leave the flag out for its default)", name)
 		}
 	}
-	var err error
 	if spec.Locks, err = sweep.ParseLocks(f.locks); err != nil {
 		return nil, sweepError(err)
 	}
-	if f.param != "" {
+	switch {
+	case f.param == "sweep" || (f.param == "" && sc.File != nil && sc.File.Sweep != nil):
+		// The scenario file's own sweep: block.
+		if spec.Param, spec.Values, err = sweep.FileSweep(f.scenario); err != nil {
+			return nil, usageErrorf("--param: %v", err)
+		}
+	case f.param != "":
 		if spec.Param, spec.Values, err = sweep.ParseParam(f.param); err != nil {
 			return nil, usageErrorf("--param: %v", err)
 		}

@@ -514,3 +514,52 @@ func TestWorkersBounded(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestSweepScenarioFileSweep: a scenario file's own sweep: block is what
+// 'sweep' varies when no --param is given; each job is the run 'run
+// --step N' names (the same trace), and a file edited since the sweep
+// began is a different sweep.
+func TestSweepScenarioFileSweep(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "drift3.yaml")
+	src := strings.Replace(strings.Replace(readFile(t, "../../scenarios/builtin/drift.yaml"), "steps: 11", "steps: 3", 1), "id: drift", "id: drift3", 1)
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "sw")
+	args := []string{"sweep", "--scenario", file, "--locks", "redlock", "--seeds", "2", "--duration", "5s", "--liveness", "2s", "--out", out, "--charts=false"}
+	code, stdout, stderr := cli(t, testHost(t), args...)
+	if code != exitSafe {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "sweep:faults[0].drift_ppm") {
+		t.Errorf("the table does not name the file's parameter:\n%s", stdout)
+	}
+	var lines []sweep.Line
+	for _, l := range strings.Split(strings.TrimSuffix(readFile(t, filepath.Join(out, sweep.ResultsFile)), "\n"), "\n") {
+		var sl sweep.Line
+		if err := json.Unmarshal([]byte(l), &sl); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, sl)
+	}
+	if len(lines) != 6 || lines[0].Param != "sweep:faults[0].drift_ppm" || *lines[0].Value != 0 || *lines[5].Value != 200000 {
+		t.Fatalf("lines: %+v", lines)
+	}
+	// The last job (step 2, seed 2) is 'run --step 2 --seed 2'.
+	code, stdout, stderr = cli(t, testHost(t), "run", "--scenario", file, "--lock", "redlock", "--seed", "2", "--step", "2", "--duration", "5s", "--liveness", "2s", "--json")
+	var rep struct {
+		TraceSHA256 string `json:"trace_sha256"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || rep.TraceSHA256 != lines[5].TraceSHA256 {
+		t.Errorf("run --step 2: exit %d, trace %q, the sweep's line has %q (%v; %s)", code, rep.TraceSHA256, lines[5].TraceSHA256, err, stderr)
+	}
+	// Edit the file: the folder holds another sweep now.
+	if err := os.WriteFile(file, []byte(src+"\n# edited\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = cli(t, noHost(t), args...)
+	if code != exitUsage || !strings.Contains(stderr, "first difference: scenario_sha256") {
+		t.Errorf("edited file: exit %d, %q", code, stderr)
+	}
+}
