@@ -47,6 +47,11 @@ type Env struct {
 	// Client is the process's name; Key the lock's key.
 	Client string
 	Key    string
+	// TTL is the lease the world runs the lock with: the catalogue's
+	// Info.TTL, or locktest.Options.TTL for a user's lock. A lock that
+	// takes its TTL from here keeps it equal to what the fault search and
+	// the workload are sized by.
+	TTL time.Duration
 	// Point is called by the lock at each of its pause points (nil: no-op).
 	// A fault schedule can pause the client there: the call then blocks for
 	// the pause. Locks call it through Env.At.
