@@ -59,9 +59,8 @@ func Program(info locks.Info, wl Workload) sim.Program {
 				rec(validUntil)
 			}
 		}
-		env := locks.Env{Nodes: p.Nodes(), Primary: p.Primary(), Clock: p, Rand: p.Rand(), Client: p.Name(), Key: wl.Key, TTL: info.TTL, Go: p.Go,
-			Point:   func(pt locks.PausePoint) { p.Point(string(pt)) },
-			Believe: believe}
+		env := locks.Env{Nodes: locks.UniversalClients(p.Nodes()), Primary: p.Primary(), Clock: p, Rand: p.Rand(), Client: p.Name(), Key: wl.Key, TTL: info.TTL,
+			Hooks: locks.Hooks{At: func(pt locks.PausePoint) { p.Point(string(pt)) }, Go: p.Go, Renewed: believe}}
 		if env.Primary == nil {
 			env.Primary = p.Nodes()[0]
 		}
@@ -141,7 +140,7 @@ func (c *client) round(lk locks.Lock) {
 	default:
 		until = p.TrueDeadline(lease.ValidUntil)
 	}
-	c.ret("acquire", id, nil, sim.Event{Until: until, Token: lease.Token, Detail: lease.Value})
+	c.ret("acquire", id, nil, sim.Event{Until: until, Token: lease.FencingToken, Detail: lease.Value})
 	c.renewed.Store(nil)
 	c.section(lease)
 	id = c.call("release", sim.Event{Detail: lease.Value})
@@ -157,7 +156,7 @@ func (c *client) section(lease locks.Lease) {
 	if owner == "" {
 		owner = fmt.Sprintf("%s/%d", p.Name(), c.op)
 	}
-	fence := resource.Fence{Token: lease.Token, Owner: owner}
+	fence := resource.Fence{Token: lease.FencingToken, Owner: owner}
 	switch {
 	case c.wl.Section != nil:
 		if err := c.wl.Section(ctx, SectionEnv{Store: c.store, Fence: fence, Lease: lease, Clock: p}); err != nil {
