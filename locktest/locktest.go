@@ -170,9 +170,9 @@ type Outcome struct {
 	// was armed (a lock that never calls env.At for it, or a point the
 	// run never came to).
 	Unfired []faults.Fault
-	// Tried is how many random schedules Find ran before the first that
-	// failed (0 for Run), FromFaults and FromClients that schedule's size
-	// before shrinking.
+	// Tried is how many random schedules Find ran up to the first that
+	// failed (0 for Run); FromFaults and FromClients are that schedule's
+	// size, before rapid and run.Shrink shrank it.
 	Tried                   int
 	FromFaults, FromClients int
 	// RapidReport is rapid's own failure report; FailFile the fail file
@@ -397,9 +397,9 @@ func Find(t *testing.T, f Factory, o Options) *Outcome {
 		if out.Check.Verdict == checker.VerdictUnsafe || (o.Fairness && out.Check.Verdict == checker.VerdictLiveness) {
 			if !found {
 				found = true
-				out.Tried = tried
+				out.Tried, out.FromFaults, out.FromClients = tried, len(out.Faults), out.Clients
 			} else {
-				out.Tried = last.Tried
+				out.Tried, out.FromFaults, out.FromClients = last.Tried, last.FromFaults, last.FromClients
 			}
 			last = &out
 			rt.Fatalf("%s: %s", out.Check.Verdict, strings.Join(out.Check.Reasons, "; "))
@@ -514,7 +514,6 @@ func minimize(t *testing.T, f Factory, o Options, out Outcome) Outcome {
 	case out.Check.Porcupine == checker.LinIllegal:
 		kind = checker.KindLinearizability
 	}
-	out.FromFaults, out.FromClients = len(out.Faults), out.Clients
 	if out.Check.Verdict != checker.VerdictUnsafe || kind == "" {
 		return out
 	}
@@ -532,7 +531,7 @@ func minimize(t *testing.T, f Factory, o Options, out Outcome) Outcome {
 	}
 	c := Run(t, f, withClients(o, res.Clients), out.Seed, res.Faults)
 	c.RapidReport, c.FailFile, c.Tried = out.RapidReport, out.FailFile, out.Tried
-	c.FromFaults, c.FromClients = res.FromFaults, res.FromClients
+	c.FromFaults, c.FromClients = out.FromFaults, out.FromClients
 	return c
 }
 
@@ -595,7 +594,7 @@ func Describe(t *testing.T, out Outcome) string {
 		fmt.Fprintf(&b, "  %s\n", r)
 	}
 	if out.Tried > 0 {
-		fmt.Fprintf(&b, "  found by schedule %d of the search (%d faults, %d clients), then shrunk\n", out.Tried, out.FromFaults, out.FromClients)
+		fmt.Fprintf(&b, "  found by random schedule %d of the search (%d faults, %d clients), then shrunk\n", out.Tried, out.FromFaults, out.FromClients)
 	}
 	fmt.Fprintf(&b, "  counterexample: seed %d, %d clients, %d faults:\n", out.Seed, out.Clients, len(out.Faults))
 	for _, f := range out.Faults {
