@@ -629,10 +629,12 @@ func Describe(t *testing.T, out Outcome) string {
 	return b.String()
 }
 
-// GoOptions prints o as a Go composite literal: the fields that decide the
-// run (Topology, Clients, TTL) and every other field that differs from
-// what the defaults make of them.
+// GoOptions prints o as a Go composite literal for a Run line: the fields
+// that decide a run (Topology, Clients, TTL) and every other field of the
+// world that differs from what the defaults make of them (the search's
+// fields, Kinds to Checks, do not change a Run).
 func GoOptions(o Options) string {
+	o = o.withDefaults()
 	d := Options{Topology: o.Topology, TTL: o.TTL, Fencing: o.Fencing}.withDefaults()
 	fields := []string{"Topology: " + topologyConst[o.Topology], fmt.Sprintf("Clients: %d", o.Clients), "TTL: " + goDuration(o.TTL)}
 	add := func(set bool, f string, a ...any) {
@@ -702,6 +704,9 @@ func goStrings(ss []string) string {
 
 // goDuration prints d as a Go expression of package time, exactly.
 func goDuration(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
 	for _, u := range []struct {
 		d    time.Duration
 		name string
