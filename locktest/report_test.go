@@ -183,3 +183,18 @@ func TestScenario(t *testing.T) {
 		t.Fatalf("no-faults, fenced: %s: %v", fenced.Verdict(), fenced.Check.Reasons)
 	}
 }
+
+// The README's Go API section shows the golden failure message verbatim.
+func TestReadmeShowsGolden(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := os.ReadFile(filepath.Join("testdata", "describe.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "```\n"+string(golden)+"```\n") {
+		t.Fatal("README.md does not show testdata/describe.golden verbatim in a code block")
+	}
+}
