@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/locksim/locksim/run"
 )
 
 // Owns are the entries of an output folder a report writes; a rerun
@@ -30,7 +32,7 @@ func Stage(final string) (*Output, error) {
 	}
 	parent := filepath.Dir(filepath.Clean(final))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, fmt.Errorf("cannot create %q: %v", parent, unwrapPathError(err))
+		return nil, fmt.Errorf("cannot create %q: %v", parent, run.UnwrapPathError(err))
 	}
 	staging, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(final))+".tmp-")
 	if err == nil {
@@ -45,7 +47,7 @@ func Stage(final string) (*Output, error) {
 		if staging != "" {
 			os.RemoveAll(staging)
 		}
-		return nil, fmt.Errorf("cannot write beside %q: %v", final, unwrapPathError(err))
+		return nil, fmt.Errorf("cannot write beside %q: %v", final, run.UnwrapPathError(err))
 	}
 	return &Output{dir: staging, final: final}, nil
 }
@@ -82,12 +84,4 @@ func (o *Output) Discard() {
 	if !o.committed && o.dir != "" && o.dir != o.final {
 		os.RemoveAll(o.dir)
 	}
-}
-
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

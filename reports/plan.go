@@ -85,23 +85,6 @@ type Options struct {
 	Version string
 }
 
-// An InputError is a report that cannot be planned (an unknown scenario
-// or lock, nothing to run). Field is the option to correct
-// ("scenarios", "locks") or "".
-type InputError struct {
-	Field string
-	Err   error
-}
-
-func (e *InputError) Error() string {
-	if e.Field == "" {
-		return e.Err.Error()
-	}
-	return e.Field + ": " + e.Err.Error()
-}
-
-func (e *InputError) Unwrap() error { return e.Err }
-
 // Cell is one scenario × lock of the matrix.
 type Cell struct {
 	Scenario scenarios.Scenario
@@ -165,7 +148,7 @@ func (p *Plan) Runs() int { return len(p.jobs) }
 func (p *Plan) Cells() []*Cell { return p.cells }
 
 // NewPlan checks the options and lays out every run. Errors are
-// *InputError.
+// *sweep.InputError (Field "scenarios", "locks" or "").
 func NewPlan(opt Options) (*Plan, error) {
 	p := &Plan{opt: opt, seeds: DefaultSeeds, pauseSeeds: pauseSweepSeeds}
 	values := pauseSweepValues
@@ -181,7 +164,7 @@ func NewPlan(opt Options) (*Plan, error) {
 		scenarioIDs = nil
 		for _, id := range opt.Scenarios {
 			if _, err := scenarios.Get(id); err != nil {
-				return nil, &InputError{"scenarios", fmt.Errorf("unknown scenario %q (one of: %s)", id, strings.Join(scenarios.IDs(), ", "))}
+				return nil, &sweep.InputError{Field: "scenarios", Err: fmt.Errorf("unknown scenario %q (one of: %s)", id, strings.Join(scenarios.IDs(), ", "))}
 			}
 			if !slices.Contains(scenarioIDs, id) {
 				scenarioIDs = append(scenarioIDs, id)
@@ -190,7 +173,7 @@ func NewPlan(opt Options) (*Plan, error) {
 	}
 	for _, id := range opt.Locks {
 		if _, err := locks.Get(id); err != nil {
-			return nil, &InputError{"locks", fmt.Errorf("unknown lock %q (one of: %s)", id, strings.Join(locks.IDs(), ", "))}
+			return nil, &sweep.InputError{Field: "locks", Err: fmt.Errorf("unknown lock %q (one of: %s)", id, strings.Join(locks.IDs(), ", "))}
 		}
 	}
 	keep := func(id string) bool { return opt.Locks == nil || slices.Contains(opt.Locks, id) }
@@ -211,7 +194,7 @@ func NewPlan(opt Options) (*Plan, error) {
 			}
 			info, err := locks.Get(id)
 			if err != nil {
-				return nil, &InputError{"", fmt.Errorf("scenario %s lists lock %q, which is not in the catalogue", s.ID, id)}
+				return nil, &sweep.InputError{Field: "", Err: fmt.Errorf("scenario %s lists lock %q, which is not in the catalogue", s.ID, id)}
 			}
 			c := &Cell{Scenario: s, Lock: info, expect: expectationOf(s, id)}
 			params := reportLengths[s.ID]
@@ -223,7 +206,7 @@ func NewPlan(opt Options) (*Plan, error) {
 			c.Spec = run.Spec{Scenario: s.ID, Lock: id, Seed: 1, Params: params}
 			built, err := c.Spec.Build()
 			if err != nil {
-				return nil, &InputError{"", fmt.Errorf("scenario %s, lock %s: %w", s.ID, id, err)}
+				return nil, &sweep.InputError{Field: "", Err: fmt.Errorf("scenario %s, lock %s: %w", s.ID, id, err)}
 			}
 			c.SafetyPhase, c.LivenessPhase = built.Config.Duration, built.Config.Liveness
 			p.cells = append(p.cells, c)
@@ -247,7 +230,7 @@ func NewPlan(opt Options) (*Plan, error) {
 				pause := v
 				req := sweep.Request{Spec: run.Spec{Scenario: pauseSweepScenario, Lock: id, Seed: 1, Params: params, Pause: &pause}}
 				if _, err := req.Spec.Build(); err != nil {
-					return nil, &InputError{"", fmt.Errorf("pause sweep, lock %s: %w", id, err)}
+					return nil, &sweep.InputError{Field: "", Err: fmt.Errorf("pause sweep, lock %s: %w", id, err)}
 				}
 				p.points = append(p.points, pt)
 				pointJobs = append(pointJobs, job{req: req, point: pt})
@@ -255,7 +238,7 @@ func NewPlan(opt Options) (*Plan, error) {
 		}
 	}
 	if len(p.cells) == 0 {
-		return nil, &InputError{"", fmt.Errorf("nothing to run: no scenario lists any of the chosen locks")}
+		return nil, &sweep.InputError{Field: "", Err: fmt.Errorf("nothing to run: no scenario lists any of the chosen locks")}
 	}
 	// Seed-major order: every cell's seed 1, then every cell's seed 2, ...
 	// so expensive cells are spread over the run and the workers finish

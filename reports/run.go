@@ -42,7 +42,7 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 	}
 	total := len(p.jobs)
 	workers := min(max(1, ex.Workers), len(p.jobs))
-	runners, err := sweep.NewRunners(workers, b, workerArgv(ex, workers), log)
+	runners, err := sweep.NewRunners(workers, b, ex.Worker, log)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 	// trace, checked by its hash) and draw it.
 	total += len(unsafe)
 	n := min(max(1, ex.Workers), max(1, len(unsafe)))
-	runners, err = sweep.NewRunners(n, b, workerArgv(ex, n), log)
+	runners, err = sweep.NewRunners(n, b, ex.Worker, log)
 	if err != nil {
 		return err
 	}
@@ -117,12 +117,4 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 		return err
 	}
 	return ctx.Err()
-}
-
-// workerArgv is the worker command for n workers: none for one.
-func workerArgv(ex Exec, n int) []string {
-	if n < 2 {
-		return nil
-	}
-	return ex.Worker
 }

@@ -16,7 +16,7 @@ const maxFaultsFile = 16 << 20
 func ReadFaults(path string) ([]faults.Fault, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read %q: %v", path, unwrapPathError(err))
+		return nil, fmt.Errorf("cannot read %q: %v", path, UnwrapPathError(err))
 	}
 	if st.IsDir() {
 		return nil, fmt.Errorf("%q is a directory", path)
@@ -26,7 +26,7 @@ func ReadFaults(path string) ([]faults.Fault, error) {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read %q: %v", path, unwrapPathError(err))
+		return nil, fmt.Errorf("cannot read %q: %v", path, UnwrapPathError(err))
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

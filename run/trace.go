@@ -103,7 +103,7 @@ func ReadHeader(path string, r *bufio.Reader) (Header, error) {
 		if err == io.EOF {
 			return Header{}, fmt.Errorf("%s: empty file (not a trace written by 'locksim run --trace')", path)
 		}
-		return Header{}, fmt.Errorf("%s: %v", path, unwrapPathError(err))
+		return Header{}, fmt.Errorf("%s: %v", path, UnwrapPathError(err))
 	}
 	var hl headerLine
 	dec := json.NewDecoder(bytes.NewReader(line))
@@ -114,7 +114,9 @@ func ReadHeader(path string, r *bufio.Reader) (Header, error) {
 	return *hl.Run, nil
 }
 
-func unwrapPathError(err error) error {
+// UnwrapPathError is an *os.PathError's cause without the path (for
+// messages that name the path themselves), or err.
+func UnwrapPathError(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		return pe.Err

@@ -4,8 +4,9 @@ import "strings"
 
 // An InputError is a sweep the user asked for that cannot run (a bad
 // parameter, a folder holding another sweep): the user's mistake, not a
-// failure of the run. Field names what to correct ("out", "param",
-// "locks", "shard", "first-seed", "jobs") or is "" (the sweep as a whole).
+// failure of the run; package reports uses it too. Field names what to
+// correct ("out", "scenario", "param", "locks", "seeds", "shard",
+// "first-seed"; "scenarios" for a report) or is "" (the whole).
 type InputError struct {
 	Field string
 	Err   error

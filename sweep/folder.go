@@ -68,7 +68,7 @@ func Prepare(dir string, spec Spec) error {
 		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return &InputError{"out", fmt.Errorf("cannot create %q: %v", dir, unwrapPathError(err))}
+		return &InputError{"out", fmt.Errorf("cannot create %q: %v", dir, run.UnwrapPathError(err))}
 	}
 	want := spec.encode()
 	path := filepath.Join(dir, SpecFile)
@@ -79,22 +79,14 @@ func Prepare(dir string, spec Spec) error {
 			return &InputError{"out", fmt.Errorf("%q has a %s but no %s: not a locksim sweep directory, or a damaged one", dir, ResultsFile, SpecFile)}
 		}
 		if err := run.WriteFileAtomic(path, want); err != nil {
-			return &InputError{"out", fmt.Errorf("cannot write %q: %v", path, unwrapPathError(err))}
+			return &InputError{"out", fmt.Errorf("cannot write %q: %v", path, run.UnwrapPathError(err))}
 		}
 	case err != nil:
-		return &InputError{"out", fmt.Errorf("cannot read %q: %v", path, unwrapPathError(err))}
+		return &InputError{"out", fmt.Errorf("cannot read %q: %v", path, run.UnwrapPathError(err))}
 	case !bytes.Equal(have, want):
 		return &InputError{"out", fmt.Errorf("%q holds a different sweep (%s); use another directory, or rerun that sweep's command to resume it", dir, spec.differs(have))}
 	}
 	return nil
-}
-
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // Run runs the jobs not yet in the results file (the folder must have
@@ -136,7 +128,7 @@ func (sw *Sweep) Run(ctx context.Context, b sim.Bubble) (Status, error) {
 		// result: an empty results file that merge accepts.
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
 		if err != nil {
-			return st, fmt.Errorf("cannot write %q: %v", path, unwrapPathError(err))
+			return st, fmt.Errorf("cannot write %q: %v", path, run.UnwrapPathError(err))
 		}
 		if err := f.Close(); err != nil {
 			return st, fmt.Errorf("cannot write %q: %v", path, err)
@@ -145,7 +137,7 @@ func (sw *Sweep) Run(ctx context.Context, b sim.Bubble) (Status, error) {
 	if len(todo) > 0 {
 		file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
-			return st, fmt.Errorf("cannot write %q: %v", path, unwrapPathError(err))
+			return st, fmt.Errorf("cannot write %q: %v", path, run.UnwrapPathError(err))
 		}
 		w := newLineWriter(file)
 		if sw.Progress != nil {
@@ -212,11 +204,11 @@ func loadExisting(path string, s *Spec, log io.Writer) (have map[int]bool, sorte
 		return have, true, nil
 	}
 	if err != nil {
-		return nil, false, &InputError{"out", fmt.Errorf("cannot read %q: %v", path, unwrapPathError(err))}
+		return nil, false, &InputError{"out", fmt.Errorf("cannot read %q: %v", path, run.UnwrapPathError(err))}
 	}
 	if n := bytes.LastIndexByte(data, '\n') + 1; n < len(data) {
 		if err := os.Truncate(path, int64(n)); err != nil {
-			return nil, false, fmt.Errorf("cutting the torn last line of %q: %v", path, unwrapPathError(err))
+			return nil, false, fmt.Errorf("cutting the torn last line of %q: %v", path, run.UnwrapPathError(err))
 		}
 		fmt.Fprintf(log, "locksim: %s: discarded a torn last line (%d bytes); that job runs again\n", path, len(data)-n)
 		data = data[:n]
@@ -368,7 +360,7 @@ func LockDir(dir string) (unlock func(), err error) {
 	path := filepath.Join(dir, LockFile)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
-		return nil, &InputError{"out", fmt.Errorf("cannot lock %q: %v", dir, unwrapPathError(err))}
+		return nil, &InputError{"out", fmt.Errorf("cannot lock %q: %v", dir, run.UnwrapPathError(err))}
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		pid, _ := io.ReadAll(io.LimitReader(f, 32))

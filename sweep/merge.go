@@ -33,7 +33,7 @@ func Merge(out string, dirs []string, summary io.Writer, draw bool) error {
 		}
 		data, err := os.ReadFile(filepath.Join(dir, SpecFile))
 		if err != nil {
-			return &InputError{"", fmt.Errorf("%s: not a sweep directory (%v)", dir, unwrapPathError(err))}
+			return &InputError{"", fmt.Errorf("%s: not a sweep directory (%v)", dir, run.UnwrapPathError(err))}
 		}
 		var s Spec
 		if err := json.Unmarshal(data, &s); err != nil || s.Format != 1 || s.Shards < 1 || s.Shard < 0 || s.Shard >= s.Shards || len(s.Locks) == 0 || s.Seeds < 1 {
@@ -92,7 +92,7 @@ func Merge(out string, dirs []string, summary io.Writer, draw bool) error {
 		return &InputError{"out", fmt.Errorf("%q has a %s but no %s: not a locksim sweep folder", out, ResultsFile, SpecFile)}
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return &InputError{"out", fmt.Errorf("cannot create %q: %v", out, unwrapPathError(err))}
+		return &InputError{"out", fmt.Errorf("cannot create %q: %v", out, run.UnwrapPathError(err))}
 	}
 	if err := run.WriteFileAtomic(filepath.Join(out, SpecFile), specJSON); err != nil {
 		return err

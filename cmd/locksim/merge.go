@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -27,18 +25,10 @@ error.`,
 			if out == "" {
 				return usageErrorf("merge: --out: required (the directory to write)")
 			}
-			err := sweep.Merge(out, args, stdout, charts)
-			if err == nil {
-				return nil
+			if err := sweep.Merge(out, args, stdout, charts); err != nil {
+				return sweepErrorIn("merge: ", err)
 			}
-			var ie *sweep.InputError
-			if errors.As(err, &ie) {
-				if ie.Field == "" {
-					return usageErrorf("merge: %s", ie.Error())
-				}
-				return usageErrorf("merge: --%s", ie.Error())
-			}
-			return &codeError{code: exitInternal, err: fmt.Errorf("merge: %v", err)}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write the merged sweep to `DIR`; required")

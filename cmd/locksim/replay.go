@@ -82,7 +82,7 @@ runs the seed twice and compares the two traces the same way.`,
 			}
 			file, err := os.Open(path)
 			if err != nil {
-				return usageErrorf("replay: cannot read %q: %v", path, unwrapPathError(err))
+				return usageErrorf("replay: cannot read %q: %v", path, run.UnwrapPathError(err))
 			}
 			file.Close()
 			*code = h(func(b sim.Bubble) int { return replayFile(b, path, f, stdout, stderr, "") })
@@ -110,7 +110,7 @@ runs the seed twice and compares the two traces the same way.`,
 func replayFile(b sim.Bubble, path string, f *replayFlags, stdout, stderr io.Writer, firstRepro string) int {
 	file, err := os.Open(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "locksim: replay: cannot read %q: %v\n", path, unwrapPathError(err))
+		fmt.Fprintf(stderr, "locksim: replay: cannot read %q: %v\n", path, run.UnwrapPathError(err))
 		return exitUsage
 	}
 	defer file.Close()

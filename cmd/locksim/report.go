@@ -113,11 +113,7 @@ func (f *reportFlags) plan() (*reportRun, error) {
 	}
 	var err error
 	if r.plan, err = reports.NewPlan(opt); err != nil {
-		var ie *reports.InputError
-		if errors.As(err, &ie) && ie.Field != "" {
-			return nil, usageErrorf("--%s", ie.Error())
-		}
-		return nil, usageErrorf("%s", err)
+		return nil, sweepError(err)
 	}
 	if r.out, err = reports.Stage(f.out); err != nil {
 		return nil, usageErrorf("--out: %v", err)

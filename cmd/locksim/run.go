@@ -238,23 +238,15 @@ func (j *runJob) openTrace(path string) error {
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return usageErrorf("--trace: cannot write %q: %v", path, unwrapPathError(err))
+		return usageErrorf("--trace: cannot write %q: %v", path, run.UnwrapPathError(err))
 	}
 	if err := tmp.Chmod(0o644); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
-		return usageErrorf("--trace: cannot write %q: %v", path, unwrapPathError(err))
+		return usageErrorf("--trace: cannot write %q: %v", path, run.UnwrapPathError(err))
 	}
 	j.tracePath, j.traceTmp = path, tmp
 	return nil
-}
-
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // run runs the job's world in bubble b, prints the summary (or JSON) to
@@ -357,7 +349,7 @@ func (j *runJob) commitTrace(w *bufio.Writer) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %q: %v", j.tracePath, unwrapPathError(err))
+		return fmt.Errorf("writing %q: %v", j.tracePath, run.UnwrapPathError(err))
 	}
 	return nil
 }

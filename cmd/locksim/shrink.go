@@ -82,7 +82,7 @@ func checkWritable(path string) error {
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
 	if err != nil {
-		return fmt.Errorf("cannot write %q: %v", path, unwrapPathError(err))
+		return fmt.Errorf("cannot write %q: %v", path, run.UnwrapPathError(err))
 	}
 	if !st.IsDir() {
 		return fmt.Errorf("cannot write %q: %s is not a directory", path, dir)

@@ -195,17 +195,22 @@ func (f *sweepFlags) options(cmd *cobra.Command, stdout, stderr io.Writer) (*swe
 	return o, nil
 }
 
-// sweepError is an error of package sweep as the CLI reports it: an
-// input error (exit 64) names its flag; anything else is internal (70).
-func sweepError(err error) error {
+// sweepError is an error of packages sweep or reports as the CLI reports
+// it: an input error (exit 64) names its flag; anything else is internal
+// (70).
+func sweepError(err error) error { return sweepErrorIn("", err) }
+
+// sweepErrorIn is sweepError with the command's name before the message
+// ("merge: ").
+func sweepErrorIn(cmd string, err error) error {
 	var ie *sweep.InputError
 	if errors.As(err, &ie) {
 		if ie.Field == "" {
-			return usageErrorf("%s", ie.Error())
+			return usageErrorf("%s%s", cmd, ie.Error())
 		}
-		return usageErrorf("--%s", ie.Error())
+		return usageErrorf("%s--%s", cmd, ie.Error())
 	}
-	return &codeError{code: exitInternal, err: err}
+	return &codeError{code: exitInternal, err: fmt.Errorf("%s%v", cmd, err)}
 }
 
 // workerCommand is the command line of a worker process for n workers:
