@@ -46,7 +46,7 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 	if err != nil {
 		return err
 	}
-	_, err = sweep.RunOrdered(ctx, workers, 4*workers, len(p.jobs), func(w, i int) (sweep.Outcome, error) {
+	_, err = sweep.RunOrdered(ctx, workers, sweep.Window, len(p.jobs), func(w, i int) (sweep.Outcome, error) {
 		return runners[w].Run(p.jobs[i].req)
 	}, func(i int, o sweep.Outcome) error {
 		j := p.jobs[i]

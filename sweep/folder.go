@@ -149,7 +149,7 @@ func (sw *Sweep) Run(ctx context.Context, b sim.Bubble) (Status, error) {
 			file.Close()
 			return st, err
 		}
-		n, runErr := RunOrdered(ctx, workers, 4*workers, len(todo), func(w, k int) (Line, error) {
+		n, runErr := RunOrdered(ctx, workers, Window, len(todo), func(w, k int) (Line, error) {
 			j := s.Job(todo[k])
 			out, err := runners[w].Run(Request{Spec: s.Run(j)})
 			if err != nil {
