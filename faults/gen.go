@@ -15,6 +15,16 @@ import (
 // [0, 0.8 × b.Duration), magnitudes within the swarm limits (SwarmMaxPause,
 // SwarmMaxDriftPPM, ...). The schedule is sorted (Sort).
 //
+// With b.TTL set (the lease of the lock under test), every size that can
+// break a lease is drawn relative to it instead, spread evenly over its
+// decades so that sizes below, around and well above the TTL are all
+// common: pauses, partitions, clock jumps, crash and failover down times
+// in [TTL/1000, 5 × TTL], node pauses and delay spikes in [TTL/1000,
+// 2 × TTL], delay and loss spells in [TTL/100, 5 × TTL], drift rates in
+// ±[10 ppm, 50%] for [TTL/100, 10 × TTL]; clock faults then land on a node
+// half of the time (a node's clock decides when the lock's key expires).
+// b.Limits caps any of these sizes, with or without TTL.
+//
 // rapid shrinks a failing schedule toward fewer faults (any fault can be
 // dropped, not only the last), earlier starts, shorter durations, smaller
 // magnitudes (drift and jumps toward ±1, never to a no-op 0), fewer
@@ -86,6 +96,28 @@ func GenFault(b Bounds) *rapid.Generator[Fault] {
 			}
 			return m
 		}
+		// size draws one of the sizes that can break a lease: relative to
+		// the TTL when b.TTL is set (lo and hi as TTL fractions: [TTL ×
+		// loNum/loDen, TTL × hiMul]), else in [time.Millisecond, swarm],
+		// capped by limit when it is set.
+		size := func(label string, swarm time.Duration, loDen, hiMul int64, limit time.Duration) time.Duration {
+			lo, hi := time.Millisecond, swarm
+			if b.TTL > 0 {
+				lo, hi = max(b.TTL/time.Duration(loDen), time.Millisecond), b.TTL*time.Duration(hiMul)
+			}
+			if limit > 0 {
+				hi = min(hi, limit)
+				lo = min(lo, hi)
+			}
+			return dur(label, lo, hi)
+		}
+		onNode := func() bool { return b.TTL > 0 && rapid.Bool().Draw(t, "on-node") }
+		clockTarget := func() string {
+			if onNode() {
+				return rapid.SampledFrom(b.Nodes).Draw(t, "node")
+			}
+			return rapid.SampledFrom(all).Draw(t, "process")
+		}
 		f := Fault{Kind: rapid.SampledFrom(kinds).Draw(t, "kind")}
 		// The start is drawn in two steps, a tenth of the span, then a
 		// point in it: a plain range draw puts most faults in the first
@@ -96,18 +128,35 @@ func GenFault(b Bounds) *rapid.Generator[Fault] {
 		switch f.Kind {
 		case ClientPause:
 			f.Targets = []string{rapid.SampledFrom(b.Clients).Draw(t, "client")}
-			f.Duration = dur("pause", time.Millisecond, SwarmMaxPause)
+			f.Duration = size("pause", SwarmMaxPause, 1000, 5, b.Limits.Pause)
 			f.At = rapid.SampledFrom(append([]string{""}, PausePoints...)).Draw(t, "at")
 		case NodePause:
 			f.Targets = []string{rapid.SampledFrom(b.Nodes).Draw(t, "node")}
-			f.Duration = dur("pause", time.Millisecond, SwarmMaxNodePause)
+			f.Duration = size("pause", SwarmMaxNodePause, 1000, 2, b.Limits.NodePause)
 		case ClockDrift:
-			f.Targets = []string{rapid.SampledFrom(all).Draw(t, "process")}
+			f.Targets = []string{clockTarget()}
+			if b.TTL > 0 {
+				f.Duration = size("drift-for", 30*time.Second, 100, 10, 0)
+				ppm := dur("drift-ppm", 10, time.Duration(limitOr(b.Limits.DriftPPM, 500_000)))
+				if rapid.Bool().Draw(t, "drift-ppm-negative") {
+					ppm = -ppm
+				}
+				f.DriftPPM = int64(ppm)
+				break
+			}
 			f.Duration = dur("drift-for", time.Millisecond, 30*time.Second)
-			f.DriftPPM = magnitude("drift-ppm", SwarmMaxDriftPPM)
+			f.DriftPPM = magnitude("drift-ppm", limitOr(b.Limits.DriftPPM, SwarmMaxDriftPPM))
 		case ClockJump:
-			f.Targets = []string{rapid.SampledFrom(all).Draw(t, "process")}
-			f.Jump = time.Duration(magnitude("jump", int64(SwarmMaxJump)))
+			f.Targets = []string{clockTarget()}
+			if b.TTL > 0 {
+				j := size("jump", SwarmMaxJump, 1000, 5, b.Limits.Jump)
+				if rapid.Bool().Draw(t, "jump-negative") {
+					j = -j
+				}
+				f.Jump = j
+				break
+			}
+			f.Jump = time.Duration(magnitude("jump", int64(limitOr(b.Limits.Jump, SwarmMaxJump))))
 		case Partition, Delay, Loss:
 			side := rapid.SliceOfNDistinct(rapid.SampledFrom(all), 1, len(all)-1, rapid.ID[string]).Draw(t, "side")
 			in := map[string]bool{}
@@ -123,22 +172,42 @@ func GenFault(b Bounds) *rapid.Generator[Fault] {
 			f.OneWay = rapid.Bool().Draw(t, "one-way")
 			switch f.Kind {
 			case Partition:
-				f.Duration = dur("partition", time.Millisecond, SwarmMaxPartition)
+				f.Duration = size("partition", SwarmMaxPartition, 1000, 5, b.Limits.Partition)
 			case Delay:
-				f.Duration = dur("delay-for", time.Millisecond, 10*time.Second)
-				f.Delay = dur("delay", time.Millisecond, SwarmMaxDelay)
+				f.Duration = size("delay-for", 10*time.Second, 100, 5, 0)
+				f.Delay = size("delay", SwarmMaxDelay, 1000, 2, b.Limits.Delay)
 			case Loss:
-				f.Duration = dur("loss-for", time.Millisecond, 10*time.Second)
+				f.Duration = size("loss-for", 10*time.Second, 100, 5, 0)
 				f.LossProb = rapid.Float64Range(0.01, 1).Draw(t, "loss-prob")
 			}
 		case Crash:
 			f.Targets = []string{rapid.SampledFrom(b.Nodes).Draw(t, "node")}
-			f.Duration = dur("down", time.Millisecond, SwarmMaxCrash)
+			f.Duration = size("down", SwarmMaxCrash, 1000, 5, b.Limits.Down)
 		case Failover:
-			f.Duration = dur("down", time.Millisecond, SwarmMaxFailover)
+			f.Duration = size("down", SwarmMaxFailover, 1000, 5, b.Limits.Down)
 		}
 		return f
 	})
+}
+
+// Limits cap the sizes Gen draws (Bounds.Limits); a zero field is no cap.
+// A cap below a size's lower end lowers that end too.
+type Limits struct {
+	Pause, NodePause, Partition, Delay time.Duration
+	// Jump caps a clock jump's size, either way.
+	Jump time.Duration
+	// Down caps how long a crashed node (or a failed-over primary) stays
+	// down before it restarts.
+	Down time.Duration
+	// DriftPPM caps a drift rate's size, either way (10_000: under 1%).
+	DriftPPM int64
+}
+
+func limitOr[T int64 | time.Duration](limit, def T) T {
+	if limit > 0 {
+		return min(limit, def)
+	}
+	return def
 }
 
 // decadeNames label the decade flips in rapid's draw log.

@@ -15,6 +15,11 @@ type Bounds struct {
 	MinFaults  int
 	MaxFaults  int    // at most this many faults
 	Kinds      []Kind // nil: every kind that applies
+	// TTL, when set, makes Gen draw every size that can break a lease
+	// relative to it (see Gen); Swarm ignores it.
+	TTL time.Duration
+	// Limits cap Gen's sizes (a zero field: no cap); Swarm ignores them.
+	Limits Limits
 }
 
 // Limits of the swarm draws, per kind.

@@ -184,8 +184,8 @@ func run(t *testing.T, cfg sim.Config) *sim.Result {
 // first time it reaches it: it never releases.
 func crashAt(info locks.Info, pt locks.PausePoint) sim.Program {
 	return func(p *sim.Proc) {
-		env := locks.Env{Nodes: p.Nodes(), Primary: p.Nodes()[0], Clock: p, Rand: p.Rand(), Client: p.Name(), Key: "lock", Go: p.Go}
-		env.Point = func(at locks.PausePoint) {
+		env := locks.Env{Nodes: locks.UniversalClients(p.Nodes()), Primary: p.Nodes()[0], Clock: p, Rand: p.Rand(), Client: p.Name(), Key: "lock", Hooks: locks.Hooks{Go: p.Go}}
+		env.Hooks.At = func(at locks.PausePoint) {
 			if at == pt {
 				p.Record(sim.Event{Kind: "crash", Detail: string(at)})
 				runtime.Goexit()
@@ -535,7 +535,7 @@ func TestWatchdogStarvedByPause(t *testing.T) {
 // recording both outcomes.
 func once(info locks.Info, d time.Duration) sim.Program {
 	return func(p *sim.Proc) {
-		env := locks.Env{Nodes: p.Nodes(), Primary: p.Nodes()[0], Clock: p, Rand: p.Rand(), Client: p.Name(), Key: "lock", Go: p.Go}
+		env := locks.Env{Nodes: locks.UniversalClients(p.Nodes()), Primary: p.Nodes()[0], Clock: p, Rand: p.Rand(), Client: p.Name(), Key: "lock", Hooks: locks.Hooks{Go: p.Go}}
 		lk, err := info.New(env)
 		if err != nil {
 			panic(err)

@@ -99,7 +99,7 @@ func (l *Fenced) Acquire(ctx context.Context) (Lease, error) {
 		}
 		if tok > 0 {
 			env.At(PointAfterCheck)
-			return Lease{Value: value, Start: start, ValidUntil: start.Add(l.TTL), Token: tok}, nil
+			return Lease{Value: value, Start: start, ValidUntil: start.Add(l.TTL), FencingToken: tok}, nil
 		}
 		lastErr = nil
 	}

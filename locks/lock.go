@@ -33,10 +33,12 @@ const (
 )
 
 // Env is what the world hands a lock instance: go-redis clients for the
-// nodes, the client's own clock and random stream, its name and the key.
+// nodes, the lease, the client's own clock and random stream, its name and
+// the key, and three calls a lock makes to the world (At, Go, Renewed).
 type Env struct {
-	// Nodes are clients for independent nodes, in node order.
-	Nodes []*redis.Client
+	// Nodes are clients for independent nodes, in node order, typed as a
+	// Redlock library takes them (each is a *redis.Client).
+	Nodes []redis.UniversalClient
 	// Primary is the client for a single node or for the primary of a
 	// replicated topology (it follows failovers).
 	Primary *redis.Client
@@ -47,40 +49,65 @@ type Env struct {
 	// Client is the process's name; Key the lock's key.
 	Client string
 	Key    string
-	// Point is called by the lock at each of its pause points (nil: no-op).
-	// A fault schedule can pause the client there: the call then blocks for
-	// the pause. Locks call it through Env.At.
-	Point func(PausePoint)
-	// Go starts a background goroutine of this client (a watchdog). Lock
-	// code must use it instead of the go statement: in the simulator the
-	// new goroutine begins only once the caller blocks, so the two never
-	// race. nil: the go statement.
-	Go func(func())
-	// Believe is how a lock reports that its holder's belief changed after
-	// Acquire returned (the Lease cannot change): a watchdog that renewed
-	// the lease calls it with the new validity deadline, on Clock. It may
-	// be called from a goroutine started with Spawn, only while the lease
-	// is held: never after Release was called for it. The workload records
-	// each call as a "renew" event of the acquisition. nil: no-op. Locks
-	// call it through Env.Renewed.
-	Believe func(validUntil time.Time)
+	// TTL is the lease the world runs the lock with: the catalogue's
+	// Info.TTL, or locktest.Options.TTL for a user's lock. A lock that
+	// takes its TTL from here keeps it equal to what the fault search and
+	// the workload are sized by.
+	TTL time.Duration
+	// Hooks are the world's side of At, Go and Renewed. The world sets
+	// them; lock code calls the methods, never the hooks.
+	Hooks Hooks
 }
 
-// Renewed reports that the holder now believes it holds the lock until
-// validUntil on its own clock (see Env.Believe).
-func (e Env) Renewed(validUntil time.Time) {
-	if e.Believe != nil {
-		e.Believe(validUntil)
+// Hooks are how the world implements Env's calls (a nil hook: the call
+// does nothing, or for Go starts a plain goroutine).
+type Hooks struct {
+	At      func(PausePoint)
+	Go      func(func())
+	Renewed func(validUntil time.Time)
+}
+
+// At marks that the lock reached pause point pt: a fault schedule can
+// pause the client there (the call then blocks for the pause). A lock
+// marks PointAcquiring, PointAfterCheck and, if it renews, PointRenewing;
+// the workload marks PointBeforeWrite. A point a lock never marks is a
+// pause the search never tries (locktest warns about it).
+func (e Env) At(pt PausePoint) {
+	if e.Hooks.At != nil {
+		e.Hooks.At(pt)
 	}
 }
 
-// Spawn starts f through Env.Go, or with the go statement when Go is nil.
-func (e Env) Spawn(f func()) {
-	if e.Go != nil {
-		e.Go(f)
+// Go starts a background goroutine of this client (a watchdog). Lock code
+// must use it instead of the go statement: in the simulator the new
+// goroutine begins only once the caller blocks, so the two never race.
+func (e Env) Go(f func()) {
+	if e.Hooks.Go != nil {
+		e.Hooks.Go(f)
 		return
 	}
 	go f()
+}
+
+// Renewed reports that the holder's belief changed after Acquire returned
+// (the Lease cannot change): a watchdog that renewed the lease calls it
+// with the new validity deadline, on Clock. It may be called from a
+// goroutine started with Go, only while the lease is held: never after
+// Release was called for it. The workload records each call as a "renew"
+// event of the acquisition, and a careful workload believes it.
+func (e Env) Renewed(validUntil time.Time) {
+	if e.Hooks.Renewed != nil {
+		e.Hooks.Renewed(validUntil)
+	}
+}
+
+// UniversalClients converts clients to Env.Nodes' type.
+func UniversalClients(cs []*redis.Client) []redis.UniversalClient {
+	out := make([]redis.UniversalClient, len(cs))
+	for i, c := range cs {
+		out[i] = c
+	}
+	return out
 }
 
 // PausePoint names a moment in a lock's life where a fault schedule can
@@ -104,13 +131,6 @@ const (
 // PausePoints lists every pause point.
 var PausePoints = []PausePoint{PointAcquiring, PointAfterCheck, PointBeforeWrite, PointRenewing}
 
-// At marks that the lock reached pause point pt.
-func (e Env) At(pt PausePoint) {
-	if e.Point != nil {
-		e.Point(pt)
-	}
-}
-
 // Fencing is what the protected resource must check for a lock to be safe
 // beyond its lease.
 type Fencing string
@@ -126,7 +146,8 @@ const (
 
 // Lease is what a lock believes after a successful Acquire.
 type Lease struct {
-	// Value is the random value (or token) the lock wrote.
+	// Value is the string the lock wrote as its key's value (a random
+	// value, a UUID, a library's owner token): who holds the key.
 	Value string
 	// ValidUntil is the local time until which the holder believes it holds
 	// the lock. Zero means the lock gives no validity signal and the holder
@@ -136,8 +157,10 @@ type Lease struct {
 	// that call time.Now: in the simulator that is true time), false when
 	// from Env.Clock.
 	OnGoClock bool
-	// Token is the fencing token, 0 when the lock has none.
-	Token int64
+	// FencingToken is the number the protected resource checks
+	// (Options.Fencing: max-token), strictly increasing per acquisition;
+	// 0 when the lock has none. A string owner token goes in Value.
+	FencingToken int64
 	// Start is the local time the acquisition began.
 	Start time.Time
 	// NoMutex marks a design that excludes nothing (version-cas): the

@@ -36,7 +36,7 @@ func init() {
 // internalLockLeaseTime/3 = 10 s). Acquire and Release are set-nx-cad's
 // (SET key uuid EX 30 NX with set-nx-cad's 3 tries 1 s apart; Lua
 // compare-and-delete). After a successful Acquire a goroutine started with
-// Env.Spawn sleeps Interval on the client's clock, calls
+// Env.Go sleeps Interval on the client's clock, calls
 // Env.At(PointRenewing), and runs
 //
 //	EVALSHA sha1(CompareAndPExpire) 1 key uuid 30000   (EVAL on NOSCRIPT: go-redis Script.Run)
@@ -78,7 +78,7 @@ func (l *Watchdog) Acquire(ctx context.Context) (Lease, error) {
 	stop := make(chan struct{})
 	lease.state = stop
 	value := lease.Value
-	l.Env.Spawn(func() { l.watch(ctx, value, stop) })
+	l.Env.Go(func() { l.watch(ctx, value, stop) })
 	return lease, nil
 }
 

@@ -28,15 +28,15 @@ var replicated = locktest.Options{Topology: locks.Replicated, Clients: 3, ReplLa
 	HoldMin: 2 * time.Second, HoldMax: 2500 * time.Millisecond}
 
 // Your own go-redis lock (myLock in mylock_test.go: SET NX PX, release by
-// compare-and-delete) under Kleppmann's pause and under a failover.
+// compare-and-delete) under Kleppmann's pause and under a failover, seed 4.
 func Example_userLock() {
 	locktest.Standalone(func(t *testing.T) {
 		o := locktest.Options{Topology: locks.Single, Clients: 2}
-		fmt.Println("no faults:", locktest.Run(t, newMyLock(true, false), o, 1, nil).Verdict())
-		fmt.Println("Kleppmann's pause:", locktest.Run(t, newMyLock(true, false), o, 1, kleppmannPause(8*time.Second)).Verdict())
+		fmt.Println("no faults:", locktest.Run(t, newMyLock(true, false), o, 4, nil).Verdict())
+		fmt.Println("Kleppmann's pause:", locktest.Run(t, newMyLock(true, false), o, 4, kleppmannPause(8*time.Second)).Verdict())
 		o.Fencing = locks.FenceMaxToken
-		fmt.Println("same pause, fencing tokens:", locktest.Run(t, newMyLock(true, true), o, 1, kleppmannPause(8*time.Second)).Verdict())
-		fmt.Println("failover:", locktest.Run(t, newMyLock(true, false), replicated, 1, failover()).Verdict())
+		fmt.Println("same pause, fencing tokens:", locktest.Run(t, newMyLock(true, true), o, 4, kleppmannPause(8*time.Second)).Verdict())
+		fmt.Println("failover:", locktest.Run(t, newMyLock(true, false), replicated, 4, failover()).Verdict())
 	})
 	// Output:
 	// no faults: safe
@@ -71,4 +71,21 @@ func Example_redislock() {
 	// no faults: safe
 	// Kleppmann's pause: unsafe
 	// failover: unsafe
+}
+
+// A built-in scenario with your lock in it: Kleppmann's pause right after
+// the lock decided it holds ("pause-after-check", three 1.5 × TTL pauses of
+// c0). The pause fires only where the adapter marks the point with
+// env.At(locks.PointAfterCheck): the watchdog lock of locks_test.go does,
+// myLock does not, and the outcome lists the pauses that never fired.
+func Example_scenario() {
+	locktest.Standalone(func(t *testing.T) {
+		marked := locktest.Scenario(t, "pause-after-check", newWatchdogLock(false), locktest.Options{}, 1)
+		fmt.Println("marks after-check:", marked.Verdict(), "- pauses that never fired:", len(marked.Unfired))
+		unmarked := locktest.Scenario(t, "pause-after-check", newMyLock(true, false), locktest.Options{}, 1)
+		fmt.Println("marks nothing:", unmarked.Verdict(), "- pauses that never fired:", len(unmarked.Unfired))
+	})
+	// Output:
+	// marks after-check: unsafe - pauses that never fired: 0
+	// marks nothing: safe - pauses that never fired: 3
 }

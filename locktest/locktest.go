@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -41,8 +42,8 @@ import (
 // Factory builds one client's instance of the lock under test.
 type Factory func(env locks.Env) (locks.Lock, error)
 
-// Options describe the world and the fault budget. Zero values take the
-// defaults in brackets.
+// Options describe the world, the workload and the fault search. Zero
+// values take the defaults in brackets.
 type Options struct {
 	// Topology is what the lock talks to [locks.Single]: one node,
 	// Independent nodes (Nodes of them [5]), or a Replicated primary with
@@ -50,24 +51,42 @@ type Options struct {
 	Topology locks.Topology
 	Nodes    int
 	Clients  int // [3]
-	// TTL is the lock's lease, used to size pauses that outlive it [3 s].
+	// TTL is the lock's lease [3 s]. The lock gets it as Env.TTL, and it
+	// sizes the search: every fault size that can break a lease (pauses,
+	// clock jumps, drift, partitions, delays, restart delays) is drawn
+	// relative to it, from far below to well above it (faults.Bounds.TTL),
+	// and so are the critical sections and the run's length.
 	TTL time.Duration
 	// Fencing is the resource check the lock relies on ["" = none: the lock
 	// itself must exclude]; see locks.Fencing.
 	Fencing locks.Fencing
+	// Persistence is the nodes' durability on crash ["": drawn per node
+	// from the seed; the counterexample names the modes it drew].
+	Persistence sim.Persistence
 	// Kinds are the fault kinds that may be drawn [every kind that applies
-	// to the topology]; MaxFaults bounds a schedule [4].
+	// to the topology]; MaxFaults bounds a schedule [4]. NoFaults draws
+	// none at all (MaxFaults 0 means the default, not zero).
 	Kinds     []faults.Kind
 	MaxFaults int
-	// Duration of the safety phase [30 s] and of the liveness phase [10 s].
+	NoFaults  bool
+	// Limits cap the sizes of the faults drawn (e.g. Limits{DriftPPM:
+	// 10_000}: drift under 1%) [no cap beyond the TTL-relative ranges].
+	Limits faults.Limits
+	// Duration of the safety phase [30 s, or 10 × TTL if longer] and of
+	// the liveness phase [10 s, or 2 × TTL if longer].
 	Duration, Liveness time.Duration
 	// ReplLag is the replication lag of a Replicated topology [0-50 ms,
 	// drawn from the seed].
 	ReplLag time.Duration
 	// DownAfter is how long Sentinel waits before failing over [5 s].
 	DownAfter time.Duration
-	// HoldMin and HoldMax bound a critical section [50 ms, 1 s].
+	// HoldMin and HoldMax bound a critical section, drawn uniformly
+	// between them [TTL/60, 1.5 × TTL: from short sections to ones that
+	// run past the lease, where a lock whose belief outlives its key shows].
 	HoldMin, HoldMax time.Duration
+	// Workload says whether the clients write like careful code
+	// [Careful for a lock without fencing, Careless with fencing].
+	Workload Workload
 	// Checks is the number of random schedules [rapid's -rapid.checks:
 	// 100, a fifth under -short]. Setting it sets that flag for the
 	// duration of the call (do not combine with t.Parallel).
@@ -80,6 +99,24 @@ type Options struct {
 	// Without it, starvation is a figure (Outcome.Check.Liveness.Starved).
 	Fairness bool
 }
+
+// Workload is how a client behaves in its critical section (it reads the
+// protected counter, works for the drawn hold time, then writes).
+type Workload string
+
+const (
+	// Careful code checks its belief (the lease's validity, extended by
+	// renewals reported through Env.Renewed) on its own clock before each
+	// write and writes nothing once it has run out; a section that would
+	// outlast it stops at its deadline. The check sits before the
+	// before-write pause point, so a pause there still writes late
+	// (Kleppmann). A lock whose belief outlives its key is then caught
+	// with network faults alone.
+	Careful Workload = "careful"
+	// Careless code writes whatever its lease says: only fencing at the
+	// resource can stop a late write.
+	Careless Workload = "careless"
+)
 
 func (o Options) withDefaults() Options {
 	if o.Topology == "" {
@@ -95,10 +132,19 @@ func (o Options) withDefaults() Options {
 		o.MaxFaults = 4
 	}
 	if o.Duration == 0 {
-		o.Duration = 30 * time.Second
+		o.Duration = max(30*time.Second, 10*o.TTL)
 	}
 	if o.Liveness == 0 {
-		o.Liveness = 10 * time.Second
+		o.Liveness = max(10*time.Second, 2*o.TTL)
+	}
+	if o.HoldMax == 0 {
+		o.HoldMin, o.HoldMax = max(o.TTL/60, time.Millisecond), o.TTL*3/2
+	}
+	if o.Workload == "" {
+		o.Workload = Careless
+		if o.Fencing == "" || o.Fencing == locks.FenceNone {
+			o.Workload = Careful
+		}
 	}
 	return o
 }
@@ -110,8 +156,33 @@ type Outcome struct {
 	Clients int
 	Check   checker.Result
 	SHA256  string
-	// RapidReport is rapid's own failure report, with its repro flags.
+	// Options are the run's options, defaults filled in and Clients as
+	// run: Run(t, f, Options, Seed, Faults) runs it again.
+	Options Options
+	// Scenario is the built-in scenario the run came from (Scenario), ""
+	// for Run and Find.
+	Scenario string
+	// Persistence is each node's durability on crash, in node order (drawn
+	// from the seed unless Options.Persistence set it).
+	Persistence []sim.Persistence
+	// Unfired are the schedule's targeted client pauses (Fault.At) that
+	// never fired: their client never reached the point while the fault
+	// was armed (a lock that never calls env.At for it, or a point the
+	// run never came to).
+	Unfired []faults.Fault
+	// Tried is how many random schedules Find ran up to the first that
+	// failed (0 for Run); FromFaults and FromClients are that schedule's
+	// size, before rapid and run.Shrink shrank it.
+	Tried                   int
+	FromFaults, FromClients int
+	// RapidReport is rapid's own failure report; FailFile the fail file
+	// rapid wrote for it ("" when none), which the next go test replays
+	// first (rapid's unshrunk case, not this outcome).
 	RapidReport string
+	FailFile    string
+	// Warnings are what the search noticed that may make it blind (pause
+	// points drawn but never reached).
+	Warnings []string
 	// HTML is porcupine's visualization of the resource history, written
 	// by Describe (empty if not written).
 	HTML    string
@@ -136,29 +207,102 @@ func Run(t *testing.T, f Factory, o Options, seed uint64, schedule []faults.Faul
 		t.Fatalf("locktest: %v", err)
 	}
 	cfg.Faults = schedule
+	return runConfig(t, in, cfg, o, "locktest")
+}
+
+// runConfig runs a built world for the lock and judges it as scenario's.
+func runConfig(t *testing.T, in locks.Info, cfg sim.Config, o Options, scenario string) Outcome {
+	t.Helper()
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("locktest: %v", err)
 	}
-	j, err := job(in, cfg, o).Run(sim.TestBubble(t))
+	j, err := run.NewJob(scenario, in, cfg, checker.Options{RequireFairness: o.Fairness}).Run(sim.TestBubble(t))
 	if err == nil && j.Err != nil {
 		err = j.Err
 	}
 	if err != nil {
-		t.Fatalf("locktest: seed %d: %v", seed, err)
+		t.Fatalf("locktest: seed %d: %v", cfg.Seed, err)
 	}
-	return Outcome{Seed: seed, Faults: schedule, Clients: cfg.Clients, Check: j.Check, SHA256: j.Result.TraceSHA256, history: j.History}
+	o.Clients = cfg.Clients
+	out := Outcome{Seed: cfg.Seed, Faults: cfg.Faults, Clients: cfg.Clients, Check: j.Check, SHA256: j.Result.TraceSHA256,
+		Options: o, Unfired: unfired(j.History), history: j.History}
+	for _, n := range cfg.Nodes {
+		out.Persistence = append(out.Persistence, n.Persistence)
+	}
+	return out
+}
+
+// Scenario runs the lock through a built-in scenario of locksim's
+// catalogue (scenarios.IDs: "pause-after-check", "clock-jump", "failover",
+// "split-brain", ...) or a scenario file, with one seed: the scenario's
+// world, workload, fault schedule (scaled by o.TTL where the scenario
+// counts in TTLs) and judging, with the lock under test in the place of
+// the scenario's locks. o gives the lock's Topology, TTL and Fencing and
+// may set Persistence; its Clients, Nodes, Duration, Liveness, ReplLag,
+// DownAfter and HoldMin/HoldMax override the scenario's when set. The
+// scenario's workload is its own (Options.Workload does not apply).
+func Scenario(t *testing.T, id string, f Factory, o Options, seed uint64) Outcome {
+	t.Helper()
+	sc, err := scenarios.Resolve(id)
+	if err != nil {
+		t.Fatalf("locktest: %v", err)
+	}
+	p := scenarios.Params{Clients: o.Clients, Nodes: o.Nodes, Duration: o.Duration, Liveness: o.Liveness,
+		ReplLag: o.ReplLag, DownAfter: o.DownAfter, HoldMin: o.HoldMin, HoldMax: o.HoldMax}
+	o = o.withDefaults()
+	in := info(f, o)
+	cfg, err := sc.Build(in, seed, p)
+	if err != nil {
+		t.Fatalf("locktest: scenario %s: %v", id, err)
+	}
+	if o.Persistence != "" {
+		for i := range cfg.Nodes {
+			cfg.Nodes[i].Persistence = o.Persistence
+		}
+	}
+	out := runConfig(t, in, cfg, o, sc.ID)
+	out.Scenario = sc.ID
+	return out
+}
+
+// unfired lists the targeted pauses of h's schedule that no "pause" event
+// names (none when the history was capped: it may have lost the event).
+func unfired(h checker.History) []faults.Fault {
+	if h.Capped {
+		return nil
+	}
+	fired := map[int]bool{}
+	for _, e := range h.Events {
+		if e.Kind == "pause" && e.Fault > 0 {
+			fired[e.Fault] = true
+		}
+	}
+	var out []faults.Fault
+	for i, f := range h.Faults {
+		if f.Kind == faults.ClientPause && f.At != "" && !fired[i+1] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // world is the default world for the lock under test, without faults.
 func world(in locks.Info, o Options, seed uint64) (sim.Config, error) {
-	return scenarios.World(in, seed, scenarios.Params{Clients: o.Clients, Nodes: o.Nodes, Duration: o.Duration, Liveness: o.Liveness,
-		ReplLag: o.ReplLag, DownAfter: o.DownAfter, HoldMin: o.HoldMin, HoldMax: o.HoldMax})
+	cfg, err := scenarios.World(in, seed, o.params())
+	if err != nil {
+		return cfg, err
+	}
+	if o.Persistence != "" {
+		for i := range cfg.Nodes {
+			cfg.Nodes[i].Persistence = o.Persistence
+		}
+	}
+	return cfg, nil
 }
 
-// job is the run of a world built for the lock under test, judged as
-// the default scenario's (the bonus pool).
-func job(in locks.Info, cfg sim.Config, o Options) *run.Job {
-	return run.NewJob("locktest", in, cfg, checker.Options{RequireFairness: o.Fairness})
+func (o Options) params() scenarios.Params {
+	return scenarios.Params{Clients: o.Clients, Nodes: o.Nodes, Duration: o.Duration, Liveness: o.Liveness,
+		ReplLag: o.ReplLag, DownAfter: o.DownAfter, HoldMin: o.HoldMin, HoldMax: o.HoldMax, Careful: o.Workload == Careful}
 }
 
 // names lists the world's process names for fault targets.
@@ -224,22 +368,39 @@ func kindsOf(o Options) any {
 
 // Find runs random schedules (rapid: -rapid.checks of them, 100 by
 // default, a fifth under -short) and returns the smallest unsafe outcome
-// rapid shrank to, or nil when every run was safe.
+// rapid and run.Shrink shrank it to, or nil when every run was safe.
+// Each Find call in a test has its own rapid fail file (the first keeps
+// the test's name, the next ones add "#2", "#3", ...), so a second call
+// never replays the first one's failure. rapid's own output is kept out
+// of the test log; a targeted pause point that was drawn but never
+// reached is logged (and named in a failure).
 func Find(t *testing.T, f Factory, o Options) *Outcome {
 	t.Helper()
 	o = o.withDefaults()
 	gen := Schedules(o)
 	var last *Outcome
+	tried, found := 0, false
+	drawn, fired := map[string]int{}, map[string]int{}
 	prop := func(rt *rapid.T) {
 		seed := rapid.Uint64Range(1, 1<<32).Draw(rt, "seed")
 		schedule := gen.Draw(rt, "faults")
 		out := Run(t, f, o, seed, schedule)
+		if !found {
+			tried++
+			tally(schedule, out.Unfired, drawn, fired)
+		}
 		if o.Determinism {
 			if again := Run(t, f, o, seed, schedule); again.SHA256 != out.SHA256 {
 				rt.Fatalf("locktest: seed %d is not deterministic: trace %s then %s (the lock reads a clock or random source locksim does not control?)", seed, out.SHA256, again.SHA256)
 			}
 		}
 		if out.Check.Verdict == checker.VerdictUnsafe || (o.Fairness && out.Check.Verdict == checker.VerdictLiveness) {
+			if !found {
+				found = true
+				out.Tried, out.FromFaults, out.FromClients = tried, len(out.Faults), out.Clients
+			} else {
+				out.Tried, out.FromFaults, out.FromClients = last.Tried, last.FromFaults, last.FromClients
+			}
 			last = &out
 			rt.Fatalf("%s: %s", out.Check.Verdict, strings.Join(out.Check.Reasons, "; "))
 		}
@@ -255,8 +416,12 @@ func Find(t *testing.T, f Factory, o Options) *Outcome {
 			defer flag.Set("rapid.checks", old)
 		}
 	}
-	rec := &recorder{T: t}
+	rec := &recorder{T: t, name: failFileKey(t)}
 	rapid.Check(rec, prop)
+	warnings := pointWarnings(drawn, fired)
+	for _, w := range warnings {
+		t.Log("locktest: warning: " + w)
+	}
 	if !rec.failed {
 		return nil
 	}
@@ -264,8 +429,74 @@ func Find(t *testing.T, f Factory, o Options) *Outcome {
 		t.Fatalf("locktest: %s", rec.msg.String())
 	}
 	last.RapidReport = rec.msg.String()
+	last.FailFile = rapidFlag(last.RapidReport, "-rapid.failfile=")
 	min := minimize(t, f, o, *last)
+	min.Warnings = warnings
 	return &min
+}
+
+// tally counts, per pause point, the runs whose schedule targets it and
+// the runs in which such a pause fired.
+func tally(schedule, unfired []faults.Fault, drawn, fired map[string]int) {
+	for _, pt := range faults.PausePoints {
+		n, missed := 0, 0
+		for _, f := range schedule {
+			if f.Kind == faults.ClientPause && f.At == pt {
+				n++
+			}
+		}
+		for _, f := range unfired {
+			if f.At == pt {
+				missed++
+			}
+		}
+		if n > 0 {
+			drawn[pt]++
+			if missed < n {
+				fired[pt]++
+			}
+		}
+	}
+}
+
+// minPointRuns is how many runs must have targeted a pause point, none
+// of them firing, before Find warns that the lock never reaches it (a
+// point the lock marks can still be missed by a few runs: the targeted
+// client may not come to it again after the pause is armed).
+const minPointRuns = 5
+
+// pointWarnings names the pause points that at least minPointRuns runs
+// targeted and that none of them reached.
+func pointWarnings(drawn, fired map[string]int) []string {
+	var out []string
+	for _, pt := range faults.PausePoints {
+		if drawn[pt] >= minPointRuns && fired[pt] == 0 {
+			out = append(out, fmt.Sprintf("%d schedules paused a client at %q and none of those pauses fired: the lock never reached that point (an adapter marks it with env.At(locks.%s)), so the search never tried it",
+				drawn[pt], pt, pointConst[pt]))
+		}
+	}
+	return out
+}
+
+var pointConst = map[string]string{"acquiring": "PointAcquiring", "after-check": "PointAfterCheck", "before-write": "PointBeforeWrite", "renewing": "PointRenewing"}
+
+// findCalls counts the Find calls of each running test, to key their
+// fail files apart.
+var findCalls = struct {
+	sync.Mutex
+	n map[*testing.T]int
+}{n: map[*testing.T]int{}}
+
+// failFileKey is the name rapid keys this Find call's fail file by: the
+// test's name for its first call, then name#2, name#3, ...
+func failFileKey(t *testing.T) string {
+	findCalls.Lock()
+	defer findCalls.Unlock()
+	findCalls.n[t]++
+	if n := findCalls.n[t]; n > 1 {
+		return fmt.Sprintf("%s#%d", t.Name(), n)
+	}
+	return t.Name()
 }
 
 // minimize shrinks rapid's failing run with locksim's one shrinker
@@ -293,12 +524,14 @@ func minimize(t *testing.T, f Factory, o Options, out Outcome) Outcome {
 		t.Fatalf("locktest: %v", err)
 	}
 	cfg.Faults = out.Faults
-	res, err := run.Shrink(sim.TestBubble(t), job(in, cfg, oc), kind, run.ShrinkOptions{})
+	job := run.NewJob("locktest", in, cfg, checker.Options{RequireFairness: o.Fairness})
+	res, err := run.Shrink(sim.TestBubble(t), job, kind, run.ShrinkOptions{})
 	if err != nil {
 		t.Fatalf("locktest: shrinking seed %d: %v", out.Seed, err)
 	}
 	c := Run(t, f, withClients(o, res.Clients), out.Seed, res.Faults)
-	c.RapidReport = out.RapidReport
+	c.RapidReport, c.FailFile, c.Tried = out.RapidReport, out.FailFile, out.Tried
+	c.FromFaults, c.FromClients = out.FromFaults, out.FromClients
 	return c
 }
 
@@ -321,14 +554,23 @@ func named(fs []faults.Fault, name string) bool {
 }
 
 // recorder is the testing.TB rapid reports to: it keeps rapid's failure
-// report (with its -rapid.seed repro flag) instead of failing the test, so
-// Check can fail with the counterexample and ExpectUnsafe can pass.
+// report (with its fail file) and its log lines (the failing case's
+// draws) instead of failing or logging to the test, so Check can fail with
+// the shrunk counterexample, ExpectUnsafe can pass quietly, and each Find
+// call keys its own fail file (Name).
 type recorder struct {
 	*testing.T
+	name   string
 	failed bool
 	msg    strings.Builder
+	log    strings.Builder
 }
 
+func (r *recorder) Name() string { return r.name }
+func (r *recorder) Logf(format string, a ...any) {
+	fmt.Fprintf(&r.log, format+"\n", a...)
+}
+func (r *recorder) Log(a ...any) { fmt.Fprintln(&r.log, a...) }
 func (r *recorder) Errorf(format string, a ...any) {
 	r.failed = true
 	fmt.Fprintf(&r.msg, format+"\n", a...)
@@ -340,33 +582,143 @@ func (r *recorder) FailNow()                       { r.failed = true }
 func (r *recorder) Fail()                          { r.failed = true }
 func (r *recorder) Failed() bool                   { return r.failed }
 
-// Describe renders an outcome as the failure message: what broke, the
-// seed, the shrunk schedule, how to reproduce it, and the files to look at
-// (it writes porcupine's HTML of the resource history, faults annotated).
+// Describe renders an outcome as the failure message: what broke, how it
+// was found, the shrunk schedule and the nodes' persistence, a
+// locktest.Run line that replays exactly that run, and the files to look
+// at (it writes porcupine's HTML of the resource history, faults
+// annotated).
 func Describe(t *testing.T, out Outcome) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "locksim: the lock is %s\n", out.Check.Verdict)
 	for _, r := range out.Check.Reasons {
 		fmt.Fprintf(&b, "  %s\n", r)
 	}
-	fmt.Fprintf(&b, "  shrunk counterexample: seed %d, %d clients, %d faults:\n", out.Seed, out.Clients, len(out.Faults))
+	if out.Tried > 0 {
+		fmt.Fprintf(&b, "  found by random schedule %d of the search (%d faults, %d clients), then shrunk\n", out.Tried, out.FromFaults, out.FromClients)
+	}
+	fmt.Fprintf(&b, "  counterexample: seed %d, %d clients, %d faults:\n", out.Seed, out.Clients, len(out.Faults))
 	for _, f := range out.Faults {
 		fmt.Fprintf(&b, "    %s\n", f)
 	}
-	switch seed, file := rapidFlag(out.RapidReport, "-rapid.seed="), rapidFlag(out.RapidReport, "-rapid.failfile="); {
-	case file != "":
-		fmt.Fprintf(&b, "  repro: go test -run '^%s$' -rapid.failfile=%s\n", t.Name(), file)
-	case seed != "":
-		fmt.Fprintf(&b, "  repro: go test -run '^%s$' -rapid.seed=%s\n", t.Name(), seed)
+	var nodes []string
+	for i, p := range out.Persistence {
+		nodes = append(nodes, fmt.Sprintf("n%d %s", i, p))
+	}
+	fmt.Fprintf(&b, "  persistence: %s\n", strings.Join(nodes, ", "))
+	for _, f := range out.Unfired {
+		fmt.Fprintf(&b, "  never fired: %s (the client never reached %q while it was armed)\n", f, f.At)
+	}
+	for _, w := range out.Warnings {
+		fmt.Fprintf(&b, "  warning: %s\n", w)
+	}
+	if out.Scenario != "" {
+		fmt.Fprintf(&b, "  repro: locktest.Scenario(t, %q, yourFactory, %s, %d)\n", out.Scenario, GoOptions(out.Options), out.Seed)
+	} else {
+		fmt.Fprintf(&b, "  repro: locktest.Run(t, yourFactory, %s, %d, %s)\n", GoOptions(out.Options), out.Seed, GoSchedule(out.Faults))
+	}
+	if out.FailFile != "" {
+		fmt.Fprintf(&b, "  rapid's fail file (the next go test replays its unshrunk case first): %s\n", out.FailFile)
 	}
 	if out.Check.Linearizability.Info != nil {
-		dir := filepath.Join(os.TempDir(), "locksim-"+strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()))
+		dir := filepath.Join(os.TempDir(), "locksim-"+strings.NewReplacer("/", "_", " ", "_", "#", "_").Replace(t.Name()))
 		path := filepath.Join(dir, "porcupine.html")
 		if err := os.MkdirAll(dir, 0o755); err == nil && checker.WriteVisualization(path, out.history, out.Check) == nil {
 			fmt.Fprintf(&b, "  resource history (porcupine, faults annotated): %s\n", path)
 		}
 	}
 	return b.String()
+}
+
+// GoOptions prints o as a Go composite literal for a Run line: the fields
+// that decide a run (Topology, Clients, TTL) and every other field of the
+// world that differs from what the defaults make of them (the search's
+// fields, Kinds to Checks, do not change a Run).
+func GoOptions(o Options) string {
+	o = o.withDefaults()
+	d := Options{Topology: o.Topology, TTL: o.TTL, Fencing: o.Fencing}.withDefaults()
+	fields := []string{"Topology: " + topologyConst[o.Topology], fmt.Sprintf("Clients: %d", o.Clients), "TTL: " + goDuration(o.TTL)}
+	add := func(set bool, f string, a ...any) {
+		if set {
+			fields = append(fields, fmt.Sprintf(f, a...))
+		}
+	}
+	add(o.Nodes != 0, "Nodes: %d", o.Nodes)
+	add(o.Fencing != "", "Fencing: %q", o.Fencing)
+	add(o.Persistence != "", "Persistence: %q", o.Persistence)
+	add(o.Duration != d.Duration, "Duration: %s", goDuration(o.Duration))
+	add(o.Liveness != d.Liveness, "Liveness: %s", goDuration(o.Liveness))
+	add(o.ReplLag != 0, "ReplLag: %s", goDuration(o.ReplLag))
+	add(o.DownAfter != 0, "DownAfter: %s", goDuration(o.DownAfter))
+	add(o.HoldMin != d.HoldMin || o.HoldMax != d.HoldMax, "HoldMin: %s, HoldMax: %s", goDuration(o.HoldMin), goDuration(o.HoldMax))
+	add(o.Workload != d.Workload, "Workload: locktest.%s", workloadConst[o.Workload])
+	add(o.Fairness, "Fairness: true")
+	return "locktest.Options{" + strings.Join(fields, ", ") + "}"
+}
+
+var topologyConst = map[locks.Topology]string{locks.Single: "locks.Single", locks.Independent: "locks.Independent", locks.Replicated: "locks.Replicated"}
+var workloadConst = map[Workload]string{Careful: "Careful", Careless: "Careless"}
+
+// GoSchedule prints a fault schedule as a Go []faults.Fault literal.
+func GoSchedule(fs []faults.Fault) string {
+	if len(fs) == 0 {
+		return "nil"
+	}
+	var parts []string
+	for _, f := range fs {
+		kind, ok := kindConst[f.Kind]
+		if !ok {
+			kind = strconv.Quote(string(f.Kind))
+		}
+		fields := []string{"Kind: " + kind, "Start: " + goDuration(f.Start)}
+		add := func(set bool, s string, a ...any) {
+			if set {
+				fields = append(fields, fmt.Sprintf(s, a...))
+			}
+		}
+		add(f.Duration != 0, "Duration: %s", goDuration(f.Duration))
+		add(f.Targets != nil, "Targets: %s", goStrings(f.Targets))
+		add(f.From != nil, "From: %s", goStrings(f.From))
+		add(f.To != nil, "To: %s", goStrings(f.To))
+		add(f.OneWay, "OneWay: true")
+		add(f.DriftPPM != 0, "DriftPPM: %d", f.DriftPPM)
+		add(f.Jump != 0, "Jump: %s", goDuration(f.Jump))
+		add(f.Delay != 0, "Delay: %s", goDuration(f.Delay))
+		add(f.LossProb != 0, "LossProb: %s", strconv.FormatFloat(f.LossProb, 'g', -1, 64))
+		add(f.At != "", "At: %q", f.At)
+		parts = append(parts, "{"+strings.Join(fields, ", ")+"}")
+	}
+	return "[]faults.Fault{" + strings.Join(parts, ", ") + "}"
+}
+
+var kindConst = map[faults.Kind]string{faults.ClientPause: "faults.ClientPause", faults.NodePause: "faults.NodePause", faults.ClockDrift: "faults.ClockDrift",
+	faults.ClockJump: "faults.ClockJump", faults.Partition: "faults.Partition", faults.Delay: "faults.Delay", faults.Loss: "faults.Loss",
+	faults.Crash: "faults.Crash", faults.Failover: "faults.Failover"}
+
+func goStrings(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return "[]string{" + strings.Join(q, ", ") + "}"
+}
+
+// goDuration prints d as a Go expression of package time, exactly.
+func goDuration(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	for _, u := range []struct {
+		d    time.Duration
+		name string
+	}{{time.Hour, "time.Hour"}, {time.Minute, "time.Minute"}, {time.Second, "time.Second"}, {time.Millisecond, "time.Millisecond"}, {time.Microsecond, "time.Microsecond"}} {
+		if d%u.d == 0 {
+			if d == u.d {
+				return u.name
+			}
+			return fmt.Sprintf("%d * %s", d/u.d, u.name)
+		}
+	}
+	return fmt.Sprintf("%d", int64(d))
 }
 
 // rapidFlag pulls a flag's value out of rapid's report (e.g.

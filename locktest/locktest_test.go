@@ -29,7 +29,7 @@ func TestBrokenUserLockIsFound(t *testing.T) {
 		t.Errorf("shrunk schedule has %d faults, want ≤ 3:\n%s", len(out.Faults), locktest.Describe(t, out))
 	}
 	msg := locktest.Describe(t, out)
-	for _, want := range []string{"the lock is unsafe", "shrunk counterexample: seed", "repro: go test -run"} {
+	for _, want := range []string{"the lock is unsafe", "counterexample: seed", "repro: locktest.Run(t, yourFactory, "} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("failure message lacks %q:\n%s", want, msg)
 		}
@@ -55,7 +55,7 @@ func TestCorrectUserLockPasses(t *testing.T) {
 // seed 1 as found, and the verdict names the lost update.
 func TestRedisTokenRegressesOnCrash(t *testing.T) {
 	crash := []faults.Fault{{Kind: faults.Crash, Start: 2400 * time.Millisecond, Duration: time.Millisecond, Targets: []string{"n0"}}}
-	out := locktest.Run(t, newMyLock(true, true), locktest.Options{Topology: locks.Single, Fencing: locks.FenceMaxToken, Clients: 3}, 1, crash)
+	out := locktest.Run(t, newMyLock(true, true), locktest.Options{Topology: locks.Single, Fencing: locks.FenceMaxToken, Clients: 3, HoldMin: 50 * time.Millisecond, HoldMax: time.Second}, 1, crash)
 	if out.Verdict() != "unsafe" || out.Check.ResourceViolations == 0 {
 		t.Fatalf("verdict %s, %d resource violations: %v", out.Verdict(), out.Check.ResourceViolations, out.Check.Reasons)
 	}

@@ -29,7 +29,7 @@ var cad = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return 
 
 func newMyLock(ownerCheck, fencing bool) func(env locks.Env) (locks.Lock, error) {
 	return func(env locks.Env) (locks.Lock, error) {
-		return &myLock{rdb: env.Primary, key: env.Key, ttl: 3 * time.Second, env: env, ownerCheck: ownerCheck, fencing: fencing}, nil
+		return &myLock{rdb: env.Primary, key: env.Key, ttl: env.TTL, env: env, ownerCheck: ownerCheck, fencing: fencing}, nil
 	}
 }
 
@@ -53,7 +53,7 @@ func (l *myLock) Acquire(ctx context.Context) (locks.Lease, error) {
 			if err != nil {
 				return locks.Lease{}, err
 			}
-			lease.Token = tok
+			lease.FencingToken = tok
 		}
 		return lease, nil
 	}

@@ -24,6 +24,9 @@ type Params struct {
 	DownAfter time.Duration
 	// HoldMin and HoldMax bound a critical section (0: 50 ms and 1 s).
 	HoldMin, HoldMax time.Duration
+	// Careful: the workload checks its belief before each write
+	// (Workload.Careful).
+	Careful bool
 }
 
 // Scenario is a built-in scenario: how to build a world for a lock and seed.
@@ -170,7 +173,7 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 		holdMin, holdMax = p.HoldMin, p.HoldMax
 	}
 	wl := Workload{Key: "lock:resource", HoldMin: holdMin, HoldMax: holdMax,
-		ThinkMin: 10 * time.Millisecond, ThinkMax: 500 * time.Millisecond, Resource: ResourcePool}
+		ThinkMin: 10 * time.Millisecond, ThinkMax: 500 * time.Millisecond, Resource: ResourcePool, Careful: p.Careful}
 	cfg.Program = Program(info, wl)
 	cfg.WatchKeys = []string{wl.Key}
 	return cfg.WithDefaults(), nil

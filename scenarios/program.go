@@ -51,9 +51,16 @@ const maxVersionRetries = 16
 func Program(info locks.Info, wl Workload) sim.Program {
 	return func(p *sim.Proc) {
 		c := &client{p: p, info: info, wl: wl}
-		env := locks.Env{Nodes: p.Nodes(), Primary: p.Primary(), Clock: p, Rand: p.Rand(), Client: p.Name(), Key: wl.Key, Go: p.Go,
-			Point:   func(pt locks.PausePoint) { p.Point(string(pt)) },
-			Believe: RenewRecorder(p, info.ID, &c.holding)}
+		believe := RenewRecorder(p, info.ID, &c.holding)
+		if wl.Careful {
+			rec := believe
+			believe = func(validUntil time.Time) {
+				c.renewed.Store(&validUntil)
+				rec(validUntil)
+			}
+		}
+		env := locks.Env{Nodes: locks.UniversalClients(p.Nodes()), Primary: p.Primary(), Clock: p, Rand: p.Rand(), Client: p.Name(), Key: wl.Key, TTL: info.TTL,
+			Hooks: locks.Hooks{At: func(pt locks.PausePoint) { p.Point(string(pt)) }, Go: p.Go, Renewed: believe}}
 		if env.Primary == nil {
 			env.Primary = p.Nodes()[0]
 		}
@@ -83,6 +90,8 @@ type client struct {
 	// holding is the OpID of the acquisition a renewal extends (a
 	// watchdog goroutine reads it).
 	holding atomic.Int64
+	// renewed is the latest validity a renewal reported (Workload.Careful).
+	renewed atomic.Pointer[time.Time]
 }
 
 func (c *client) uniform(lo, hi time.Duration) time.Duration {
@@ -131,7 +140,8 @@ func (c *client) round(lk locks.Lock) {
 	default:
 		until = p.TrueDeadline(lease.ValidUntil)
 	}
-	c.ret("acquire", id, nil, sim.Event{Until: until, Token: lease.Token, Detail: lease.Value})
+	c.ret("acquire", id, nil, sim.Event{Until: until, Token: lease.FencingToken, Detail: lease.Value})
+	c.renewed.Store(nil)
 	c.section(lease)
 	id = c.call("release", sim.Event{Detail: lease.Value})
 	c.ret("release", id, lk.Release(ctx, lease), sim.Event{})
@@ -146,7 +156,7 @@ func (c *client) section(lease locks.Lease) {
 	if owner == "" {
 		owner = fmt.Sprintf("%s/%d", p.Name(), c.op)
 	}
-	fence := resource.Fence{Token: lease.Token, Owner: owner}
+	fence := resource.Fence{Token: lease.FencingToken, Owner: owner}
 	switch {
 	case c.wl.Section != nil:
 		if err := c.wl.Section(ctx, SectionEnv{Store: c.store, Fence: fence, Lease: lease, Clock: p}); err != nil {
@@ -172,7 +182,14 @@ func (c *client) section(lease locks.Lease) {
 			}
 			next = st.Value - 1
 		}
-		if try == 0 {
+		if c.wl.Careful && !lease.ValidUntil.IsZero() {
+			if try == 0 {
+				p.Sleep(min(hold, max(c.left(lease), 0)))
+			}
+			if c.left(lease) <= 0 {
+				return // careful code: the lease ran out, no write
+			}
+		} else if try == 0 {
 			p.Sleep(hold)
 		}
 		c.env.At(locks.PointBeforeWrite)
@@ -184,6 +201,20 @@ func (c *client) section(lease locks.Lease) {
 			return
 		}
 	}
+}
+
+// left is how long the holder still believes it holds lease, as careful
+// code reads it: on its own clock (on Go's clock for a library's
+// validity), up to the latest renewal.
+func (c *client) left(lease locks.Lease) time.Duration {
+	until := lease.ValidUntil
+	if r := c.renewed.Load(); r != nil && r.After(until) {
+		until = *r
+	}
+	if lease.OnGoClock {
+		return time.Duration(c.p.GoTimeToTrue(until) - c.p.TrueNow())
+	}
+	return until.Sub(c.p.Now())
 }
 
 // classify turns an error into an outcome: a clean refusal (lock taken,

@@ -19,6 +19,15 @@ type Workload struct {
 	// ResourceCounter, or ResourceNone); Section, if set, replaces it.
 	Resource string
 	Section  Section
+	// Careful makes the pool and counter sections behave like careful
+	// code: before each write the client checks its belief (the lease's
+	// validity, extended by renewals reported through Env.Renewed) on its
+	// own clock, and if it has run out it writes nothing; a section that
+	// would outlast the belief stops at its deadline. The check comes
+	// before the before-write pause point, so a pause there still makes a
+	// stale write (Kleppmann). Locks that give no validity signal are
+	// unaffected.
+	Careful bool
 }
 
 // LockProgram is Program for a workload with no resource: the critical
@@ -28,7 +37,7 @@ func LockProgram(info locks.Info, wl Workload) sim.Program {
 	return Program(info, wl)
 }
 
-// RenewRecorder returns a client's Env.Believe: each belief change a lock
+// RenewRecorder returns a client's Env.Hooks.Renewed: each belief change a lock
 // reports after Acquire (a watchdog's renewal) becomes an event Kind "renew",
 // Op "acquire", OpID the acquisition it extends (read from holding), Until
 // the true time at which the holder's own clock reaches the new deadline.

@@ -40,7 +40,7 @@ func leakWorld(seed uint64) Config {
 	cfg.Program = func(p *Proc) {
 		ctx := p.Context()
 		if p.ID() == 0 {
-			lk, err := rs.New(locks.Env{Nodes: p.Nodes(), Primary: p.Nodes()[0], Clock: p, Rand: p.Rand(), Client: p.Name(), Key: "lock:rs"})
+			lk, err := rs.New(locks.Env{Nodes: locks.UniversalClients(p.Nodes()), Primary: p.Nodes()[0], Clock: p, Rand: p.Rand(), Client: p.Name(), Key: "lock:rs"})
 			if err != nil {
 				p.Record(Event{Kind: "error", Detail: err.Error()})
 				return

@@ -1,0 +1,200 @@
+package locktest_test
+
+import (
+	"flag"
+	"go/parser"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locktest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// brokenQuick is a world where the plain-DEL lock breaks within a few
+// schedules: its release deletes the next holder's key once a section runs
+// to the lease's end.
+var brokenQuick = locktest.Options{Duration: 10 * time.Second, Liveness: 5 * time.Second, Kinds: []faults.Kind{faults.Delay}, Checks: 50}
+
+// The failure's repro line replays exactly the shrunk counterexample: it
+// is valid Go, and running it gives the same trace hash and verdict. It
+// also says how many schedules the search tried.
+func TestReproReplaysShrunkCase(t *testing.T) {
+	t.Cleanup(func() { os.RemoveAll(filepath.Join("testdata", "rapid", t.Name())) })
+	failed := locktest.Find(t, newMyLock(false, false), brokenQuick)
+	if failed == nil {
+		t.Fatal("the plain-DEL lock was not found")
+	}
+	msg := locktest.Describe(t, *failed)
+	m := regexp.MustCompile(`repro: (locktest\.Run\(t, yourFactory, .*\))\n`).FindStringSubmatch(msg)
+	if m == nil {
+		t.Fatalf("no locktest.Run repro line:\n%s", msg)
+	}
+	if _, err := parser.ParseExpr(m[1]); err != nil {
+		t.Fatalf("the repro line is not Go: %v\n%s", err, m[1])
+	}
+	if !strings.Contains(m[1], locktest.GoSchedule(failed.Faults)) || !strings.Contains(m[1], locktest.GoOptions(failed.Options)) {
+		t.Fatalf("the repro line does not carry the shrunk schedule and options:\n%s", msg)
+	}
+	again := locktest.Run(t, newMyLock(false, false), failed.Options, failed.Seed, failed.Faults)
+	if again.SHA256 != failed.SHA256 || again.Verdict() != failed.Verdict() {
+		t.Fatalf("replaying the repro: trace %s verdict %s, the counterexample had %s %s", again.SHA256, again.Verdict(), failed.SHA256, failed.Verdict())
+	}
+	if failed.Tried < 1 || !strings.Contains(msg, "found by random schedule ") {
+		t.Fatalf("the message does not say how many schedules were tried (Tried %d):\n%s", failed.Tried, msg)
+	}
+}
+
+// Two Find calls in one test keep separate fail files: the second does not
+// replay the first's failure.
+func TestFailFilePerFind(t *testing.T) {
+	t.Cleanup(func() {
+		os.RemoveAll(filepath.Join("testdata", "rapid", t.Name()))
+		os.RemoveAll(filepath.Join("testdata", "rapid", t.Name()+"_2"))
+	})
+	first := locktest.Find(t, newMyLock(false, false), brokenQuick)
+	second := locktest.Find(t, newGetDelLock, locktest.Options{Kinds: []faults.Kind{faults.Delay}, Checks: 500})
+	if first == nil || second == nil {
+		t.Fatalf("both locks are broken: first %v, second %v", first != nil, second != nil)
+	}
+	if first.FailFile == "" || second.FailFile == "" || first.FailFile == second.FailFile {
+		t.Fatalf("fail files: first %q, second %q; want two different files", first.FailFile, second.FailFile)
+	}
+	if filepath.Dir(first.FailFile) == filepath.Dir(second.FailFile) {
+		t.Fatalf("fail files share a directory, so rapid would replay both for each call: %q, %q", first.FailFile, second.FailFile)
+	}
+}
+
+// The failure message, pinned (README's Go API section shows it): the
+// search for the plain-DEL lock under delays, with rapid's seed fixed.
+func TestDescribeGolden(t *testing.T) {
+	for name, v := range map[string]string{"rapid.seed": "1", "rapid.nofailfile": "true"} {
+		old := flag.Lookup(name).Value.String()
+		flag.Set(name, v)
+		defer flag.Set(name, old)
+	}
+	failed := locktest.Find(t, newMyLock(false, false), brokenQuick)
+	if failed == nil {
+		t.Fatal("not found")
+	}
+	got := strings.ReplaceAll(locktest.Describe(t, *failed), os.TempDir(), "$TMPDIR")
+	path := filepath.Join("testdata", "describe.golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Fatalf("Describe changed (go test -run TestDescribeGolden -update to accept):\n--- got\n%s--- want\n%s", got, want)
+	}
+}
+
+// helper runs this test binary's TestHelper with mode and flags, and
+// returns its output.
+func helper(t *testing.T, mode string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelper$", "-rapid.nofailfile"}, args...)...)
+	cmd.Env = append(os.Environ(), "LOCKTEST_HELPER="+mode)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helper %s: %v\n%s", mode, err, out)
+	}
+	return string(out)
+}
+
+// TestHelper is run by helper in a child process.
+func TestHelper(t *testing.T) {
+	switch os.Getenv("LOCKTEST_HELPER") {
+	case "":
+		t.Skip("run by helper")
+	case "expect-unsafe":
+		locktest.ExpectUnsafe(t, newMyLock(false, false), brokenQuick)
+	case "unmarked-points":
+		// myLock marks no pause point of its own: pauses at acquiring and
+		// after-check never fire.
+		locktest.Check(t, newMyLock(true, true), locktest.Options{Fencing: locks.FenceMaxToken, Kinds: []faults.Kind{faults.ClientPause}, Checks: 40})
+	}
+}
+
+// A passing ExpectUnsafe is quiet: nothing without -v, and with -v the
+// shrunk counterexample only, not rapid's draws or its unshrunk verdict.
+func TestExpectUnsafeIsQuiet(t *testing.T) {
+	quiet := helper(t, "expect-unsafe")
+	if strings.TrimSpace(quiet) != "PASS" {
+		t.Errorf("without -v, want only PASS:\n%s", quiet)
+	}
+	verbose := helper(t, "expect-unsafe", "-test.v")
+	if !strings.Contains(verbose, "counterexample: seed") {
+		t.Errorf("with -v, want the shrunk counterexample:\n%s", verbose)
+	}
+	for _, noise := range []string{"[rapid]", "[TestHelper]", "faults (", "seed (", "unsafe: "} {
+		if strings.Contains(verbose, noise) {
+			t.Errorf("with -v, rapid's own output (%q) is logged:\n%s", noise, verbose)
+		}
+	}
+}
+
+// Targeted pauses at points the lock never marks are reported: a lock
+// that calls env.At for none of its points gets a warning naming each
+// such point.
+func TestUnmarkedPausePointsWarn(t *testing.T) {
+	out := helper(t, "unmarked-points", "-test.v")
+	for _, pt := range []string{`"acquiring"`, `"after-check"`} {
+		if !regexp.MustCompile(`warning: \d+ schedules paused a client at ` + regexp.QuoteMeta(pt) + ` and none of those pauses fired`).MatchString(out) {
+			t.Errorf("no warning for %s:\n%s", pt, out)
+		}
+	}
+	if strings.Contains(out, `at "before-write" and none`) {
+		t.Errorf("before-write is marked by the workload, yet warned about:\n%s", out)
+	}
+	// One run: the outcome lists the pause that never fired.
+	pause := []faults.Fault{{Kind: faults.ClientPause, Start: time.Second, Duration: 5 * time.Second, Targets: []string{"c0"}, At: "after-check"}}
+	run := locktest.Run(t, newMyLock(true, false), locktest.Options{}, 1, pause)
+	if len(run.Unfired) != 1 || !strings.Contains(locktest.Describe(t, run), "never fired: client-pause@1s+5s c0 at after-check") {
+		t.Fatalf("Unfired %v:\n%s", run.Unfired, locktest.Describe(t, run))
+	}
+}
+
+// A built-in scenario runs a user's lock: Kleppmann's pause after the
+// check breaks an unfenced lock and not a fenced one. The pause fires only
+// because the adapter marks after-check.
+func TestScenario(t *testing.T) {
+	o := locktest.Options{}
+	unfenced := locktest.Scenario(t, "pause-after-check", newWatchdogLock(false), o, 1)
+	if unfenced.Verdict() != "unsafe" || len(unfenced.Unfired) != 0 {
+		t.Fatalf("pause-after-check, unfenced: %s, unfired %v: %v", unfenced.Verdict(), unfenced.Unfired, unfenced.Check.Reasons)
+	}
+	if !strings.Contains(locktest.Describe(t, unfenced), `repro: locktest.Scenario(t, "pause-after-check", yourFactory, `) {
+		t.Errorf("no Scenario repro line:\n%s", locktest.Describe(t, unfenced))
+	}
+	o.Fencing = locks.FenceMaxToken
+	if fenced := locktest.Scenario(t, "no-faults", newMyLock(true, true), o, 1); fenced.Verdict() != "safe" {
+		t.Fatalf("no-faults, fenced: %s: %v", fenced.Verdict(), fenced.Check.Reasons)
+	}
+}
+
+// The README's Go API section shows the golden failure message verbatim.
+func TestReadmeShowsGolden(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := os.ReadFile(filepath.Join("testdata", "describe.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "```\n"+string(golden)+"```\n") {
+		t.Fatal("README.md does not show testdata/describe.golden verbatim in a code block")
+	}
+}
