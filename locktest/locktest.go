@@ -7,12 +7,15 @@
 //
 //	func TestMyLock(t *testing.T) {
 //		locktest.Check(t, func(env locks.Env) (locks.Lock, error) {
-//			return mylock.New(env.Primary, env.Key, env.Clock), nil
+//			return mylock.New(env.Primary, env.Key, env.TTL, env.Clock), nil
 //		}, locktest.Options{Topology: locks.Single, TTL: 3 * time.Second})
 //	}
 //
 // The lock gets go-redis v9 clients whose connections go through the
-// simulated network, its own clock (locks.Env.Clock), and a random stream.
+// simulated network, its lease (locks.Env.TTL, which also sizes the fault
+// search), its own clock (locks.Env.Clock), and a random stream. It marks
+// its pause points with env.At (see locks.Env.At): a point it never marks
+// is a pause the search never tries, and Find says so.
 // Code that calls time.Now or time.Sleep directly (most libraries) sees the
 // simulation's virtual time: every run happens inside a testing/synctest
 // bubble. Nothing here needs a Redis server.
@@ -492,6 +495,13 @@ var findCalls = struct {
 func failFileKey(t *testing.T) string {
 	findCalls.Lock()
 	defer findCalls.Unlock()
+	if findCalls.n[t] == 0 {
+		t.Cleanup(func() {
+			findCalls.Lock()
+			defer findCalls.Unlock()
+			delete(findCalls.n, t)
+		})
+	}
 	findCalls.n[t]++
 	if n := findCalls.n[t]; n > 1 {
 		return fmt.Sprintf("%s#%d", t.Name(), n)
