@@ -137,7 +137,8 @@ func GenFault(b Bounds) *rapid.Generator[Fault] {
 			f.Targets = []string{clockTarget()}
 			if b.TTL > 0 {
 				f.Duration = size("drift-for", 30*time.Second, 100, 10, 0)
-				ppm := dur("drift-ppm", 10, time.Duration(limitOr(b.Limits.DriftPPM, 500_000)))
+				hi := time.Duration(limitOr(b.Limits.DriftPPM, 500_000))
+				ppm := dur("drift-ppm", min(10, hi), hi)
 				if rapid.Bool().Draw(t, "drift-ppm-negative") {
 					ppm = -ppm
 				}

@@ -7,12 +7,15 @@
 //
 //	func TestMyLock(t *testing.T) {
 //		locktest.Check(t, func(env locks.Env) (locks.Lock, error) {
-//			return mylock.New(env.Primary, env.Key, env.Clock), nil
+//			return mylock.New(env.Primary, env.Key, env.TTL, env.Clock), nil
 //		}, locktest.Options{Topology: locks.Single, TTL: 3 * time.Second})
 //	}
 //
 // The lock gets go-redis v9 clients whose connections go through the
-// simulated network, its own clock (locks.Env.Clock), and a random stream.
+// simulated network, its lease (locks.Env.TTL, which also sizes the fault
+// search), its own clock (locks.Env.Clock), and a random stream. It marks
+// its pause points with env.At (see locks.Env.At): a point it never marks
+// is a pause the search never tries, and Find says so.
 // Code that calls time.Now or time.Sleep directly (most libraries) sees the
 // simulation's virtual time: every run happens inside a testing/synctest
 // bubble. Nothing here needs a Redis server.
@@ -416,6 +419,17 @@ func Find(t *testing.T, f Factory, o Options) *Outcome {
 			defer flag.Set("rapid.checks", old)
 		}
 	}
+	// rapid's own shrinking is bounded by wall time (-rapid.shrinktime,
+	// 30 s), so what it returns depends on the machine's speed (and on
+	// -race); run.Shrink, bounded by runs, shrinks instead, and the same
+	// rapid seed gives the same counterexample everywhere. A user who
+	// sets -rapid.shrinktime (to other than its default) gets rapid's
+	// shrinking as well.
+	if fl := flag.Lookup("rapid.shrinktime"); fl != nil && fl.Value.String() == fl.DefValue {
+		old := fl.Value.String()
+		flag.Set("rapid.shrinktime", "1ns")
+		defer flag.Set("rapid.shrinktime", old)
+	}
 	rec := &recorder{T: t, name: failFileKey(t)}
 	rapid.Check(rec, prop)
 	warnings := pointWarnings(drawn, fired)
@@ -492,6 +506,13 @@ var findCalls = struct {
 func failFileKey(t *testing.T) string {
 	findCalls.Lock()
 	defer findCalls.Unlock()
+	if findCalls.n[t] == 0 {
+		t.Cleanup(func() {
+			findCalls.Lock()
+			defer findCalls.Unlock()
+			delete(findCalls.n, t)
+		})
+	}
 	findCalls.n[t]++
 	if n := findCalls.n[t]; n > 1 {
 		return fmt.Sprintf("%s#%d", t.Name(), n)

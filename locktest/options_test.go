@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"pgregory.net/rapid"
 
 	"github.com/locksim/locksim/faults"
@@ -111,5 +112,41 @@ func TestPersistenceOption(t *testing.T) {
 	always := locktest.Run(t, newMyLock(true, true), o, 1, crash)
 	if always.Verdict() == "unsafe" || always.Persistence[0] != sim.PersistAlways {
 		t.Fatalf("with Persistence always: verdict %s, persistence %v: %v", always.Verdict(), always.Persistence, always.Check.Reasons)
+	}
+}
+
+// The lock gets its lease in env.TTL, equal to Options.TTL, and Redlock
+// clients typed as Redlock libraries take them.
+func TestEnvCarriesTTLAndUniversalNodes(t *testing.T) {
+	var ttls []time.Duration
+	var nodes int
+	f := func(env locks.Env) (locks.Lock, error) {
+		ttls = append(ttls, env.TTL)
+		var universal []redis.UniversalClient = env.Nodes
+		nodes = len(universal)
+		return newRedlockLock(false)(env)
+	}
+	locktest.Run(t, f, locktest.Options{Topology: locks.Independent, TTL: 7 * time.Second, Clients: 2}, 1, nil)
+	if len(ttls) != 2 || ttls[0] != 7*time.Second || ttls[1] != 7*time.Second || nodes != 5 {
+		t.Fatalf("env.TTL per client %v (want 7s each), %d nodes (want 5)", ttls, nodes)
+	}
+}
+
+// The workload is careful by default for a lock without fencing: with
+// critical sections up to 1.5 × the TTL, a correct lock stays safe
+// without faults because the holder stops at its deadline; a careless
+// workload writes past its lease and breaks the same lock.
+func TestWorkloadOption(t *testing.T) {
+	careful, careless := 0, 0
+	for seed := uint64(1); seed <= 5; seed++ {
+		if locktest.Run(t, newMyLock(true, false), locktest.Options{}, seed, nil).Verdict() == "unsafe" {
+			careful++
+		}
+		if locktest.Run(t, newMyLock(true, false), locktest.Options{Workload: locktest.Careless}, seed, nil).Verdict() == "unsafe" {
+			careless++
+		}
+	}
+	if careful != 0 || careless == 0 {
+		t.Fatalf("without faults, 5 seeds: careful unsafe in %d (want 0), careless in %d (want > 0)", careful, careless)
 	}
 }

@@ -207,12 +207,17 @@ func (c *client) section(lease locks.Lease) {
 // code reads it: on its own clock (on Go's clock for a library's
 // validity), up to the latest renewal.
 func (c *client) left(lease locks.Lease) time.Duration {
-	until := lease.ValidUntil
-	if r := c.renewed.Load(); r != nil && r.After(until) {
-		until = *r
+	r := c.renewed.Load()
+	if lease.OnGoClock { // renewals are on the client's clock: compare in true time
+		left := time.Duration(c.p.GoTimeToTrue(lease.ValidUntil) - c.p.TrueNow())
+		if r != nil {
+			left = max(left, time.Duration(c.p.TrueDeadline(*r)-c.p.TrueNow()))
+		}
+		return left
 	}
-	if lease.OnGoClock {
-		return time.Duration(c.p.GoTimeToTrue(until) - c.p.TrueNow())
+	until := lease.ValidUntil
+	if r != nil && r.After(until) {
+		until = *r
 	}
 	return until.Sub(c.p.Now())
 }
