@@ -34,8 +34,9 @@ func init() {
 }
 
 type redsyncLock struct {
-	env Env
-	rs  *redsync.Redsync
+	env    Env
+	rs     *redsync.Redsync
+	points *libPoints
 }
 
 func newRedsync(env Env) (Lock, error) {
@@ -43,7 +44,7 @@ func newRedsync(env Env) (Lock, error) {
 	for i, c := range env.Nodes {
 		pools[i] = rsgoredis.NewPool(c)
 	}
-	return &redsyncLock{env: env, rs: redsync.New(pools...)}, nil
+	return &redsyncLock{env: env, rs: redsync.New(pools...), points: hookLibPoints(env, env.Nodes...)}, nil
 }
 
 func (l *redsyncLock) Acquire(ctx context.Context) (Lease, error) {
@@ -59,13 +60,17 @@ func (l *redsyncLock) Acquire(ctx context.Context) (Lease, error) {
 		}),
 	)
 	start := time.Now()
-	if err := m.LockContext(ctx); err != nil {
+	l.points.arm()
+	err := m.LockContext(ctx)
+	l.points.disarm()
+	if err != nil {
 		var taken *redsync.ErrTaken
 		if errors.Is(err, redsync.ErrFailed) || errors.As(err, &taken) {
 			return Lease{}, ErrNotAcquired
 		}
 		return Lease{}, err
 	}
+	l.env.At(PointAfterCheck)
 	return Lease{Value: m.Value(), Start: start, ValidUntil: m.Until(), OnGoClock: true, state: m}, nil
 }
 
@@ -82,13 +87,14 @@ func (l *redsyncLock) Release(ctx context.Context, lease Lease) error {
 }
 
 type redislockLock struct {
-	env Env
-	c   *redislock.Client
-	ttl time.Duration
+	env    Env
+	c      *redislock.Client
+	ttl    time.Duration
+	points *libPoints
 }
 
 func newRedislock(env Env) (Lock, error) {
-	return &redislockLock{env: env, c: redislock.New(env.Primary), ttl: 3 * time.Second}, nil
+	return &redislockLock{env: env, c: redislock.New(env.Primary), ttl: 3 * time.Second, points: hookLibPoints(env, env.Primary)}, nil
 }
 
 func (l *redislockLock) Acquire(ctx context.Context) (Lease, error) {
@@ -98,16 +104,19 @@ func (l *redislockLock) Acquire(ctx context.Context) (Lease, error) {
 	// strategy is a fixed linear backoff (no global random source).
 	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
+	l.points.arm()
 	lk, err := l.c.Obtain(cctx, l.env.Key, l.ttl, &redislock.Options{
 		Token:         token,
 		RetryStrategy: redislock.LimitRetry(redislock.LinearBackoff(100*time.Millisecond), 10),
 	})
+	l.points.disarm()
 	if err != nil {
 		if errors.Is(err, redislock.ErrNotObtained) {
 			return Lease{}, ErrNotAcquired
 		}
 		return Lease{}, err
 	}
+	l.env.At(PointAfterCheck)
 	// redislock gives no validity signal: the honest belief is start+TTL.
 	return Lease{Value: token, Start: start, ValidUntil: start.Add(l.ttl), OnGoClock: true, state: lk}, nil
 }

@@ -28,6 +28,7 @@ type gocronLock struct {
 	env    Env
 	locker gocron.Locker
 	value  string // the value redsync drew for the last Lock call
+	points *libPoints
 }
 
 func newGocron(env Env) (Lock, error) {
@@ -50,13 +51,17 @@ func newGocron(env Env) (Lock, error) {
 	// of its PING; a failed PING only means the node is unreachable now.
 	_ = err
 	l.locker = locker
+	// After NewRedisLockerAlways: its PING is not an acquisition.
+	l.points = hookLibPoints(env, env.Primary)
 	return l, nil
 }
 
 func (l *gocronLock) Acquire(ctx context.Context) (Lease, error) {
 	l.value = ""
 	start := time.Now()
+	l.points.arm()
 	lk, err := l.locker.Lock(ctx, l.env.Key)
+	l.points.disarm()
 	if err != nil {
 		if errors.Is(err, gocronlock.ErrFailedToObtainLock) {
 			// gocron folds "taken" and "timed out" into one error; either
@@ -65,6 +70,7 @@ func (l *gocronLock) Acquire(ctx context.Context) (Lease, error) {
 		}
 		return Lease{}, err
 	}
+	l.env.At(PointAfterCheck)
 	// gocron gives no validity signal: the honest belief is start+TTL.
 	return Lease{Value: l.value, Start: start, ValidUntil: start.Add(gocronTTL), OnGoClock: true, state: lk}, nil
 }

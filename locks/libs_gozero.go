@@ -126,8 +126,9 @@ var (
 )
 
 type goZeroLock struct {
-	env   Env
-	store *zredis.Redis
+	env    Env
+	store  *zredis.Redis
+	points *libPoints
 }
 
 func newGoZero(env Env) (Lock, error) {
@@ -139,7 +140,9 @@ func newGoZero(env Env) (Lock, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &goZeroLock{env: env, store: store}, nil
+	// go-zero's commands reach env.Primary through goZeroViaSim, so its
+	// hooks see them.
+	return &goZeroLock{env: env, store: store, points: hookLibPoints(env, env.Primary)}, nil
 }
 
 // newLock makes a RedisLock (one per acquisition, as go-zero's examples do)
@@ -160,7 +163,9 @@ func (l *goZeroLock) Acquire(ctx context.Context) (Lease, error) {
 	lk, id := l.newLock()
 	lk.SetExpire(goZeroSeconds)
 	start := time.Now()
+	l.points.arm()
 	ok, err := lk.AcquireCtx(ctx)
+	l.points.disarm()
 	if err != nil {
 		if errors.Is(err, breaker.ErrServiceUnavailable) {
 			// go-zero's breaker refused before sending anything.
@@ -171,6 +176,7 @@ func (l *goZeroLock) Acquire(ctx context.Context) (Lease, error) {
 	if !ok {
 		return Lease{}, ErrNotAcquired
 	}
+	l.env.At(PointAfterCheck)
 	// go-zero gives no validity signal: the honest belief is start+TTL.
 	return Lease{Value: id, Start: start, ValidUntil: start.Add(goZeroTTL), OnGoClock: true, state: lk}, nil
 }

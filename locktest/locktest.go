@@ -228,7 +228,7 @@ func runConfig(t *testing.T, in locks.Info, cfg sim.Config, o Options, scenario 
 	}
 	o.Clients = cfg.Clients
 	out := Outcome{Seed: cfg.Seed, Faults: cfg.Faults, Clients: cfg.Clients, Check: j.Check, SHA256: j.Result.TraceSHA256,
-		Options: o, Unfired: unfired(j.History), history: j.History}
+		Options: o, Unfired: run.UnfiredPauses(j.History), history: j.History}
 	for _, n := range cfg.Nodes {
 		out.Persistence = append(out.Persistence, n.Persistence)
 	}
@@ -265,27 +265,6 @@ func Scenario(t *testing.T, id string, f Factory, o Options, seed uint64) Outcom
 	}
 	out := runConfig(t, in, cfg, o, sc.ID)
 	out.Scenario = sc.ID
-	return out
-}
-
-// unfired lists the targeted pauses of h's schedule that no "pause" event
-// names (none when the history was capped: it may have lost the event).
-func unfired(h checker.History) []faults.Fault {
-	if h.Capped {
-		return nil
-	}
-	fired := map[int]bool{}
-	for _, e := range h.Events {
-		if e.Kind == "pause" && e.Fault > 0 {
-			fired[e.Fault] = true
-		}
-	}
-	var out []faults.Fault
-	for i, f := range h.Faults {
-		if f.Kind == faults.ClientPause && f.At != "" && !fired[i+1] {
-			out = append(out, f)
-		}
-	}
 	return out
 }
 

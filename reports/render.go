@@ -263,6 +263,9 @@ func (p *Plan) view(res Results, figs []figure) view {
 			if c.expect != nil && c.expect.Note != "" {
 				sv.Notes = append(sv.Notes, lockNote{c.Lock.ID, c.expect.Note})
 			}
+			if c.Unfired > 0 {
+				sv.Notes = append(sv.Notes, lockNote{c.Lock.ID, fmt.Sprintf("in %d of %d runs a targeted pause never fired (the lock never reached its point while the pause waited), so those runs did not test it", c.Unfired, c.Runs)})
+			}
 			if c.Timeline != "" {
 				sv.Timelines = append(sv.Timelines, timelineView{Scenario: s.ID, Lock: c.Lock.ID, Seed: c.FirstUnsafe, Repro: c.Repro(c.FirstUnsafe), Path: filepath.ToSlash(c.Timeline)})
 			}

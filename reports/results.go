@@ -35,18 +35,21 @@ type CellResult struct {
 	StaleAcceptedRuns      int             `json:"stale_accepted_runs"`   // and the storage accepted its write
 	FencedRejectionRuns    int             `json:"fenced_rejection_runs"` // the storage refused an operation
 	StarvedRuns            int             `json:"starved_runs"`          // a client made no progress after the heal (fairness)
-	UnsafeRate             float64         `json:"unsafe_rate"`
-	UnsafeRateCI95         [2]float64      `json:"unsafe_rate_ci95"`
-	Seeds                  [2]uint64       `json:"seeds"` // first and last seed run
-	DurationNS             int64           `json:"duration_ns"`
-	LivenessNS             int64           `json:"liveness_ns"`
-	FirstUnsafeSeed        *uint64         `json:"first_unsafe_seed,omitempty"`
-	Repro                  string          `json:"repro,omitempty"` // reproduces the first unsafe seed
-	ReproTraceSHA256       string          `json:"repro_trace_sha256,omitempty"`
-	Timeline               string          `json:"timeline,omitempty"`
-	Debate                 string          `json:"debate,omitempty"`
-	Expected               *Expectation    `json:"expected,omitempty"`
-	MatchesExpected        *bool           `json:"matches_expected,omitempty"`
+	// UnfiredPauseRuns counts runs in which a targeted pause never fired
+	// (the lock never reached its point): such runs did not test the pause.
+	UnfiredPauseRuns int          `json:"unfired_pause_runs,omitempty"`
+	UnsafeRate       float64      `json:"unsafe_rate"`
+	UnsafeRateCI95   [2]float64   `json:"unsafe_rate_ci95"`
+	Seeds            [2]uint64    `json:"seeds"` // first and last seed run
+	DurationNS       int64        `json:"duration_ns"`
+	LivenessNS       int64        `json:"liveness_ns"`
+	FirstUnsafeSeed  *uint64      `json:"first_unsafe_seed,omitempty"`
+	Repro            string       `json:"repro,omitempty"` // reproduces the first unsafe seed
+	ReproTraceSHA256 string       `json:"repro_trace_sha256,omitempty"`
+	Timeline         string       `json:"timeline,omitempty"`
+	Debate           string       `json:"debate,omitempty"`
+	Expected         *Expectation `json:"expected,omitempty"`
+	MatchesExpected  *bool        `json:"matches_expected,omitempty"`
 }
 
 // Missed reports whether the cell's verdict differs from the one its
@@ -95,7 +98,7 @@ func (r *Results) Unsafe() (unsafe, missed int) {
 func (c *Cell) result() CellResult {
 	j := CellResult{Scenario: c.Scenario.ID, Lock: c.Lock.ID, Runs: c.Runs, LeaseOverlapRuns: c.Overlap, ResourceViolationRuns: c.Resource,
 		Verdict: c.Verdict(), UnsafeRuns: c.Unsafe, LivenessRuns: c.Liveness, UnknownRuns: c.Unknown, OwnershipViolationRuns: c.Ownership,
-		StaleSectionRuns: c.Stale, StaleAcceptedRuns: c.StaleAccepted, FencedRejectionRuns: c.Fenced, StarvedRuns: c.Starved,
+		StaleSectionRuns: c.Stale, StaleAcceptedRuns: c.StaleAccepted, FencedRejectionRuns: c.Fenced, StarvedRuns: c.Starved, UnfiredPauseRuns: c.Unfired,
 		Seeds: [2]uint64{1, uint64(c.Runs)}, DurationNS: int64(c.SafetyPhase), LivenessNS: int64(c.LivenessPhase),
 		Timeline: c.Timeline, Debate: debateRow(c.Scenario), Expected: c.expect}
 	r := charts.Rate{K: c.Unsafe, N: c.Runs}

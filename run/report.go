@@ -42,14 +42,18 @@ type Report struct {
 	DurationNS          int64             `json:"duration_ns"`
 	LivenessNS          int64             `json:"liveness_ns"`
 	FaultSchedule       []faults.Fault    `json:"fault_schedule"`
-	Stats               sim.Stats         `json:"stats"`
-	TraceEvents         int64             `json:"trace_events"`
-	HistoryCapped       bool              `json:"history_capped"`
-	TraceSHA256         string            `json:"trace_sha256"`
-	TraceFile           string            `json:"trace_file,omitempty"`
-	Error               string            `json:"error,omitempty"`
-	Counterexample      *Counterexample   `json:"counterexample,omitempty"`
-	Replay              *ReplayReport     `json:"replay,omitempty"` // set by 'replay'
+	// FaultsInjected counts the faults that took effect: Stats.Faults less
+	// the targeted pauses that never fired (UnfiredPauses).
+	FaultsInjected int             `json:"faults_injected"`
+	UnfiredPauses  []faults.Fault  `json:"unfired_pauses"`
+	Stats          sim.Stats       `json:"stats"`
+	TraceEvents    int64           `json:"trace_events"`
+	HistoryCapped  bool            `json:"history_capped"`
+	TraceSHA256    string          `json:"trace_sha256"`
+	TraceFile      string          `json:"trace_file,omitempty"`
+	Error          string          `json:"error,omitempty"`
+	Counterexample *Counterexample `json:"counterexample,omitempty"`
+	Replay         *ReplayReport   `json:"replay,omitempty"` // set by 'replay'
 
 	judged *Judged
 	source string
@@ -128,6 +132,11 @@ func (jd *Judged) Report(repro string) *Report {
 	if r.FaultSchedule == nil {
 		r.FaultSchedule = []faults.Fault{}
 	}
+	r.UnfiredPauses = UnfiredPauses(jd.History)
+	if r.UnfiredPauses == nil {
+		r.UnfiredPauses = []faults.Fault{}
+	}
+	r.FaultsInjected = res.Stats.Faults - len(r.UnfiredPauses)
 	if jd.Err != nil {
 		r.Error = jd.Err.Error()
 	}
@@ -228,9 +237,19 @@ func (r *Report) WriteSummary(w io.Writer) {
 	line("virtual time", "%v (safety %v, then liveness %v)", time.Duration(r.Stats.VirtualNS), time.Duration(r.DurationNS), time.Duration(r.LivenessNS))
 	line("events", "%d scheduler steps, %d trace lines", r.Stats.Events, r.TraceEvents)
 	line("commands", "%d Redis commands", r.Stats.Commands)
-	line("faults", "%d scheduled, %d injected", len(r.FaultSchedule), r.Stats.Faults)
+	line("faults", "%d scheduled, %d injected", len(r.FaultSchedule), r.FaultsInjected)
 	for _, f := range r.FaultSchedule {
 		fmt.Fprintf(w, "%-16s%s\n", "", f)
+	}
+	if n := len(r.UnfiredPauses); n > 0 {
+		what := "1 targeted pause: its client never reached its point"
+		if n > 1 {
+			what = fmt.Sprintf("%d targeted pauses: their client never reached their point", n)
+		}
+		line("never fired", "%s while it waited (a lock marks its points with locks.Env.At); not counted as injected", what)
+		for _, f := range r.UnfiredPauses {
+			fmt.Fprintf(w, "%-16s%s\n", "", f)
+		}
 	}
 	line("failovers", "%d", r.Stats.Failovers)
 	line("crashes", "%d", r.Stats.Crashes)

@@ -31,6 +31,11 @@ type Outcome struct {
 	// short. Such a run did not test the pause it was asked to; the pause
 	// sweep's rates leave it out.
 	PauseShort bool `json:"pause_short,omitempty"`
+	// Unfired counts the targeted client pauses that were armed but never
+	// fired (run.UnfiredPauses): the lock never reached their point. They
+	// took no effect; a cell whose runs have them did not test what its
+	// scenario asked for.
+	Unfired int `json:"unfired,omitempty"`
 }
 
 // OutcomeOf summarizes a judged run (nil: none).
@@ -43,7 +48,7 @@ func OutcomeOf(j *run.Judged) Outcome {
 		Porcupine: c.Porcupine, OwnershipViolations: c.OwnershipViolations,
 		StaleSections: c.Stale.Sections, StaleAccepted: c.Stale.Accepted, FencedRejections: c.Stale.FencedRejections, Starved: len(c.Liveness.Starved),
 		TraceSHA256: j.Result.TraceSHA256,
-		PauseShort:  PauseShort(j.History)}
+		PauseShort:  PauseShort(j.History), Unfired: len(run.UnfiredPauses(j.History))}
 	if j.Err != nil {
 		o.Error = firstLine(j.Err.Error())
 	}
@@ -95,6 +100,7 @@ type Tally struct {
 	StaleAccepted int // runs in which the storage accepted a stale write
 	Fenced        int // runs in which the storage refused an operation
 	Starved       int // runs in which a client made no progress after the heal
+	Unfired       int // runs in which a targeted pause never fired
 	FirstUnsafe   uint64
 	HasUnsafe     bool
 }
@@ -113,6 +119,9 @@ func (t *Tally) Add(o Outcome, seed uint64) {
 	}
 	if o.Starved > 0 {
 		t.Starved++
+	}
+	if o.Unfired > 0 {
+		t.Unfired++
 	}
 	switch o.Verdict {
 	case checker.VerdictUnsafe:
