@@ -21,19 +21,18 @@ import (
 type watchdogLock struct {
 	env          locks.Env
 	ignoreFailed bool
+	// stops holds each held lease's watchdog stop channel, by value: a
+	// Release stops its watchdog (else it renews a key restored by a
+	// restart forever: a deadlock).
+	stops map[string]chan struct{}
 }
 
 var renew = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`)
 
 func newWatchdogLock(ignoreFailed bool) func(env locks.Env) (locks.Lock, error) {
 	return func(env locks.Env) (locks.Lock, error) {
-		return &watchdogLock{env: env, ignoreFailed: ignoreFailed}, nil
+		return &watchdogLock{env: env, ignoreFailed: ignoreFailed, stops: map[string]chan struct{}{}}, nil
 	}
-}
-
-type watchState struct {
-	value string
-	stop  chan struct{}
 }
 
 func (l *watchdogLock) Acquire(ctx context.Context) (locks.Lease, error) {
@@ -49,6 +48,7 @@ func (l *watchdogLock) Acquire(ctx context.Context) (locks.Lease, error) {
 	}
 	l.env.At(locks.PointAfterCheck)
 	stop := make(chan struct{})
+	l.stops[value] = stop
 	l.env.Go(func() {
 		for {
 			l.env.Clock.Sleep(l.env.TTL / 3)
@@ -75,10 +75,12 @@ func (l *watchdogLock) Acquire(ctx context.Context) (locks.Lease, error) {
 }
 
 func (l *watchdogLock) Release(ctx context.Context, lease locks.Lease) error {
+	if stop, ok := l.stops[lease.Value]; ok {
+		close(stop)
+		delete(l.stops, lease.Value)
+	}
 	return releaseAll(ctx, []redis.UniversalClient{l.env.Primary}, l.env.Key, lease.Value)
 }
-
-var _ = watchState{}
 
 // releaseAll compare-and-deletes value's key on every node.
 func releaseAll(ctx context.Context, nodes []redis.UniversalClient, key, value string) error {

@@ -1,7 +1,7 @@
 // Package locktest runs a lock through locksim's simulated world from a Go
-// test: random fault schedules (pgregory.net/rapid, which shrinks them),
-// every run checked, and on failure a shrunk counterexample with a one-line
-// repro and the files that show it.
+// test: random fault schedules (pgregory.net/rapid draws them), every run
+// checked, and on failure a counterexample shrunk by locksim's shrinker
+// (run.Shrink) with a one-line repro and the files that show it.
 //
 // A test reads like:
 //
@@ -85,21 +85,26 @@ type Options struct {
 	DownAfter time.Duration
 	// HoldMin and HoldMax bound a critical section, drawn uniformly
 	// between them [TTL/60, 1.5 × TTL: from short sections to ones that
-	// run past the lease, where a lock whose belief outlives its key shows].
+	// run past the lease, where a lock whose belief outlives its key shows;
+	// each defaults on its own, and HoldMin never above a HoldMax set].
 	HoldMin, HoldMax time.Duration
 	// Workload says whether the clients write like careful code
 	// [Careful for a lock without fencing, Careless with fencing].
 	Workload Workload
 	// Checks is the number of random schedules [rapid's -rapid.checks:
-	// 100, a fifth under -short]. Setting it sets that flag for the
-	// duration of the call (do not combine with t.Parallel).
+	// 100, a fifth under -short]. rapid reads it from that flag only, so
+	// a Find with Checks set holds the flag for the whole search: Find
+	// calls of parallel tests wait for it (and it for them).
 	Checks int
-	// Determinism re-runs every failing case and demands the same trace hash.
+	// Determinism runs every schedule twice and demands the same trace
+	// hash (twice the cost).
 	Determinism bool
 	// Fairness judges fairness: a client that never acquires after the heal
-	// while others do is a liveness failure (checker.Options.RequireFairness),
-	// and Check and Find fail on liveness verdicts as well as unsafe ones.
+	// while others do is a liveness failure (checker.Options.RequireFairness).
 	// Without it, starvation is a figure (Outcome.Check.Liveness.Starved).
+	// Check and Find fail on liveness verdicts either way: a lock that
+	// nobody can take after the faults heal (a deadlock, an Acquire that
+	// always errs) fails.
 	Fairness bool
 }
 
@@ -140,8 +145,14 @@ func (o Options) withDefaults() Options {
 	if o.Liveness == 0 {
 		o.Liveness = max(10*time.Second, 2*o.TTL)
 	}
+	if o.HoldMin == 0 {
+		o.HoldMin = max(o.TTL/60, time.Millisecond)
+		if o.HoldMax > 0 {
+			o.HoldMin = min(o.HoldMin, o.HoldMax)
+		}
+	}
 	if o.HoldMax == 0 {
-		o.HoldMin, o.HoldMax = max(o.TTL/60, time.Millisecond), o.TTL*3/2
+		o.HoldMax = max(o.TTL*3/2, o.HoldMin)
 	}
 	if o.Workload == "" {
 		o.Workload = Careless
@@ -175,7 +186,7 @@ type Outcome struct {
 	Unfired []faults.Fault
 	// Tried is how many random schedules Find ran up to the first that
 	// failed (0 for Run); FromFaults and FromClients are that schedule's
-	// size, before rapid and run.Shrink shrank it.
+	// size, before run.Shrink shrank it.
 	Tried                   int
 	FromFaults, FromClients int
 	// RapidReport is rapid's own failure report; FailFile the fail file
@@ -226,6 +237,13 @@ func runConfig(t *testing.T, in locks.Info, cfg sim.Config, o Options, scenario 
 	if err != nil {
 		t.Fatalf("locktest: seed %d: %v", cfg.Seed, err)
 	}
+	for _, e := range j.History.Events {
+		if e.Kind == "error" && e.Proc != "world" {
+			// The client never ran: its verdict would only say that
+			// nobody took the lock.
+			t.Fatalf("locktest: the factory failed for client %s: %s", e.Proc, e.Detail)
+		}
+	}
 	o.Clients = cfg.Clients
 	out := Outcome{Seed: cfg.Seed, Faults: cfg.Faults, Clients: cfg.Clients, Check: j.Check, SHA256: j.Result.TraceSHA256,
 		Options: o, Unfired: run.UnfiredPauses(j.History), history: j.History}
@@ -262,6 +280,9 @@ func Scenario(t *testing.T, id string, f Factory, o Options, seed uint64) Outcom
 		for i := range cfg.Nodes {
 			cfg.Nodes[i].Persistence = o.Persistence
 		}
+	}
+	if sc.File != nil && len(sc.File.Faults) > 0 && len(cfg.Faults) == 0 {
+		t.Fatalf("locktest: scenario %s has faults, but none applies to a lock of topology %q (its faults are restricted with locks: to other topologies)", sc.ID, o.Topology)
 	}
 	out := runConfig(t, in, cfg, o, sc.ID)
 	out.Scenario = sc.ID
@@ -304,9 +325,10 @@ func names(o Options) (clients, nodes []string, replicated bool) {
 }
 
 // Check runs random fault schedules against the lock and fails t with a
-// shrunk counterexample if any run is unsafe. The failure names the seed,
-// the shrunk fault schedule, the rapid repro flags, and the files that show
-// the violation.
+// shrunk counterexample if any run is unsafe, or fails liveness (nobody
+// could take the lock after the faults healed). The failure names the
+// seed, the shrunk fault schedule, a locktest.Run line that replays it,
+// and the files that show the violation.
 func Check(t *testing.T, f Factory, o Options) {
 	t.Helper()
 	o = o.withDefaults()
@@ -323,19 +345,18 @@ func Check(t *testing.T, f Factory, o Options) {
 func ExpectUnsafe(t *testing.T, f Factory, o Options) Outcome {
 	t.Helper()
 	o = o.withDefaults()
-	// The violation found here is the expected outcome, not a bug to
-	// keep: no rapid fail file, so that every run searches afresh (a
-	// fail file would be replayed first next time and make the test pass
-	// whatever the search would find).
-	if fl := flag.Lookup("rapid.nofailfile"); fl != nil {
-		old := fl.Value.String()
-		flag.Set("rapid.nofailfile", "true")
-		defer flag.Set("rapid.nofailfile", old)
-	}
 	failed := Find(t, f, o)
 	if failed == nil {
-		t.Fatalf("locktest: expected the lock to be unsafe under %v, but no random schedule (Options.Checks or -rapid.checks) found a violation", kindsOf(o))
-		return Outcome{}
+		t.Fatalf("locktest: expected the lock to be unsafe under %v, but none of the random schedules (Options.Checks or -rapid.checks) found a violation", kindsOf(o))
+	}
+	// The violation found here is the expected outcome, not a bug to
+	// keep: its rapid fail file goes, so that every run searches afresh
+	// (a fail file would be replayed first next time and make the test
+	// pass whatever the search would find).
+	if failed.FailFile != "" {
+		os.Remove(failed.FailFile)
+		os.Remove(filepath.Dir(failed.FailFile)) // if now empty
+		failed.FailFile = ""
 	}
 	t.Log(Describe(t, *failed))
 	return *failed
@@ -350,7 +371,8 @@ func kindsOf(o Options) any {
 
 // Find runs random schedules (rapid: -rapid.checks of them, 100 by
 // default, a fifth under -short) and returns the smallest unsafe outcome
-// rapid and run.Shrink shrank it to, or nil when every run was safe.
+// run.Shrink shrank it to (rapid's own shrinking is off: noRapidShrink),
+// or nil when every run was safe. A liveness failure is returned as found.
 // Each Find call in a test has its own rapid fail file (the first keeps
 // the test's name, the next ones add "#2", "#3", ...), so a second call
 // never replays the first one's failure. rapid's own output is kept out
@@ -376,7 +398,7 @@ func Find(t *testing.T, f Factory, o Options) *Outcome {
 				rt.Fatalf("locktest: seed %d is not deterministic: trace %s then %s (the lock reads a clock or random source locksim does not control?)", seed, out.SHA256, again.SHA256)
 			}
 		}
-		if out.Check.Verdict == checker.VerdictUnsafe || (o.Fairness && out.Check.Verdict == checker.VerdictLiveness) {
+		if out.Check.Verdict == checker.VerdictUnsafe || out.Check.Verdict == checker.VerdictLiveness {
 			if !found {
 				found = true
 				out.Tried, out.FromFaults, out.FromClients = tried, len(out.Faults), out.Clients
@@ -392,23 +414,22 @@ func Find(t *testing.T, f Factory, o Options) *Outcome {
 		if testing.Short() {
 			n *= 5 // rapid divides by 5 under -short; Checks means what it says
 		}
+		rapidFlags.Lock()
+		defer rapidFlags.Unlock()
 		if fl := flag.Lookup("rapid.checks"); fl != nil {
 			old := fl.Value.String()
 			flag.Set("rapid.checks", strconv.Itoa(n))
 			defer flag.Set("rapid.checks", old)
 		}
+	} else {
+		rapidFlags.RLock()
+		defer rapidFlags.RUnlock()
 	}
-	// rapid's own shrinking is bounded by wall time (-rapid.shrinktime,
-	// 30 s), so what it returns depends on the machine's speed (and on
-	// -race); run.Shrink, bounded by runs, shrinks instead, and the same
-	// rapid seed gives the same counterexample everywhere. A user who
-	// sets -rapid.shrinktime (to other than its default) gets rapid's
-	// shrinking as well.
-	if fl := flag.Lookup("rapid.shrinktime"); fl != nil && fl.Value.String() == fl.DefValue {
-		old := fl.Value.String()
-		flag.Set("rapid.shrinktime", "1ns")
-		defer flag.Set("rapid.shrinktime", old)
-	}
+	noRapidShrink.Do(func() {
+		if fl := flag.Lookup("rapid.shrinktime"); fl != nil && fl.Value.String() == fl.DefValue {
+			flag.Set("rapid.shrinktime", "1ns")
+		}
+	})
 	rec := &recorder{T: t, name: failFileKey(t)}
 	rapid.Check(rec, prop)
 	warnings := pointWarnings(drawn, fired)
@@ -427,6 +448,19 @@ func Find(t *testing.T, f Factory, o Options) *Outcome {
 	min.Warnings = warnings
 	return &min
 }
+
+// rapidFlags guards rapid's flags: a Find that sets -rapid.checks holds
+// it exclusively, the others shared.
+var rapidFlags sync.RWMutex
+
+// noRapidShrink turns rapid's own shrinking off once per process, unless
+// the user set -rapid.shrinktime (to other than its default): it is
+// bounded by wall time (30 s), so
+// what it returns depends on the machine's speed (and on -race), and
+// run.Shrink, bounded by runs, shrinks instead: the same rapid seed gives
+// the same counterexample everywhere. Never restored, so parallel tests
+// never see it change.
+var noRapidShrink sync.Once
 
 // tally counts, per pause point, the runs whose schedule targets it and
 // the runs in which such a pause fired.
@@ -503,8 +537,8 @@ func failFileKey(t *testing.T) string {
 // (run.Shrink: the same seed, fewer faults, fewer clients, shorter and
 // earlier faults, while it still fails with the same kind of violation),
 // then runs the shrunk schedule once more for its history. A liveness
-// failure (Options.Fairness) is kept as rapid shrank it: the shrinker
-// keeps violation kinds, and starvation is none.
+// failure is returned as found: the shrinker keeps violation kinds, and
+// a deadlock or starvation is none.
 func minimize(t *testing.T, f Factory, o Options, out Outcome) Outcome {
 	t.Helper()
 	kind := checker.Kind("")
@@ -540,22 +574,9 @@ func withClients(o Options, n int) Options {
 	return o
 }
 
-func named(fs []faults.Fault, name string) bool {
-	for _, f := range fs {
-		for _, l := range [][]string{f.Targets, f.From, f.To} {
-			for _, n := range l {
-				if n == name {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
 // recorder is the testing.TB rapid reports to: it keeps rapid's failure
-// report (with its fail file) and its log lines (the failing case's
-// draws) instead of failing or logging to the test, so Check can fail with
+// report (with its fail file) instead of failing the test, and drops its
+// log lines (the failing case's draws), so Check can fail with
 // the shrunk counterexample, ExpectUnsafe can pass quietly, and each Find
 // call keys its own fail file (Name).
 type recorder struct {
@@ -563,14 +584,11 @@ type recorder struct {
 	name   string
 	failed bool
 	msg    strings.Builder
-	log    strings.Builder
 }
 
-func (r *recorder) Name() string { return r.name }
-func (r *recorder) Logf(format string, a ...any) {
-	fmt.Fprintf(&r.log, format+"\n", a...)
-}
-func (r *recorder) Log(a ...any) { fmt.Fprintln(&r.log, a...) }
+func (r *recorder) Name() string        { return r.name }
+func (r *recorder) Logf(string, ...any) {}
+func (r *recorder) Log(...any)          {}
 func (r *recorder) Errorf(format string, a ...any) {
 	r.failed = true
 	fmt.Fprintf(&r.msg, format+"\n", a...)
@@ -589,12 +607,21 @@ func (r *recorder) Failed() bool                   { return r.failed }
 // annotated).
 func Describe(t *testing.T, out Outcome) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "locksim: the lock is %s\n", out.Check.Verdict)
+	switch out.Check.Verdict {
+	case checker.VerdictLiveness:
+		b.WriteString("locksim: the lock failed liveness (after the faults healed, clients could not get it)\n")
+	default:
+		fmt.Fprintf(&b, "locksim: the lock is %s\n", out.Check.Verdict)
+	}
 	for _, r := range out.Check.Reasons {
 		fmt.Fprintf(&b, "  %s\n", r)
 	}
 	if out.Tried > 0 {
-		fmt.Fprintf(&b, "  found by random schedule %d of the search (%d faults, %d clients), then shrunk\n", out.Tried, out.FromFaults, out.FromClients)
+		shrunk := ", then shrunk"
+		if out.Check.Verdict != checker.VerdictUnsafe {
+			shrunk = " (a liveness failure is not shrunk)"
+		}
+		fmt.Fprintf(&b, "  found by random schedule %d of the search (%d faults, %d clients)%s\n", out.Tried, out.FromFaults, out.FromClients, shrunk)
 	}
 	fmt.Fprintf(&b, "  counterexample: seed %d, %d clients, %d faults:\n", out.Seed, out.Clients, len(out.Faults))
 	for _, f := range out.Faults {

@@ -150,3 +150,22 @@ func TestWorkloadOption(t *testing.T) {
 		t.Fatalf("without faults, 5 seeds: careful unsafe in %d (want 0), careless in %d (want > 0)", careful, careless)
 	}
 }
+
+// HoldMin and HoldMax default each on its own: before, HoldMin set alone
+// was dropped and HoldMax set alone left HoldMin at 0.
+func TestHoldBoundsDefaultApart(t *testing.T) {
+	for _, c := range []struct {
+		o        locktest.Options
+		min, max time.Duration
+	}{
+		{locktest.Options{HoldMin: 2 * time.Second}, 2 * time.Second, 4500 * time.Millisecond},
+		{locktest.Options{HoldMax: time.Second}, 50 * time.Millisecond, time.Second},
+		{locktest.Options{HoldMax: 10 * time.Millisecond}, 10 * time.Millisecond, 10 * time.Millisecond},
+		{locktest.Options{}, 50 * time.Millisecond, 4500 * time.Millisecond},
+	} {
+		got := locktest.Run(t, newMyLock(true, false), c.o, 1, nil).Options
+		if got.HoldMin != c.min || got.HoldMax != c.max {
+			t.Errorf("HoldMin %v HoldMax %v: ran with %v..%v, want %v..%v", c.o.HoldMin, c.o.HoldMax, got.HoldMin, got.HoldMax, c.min, c.max)
+		}
+	}
+}

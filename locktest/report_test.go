@@ -1,6 +1,7 @@
 package locktest_test
 
 import (
+	"context"
 	"flag"
 	"go/parser"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -73,12 +75,12 @@ func TestFailFilePerFind(t *testing.T) {
 }
 
 // The failure message, pinned (README's Go API section shows it): the
-// search for the plain-DEL lock under delays, with rapid's seed fixed and
-// its own shrinking off (it stops at a wall-clock bound, so what it
-// reaches depends on the machine's speed, e.g. under -race); run.Shrink,
-// bounded by a count of runs, does all the shrinking.
+// search for the plain-DEL lock under delays, with rapid's seed fixed.
+// Find turns rapid's own shrinking off (it stops at a wall-clock bound, so
+// what it reaches depends on the machine's speed, e.g. under -race);
+// run.Shrink, bounded by a count of runs, does all the shrinking.
 func TestDescribeGolden(t *testing.T) {
-	for name, v := range map[string]string{"rapid.seed": "1", "rapid.nofailfile": "true", "rapid.shrinktime": "1ns"} {
+	for name, v := range map[string]string{"rapid.seed": "1", "rapid.nofailfile": "true"} {
 		old := flag.Lookup(name).Value.String()
 		flag.Set(name, v)
 		defer flag.Set(name, old)
@@ -123,6 +125,10 @@ func TestHelper(t *testing.T) {
 		t.Skip("run by helper")
 	case "expect-unsafe":
 		locktest.ExpectUnsafe(t, newMyLock(false, false), brokenQuick)
+	case "factory-typo":
+		locktest.Check(t, locktest.Library("redsnyc"), locktest.Options{NoFaults: true})
+	case "acquire-errs":
+		locktest.Check(t, func(env locks.Env) (locks.Lock, error) { return errLock{env}, nil }, locktest.Options{NoFaults: true})
 	case "unmarked-points":
 		// myLock marks no pause point of its own: pauses at acquiring and
 		// after-check never fire.
@@ -189,6 +195,33 @@ func TestScenario(t *testing.T) {
 	}
 }
 
+// Scenarios whose faults are restricted to catalogue locks (locks: in the
+// file) give a user's lock the faults of its topology's stand-in: before,
+// clock-jump ran a user's single-node lock with no fault at all and called
+// it safe.
+func TestScenarioRestrictedFaults(t *testing.T) {
+	for _, c := range []struct {
+		id   string
+		o    locktest.Options
+		f    locktest.Factory
+		want string
+	}{
+		{"clock-jump", locktest.Options{}, newMyLock(true, false), "unsafe"},
+		{"restart-no-persistence", locktest.Options{}, newMyLock(true, false), "unsafe"},
+		{"clock-jump", locktest.Options{Topology: locks.Independent}, newRedlockLock(false), "unsafe"},
+	} {
+		t.Run(c.id+"/"+string(c.o.Topology), func(t *testing.T) {
+			out := locktest.Scenario(t, c.id, c.f, c.o, 1)
+			if len(out.Faults) == 0 {
+				t.Fatalf("%s ran no faults", c.id)
+			}
+			if string(out.Verdict()) != c.want {
+				t.Fatalf("%s: %s, want %s: %v\n%s", c.id, out.Verdict(), c.want, out.Check.Reasons, locktest.Describe(t, out))
+			}
+		})
+	}
+}
+
 // The README's Go API section shows the golden failure message verbatim.
 func TestReadmeShowsGolden(t *testing.T) {
 	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
@@ -201,5 +234,82 @@ func TestReadmeShowsGolden(t *testing.T) {
 	}
 	if !strings.Contains(string(readme), "```\n"+string(golden)+"```\n") {
 		t.Fatal("README.md does not show testdata/describe.golden verbatim in a code block")
+	}
+}
+
+// helperFails runs the helper in a mode where the test must fail, and
+// returns its output.
+func helperFails(t *testing.T, mode string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelper$", "-rapid.nofailfile", "-test.short")
+	cmd.Env = append(os.Environ(), "LOCKTEST_HELPER="+mode)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("helper %s passed; want a failure:\n%s", mode, out)
+	}
+	return string(out)
+}
+
+// A factory that fails fails the test, naming its error; before, the
+// clients quietly never ran and Check passed (nobody took the lock, a
+// liveness verdict Check ignored).
+func TestFactoryErrorFails(t *testing.T) {
+	out := helperFails(t, "factory-typo")
+	if !strings.Contains(out, "the factory failed for client c0") || !strings.Contains(out, `"redsnyc"`) {
+		t.Fatalf("the failure does not name the factory's error:\n%s", out)
+	}
+}
+
+// A lock nobody can take (its Acquire always errs) fails Check: a
+// liveness verdict fails like an unsafe one.
+func TestUnavailableLockFails(t *testing.T) {
+	out := helperFails(t, "acquire-errs")
+	if !strings.Contains(out, "locksim: the lock failed liveness") || !strings.Contains(out, "NOSUCHCOMMAND") {
+		t.Fatalf("want a liveness failure:\n%s", out)
+	}
+}
+
+// errLock's Acquire always fails with a server error.
+type errLock struct{ env locks.Env }
+
+func (l errLock) Acquire(ctx context.Context) (locks.Lease, error) {
+	return locks.Lease{}, l.env.Primary.Do(ctx, "NOSUCHCOMMAND").Err()
+}
+func (errLock) Release(context.Context, locks.Lease) error { return nil }
+
+// rapid's flags are not changed under a parallel Find: one Find with
+// Checks set and one without, in parallel, each run their own number of
+// schedules (before, the second read the first's -rapid.checks, or the
+// first restored it under the second).
+func TestParallelFindsKeepTheirChecks(t *testing.T) {
+	counted := func(n *atomic.Int64) locktest.Factory {
+		return func(env locks.Env) (locks.Lock, error) {
+			if env.Client == "c0" {
+				n.Add(1) // one c0 per run
+			}
+			return newMyLock(true, false)(env)
+		}
+	}
+	defaults := 100
+	if testing.Short() {
+		defaults = 20
+	}
+	var a, b atomic.Int64
+	t.Run("group", func(t *testing.T) {
+		t.Run("checks", func(t *testing.T) {
+			t.Parallel()
+			if locktest.Find(t, counted(&a), locktest.Options{NoFaults: true, Checks: 7}) != nil {
+				t.Fatal("a correct lock failed with no faults")
+			}
+		})
+		t.Run("default", func(t *testing.T) {
+			t.Parallel()
+			if locktest.Find(t, counted(&b), locktest.Options{NoFaults: true}) != nil {
+				t.Fatal("a correct lock failed with no faults")
+			}
+		})
+	})
+	if a.Load() != 7 || b.Load() != int64(defaults) {
+		t.Fatalf("runs: %d with Checks 7 (want 7), %d with the default (want %d)", a.Load(), b.Load(), defaults)
 	}
 }

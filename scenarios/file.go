@@ -165,7 +165,9 @@ type FaultSpec struct {
 	// Repeat the fault Count times, Every apart (Count 0 or 1: once).
 	Repeat *RepeatSpec `yaml:"repeat"`
 	// Locks, if set, restricts the fault to these lock ids (a scenario
-	// that serves several topologies scripts each).
+	// that serves several topologies scripts each). A lock that no fault's
+	// Locks names (a library, a user's lock) takes the faults of its
+	// topology's StandIn.
 	Locks []string `yaml:"locks"`
 }
 

@@ -210,9 +210,10 @@ func (f *File) build(base locks.Info, seed uint64, p Params) (sim.Config, error)
 		cfg.Faults = fs
 	}
 	groups := map[string][]string{GroupClients: clientNames, GroupNodes: nodeNames}
+	filterID := f.faultFilterID(info)
 	for i, fs := range f.Faults {
 		path := fmt.Sprintf("faults[%d]", i)
-		if len(fs.Locks) > 0 && !slices.Contains(fs.Locks, info.ID) {
+		if len(fs.Locks) > 0 && !slices.Contains(fs.Locks, filterID) {
 			continue
 		}
 		one, err := fs.fault(ttl)
@@ -836,4 +837,24 @@ func sweepNumber(node ast.Node) (float64, bool) {
 		return v, err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)
 	}
 	return 0, false
+}
+
+// StandIn is the catalogue lock whose faults a lock takes in a scenario
+// file whose faults are restricted with locks: but never name it (a
+// library, a user's lock): the lock of its topology the files are written
+// for. Without it such a lock ran those scenarios with no faults at all.
+var StandIn = map[locks.Topology]string{locks.Single: "set-nx-cad", locks.Independent: "redlock", locks.Replicated: "primary-replica"}
+
+// faultFilterID is the id the faults' locks: filters are matched against
+// for info: its own when some fault names it, else its topology's stand-in.
+func (f *File) faultFilterID(info locks.Info) string {
+	for _, fs := range f.Faults {
+		if slices.Contains(fs.Locks, info.ID) {
+			return info.ID
+		}
+	}
+	if id, ok := StandIn[info.Topology]; ok {
+		return id
+	}
+	return info.ID
 }

@@ -152,7 +152,7 @@ type armedPause struct {
 	fault int // the schedule's fault number, 1-based (Event.Fault)
 }
 
-// Point is called by lock code (through locks.Env.Point) when the process
+// Point is called by lock code (through locks.Env.At) when the process
 // reaches a pause point. If a pause targeted at that point is armed, the
 // process pauses here: it stops for the pause's duration, its clock running.
 func (p *Proc) Point(point string) {
