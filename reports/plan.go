@@ -264,16 +264,38 @@ func NewPlan(opt Options) (*Plan, error) {
 // or every lock; locks behind a build tag are left out (the report's
 // Settings say so).
 func scenarioLocks(s scenarios.Scenario) []string {
-	ids := locks.IDs()
-	if s.File != nil && len(s.File.Locks) > 0 {
-		ids = s.File.Locks
-	}
 	var out []string
-	for _, id := range ids {
-		if info, err := locks.Get(id); err == nil && info.Unavailable != "" {
-			continue
+	for _, id := range locks.IDs() {
+		info, _ := locks.Get(id)
+		if info.Unavailable == "" && s.Fits(info) == "" {
+			out = append(out, id)
 		}
-		out = append(out, id)
+	}
+	return out
+}
+
+// whyNot says why the matrix has no cell for lock in scenario s: it does
+// not fit the scenario's topology, or this binary lacks it ("" when it was
+// left out by --locks).
+func whyNot(s scenarios.Scenario, id string) string {
+	info, err := locks.Get(id)
+	if err != nil {
+		return ""
+	}
+	if info.Unavailable != "" {
+		return info.Unavailable
+	}
+	return s.Fits(info)
+}
+
+// Absent lists the catalogue's locks this binary cannot run (go-zero
+// without its build tag), each with why: the report names them.
+func Absent() []string {
+	var out []string
+	for _, id := range locks.IDs() {
+		if info, _ := locks.Get(id); info.Unavailable != "" {
+			out = append(out, id+": "+info.Unavailable)
+		}
 	}
 	return out
 }

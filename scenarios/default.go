@@ -4,7 +4,9 @@ package scenarios
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/locksim/locksim/faults"
@@ -178,3 +180,51 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 	cfg.WatchKeys = []string{wl.Key}
 	return cfg.WithDefaults(), nil
 }
+
+// Fits says whether the lock can run in the scenario: "" when it can,
+// else why not. A scenario file's world and scripted faults are written
+// for the topologies of the locks it lists (independent nodes for Redlock,
+// one node or a primary with replicas for the others), so a lock fits
+// when its topology is among them; a single-node lock also runs on a
+// replicated world's primary. A scenario without a file (default) fits
+// every lock; so does a file that lists none.
+func (s Scenario) Fits(info locks.Info) string {
+	if s.File == nil || slices.Contains(s.File.Locks, info.ID) {
+		return ""
+	}
+	if why := s.fitsTopology(info); why != "" {
+		return why
+	}
+	// The world must build for it (a lock without a TTL cannot run a
+	// scenario that counts in TTLs).
+	if _, err := s.Build(info, 1, Params{}); err != nil {
+		if info.TTL == 0 {
+			return fmt.Sprintf("%s has no TTL, and %s counts in TTLs", info.ID, s.ID)
+		}
+		return fmt.Sprintf("%s cannot run %s: %v", info.ID, s.ID, err)
+	}
+	return ""
+}
+
+func (s Scenario) fitsTopology(info locks.Info) string {
+	if len(s.File.Locks) == 0 {
+		return ""
+	}
+	var tops []string
+	for _, id := range s.File.Locks {
+		other, err := locks.Get(id)
+		if err != nil {
+			continue
+		}
+		if other.Topology == info.Topology || (info.Topology == locks.Single && other.Topology == locks.Replicated) {
+			return ""
+		}
+		if t := topologyWords[other.Topology]; !slices.Contains(tops, t) {
+			tops = append(tops, t)
+		}
+	}
+	slices.Sort(tops)
+	return fmt.Sprintf("%s needs %s; %s is written for %s", info.ID, topologyWords[info.Topology], s.ID, strings.Join(tops, " and "))
+}
+
+var topologyWords = map[locks.Topology]string{locks.Single: "one node", locks.Independent: "independent nodes", locks.Replicated: "a primary with replicas"}

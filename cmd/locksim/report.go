@@ -32,8 +32,9 @@ func newReportCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report --out DIR [--quick] [--seeds N]",
 		Short: "Run every built-in scenario with its locks and write the debate report",
-		Long: `Run the matrix of built-in scenarios × locks (each scenario's own locks
-when its file lists them, else every lock), N seeds per cell, plus a sweep
+		Long: `Run the matrix of built-in scenarios × locks (every lock whose topology
+fits the scenario: the topologies of the locks its file lists; go-zero only
+in a binary built with -tags gozero), N seeds per cell, plus a sweep
 of a client pause before the protected write (0 to 2 TTLs) for single-node,
 Redlock and the two fencing designs, and write into DIR:
 
