@@ -99,8 +99,8 @@ type Cell struct {
 	FirstUnsafeSHA string
 	expect         *Expectation
 	// Timeline is the counterexample's picture, relative to the report
-	// folder ("" if none).
-	Timeline string
+	// folder ("" if none); Story tells its first violation (run.Explain).
+	Timeline, Story string
 }
 
 // At is the cell's run with a seed.

@@ -211,6 +211,7 @@ type timelineView struct {
 	Scenario, Lock string
 	Seed           uint64
 	Repro, Path    string
+	Story          string
 }
 
 func (p *Plan) view(res Results, figs []figure) view {
@@ -274,7 +275,7 @@ func (p *Plan) view(res Results, figs []figure) view {
 				sv.Notes = append(sv.Notes, lockNote{c.Lock.ID, fmt.Sprintf("in %d of %d runs a targeted pause never fired (the lock never reached its point while the pause waited), so those runs did not test it", c.Unfired, c.Runs)})
 			}
 			if c.Timeline != "" {
-				sv.Timelines = append(sv.Timelines, timelineView{Scenario: s.ID, Lock: c.Lock.ID, Seed: c.FirstUnsafe, Repro: c.Repro(c.FirstUnsafe), Path: filepath.ToSlash(c.Timeline)})
+				sv.Timelines = append(sv.Timelines, timelineView{Scenario: s.ID, Lock: c.Lock.ID, Seed: c.FirstUnsafe, Repro: c.Repro(c.FirstUnsafe), Path: filepath.ToSlash(c.Timeline), Story: c.Story})
 			}
 		}
 		for _, f := range figs {

@@ -47,6 +47,7 @@ type CellResult struct {
 	Repro            string       `json:"repro,omitempty"` // reproduces the first unsafe seed
 	ReproTraceSHA256 string       `json:"repro_trace_sha256,omitempty"`
 	Timeline         string       `json:"timeline,omitempty"`
+	Story            string       `json:"story,omitempty"` // the first unsafe seed's violation in a sentence
 	Debate           string       `json:"debate,omitempty"`
 	Expected         *Expectation `json:"expected,omitempty"`
 	MatchesExpected  *bool        `json:"matches_expected,omitempty"`
@@ -100,7 +101,7 @@ func (c *Cell) result() CellResult {
 		Verdict: c.Verdict(), UnsafeRuns: c.Unsafe, LivenessRuns: c.Liveness, UnknownRuns: c.Unknown, OwnershipViolationRuns: c.Ownership,
 		StaleSectionRuns: c.Stale, StaleAcceptedRuns: c.StaleAccepted, FencedRejectionRuns: c.Fenced, StarvedRuns: c.Starved, UnfiredPauseRuns: c.Unfired,
 		Seeds: [2]uint64{1, uint64(c.Runs)}, DurationNS: int64(c.SafetyPhase), LivenessNS: int64(c.LivenessPhase),
-		Timeline: c.Timeline, Debate: debateRow(c.Scenario), Expected: c.expect}
+		Timeline: c.Timeline, Story: c.Story, Debate: debateRow(c.Scenario), Expected: c.expect}
 	r := charts.Rate{K: c.Unsafe, N: c.Runs}
 	j.UnsafeRate = round6(r.P())
 	lo, hi := r.Interval()

@@ -90,7 +90,7 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 	if err != nil {
 		return err
 	}
-	_, err = sweep.RunOrdered(ctx, n, n, len(unsafe), func(w, i int) (string, error) {
+	_, err = sweep.RunOrdered(ctx, n, n, len(unsafe), func(w, i int) (drawn, error) {
 		c := unsafe[i]
 		name := filepath.Join("timelines", c.Scenario.ID+"--"+c.Lock.ID+".png")
 		req := sweep.Request{Spec: c.At(c.FirstUnsafe),
@@ -98,15 +98,15 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 				Caption: []string{"repro: " + c.Repro(c.FirstUnsafe)}}}
 		o, err := runners[w].Run(req)
 		if err != nil {
-			return "", err
+			return drawn{}, err
 		}
 		if o.TraceSHA256 != c.FirstUnsafeSHA {
-			return "", fmt.Errorf("internal error: %s × %s seed %d did not reproduce (trace %s, first run %s)",
+			return drawn{}, fmt.Errorf("internal error: %s × %s seed %d did not reproduce (trace %s, first run %s)",
 				c.Scenario.ID, c.Lock.ID, c.FirstUnsafe, o.TraceSHA256, c.FirstUnsafeSHA)
 		}
-		return filepath.ToSlash(name), nil
-	}, func(i int, name string) error {
-		unsafe[i].Timeline = name
+		return drawn{filepath.ToSlash(name), o.Story}, nil
+	}, func(i int, d drawn) error {
+		unsafe[i].Timeline, unsafe[i].Story = d.timeline, d.story
 		progress(len(p.jobs)+i+1, total)
 		return nil
 	})
@@ -118,3 +118,6 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 	}
 	return ctx.Err()
 }
+
+// drawn is an unsafe cell's rerun: its timeline's path and its story.
+type drawn struct{ timeline, story string }

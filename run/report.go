@@ -53,6 +53,7 @@ type Report struct {
 	TraceFile      string          `json:"trace_file,omitempty"`
 	Error          string          `json:"error,omitempty"`
 	Counterexample *Counterexample `json:"counterexample,omitempty"`
+	Story          string          `json:"story,omitempty"`  // the first violation in a sentence (Explain)
 	Replay         *ReplayReport   `json:"replay,omitempty"` // set by 'replay'
 
 	judged *Judged
@@ -137,6 +138,7 @@ func (jd *Judged) Report(repro string) *Report {
 		r.UnfiredPauses = []faults.Fault{}
 	}
 	r.FaultsInjected = res.Stats.Faults - len(r.UnfiredPauses)
+	r.Story = Explain(jd)
 	if jd.Err != nil {
 		r.Error = jd.Err.Error()
 	}
@@ -282,6 +284,9 @@ func (r *Report) WriteSummary(w io.Writer) {
 		for _, why := range check.Reasons[min(1, len(check.Reasons)):] {
 			fmt.Fprintf(w, "%-16s%s\n", "", why)
 		}
+	}
+	if r.Story != "" {
+		line("story", "%s", r.Story)
 	}
 	if ce := r.Counterexample; ce != nil {
 		if s := ce.Shrink; s != nil {

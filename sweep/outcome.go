@@ -36,6 +36,9 @@ type Outcome struct {
 	// took no effect; a cell whose runs have them did not test what its
 	// scenario asked for.
 	Unfired int `json:"unfired,omitempty"`
+	// Story is the first violation told in a sentence (run.Explain), for a
+	// run drawn as a timeline (Request.Timeline) only.
+	Story string `json:"story,omitempty"`
 }
 
 // OutcomeOf summarizes a judged run (nil: none).

@@ -1,0 +1,87 @@
+package run
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
+)
+
+// maxStoryParts bounds a story: the faults and steps it tells before the
+// violation.
+const maxStoryParts = 8
+
+// Explain tells an unsafe run's first violation in a sentence, from its
+// history: what the involved clients did and the faults that took effect
+// from the start of their acquisitions (Violation.Since) to the violation,
+// in time order, then the violation itself. "" when the run has none.
+//
+//	c0 acquired at 1.502s (believing until 4.502s); c0 paused 4.5s at
+//	after-check at 1.502s (client-pause@1.5s+4.5s c0 at after-check); c1
+//	acquired at 4.61s (...); then resource: ...
+func Explain(j *Judged) string {
+	if j == nil || j.Check.First == nil {
+		return ""
+	}
+	v := j.Check.First
+	h := j.History
+	involved := func(p string) bool { return slices.Contains(v.Clients, p) }
+	var parts []string
+	add := func(s string) {
+		if len(parts) < maxStoryParts {
+			parts = append(parts, s)
+		}
+	}
+	// Faults already in force when the story starts (a drift from t=0).
+	for i, f := range h.Faults {
+		if f.Start < time.Duration(v.Since) && f.End() > time.Duration(v.Since) && tookEffect(h, i+1) && f.Kind != faults.ClientPause {
+			add(fmt.Sprintf("in force since %s: %s", at(int64(f.Start)), f))
+		}
+	}
+	for _, e := range h.Events {
+		if e.T > v.T {
+			break
+		}
+		if e.T < v.Since {
+			continue
+		}
+		switch {
+		case e.Proc == "world" && e.Kind == "fault" && e.Fault > 0 && e.Fault <= len(h.Faults) && h.Faults[e.Fault-1].Kind != faults.ClientPause:
+			add(fmt.Sprintf("at %s %s", at(e.T), e.Detail))
+		case e.Kind == "pause" && involved(e.Proc):
+			add(fmt.Sprintf("%s paused at %s (%s)", e.Proc, at(e.T), e.Detail))
+		case e.Kind == "ok" && e.Op == "acquire" && involved(e.Proc):
+			switch {
+			case e.Until > 0 && e.Until < e.T:
+				add(fmt.Sprintf("%s acquired at %s with its lease already over (it believed until %s)", e.Proc, at(e.T), at(e.Until)))
+			case e.Until > 0:
+				add(fmt.Sprintf("%s acquired at %s (believing until %s)", e.Proc, at(e.T), at(e.Until)))
+			default:
+				add(fmt.Sprintf("%s acquired at %s", e.Proc, at(e.T)))
+			}
+		case (e.Kind == "crash" || e.Kind == "restart" || e.Kind == "promote") && e.Proc != "world":
+			add(fmt.Sprintf("%s %s at %s", e.Proc, e.Kind, at(e.T)))
+		}
+	}
+	parts = append(parts, "then "+v.Detail)
+	return strings.Join(parts, "; ")
+}
+
+// tookEffect reports whether the schedule's fault n (1-based) was applied
+// in the run (its "fault" event is in the history).
+func tookEffect(h checker.History, n int) bool {
+	for _, e := range h.Events {
+		if e.Proc == "world" && e.Kind == "fault" && e.Fault == n {
+			return true
+		}
+	}
+	return false
+}
+
+// at renders a true time to the millisecond.
+func at(t int64) string {
+	return time.Duration(t).Round(time.Millisecond).String()
+}

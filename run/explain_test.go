@@ -1,0 +1,62 @@
+package run
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+// A hand-built history: a node drifting from t=0, c0's acquisition, its
+// pause at after-check, c1's acquisition, the overlap. The story tells
+// them in order, from the start of the involved acquisitions.
+func TestExplainHandBuilt(t *testing.T) {
+	s := time.Second
+	drift := faults.Fault{Kind: faults.ClockDrift, Start: 0, Duration: 100 * s, Targets: []string{"n0"}, DriftPPM: 200000}
+	pause := faults.Fault{Kind: faults.ClientPause, Start: s, Duration: 5 * s, Targets: []string{"c0"}, At: "after-check"}
+	h := checker.History{Faults: []faults.Fault{drift, pause}, Events: []checker.Event{
+		{T: 0, Proc: "world", Kind: "fault", Fault: 1, Detail: drift.String()},
+		{T: int64(s), Proc: "world", Kind: "fault", Fault: 2, Detail: pause.String()},
+		{T: int64(2 * s), Proc: "c0", Kind: "call", Op: "acquire"},
+		{T: int64(2*s + 1e6), Proc: "c0", Kind: "pause", Fault: 2, Detail: pause.String()},
+		{T: int64(3 * s), Proc: "c9", Kind: "ok", Op: "acquire", Until: int64(6 * s)}, // not involved
+		{T: int64(5 * s), Proc: "c1", Kind: "ok", Op: "acquire", Until: int64(8 * s)},
+		{T: int64(7 * s), Proc: "c0", Kind: "ok", Op: "acquire", Until: int64(5 * s)},
+		{T: int64(9 * s), Proc: "c1", Kind: "ok", Op: "acquire", Until: int64(12 * s)}, // after the violation
+	}}
+	j := &Judged{History: h, Check: checker.Result{First: &checker.Violation{Kind: checker.KindLeaseOverlap, T: int64(7 * s), Since: int64(2 * s),
+		Clients: []string{"c0", "c1"}, Detail: "lease overlap: 1, first c0 and c1 ..."}}}
+	want := "in force since 0s: " + drift.String() + "; c0 paused at 2.001s (" + pause.String() + "); c1 acquired at 5s (believing until 8s); " +
+		"c0 acquired at 7s with its lease already over (it believed until 5s); then lease overlap: 1, first c0 and c1 ..."
+	if got := Explain(j); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	if Explain(&Judged{}) != "" {
+		t.Fatal("a run without a violation has a story")
+	}
+}
+
+// A real run: Kleppmann's pause on set-nx-cad tells the pause and ends
+// with the checker's violation.
+func TestExplainRun(t *testing.T) {
+	info, _ := locks.Get("set-nx-cad")
+	cfg, err := scenarios.Build("pause-after-check", "set-nx-cad", 1, scenarios.Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := runChecked(sim.TestBubble(t), cfg, "pause-after-check", info, checker.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	story := Explain(j)
+	for _, want := range []string{"c0 paused at ", "at after-check", "with its lease already over", "then " + j.Check.First.Detail} {
+		if !strings.Contains(story, want) {
+			t.Errorf("story lacks %q:\n%s", want, story)
+		}
+	}
+}
