@@ -171,7 +171,9 @@ type Outcome struct {
 	Check   checker.Result
 	SHA256  string
 	// Options are the run's options, defaults filled in and Clients as
-	// run: Run(t, f, Options, Seed, Faults) runs it again.
+	// run: Run(t, f, Options, Seed, Faults) runs it again, except for an
+	// outcome of Scenario (its world and workload are the scenario's:
+	// Scenario(t, Scenario, f, Options, Seed) runs it again).
 	Options Options
 	// Scenario is the built-in scenario the run came from (Scenario), ""
 	// for Run and Find.
@@ -773,6 +775,9 @@ func Standalone(f func(t *testing.T)) bool { return sim.InTest(f) }
 
 // Library returns the factory of a lock in locksim's catalogue (e.g.
 // "redsync", "redislock", "set-nx-cad"), for comparing your lock with it.
+// A catalogue lock keeps its own lease (locks.Get(id).TTL: redsync 8 s,
+// redislock 3 s): set Options.TTL to it, so that the search and the
+// workload are sized by the lease the lock really takes.
 func Library(id string) Factory {
 	info, err := locks.Get(id)
 	if err != nil {
