@@ -192,6 +192,9 @@ func (s Scenario) Fits(info locks.Info) string {
 	if s.File == nil || slices.Contains(s.File.Locks, info.ID) {
 		return ""
 	}
+	if why, ok := s.File.NotFor[info.ID]; ok {
+		return fmt.Sprintf("%s is not run in %s: %s", info.ID, s.ID, why)
+	}
 	if why := s.fitsTopology(info); why != "" {
 		return why
 	}

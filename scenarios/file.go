@@ -78,6 +78,10 @@ type File struct {
 	// Locks are the lock ids the scenario is meant for: each has an
 	// Expect entry. Other locks can still be run in it.
 	Locks []string `yaml:"locks"`
+	// NotFor names locks that fit the scenario's topology but that the
+	// report does not run in it, each with why (the matrix shows — and
+	// the reason; 'locksim run' still runs them).
+	NotFor map[string]string `yaml:"not_for"`
 	// Params override a lock's own parameters in this scenario, by lock id.
 	Params map[string]LockParams `yaml:"params"`
 	Sweep  *SweepSpec            `yaml:"sweep"`
@@ -1095,6 +1099,18 @@ func (f *File) validateLocks() error {
 		}
 		if e.Seed != 0 && e.Want() != "unsafe" {
 			return f.errAt(p+".seed", "only for an unsafe expectation (a seed that shows it)")
+		}
+	}
+	for _, id := range sortedKeys(f.NotFor) {
+		p := "not_for." + id
+		if _, err := locks.Get(id); err != nil {
+			return f.errAt(p, "unknown lock %q (known: %s)", id, strings.Join(locks.IDs(), ", "))
+		}
+		if seen[id] {
+			return f.errAt(p, "lock %q is in locks: a listed lock runs", id)
+		}
+		if strings.TrimSpace(f.NotFor[id]) == "" {
+			return f.errAt(p, "say why %q does not run here", id)
 		}
 	}
 	for _, id := range sortedKeys(f.Params) {
