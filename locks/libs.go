@@ -19,7 +19,7 @@ func init() {
 		Source:   "library (Redlock)",
 		Weakness: "as Redlock (a failed round's delayed release can delete the next round's keys: its retries share one value); validity is read from time.Now (monotonic), so process pauses after the check still break it",
 		Topology: Independent,
-		TTL:      8 * time.Second,
+		TTL:      redsyncExpiry,
 		New:      newRedsync,
 	})
 	Register(Info{
@@ -32,6 +32,9 @@ func init() {
 		New:      newRedislock,
 	})
 }
+
+// redsyncExpiry is the catalogue's redsync lease.
+const redsyncExpiry = 8 * time.Second
 
 type redsyncLock struct {
 	env Env
@@ -48,14 +51,25 @@ func newRedsync(env Env) (Lock, error) {
 
 func (l *redsyncLock) Acquire(ctx context.Context) (Lease, error) {
 	r := l.env.Rand
+	// The expiry is Env.TTL when the world sets one (the real-Redis arm
+	// plays scenarios with a shorter lease), with the retry delays scaled
+	// alike; the catalogue's 8 s otherwise, exactly as before.
+	expiry, scale := redsyncExpiry, 1.0
+	if l.env.TTL > 0 && l.env.TTL != redsyncExpiry {
+		expiry, scale = l.env.TTL, float64(l.env.TTL)/float64(redsyncExpiry)
+	}
 	m := l.rs.NewMutex(l.env.Key,
-		redsync.WithExpiry(8*time.Second),
+		redsync.WithExpiry(expiry),
 		redsync.WithTries(4),
 		// Deterministic hooks (FACTS.md): values and retry delays come from
 		// the client's own stream instead of crypto/rand and math/rand.
 		redsync.WithGenValueFunc(func() (string, error) { return randomValue(r), nil }),
 		redsync.WithRetryDelayFunc(func(int) time.Duration {
-			return 50*time.Millisecond + time.Duration(r.Int64N(int64(200*time.Millisecond)))
+			d := 50*time.Millisecond + time.Duration(r.Int64N(int64(200*time.Millisecond)))
+			if scale != 1 {
+				d = time.Duration(float64(d) * scale)
+			}
+			return d
 		}),
 	)
 	start := time.Now()

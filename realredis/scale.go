@@ -62,6 +62,11 @@ func ScaleLock(info locks.Info, k float64) (locks.Info, error) {
 	if k == 1 {
 		return info, nil
 	}
+	if envTTL[info.ID] {
+		out := info
+		out.TTL = time.Duration(math.Round(float64(info.TTL) * k))
+		return out, nil // the lock reads Env.TTL, which the workload sets to out.TTL
+	}
 	tmpl, err := info.New(locks.Env{})
 	if err != nil {
 		return info, fmt.Errorf("lock %s: %w", info.ID, err)
@@ -83,6 +88,10 @@ func ScaleLock(info locks.Info, k float64) (locks.Info, error) {
 	}
 	return out, nil
 }
+
+// envTTL are the library locks that take their lease (and scale their
+// other durations) from Env.TTL.
+var envTTL = map[string]bool{"redsync": true}
 
 var durationType = reflect.TypeOf(time.Duration(0))
 
