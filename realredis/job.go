@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -120,9 +121,9 @@ func Supported(p scenarios.Parts) error {
 	for i, f := range p.Config.Faults {
 		switch f.Kind {
 		case faults.Loss:
-			why = append(why, fmt.Sprintf("faults[%d]: loss (toxiproxy has no per-packet loss on TCP)", i))
+			why = append(why, "loss faults (toxiproxy has no per-packet loss on TCP)")
 		case faults.Failover:
-			why = append(why, fmt.Sprintf("faults[%d]: failover (needs Sentinel)", i))
+			why = append(why, "failover faults (need Sentinel)")
 		case faults.NodePause, faults.Crash:
 			for _, t := range f.Targets {
 				if !nodes[t] {
@@ -132,6 +133,7 @@ func Supported(p scenarios.Parts) error {
 		}
 	}
 	if len(why) > 0 {
+		why = slices.Compact(why)
 		return fmt.Errorf("not supported by the real backend yet: %s", strings.Join(why, "; "))
 	}
 	return nil
