@@ -67,13 +67,14 @@ func ScaleLock(info locks.Info, k float64) (locks.Info, error) {
 		out.TTL = time.Duration(math.Round(float64(info.TTL) * k))
 		return out, nil // the lock reads Env.TTL, which the workload sets to out.TTL
 	}
-	tmpl, err := info.New(locks.Env{})
+	refuse := fmt.Errorf("lock %s cannot be time-scaled (its durations are fixed inside a library call); run it with --ttl %v, its own TTL", info.ID, info.TTL)
+	tmpl, err := probe(info)
 	if err != nil {
-		return info, fmt.Errorf("lock %s: %w", info.ID, err)
+		return info, refuse
 	}
 	v := reflect.ValueOf(tmpl)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct || !v.Elem().FieldByName("Env").IsValid() {
-		return info, fmt.Errorf("lock %s cannot be time-scaled (its durations are fixed inside a library call); run it with --ttl %v, its own TTL", info.ID, info.TTL)
+		return info, refuse
 	}
 	scaled := reflect.New(v.Elem().Type())
 	scaled.Elem().Set(v.Elem())
@@ -92,6 +93,18 @@ func ScaleLock(info locks.Info, k float64) (locks.Info, error) {
 // envTTL are the library locks that take their lease (and scale their
 // other durations) from Env.TTL.
 var envTTL = map[string]bool{"redsync": true}
+
+// probe builds the lock with an empty Env, to read its parameters. A
+// library's constructor may use the Env's clients at once (gocron pings):
+// that is a lock that cannot be probed, not a crash.
+func probe(info locks.Info) (l locks.Lock, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("lock %s: its constructor needs a live Env: %v", info.ID, r)
+		}
+	}()
+	return info.New(locks.Env{})
+}
 
 var durationType = reflect.TypeOf(time.Duration(0))
 

@@ -190,6 +190,9 @@ func (w *world) teardown() {
 	}
 }
 
+// setupHook, set by tests only, runs once everything is started.
+var setupHook func(*world) error
+
 // Run runs the job against real redis-server processes: the fault
 // schedule in real time, the heal, the liveness phase. It returns the
 // history as a sim.Result (true time = real time since the start) for the
@@ -220,6 +223,11 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 		return nil, info, err
 	}
 	info.Listeners = w.listeners()
+	if setupHook != nil {
+		if err := setupHook(w); err != nil {
+			return nil, info, err
+		}
+	}
 	w.start = time.Now() // true time 0: the clients start now
 
 	safety, end := j.Config.Duration, j.Config.Duration+j.Config.Liveness
