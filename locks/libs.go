@@ -37,26 +37,29 @@ func init() {
 const redsyncExpiry = 8 * time.Second
 
 type redsyncLock struct {
-	env Env
-	rs  *redsync.Redsync
+	env    Env
+	rs     *redsync.Redsync
+	expiry time.Duration
 }
 
-func newRedsync(env Env) (Lock, error) {
+func newRedsync(env Env) (Lock, error) { return NewRedsync(env, redsyncExpiry) }
+
+// NewRedsync is the catalogue's redsync with another expiry (the real-Redis
+// arm plays scenarios with a shorter lease); its retry delays scale with
+// the expiry. The catalogue's is NewRedsync(env, 8 s).
+func NewRedsync(env Env, expiry time.Duration) (Lock, error) {
 	pools := make([]rsredis.Pool, len(env.Nodes))
 	for i, c := range env.Nodes {
 		pools[i] = rsgoredis.NewPool(c)
 	}
-	return &redsyncLock{env: env, rs: redsync.New(pools...)}, nil
+	return &redsyncLock{env: env, rs: redsync.New(pools...), expiry: expiry}, nil
 }
 
 func (l *redsyncLock) Acquire(ctx context.Context) (Lease, error) {
 	r := l.env.Rand
-	// The expiry is Env.TTL when the world sets one (the real-Redis arm
-	// plays scenarios with a shorter lease), with the retry delays scaled
-	// alike; the catalogue's 8 s otherwise, exactly as before.
-	expiry, scale := redsyncExpiry, 1.0
-	if l.env.TTL > 0 && l.env.TTL != redsyncExpiry {
-		expiry, scale = l.env.TTL, float64(l.env.TTL)/float64(redsyncExpiry)
+	expiry, scale := l.expiry, 1.0
+	if expiry != redsyncExpiry {
+		scale = float64(expiry) / float64(redsyncExpiry)
 	}
 	m := l.rs.NewMutex(l.env.Key,
 		redsync.WithExpiry(expiry),

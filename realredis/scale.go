@@ -62,10 +62,11 @@ func ScaleLock(info locks.Info, k float64) (locks.Info, error) {
 	if k == 1 {
 		return info, nil
 	}
-	if envTTL[info.ID] {
+	if mk := withExpiry[info.ID]; mk != nil {
 		out := info
 		out.TTL = time.Duration(math.Round(float64(info.TTL) * k))
-		return out, nil // the lock reads Env.TTL, which the workload sets to out.TTL
+		out.New = func(env locks.Env) (locks.Lock, error) { return mk(env, out.TTL) }
+		return out, nil
 	}
 	refuse := fmt.Errorf("lock %s cannot be time-scaled (its durations are fixed inside a library call); run it with --ttl %v, its own TTL", info.ID, info.TTL)
 	tmpl, err := probe(info)
@@ -90,9 +91,9 @@ func ScaleLock(info locks.Info, k float64) (locks.Info, error) {
 	return out, nil
 }
 
-// envTTL are the library locks that take their lease (and scale their
-// other durations) from Env.TTL.
-var envTTL = map[string]bool{"redsync": true}
+// withExpiry are the library locks with a constructor that takes the lease
+// (and scales their other durations with it).
+var withExpiry = map[string]func(locks.Env, time.Duration) (locks.Lock, error){"redsync": locks.NewRedsync}
 
 // probe builds the lock with an empty Env, to read its parameters. A
 // library's constructor may use the Env's clients at once (gocron pings):
