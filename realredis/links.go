@@ -10,6 +10,7 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/Shopify/toxiproxy/v2/toxics"
 	"github.com/rs/zerolog"
 
 	"github.com/locksim/locksim/faults"
@@ -51,22 +52,16 @@ func (ls *links) add(client, server, upstream string) (string, error) {
 	return p.Listen, nil
 }
 
-// toxic is one toxic to add: latency holds every chunk for d (a
-// partition holds for MaxHold; removing the toxic lets the held data
-// through at once, as a healed partition does with TCP retransmits).
-type toxic struct {
-	stream string // upstream (client→server) or downstream
-	d      time.Duration
-}
-
-// apply adds fault f's toxics (partition, delay) to every link it
-// separates; it returns a key to lift them with, and the number of links.
-// hold is how long a partition holds data.
+// apply adds fault f's toxics to every link it separates; it returns a
+// key to lift them with, and the number of links. A partition is a
+// latency toxic that holds every chunk for hold (MaxHold): removing it at
+// the partition's end lets the held data through at once, as a healed
+// partition does with TCP retransmits. A delay spike is a windowDelay.
 func (ls *links) apply(f faults.Fault, hold time.Duration) (string, int, error) {
 	from, to := set(f.From), set(f.To)
-	d := hold
+	typ, attrs := "latency", map[string]any{"latency": hold.Milliseconds(), "jitter": 0}
 	if f.Kind == faults.Delay {
-		d = f.Delay
+		typ, attrs = windowDelayType, map[string]any{"latency": f.Delay.Milliseconds(), "until": time.Now().Add(f.Duration).UnixNano()}
 	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
@@ -87,8 +82,7 @@ func (ls *links) apply(f faults.Fault, hold time.Duration) (string, int, error) 
 		}
 		for _, s := range streams {
 			name := key + "-" + s
-			body, _ := json.Marshal(map[string]any{"name": name, "type": "latency", "stream": s, "toxicity": 1.0,
-				"attributes": map[string]any{"latency": d.Milliseconds(), "jitter": 0}})
+			body, _ := json.Marshal(map[string]any{"name": name, "type": typ, "stream": s, "toxicity": 1.0, "attributes": attrs})
 			if _, err := l.proxy.Toxics.AddToxicJson(bytes.NewReader(body)); err != nil {
 				return key, n, fmt.Errorf("toxic on %s: %w", l.proxy.Name, err)
 			}
@@ -150,3 +144,46 @@ func set(names []string) map[string]bool {
 	}
 	return m
 }
+
+// windowDelay is a toxic that delays by Latency (ms) the chunks that
+// arrive before Until (Unix ns) and lets later ones through at once
+// (behind the held ones: the stream keeps its order). It is the
+// simulator's delay spike: a message sent during the fault's window
+// arrives Delay late. (toxiproxy's latency toxic, removed at the end of
+// the window, would flush what it holds at once instead.)
+type windowDelay struct {
+	Latency int64 `json:"latency"`
+	Until   int64 `json:"until"`
+}
+
+func (t *windowDelay) Pipe(stub *toxics.ToxicStub) {
+	for {
+		select {
+		case <-stub.Interrupt:
+			return
+		case c := <-stub.Input:
+			if c == nil {
+				stub.Close()
+				return
+			}
+			if c.Timestamp.UnixNano() < t.Until {
+				sleep := time.Duration(t.Latency)*time.Millisecond - time.Since(c.Timestamp)
+				if sleep > 0 {
+					tm := time.NewTimer(sleep)
+					select {
+					case <-tm.C:
+					case <-stub.Interrupt:
+						tm.Stop()
+						stub.Output <- c // the heal: deliver now, drop nothing
+						return
+					}
+				}
+			}
+			stub.Output <- c
+		}
+	}
+}
+
+func init() { toxics.Register(windowDelayType, new(windowDelay)) }
+
+const windowDelayType = "locksim-window-delay"

@@ -52,6 +52,28 @@ func historyHash(evs []sim.Event) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// WriteHistory writes the run's history as JSON Lines to path
+// (atomically), after a header line naming the run as the real arm ran it.
+func (jd *Judged) WriteHistory(path string) error {
+	var b bytes.Buffer
+	hdr, err := json.Marshal(map[string]any{"locksim_real_run": map[string]any{"repro": jd.Real.Repro(), "ttl_ns": int64(jd.Real.Lock.TTL),
+		"time_scale": jd.Real.Scale, "replayable": false, "faults": jd.Job.Config.Faults}})
+	if err != nil {
+		return err
+	}
+	b.Write(hdr)
+	b.WriteByte('\n')
+	for _, ev := range jd.Result.History {
+		line, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	return run.WriteFileAtomic(path, b.Bytes())
+}
+
 // Repro is the command line of a real run (not a replay: it runs again).
 func (j *Job) Repro() string {
 	return fmt.Sprintf("%s --backend real --ttl %v", j.Spec.Repro(), j.Lock.TTL)

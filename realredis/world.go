@@ -378,6 +378,11 @@ func (w *world) startFault(i int, f faults.Fault) {
 			w.harnessError(fmt.Errorf("fault %d: %w", i+1, err))
 		}
 		onEnd = func() { w.links.lift(key) }
+		if f.Kind == faults.Delay {
+			// What was sent in the window arrives Delay late: the toxic
+			// stays until then (it lets later data through at once).
+			onEnd = func() { time.AfterFunc(f.Delay, func() { w.links.lift(key) }) }
+		}
 	case faults.ClockJump:
 		for _, n := range w.faultServers(f.Targets) {
 			w.jumpNode(n, f.Jump)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/parity"
@@ -76,6 +77,7 @@ Needs redis-server: apt-get install -y redis-server redis-sentinel faketime.`,
 				return usageErrorf("%v", err)
 			}
 			opt.Progress = stderr
+			redis.SetLogger(quietLogger{})
 			*code = h(func(b sim.Bubble) int {
 				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 				defer stop()
@@ -105,7 +107,7 @@ Needs redis-server: apt-get install -y redis-server redis-sentinel faketime.`,
 	fl.StringVar(&cells, "cells", "", "only these cells: `SCENARIO/LOCK,...` (default: the fixed set)")
 	fl.Var(&simRuns, "sim-runs", "sim seeds a cell (default 200, --quick 40)")
 	fl.Var(&realRuns, "real-runs", "real runs a cell (default 20, --quick 5)")
-	fl.Var(&jobs, "j", "real runs at once (default 3, --quick 4)")
+	fl.VarP(&jobs, "jobs", "j", "real runs at once (default 3, --quick 4)")
 	fl.Var(&ttl, "ttl", fmt.Sprintf("the lock's TTL in both arms, %v..%v (default %v)", realredis.MinTTL, realredis.MaxTTL, realredis.DefaultTTL))
 	return cmd
 }

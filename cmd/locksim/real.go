@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/realredis"
@@ -21,7 +22,12 @@ func (f *runFlags) realJob(cmd *cobra.Command) (*realredis.Job, error) {
 	if !f.seed.set {
 		return nil, usageErrorf("--seed: required (0..18446744073709551615)")
 	}
-	for _, name := range []string{"trace", "faults", "shrink", "shrink-out", "replay"} {
+	if fl := cmd.Flags().Lookup("trace"); fl.Changed {
+		if err := checkWritable(f.trace); err != nil {
+			return nil, usageErrorf("--trace: %v", err)
+		}
+	}
+	for _, name := range []string{"faults", "shrink", "shrink-out", "replay"} {
 		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
 			return nil, usageErrorf("--%s: not supported with --backend real (a real run is not replayable)", name)
 		}
@@ -47,6 +53,7 @@ func (f *runFlags) realJob(cmd *cobra.Command) (*realredis.Job, error) {
 func runReal(job *realredis.Job, f *runFlags, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	redis.SetLogger(quietLogger{})
 	jd, err := job.RunAndJudge(ctx, "")
 	if err != nil {
 		if ctx.Err() != nil {
@@ -57,6 +64,13 @@ func runReal(job *realredis.Job, f *runFlags, stdout, stderr io.Writer) int {
 		return exitInternal
 	}
 	r := jd.Report(job.Repro())
+	if f.trace != "" {
+		if err := jd.WriteHistory(f.trace); err != nil {
+			fmt.Fprintf(stderr, "locksim: --trace: %v\n", err)
+			return exitInternal
+		}
+		r.TraceFile = f.trace
+	}
 	if jd.Err != nil {
 		fmt.Fprintf(stderr, "locksim: run incomplete, verdict %s: %v\n", r.Verdict, jd.Err)
 	}
@@ -109,3 +123,10 @@ func checkBackend(b string) error {
 
 // realTTLHelp is --ttl's help.
 var realTTLHelp = fmt.Sprintf("with --backend real: the lock's TTL, %v..%v (default %v); the scenario, written in TTL multiples, is played faster by the same factor", realredis.MinTTL, realredis.MaxTTL, realredis.DefaultTTL)
+
+// quietLogger drops go-redis's own log lines ("failed to dial after 5
+// attempts"): in a real run a node that is down refuses connections by
+// design, and the history records what the clients saw.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
