@@ -358,6 +358,18 @@ func (cr *CellResult) realLine() string {
 	return fmt.Sprintf("%d/%d unsafe (%s), agree %v", cr.RealUnsafe, cr.RealRuns, cr.RealVerdict, cr.Agree)
 }
 
+// Disagreements names the cells the real arm ran, whose debate outcome
+// is agreed, where the arms disagree.
+func (r *Result) Disagreements() []string {
+	var out []string
+	for _, c := range r.Cells {
+		if c.NotSupported == "" && c.Expected != "" && c.RealRuns > 0 && !c.Agree {
+			out = append(out, c.Scenario+"/"+c.Lock)
+		}
+	}
+	return out
+}
+
 // WriteTable writes the table people read.
 func (r *Result) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "%-24s %-16s %-9s %-22s %-22s %-6s %s\n", "scenario", "lock", "expected", "sim unsafe", "real unsafe", "agree", "note")

@@ -20,6 +20,7 @@ import (
 func newParityCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
 	var (
 		quick    bool
+		strict   bool
 		out      string
 		cells    string
 		simRuns  = intValue{min: 1, max: 100_000}
@@ -96,6 +97,10 @@ Needs redis-server: apt-get install -y redis-server redis-sentinel faketime.`,
 				}
 				res.WriteTable(stdout)
 				fmt.Fprintf(stdout, "wrote %s/{%s,%s,%s}\n", out, parity.JSONFile, parity.TableFile, parity.ChartFile)
+				if bad := res.Disagreements(); strict && len(bad) > 0 {
+					fmt.Fprintf(stderr, "locksim: parity: %d cells with an agreed debate outcome disagree: %s\n", len(bad), strings.Join(bad, ", "))
+					return exitUnsafe
+				}
 				return 0
 			})
 			return nil
@@ -103,6 +108,7 @@ Needs redis-server: apt-get install -y redis-server redis-sentinel faketime.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&quick, "quick", false, "fewer runs a cell: 40 sim seeds, 5 real runs")
+	fl.BoolVar(&strict, "fail-on-disagree", false, "exit 1 when a cell the real arm ran, whose debate outcome is agreed, disagrees (CI)")
 	fl.StringVar(&out, "out", "", "the `DIR` to write parity.json, parity.txt and parity.png to; required")
 	fl.StringVar(&cells, "cells", "", "only these cells: `SCENARIO/LOCK,...` (default: the fixed set)")
 	fl.Var(&simRuns, "sim-runs", "sim seeds a cell (default 200, --quick 40)")
