@@ -326,3 +326,52 @@ func TestCleanupOnFailureAndInterrupt(t *testing.T) {
 	}
 	empty(t, tmp)
 }
+
+// TestNodePauseAndCrash: SIGSTOP stops a node from answering, SIGCONT
+// resumes it with its keys; a crash without persistence restarts it
+// empty, one with appendfsync always keeps every acknowledged write.
+func TestNodePauseAndCrash(t *testing.T) {
+	requireRedis(t)
+	ctx := context.Background()
+	for _, persistence := range []string{"none", "always"} {
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &server{name: "n0", port: port, dir: t.TempDir(), persistence: persistence}
+		if err := s.start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		a := s.admin
+		if err := a.Set(ctx, "k", "v", time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.pause(); err != nil {
+			t.Fatal(err)
+		}
+		c, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		err = a.Get(c, "k").Err()
+		cancel()
+		if err == nil {
+			t.Errorf("%s: a SIGSTOPped node answered", persistence)
+		}
+		if err := s.resume(); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := a.Get(ctx, "k").Result(); err != nil || v != "v" {
+			t.Errorf("%s: after SIGCONT: %q %v", persistence, v, err)
+		}
+		s.kill()
+		if err := s.start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		n, err := a.Exists(ctx, "k").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]int64{"none": 0, "always": 1}[persistence]; n != want {
+			t.Errorf("%s: after SIGKILL and restart the key exists %d, want %d", persistence, n, want)
+		}
+		s.close()
+	}
+}
