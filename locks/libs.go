@@ -28,7 +28,7 @@ func init() {
 		Source:   "library (single node)",
 		Weakness: "no validity signal: the holder cannot tell when its lease ran out; one node is a single point of failure",
 		Topology: Single,
-		TTL:      3 * time.Second,
+		TTL:      redislockTTL,
 		New:      newRedislock,
 	})
 }
@@ -104,8 +104,16 @@ type redislockLock struct {
 	ttl time.Duration
 }
 
-func newRedislock(env Env) (Lock, error) {
-	return &redislockLock{env: env, c: redislock.New(env.Primary), ttl: 3 * time.Second}, nil
+func newRedislock(env Env) (Lock, error) { return NewRedislock(env, redislockTTL) }
+
+// redislockTTL is the catalogue's redislock lease.
+const redislockTTL = 3 * time.Second
+
+// NewRedislock is the catalogue's redislock with another lease (the
+// real-Redis arm's shorter one; its retry backoff and obtain deadline
+// scale alike). The catalogue's is NewRedislock(env, 3 s).
+func NewRedislock(env Env, ttl time.Duration) (Lock, error) {
+	return &redislockLock{env: env, c: redislock.New(env.Primary), ttl: ttl}, nil
 }
 
 func (l *redislockLock) Acquire(ctx context.Context) (Lease, error) {
@@ -113,11 +121,16 @@ func (l *redislockLock) Acquire(ctx context.Context) (Lease, error) {
 	start := time.Now()
 	// A caller deadline keeps redislock from adding its own; the retry
 	// strategy is a fixed linear backoff (no global random source).
-	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	deadline, backoff := 3*time.Second, 100*time.Millisecond
+	if l.ttl != redislockTTL {
+		scale := float64(l.ttl) / float64(redislockTTL)
+		deadline, backoff = time.Duration(float64(deadline)*scale), time.Duration(float64(backoff)*scale)
+	}
+	cctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	lk, err := l.c.Obtain(cctx, l.env.Key, l.ttl, &redislock.Options{
 		Token:         token,
-		RetryStrategy: redislock.LimitRetry(redislock.LinearBackoff(100*time.Millisecond), 10),
+		RetryStrategy: redislock.LimitRetry(redislock.LinearBackoff(backoff), 10),
 	})
 	if err != nil {
 		if errors.Is(err, redislock.ErrNotObtained) {

@@ -20,6 +20,11 @@ import (
 // makes a run take seconds (pause-after-check: 8 TTL of safety phase).
 const DefaultTTL = 500 * time.Millisecond
 
+// NominalTTL is the lease a lock without one (setnx-del, version-cas) is
+// scaled by: set-nx-cad's 3 s, so --ttl plays its scenario as fast as
+// set-nx-cad's.
+const NominalTTL = 3 * time.Second
+
 // MinTTL and MaxTTL bound --ttl.
 const (
 	MinTTL = 50 * time.Millisecond
@@ -38,6 +43,9 @@ type Job struct {
 	// lock's own TTL before it.
 	Scale   float64
 	OrigTTL time.Duration
+	// TTL is the lease asked for (--ttl); Lock.TTL is it too, or 0 for a
+	// lock without a lease (scaled by NominalTTL).
+	TTL time.Duration
 }
 
 // Build builds spec for the real arm with the lock's TTL set to ttl (0:
@@ -86,10 +94,11 @@ func BuildScaled(spec run.Spec, ttl time.Duration) (*Job, error) {
 	if err != nil {
 		return nil, &run.InputError{Err: err}
 	}
-	if parts.Lock.TTL <= 0 {
-		return nil, &run.InputError{Field: "lock", Err: fmt.Errorf("%s has no TTL: the real backend scales a scenario by the TTL", parts.Lock.ID)}
+	own := parts.Lock.TTL
+	if own <= 0 {
+		own = NominalTTL // a lock without a lease: scaled as if it had set-nx-cad's
 	}
-	k := float64(ttl) / float64(parts.Lock.TTL)
+	k := float64(ttl) / float64(own)
 	scaled, err := Scale(parts, k)
 	if err != nil {
 		return nil, &run.InputError{Field: "ttl", Err: err}
@@ -102,7 +111,7 @@ func BuildScaled(spec run.Spec, ttl time.Duration) (*Job, error) {
 	}
 	job := &run.Job{Spec: spec, Scenario: base.Scenario, Lock: scaled.Lock, Config: cfg, Judging: j,
 		Check: checker.Options{RequireFairness: spec.Fairness}}
-	return &Job{Job: job, Parts: scaled, Scale: k, OrigTTL: parts.Lock.TTL}, nil
+	return &Job{Job: job, Parts: scaled, Scale: k, OrigTTL: own, TTL: ttl}, nil
 }
 
 // Supported reports what the real arm cannot carry out in parts, or nil.

@@ -121,10 +121,23 @@ func TestScaleLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ScaleLock(rl, 0.1); err == nil || !strings.Contains(err.Error(), "cannot be time-scaled") {
-		t.Errorf("redislock: %v, want a refusal", err)
+	if s, err := ScaleLock(rl, 0.1); err != nil || s.TTL != 300*time.Millisecond {
+		t.Errorf("redislock scaled: TTL %v, %v; want 300ms through locks.NewRedislock", s.TTL, err)
+	}
+	opaque := locks.Info{ID: "opaque", TTL: time.Second, New: func(locks.Env) (locks.Lock, error) { return opaqueLock{}, nil }}
+	if _, err := ScaleLock(opaque, 0.1); err == nil || !strings.Contains(err.Error(), "cannot be time-scaled") {
+		t.Errorf("a lock with no parameters to scale: %v, want a refusal", err)
+	}
+	panicky := locks.Info{ID: "panicky", TTL: time.Second, New: func(e locks.Env) (locks.Lock, error) { e.Primary.Ping(context.Background()); return nil, nil }}
+	if _, err := ScaleLock(panicky, 0.1); err == nil {
+		t.Errorf("a constructor that needs a live Env: no error")
 	}
 }
+
+type opaqueLock struct{}
+
+func (opaqueLock) Acquire(context.Context) (locks.Lease, error) { return locks.Lease{}, nil }
+func (opaqueLock) Release(context.Context, locks.Lease) error   { return nil }
 
 // TestScaleWorld: the world's durations scale with the lock's TTL, in
 // the same ratio, so the scenario is the same scenario played faster.

@@ -56,7 +56,7 @@ func historyHash(evs []sim.Event) string {
 // (atomically), after a header line naming the run as the real arm ran it.
 func (jd *Judged) WriteHistory(path string) error {
 	var b bytes.Buffer
-	hdr, err := json.Marshal(map[string]any{"locksim_real_run": map[string]any{"repro": jd.Real.Repro(), "ttl_ns": int64(jd.Real.Lock.TTL),
+	hdr, err := json.Marshal(map[string]any{"locksim_real_run": map[string]any{"repro": jd.Real.Repro(), "ttl_ns": int64(jd.Real.TTL),
 		"time_scale": jd.Real.Scale, "replayable": false, "faults": jd.Job.Config.Faults}})
 	if err != nil {
 		return err
@@ -76,7 +76,7 @@ func (jd *Judged) WriteHistory(path string) error {
 
 // Repro is the command line of a real run (not a replay: it runs again).
 func (j *Job) Repro() string {
-	return fmt.Sprintf("%s --backend real --ttl %v", j.Spec.Repro(), j.Lock.TTL)
+	return fmt.Sprintf("%s --backend real --ttl %v", j.Spec.Repro(), j.TTL)
 }
 
 // RedisVersion is redis-server's version line ("" if it cannot be run).
@@ -97,7 +97,11 @@ func (jd *Judged) WriteSummary(w io.Writer, r *run.Report) {
 	}
 	j := jd.Job
 	line("backend", "real: %d redis-server processes on %s (%s), the storage and one toxiproxy proxy per client→server link in-process", len(j.Config.Nodes), Loopback, orUnknown(RedisVersion()))
-	line("ttl", "%v (the lock's own TTL is %v: every duration of the scenario × %.4g; --ttl changes it)", j.Lock.TTL, time.Duration(float64(j.Lock.TTL)/jd.Info.Scale), jd.Info.Scale)
+	own := "the lock's own TTL is " + jd.Real.OrigTTL.String()
+	if j.Lock.TTL == 0 {
+		own = "the lock has no TTL: scaled as if it were " + NominalTTL.String()
+	}
+	line("ttl", "%v (%s: every duration of the scenario × %.4g; --ttl changes it)", jd.Real.TTL, own, jd.Info.Scale)
 	if jd.Info.NodeClocks != "" {
 		line("node clocks", "%s", jd.Info.NodeClocks)
 	}
@@ -138,7 +142,7 @@ func (jd *Judged) WriteCounterexample(r *run.Report, dir string) (string, error)
 		return "", err
 	}
 	fig, err := charts.Timeline(jd.History, jd.Check, charts.TimelineOptions{
-		Caption: []string{"real Redis (" + orUnknown(RedisVersion()) + "), TTL " + jd.Job.Lock.TTL.String() + "; not replayable", jd.Real.Repro()}})
+		Caption: []string{"real Redis (" + orUnknown(RedisVersion()) + "), TTL " + jd.Real.TTL.String() + "; not replayable", jd.Real.Repro()}})
 	if err != nil {
 		return "", err
 	}

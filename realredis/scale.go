@@ -56,9 +56,6 @@ func Scale(p scenarios.Parts, k float64) (scenarios.Parts, error) {
 // fencing, watchdog, redlock); a library's lock (redsync, redislock, ...)
 // fixes its durations inside the library call and cannot be scaled.
 func ScaleLock(info locks.Info, k float64) (locks.Info, error) {
-	if info.TTL <= 0 {
-		return info, fmt.Errorf("lock %s has no TTL to scale the scenario by", info.ID)
-	}
 	if k == 1 {
 		return info, nil
 	}
@@ -93,7 +90,8 @@ func ScaleLock(info locks.Info, k float64) (locks.Info, error) {
 
 // withExpiry are the library locks with a constructor that takes the lease
 // (and scales their other durations with it).
-var withExpiry = map[string]func(locks.Env, time.Duration) (locks.Lock, error){"redsync": locks.NewRedsync}
+var withExpiry = map[string]func(locks.Env, time.Duration) (locks.Lock, error){
+	"redsync": locks.NewRedsync, "redislock": locks.NewRedislock, "gocron": locks.NewGocron}
 
 // probe builds the lock with an empty Env, to read its parameters. A
 // library's constructor may use the Env's clients at once (gocron pings):

@@ -209,7 +209,7 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	w := &world{job: j, cfg: j.Config, ctx: cctx, stop: make(chan struct{}), downs: map[int]int{}}
-	info = &Info{TTL: j.Lock.TTL, Scale: j.Scale, Dir: dir}
+	info = &Info{TTL: j.TTL, Scale: j.Scale, Dir: dir}
 	defer func() {
 		cancel()
 		w.teardown()
