@@ -77,7 +77,7 @@ type Options struct {
 // Full and Quick are the CLI's presets.
 var (
 	Full  = Options{SimRuns: 200, RealRuns: 20, RealJobs: 3}
-	Quick = Options{SimRuns: 40, RealRuns: 5, RealJobs: 4}
+	Quick = Options{SimRuns: 40, RealRuns: 4, RealJobs: 4}
 )
 
 // Result is parity.json.
@@ -176,7 +176,7 @@ func Run(ctx context.Context, b sim.Bubble, opt Options) (*Result, error) {
 			return nil, err
 		}
 		cr.Expected = expected(cr.Scenario, cr.Lock)
-		progress(opt.Progress, "sim  %-24s %-16s %d/%d unsafe (%s)", cr.Scenario, cr.Lock, cr.SimUnsafe, cr.SimRuns, cr.SimVerdict)
+		progress(opt.Progress, "%6.1fs sim  %-24s %-16s %d/%d unsafe (%s)", time.Since(began).Seconds(), cr.Scenario, cr.Lock, cr.SimUnsafe, cr.SimRuns, cr.SimVerdict)
 	}
 	var notes sync.Map
 	for i := range res.Cells {
@@ -185,7 +185,7 @@ func Run(ctx context.Context, b sim.Bubble, opt Options) (*Result, error) {
 			return nil, err
 		}
 		cr.finish()
-		progress(opt.Progress, "real %-24s %-16s %s", cr.Scenario, cr.Lock, cr.realLine())
+		progress(opt.Progress, "%6.1fs real %-24s %-16s %s", time.Since(began).Seconds(), cr.Scenario, cr.Lock, cr.realLine())
 	}
 	notes.Range(func(k, _ any) bool {
 		res.NodeClocks = k.(string)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mathrand "math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -66,18 +67,65 @@ type server struct {
 	stopped bool          // SIGSTOPped
 	down    bool          // killed, not restarted yet
 	admin   *redis.Client // direct (not proxied) client for the harness
+	hold    net.Listener  // holds the port while the node is down (holdPort)
 }
 
 func (s *server) addr() string { return net.JoinHostPort(Loopback, strconv.Itoa(s.port)) }
 
-// freePort asks the kernel for a free loopback port.
+// Redis ports are drawn below Linux's default ephemeral range
+// (32768-60999), so that a connection's source port or another run's proxy
+// is unlikely to take the port of a node that is down for a restart.
+const portLow, portHigh = 20000, 32000
+
+// freePort finds a free loopback port for a redis-server.
 func freePort() (int, error) {
+	for try := 0; try < 64; try++ {
+		port := portLow + mathrand.IntN(portHigh-portLow)
+		l, err := net.Listen("tcp", net.JoinHostPort(Loopback, strconv.Itoa(port)))
+		if err == nil {
+			l.Close()
+			return port, nil
+		}
+	}
 	l, err := net.Listen("tcp", net.JoinHostPort(Loopback, "0"))
 	if err != nil {
 		return 0, err
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// holdPort keeps a crashed node's port while it is down: it accepts and
+// at once closes every connection (a client sees the node fail at once,
+// as with a refused connection), so nothing else takes the port before
+// the restart.
+func (s *server) holdPort() {
+	l, err := net.Listen("tcp", s.addr())
+	if err != nil {
+		return // the restart will say if the port is gone
+	}
+	s.mu.Lock()
+	s.hold = l
+	s.mu.Unlock()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+}
+
+func (s *server) releasePort() {
+	s.mu.Lock()
+	l := s.hold
+	s.hold = nil
+	s.mu.Unlock()
+	if l != nil {
+		l.Close()
+	}
 }
 
 func (s *server) args() []string {
@@ -95,6 +143,7 @@ func (s *server) args() []string {
 
 // start runs the server and waits until it answers PING.
 func (s *server) start(ctx context.Context) error {
+	s.releasePort()
 	cmd := exec.Command("redis-server", s.args()...)
 	// Its own process group (a Ctrl-C on the terminal reaches locksim,
 	// which kills it), and killed with locksim if locksim dies.
@@ -183,9 +232,16 @@ func (s *server) kill() {
 	<-done
 }
 
+// crash kills the process (SIGKILL) and holds its port until the restart.
+func (s *server) crash() {
+	s.kill()
+	s.holdPort()
+}
+
 // close kills the process for good and closes the admin client.
 func (s *server) close() {
 	s.kill()
+	s.releasePort()
 	s.mu.Lock()
 	if s.admin != nil {
 		_ = s.admin.Close()

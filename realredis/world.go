@@ -432,7 +432,7 @@ func (w *world) crash(n int) {
 	}
 	w.mu.Unlock()
 	if first {
-		w.servers[n].kill()
+		w.servers[n].crash()
 	}
 }
 

@@ -41,7 +41,7 @@ are listed as such, never guessed.
 Writes DIR/parity.json ({"cells":[{scenario, lock, sim_runs, sim_unsafe,
 real_runs, real_unsafe, sim_verdict, real_verdict, agree, ...}]}),
 DIR/parity.txt (the table also printed on stdout) and DIR/parity.png.
-Default: 200 sim seeds and 20 real runs a cell; --quick: 40 and 5.
+Default: 200 sim seeds and 20 real runs a cell (3 at once); --quick: 40 and 4 (4 at once).
 Needs redis-server: apt-get install -y redis-server redis-sentinel faketime.`,
 		Example: `  locksim parity --quick --out p
   locksim parity --out p --cells pause-after-check/set-nx-cad,no-faults/redlock --real-runs 10`,
@@ -107,12 +107,12 @@ Needs redis-server: apt-get install -y redis-server redis-sentinel faketime.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&quick, "quick", false, "fewer runs a cell: 40 sim seeds, 5 real runs")
+	fl.BoolVar(&quick, "quick", false, "fewer runs a cell: 40 sim seeds, 4 real runs")
 	fl.BoolVar(&strict, "fail-on-disagree", false, "exit 1 when a cell the real arm ran, whose debate outcome is agreed, disagrees (CI)")
 	fl.StringVar(&out, "out", "", "the `DIR` to write parity.json, parity.txt and parity.png to; required")
 	fl.StringVar(&cells, "cells", "", "only these cells: `SCENARIO/LOCK,...` (default: the fixed set)")
 	fl.Var(&simRuns, "sim-runs", "sim seeds a cell (default 200, --quick 40)")
-	fl.Var(&realRuns, "real-runs", "real runs a cell (default 20, --quick 5)")
+	fl.Var(&realRuns, "real-runs", "real runs a cell (default 20, --quick 4)")
 	fl.VarP(&jobs, "jobs", "j", "real runs at once (default 3, --quick 4)")
 	fl.Var(&ttl, "ttl", fmt.Sprintf("the lock's TTL in both arms, %v..%v (default %v)", realredis.MinTTL, realredis.MaxTTL, realredis.DefaultTTL))
 	return cmd

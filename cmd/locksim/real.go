@@ -88,7 +88,7 @@ func runReal(job *realredis.Job, f *runFlags, stdout, stderr io.Writer) int {
 			var m map[string]any
 			if err = json.Unmarshal(b, &m); err == nil {
 				m["backend"] = "real"
-				m["ttl_ns"] = int64(job.Lock.TTL)
+				m["ttl_ns"] = int64(job.TTL)
 				m["time_scale"] = job.Scale
 				m["replayable"] = false
 				m["wall_ns"] = int64(jd.Info.Wall)
