@@ -43,6 +43,7 @@ type world struct {
 	clockNote  string
 	errs       []error // harness errors during the run (a signal that failed)
 	downs      map[int]int
+	downSince  map[int]int64 // true time each down node was killed
 	drifts     []*drift
 }
 
@@ -208,7 +209,7 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 		return nil, nil, fmt.Errorf("temp dir: %w", err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
-	w := &world{job: j, cfg: j.Config, ctx: cctx, stop: make(chan struct{}), downs: map[int]int{}}
+	w := &world{job: j, cfg: j.Config, ctx: cctx, stop: make(chan struct{}), downs: map[int]int{}, downSince: map[int]int64{}}
 	info = &Info{TTL: j.TTL, Scale: j.Scale, Dir: dir}
 	defer func() {
 		cancel()
@@ -428,7 +429,8 @@ func (w *world) crash(n int) {
 	first := w.downs[n] == 1
 	if first {
 		w.stats.Crashes++
-		w.addLocked(sim.Event{T: w.now(), Proc: w.servers[n].name, Kind: "crash", Detail: string(w.cfg.Nodes[n].Persistence)})
+		w.downSince[n] = w.now()
+		w.addLocked(sim.Event{T: w.downSince[n], Proc: w.servers[n].name, Kind: "crash", Detail: string(w.cfg.Nodes[n].Persistence)})
 	}
 	w.mu.Unlock()
 	if first {
@@ -452,7 +454,11 @@ func (w *world) crashEnded(n int) {
 		}
 		return
 	}
-	w.record(sim.Event{Proc: w.servers[n].name, Kind: "restart"})
+	w.mu.Lock()
+	now := w.now()
+	w.addLocked(sim.Event{T: now, Proc: w.servers[n].name, Kind: "restart",
+		Detail: fmt.Sprintf("serving again %v after the kill", time.Duration(now-w.downSince[n]).Round(time.Millisecond))})
+	w.mu.Unlock()
 }
 
 // heal lifts every fault at the end of the safety phase: proxies clear,
