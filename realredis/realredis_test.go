@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/resource"
 	"github.com/locksim/locksim/run"
@@ -386,5 +387,64 @@ func TestNodePauseAndCrash(t *testing.T) {
 			t.Errorf("%s: after SIGKILL and restart the key exists %d, want %d", persistence, n, want)
 		}
 		s.close()
+	}
+}
+
+// TestRetriedDelDeletesNextHolder is the real-Redis behaviour behind the
+// no-faults × getset-expiry disagreement (docs/PARITY.md): when a reply
+// comes later than go-redis's ReadTimeout, go-redis retries the command
+// on a new connection; a plain DEL that already ran then runs twice, and
+// the second deletes the key another client set in between. The simulator
+// runs the same go-redis retries, but its latency model (0.2 ms + an
+// exponential of mean 0.3 ms) never reaches a read timeout without a
+// fault; a loaded machine's loopback does.
+func TestRetriedDelDeletesNextHolder(t *testing.T) {
+	requireRedis(t)
+	ctx := context.Background()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{name: "n0", port: port, dir: t.TempDir(), persistence: "none"}
+	if err := s.start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	ls := newLinks()
+	defer ls.close()
+	addr, err := ls.add("c0", "n0", s.addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true, Dialer: loopbackDialer(nil),
+		ReadTimeout: 50 * time.Millisecond, MaxRetries: 3, MinRetryBackoff: 30 * time.Millisecond, MaxRetryBackoff: 30 * time.Millisecond})
+	defer a.Close()
+	b := s.admin // another client, not delayed
+	if err := a.Set(ctx, "lock", "a", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The replies c0's proxy gets in the next 20 ms come 200 ms late (a
+	// transient stall; its requests are not delayed, nor later replies,
+	// such as a new connection's handshake).
+	if _, _, err := ls.apply(faults.Fault{Kind: faults.Delay, From: []string{"n0"}, To: []string{"c0"}, OneWay: true, Duration: 20 * time.Millisecond, Delay: 200 * time.Millisecond}, 0); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.Del(ctx, "lock").Err() }()
+	// The first DEL runs at once; B takes the lock before the retry.
+	deadline := time.Now().Add(time.Second)
+	for b.Exists(ctx, "lock").Val() == 1 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if ok, err := b.SetNX(ctx, "lock", "b", 0).Result(); err != nil || !ok {
+		t.Fatalf("B's SET NX after A's first DEL: %v %v", ok, err)
+	}
+	if err := <-done; err != nil { // the retry's reply came in time
+		t.Fatalf("A's DEL: %v", err)
+	}
+	if v, err := b.Get(ctx, "lock").Result(); err == nil {
+		t.Fatalf("B's key survived (%q): A's DEL ran only once; the retry did not happen", v)
+	} else if !errors.Is(err, redis.Nil) {
+		t.Fatal(err)
 	}
 }
