@@ -74,6 +74,9 @@ func runReal(job *realredis.Job, f *runFlags, stdout, stderr io.Writer) int {
 	if jd.Err != nil {
 		fmt.Fprintf(stderr, "locksim: run incomplete, verdict %s: %v\n", r.Verdict, jd.Err)
 	}
+	if r.Counterexample != nil && f.cexDir == "" && !f.json {
+		fmt.Fprintf(stderr, "locksim: a real run is not replayable: add --counterexample DIR to keep this one's slice, porcupine.html and timeline.png (and --trace FILE for its history)\n")
+	}
 	if r.Counterexample != nil && f.cexDir != "" {
 		png, err := jd.WriteCounterexample(r, f.cexDir)
 		if err != nil {
