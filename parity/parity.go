@@ -121,6 +121,10 @@ type CellResult struct {
 	RealReasons []string `json:"real_reasons,omitempty"`
 	SimReasons  []string `json:"sim_reasons,omitempty"`
 	RealWallNS  int64    `json:"real_wall_ns"`
+	// RealReadRTTMaxNS is the longest storage read round trip of the
+	// cell's real runs (the machine's latency tail; the simulator's
+	// model has none).
+	RealReadRTTMaxNS int64 `json:"real_read_rtt_max_ns"`
 	// Errors are real runs that could not be judged at all.
 	Errors []string `json:"errors,omitempty"`
 }
@@ -318,6 +322,9 @@ func (cr *CellResult) realArm(ctx context.Context, opt Options, notes *sync.Map)
 		}
 		if o.jd.Info != nil && o.jd.Info.NodeClocks != "" {
 			notes.Store(o.jd.Info.NodeClocks, true)
+		}
+		if o.jd.Info != nil {
+			cr.RealReadRTTMaxNS = max(cr.RealReadRTTMaxNS, int64(o.jd.Info.ReadRTT.Max))
 		}
 		v := string(o.jd.Verdict())
 		if o.jd.Err != nil && v != string(checker.VerdictUnsafe) {

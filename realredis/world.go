@@ -92,6 +92,8 @@ type Info struct {
 	Listeners  []string      // every address the run listened on
 	Dials      []string      // every address a client dialled
 	Wall       time.Duration // wall time of the run, set-up included
+	// ReadRTT is the storage reads' round trips (set by RunAndJudge).
+	ReadRTT RTT
 }
 
 // setup starts the servers, the storage, the proxies and the clients.

@@ -95,6 +95,7 @@ func runReal(job *realredis.Job, f *runFlags, stdout, stderr io.Writer) int {
 				m["time_scale"] = job.Scale
 				m["replayable"] = false
 				m["wall_ns"] = int64(jd.Info.Wall)
+				m["storage_read_rtt"] = jd.Info.ReadRTT
 				if jd.Info.NodeClocks != "" {
 					m["node_clocks"] = jd.Info.NodeClocks
 				}
