@@ -19,7 +19,7 @@ func init() {
 		Source:   "library (Redlock)",
 		Weakness: "as Redlock (a failed round's delayed release can delete the next round's keys: its retries share one value); validity is read from time.Now (monotonic), so process pauses after the check still break it",
 		Topology: Independent,
-		TTL:      8 * time.Second,
+		TTL:      redsyncExpiry,
 		New:      newRedsync,
 	})
 	Register(Info{
@@ -28,35 +28,52 @@ func init() {
 		Source:   "library (single node)",
 		Weakness: "no validity signal: the holder cannot tell when its lease ran out; one node is a single point of failure",
 		Topology: Single,
-		TTL:      3 * time.Second,
+		TTL:      redislockTTL,
 		New:      newRedislock,
 	})
 }
 
+// redsyncExpiry is the catalogue's redsync lease.
+const redsyncExpiry = 8 * time.Second
+
 type redsyncLock struct {
 	env    Env
 	rs     *redsync.Redsync
+	expiry time.Duration
 	points *libPoints
 }
 
-func newRedsync(env Env) (Lock, error) {
+func newRedsync(env Env) (Lock, error) { return NewRedsync(env, redsyncExpiry) }
+
+// NewRedsync is the catalogue's redsync with another expiry (the real-Redis
+// arm plays scenarios with a shorter lease); its retry delays scale with
+// the expiry. The catalogue's is NewRedsync(env, 8 s).
+func NewRedsync(env Env, expiry time.Duration) (Lock, error) {
 	pools := make([]rsredis.Pool, len(env.Nodes))
 	for i, c := range env.Nodes {
 		pools[i] = rsgoredis.NewPool(c)
 	}
-	return &redsyncLock{env: env, rs: redsync.New(pools...), points: hookLibPoints(env, env.Nodes...)}, nil
+	return &redsyncLock{env: env, rs: redsync.New(pools...), expiry: expiry, points: hookLibPoints(env, env.Nodes...)}, nil
 }
 
 func (l *redsyncLock) Acquire(ctx context.Context) (Lease, error) {
 	r := l.env.Rand
+	expiry, scale := l.expiry, 1.0
+	if expiry != redsyncExpiry {
+		scale = float64(expiry) / float64(redsyncExpiry)
+	}
 	m := l.rs.NewMutex(l.env.Key,
-		redsync.WithExpiry(8*time.Second),
+		redsync.WithExpiry(expiry),
 		redsync.WithTries(4),
 		// Deterministic hooks (FACTS.md): values and retry delays come from
 		// the client's own stream instead of crypto/rand and math/rand.
 		redsync.WithGenValueFunc(func() (string, error) { return randomValue(r), nil }),
 		redsync.WithRetryDelayFunc(func(int) time.Duration {
-			return 50*time.Millisecond + time.Duration(r.Int64N(int64(200*time.Millisecond)))
+			d := 50*time.Millisecond + time.Duration(r.Int64N(int64(200*time.Millisecond)))
+			if scale != 1 {
+				d = time.Duration(float64(d) * scale)
+			}
+			return d
 		}),
 	)
 	start := time.Now()
@@ -93,8 +110,16 @@ type redislockLock struct {
 	points *libPoints
 }
 
-func newRedislock(env Env) (Lock, error) {
-	return &redislockLock{env: env, c: redislock.New(env.Primary), ttl: 3 * time.Second, points: hookLibPoints(env, env.Primary)}, nil
+func newRedislock(env Env) (Lock, error) { return NewRedislock(env, redislockTTL) }
+
+// redislockTTL is the catalogue's redislock lease.
+const redislockTTL = 3 * time.Second
+
+// NewRedislock is the catalogue's redislock with another lease (the
+// real-Redis arm's shorter one; its retry backoff and obtain deadline
+// scale alike). The catalogue's is NewRedislock(env, 3 s).
+func NewRedislock(env Env, ttl time.Duration) (Lock, error) {
+	return &redislockLock{env: env, c: redislock.New(env.Primary), ttl: ttl, points: hookLibPoints(env, env.Primary)}, nil
 }
 
 func (l *redislockLock) Acquire(ctx context.Context) (Lease, error) {
@@ -102,12 +127,17 @@ func (l *redislockLock) Acquire(ctx context.Context) (Lease, error) {
 	start := time.Now()
 	// A caller deadline keeps redislock from adding its own; the retry
 	// strategy is a fixed linear backoff (no global random source).
-	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	deadline, backoff := 3*time.Second, 100*time.Millisecond
+	if l.ttl != redislockTTL {
+		scale := float64(l.ttl) / float64(redislockTTL)
+		deadline, backoff = time.Duration(float64(deadline)*scale), time.Duration(float64(backoff)*scale)
+	}
+	cctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	l.points.arm()
 	lk, err := l.c.Obtain(cctx, l.env.Key, l.ttl, &redislock.Options{
 		Token:         token,
-		RetryStrategy: redislock.LimitRetry(redislock.LinearBackoff(100*time.Millisecond), 10),
+		RetryStrategy: redislock.LimitRetry(redislock.LinearBackoff(backoff), 10),
 	})
 	l.points.disarm()
 	if err != nil {

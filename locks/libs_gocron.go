@@ -28,23 +28,34 @@ type gocronLock struct {
 	env    Env
 	locker gocron.Locker
 	value  string // the value redsync drew for the last Lock call
+	expiry time.Duration
 	points *libPoints
 }
 
-func newGocron(env Env) (Lock, error) {
-	l := &gocronLock{env: env}
+func newGocron(env Env) (Lock, error) { return NewGocron(env, gocronTTL) }
+
+// NewGocron is the catalogue's gocron lock with another expiry (the
+// real-Redis arm's shorter lease; its retry delays scale alike). The
+// catalogue's is NewGocron(env, 8 s).
+func NewGocron(env Env, expiry time.Duration) (Lock, error) {
+	scale := float64(expiry) / float64(gocronTTL)
+	l := &gocronLock{env: env, expiry: expiry}
 	// Deterministic hooks (FACTS.md): redsync draws values from crypto/rand
 	// and retry delays from math/rand unless told otherwise; gocron passes
 	// redsync options through.
 	locker, err := gocronlock.NewRedisLockerAlways(env.Primary,
-		gocronlock.WithExpiry(gocronTTL),
+		gocronlock.WithExpiry(expiry),
 		gocronlock.WithTries(1),
 		gocronlock.WithGenValueFunc(func() (string, error) {
 			l.value = randomValue(env.Rand)
 			return l.value, nil
 		}),
 		gocronlock.WithRetryDelayFunc(func(int) time.Duration {
-			return 50*time.Millisecond + time.Duration(env.Rand.Int64N(int64(200*time.Millisecond)))
+			d := 50*time.Millisecond + time.Duration(env.Rand.Int64N(int64(200*time.Millisecond)))
+			if scale != 1 {
+				d = time.Duration(float64(d) * scale)
+			}
+			return d
 		}),
 	)
 	// NewRedisLockerAlways returns a usable locker together with the result
@@ -72,7 +83,7 @@ func (l *gocronLock) Acquire(ctx context.Context) (Lease, error) {
 	}
 	l.env.At(PointAfterCheck)
 	// gocron gives no validity signal: the honest belief is start+TTL.
-	return Lease{Value: l.value, Start: start, ValidUntil: start.Add(gocronTTL), OnGoClock: true, state: lk}, nil
+	return Lease{Value: l.value, Start: start, ValidUntil: start.Add(l.expiry), OnGoClock: true, state: lk}, nil
 }
 
 func (l *gocronLock) Release(ctx context.Context, lease Lease) error {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/parity"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sweep"
@@ -83,6 +84,9 @@ type Options struct {
 	Locks     []string
 	// Version names the build in the report ("locksim v1.2.3 (go1.26)").
 	Version string
+	// Parity, if set, is a 'locksim parity' folder: the report gets a
+	// "simulation vs real Redis" section from its parity.json.
+	Parity string
 }
 
 // Cell is one scenario × lock of the matrix.
@@ -139,6 +143,7 @@ type Plan struct {
 	cells      []*Cell
 	points     []*point
 	jobs       []job
+	parity     *parity.Result // Options.Parity's results
 }
 
 // Runs is how many simulations the plan runs (timelines aside).
@@ -151,6 +156,12 @@ func (p *Plan) Cells() []*Cell { return p.cells }
 // *sweep.InputError (Field "scenarios", "locks" or "").
 func NewPlan(opt Options) (*Plan, error) {
 	p := &Plan{opt: opt, seeds: DefaultSeeds, pauseSeeds: pauseSweepSeeds}
+	if opt.Parity != "" {
+		var err error
+		if p.parity, err = readParity(opt.Parity); err != nil {
+			return nil, err
+		}
+	}
 	values := pauseSweepValues
 	if opt.Quick {
 		p.seeds, p.pauseSeeds, values = QuickSeeds, pauseSweepQuickSeeds, pauseSweepQuick

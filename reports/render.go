@@ -41,6 +41,9 @@ func (p *Plan) Write(dir string) (Results, error) {
 		return res, err
 	}
 	v := p.view(res, figs)
+	if v.Parity, err = p.parityView(dir); err != nil {
+		return res, err
+	}
 	var md, page bytes.Buffer
 	if err := mdTemplate.Execute(&md, v); err != nil {
 		return res, err
@@ -169,6 +172,7 @@ type view struct {
 	Figures   []figure // not per scenario
 	Scenarios []scenarioView
 	Settings  []string
+	Parity    *parityView // the "simulation vs real Redis" section (Options.Parity)
 }
 
 type matrixRow struct {

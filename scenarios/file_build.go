@@ -34,6 +34,28 @@ const (
 // non-zero fields override the file (the CLI's --clients, --nodes,
 // --duration, ...; a sweep's replication lag, down-after, hold time).
 func (f *File) build(base locks.Info, seed uint64, p Params) (sim.Config, error) {
+	return f.buildParts(base, seed, p, nil)
+}
+
+// Parts is what a scenario file builds for a lock and seed, before it
+// becomes one simulated world: the world's config (whose Program runs
+// Workload with Lock), the lock as the file parameterised it, and the
+// workload. The real-Redis arm runs the same parts against real servers.
+type Parts struct {
+	Config   sim.Config
+	Lock     locks.Info
+	Workload Workload
+}
+
+// Parts builds the file's parts for base, seed and p (as Build does).
+func (f *File) Parts(base locks.Info, seed uint64, p Params) (Parts, error) {
+	var out Parts
+	_, err := f.buildParts(base, seed, p, &out)
+	return out, err
+}
+
+// buildParts is build; when out is set it also receives the parts.
+func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (sim.Config, error) {
 	info, err := f.lockInfo(base, f.Params[base.ID])
 	if err != nil {
 		return sim.Config{}, err
@@ -275,6 +297,9 @@ func (f *File) build(base locks.Info, seed uint64, p Params) (sim.Config, error)
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return sim.Config{}, &FileError{File: f.name, Msg: fmt.Sprintf("lock %s: %v", info.ID, err)}
+	}
+	if out != nil {
+		*out = Parts{Config: cfg, Lock: info, Workload: wl}
 	}
 	return cfg, nil
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync/atomic"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/resource"
@@ -49,39 +52,64 @@ const maxVersionRetries = 16
 //
 // Designs that exclude nothing (version-cas) record no acquire/release.
 func Program(info locks.Info, wl Workload) sim.Program {
-	return func(p *sim.Proc) {
-		c := &client{p: p, info: info, wl: wl}
-		believe := RenewRecorder(p, info.ID, &c.holding)
-		if wl.Careful {
-			rec := believe
-			believe = func(validUntil time.Time) {
-				c.renewed.Store(&validUntil)
-				rec(validUntil)
-			}
+	return func(p *sim.Proc) { RunClient(p, info, wl) }
+}
+
+// Proc is what the client program needs from its process: *sim.Proc in
+// the simulator, a real process in the real-Redis arm.
+type Proc interface {
+	// Now and Sleep are the process's own clock (clock.Clock).
+	Now() time.Time
+	Sleep(d time.Duration)
+	Name() string
+	Context() context.Context
+	Rand() *rand.Rand
+	Stopping() bool
+	TrueNow() int64
+	TrueDeadline(local time.Time) int64
+	GoTimeToTrue(t time.Time) int64
+	Record(ev sim.Event)
+	Point(point string)
+	Go(f func())
+	Nodes() []*redis.Client
+	Primary() *redis.Client
+	Service(i int) *redis.Client
+}
+
+// RunClient is one client's program (Program's body) on process p: it
+// returns when p is stopping.
+func RunClient(p Proc, info locks.Info, wl Workload) {
+	c := &client{p: p, info: info, wl: wl}
+	believe := RenewRecorder(p, info.ID, &c.holding)
+	if wl.Careful {
+		rec := believe
+		believe = func(validUntil time.Time) {
+			c.renewed.Store(&validUntil)
+			rec(validUntil)
 		}
-		env := locks.Env{Nodes: locks.UniversalClients(p.Nodes()), Primary: p.Primary(), Clock: p, Rand: p.Rand(), Client: p.Name(), Key: wl.Key, TTL: info.TTL,
-			Hooks: locks.Hooks{At: func(pt locks.PausePoint) { p.Point(string(pt)) }, Go: p.Go, Renewed: believe}}
-		if env.Primary == nil {
-			env.Primary = p.Nodes()[0]
-		}
-		lk, err := info.New(env)
-		if err != nil {
-			p.Record(sim.Event{Kind: "error", Lock: info.ID, Detail: err.Error()})
-			return
-		}
-		c.env = env
-		if wl.Resource != ResourceNone || wl.Section != nil {
-			c.store = resource.Client{C: p.Service(0)}
-		}
-		for !p.Stopping() {
-			c.round(lk)
-			p.Sleep(c.uniform(wl.ThinkMin, wl.ThinkMax))
-		}
+	}
+	env := locks.Env{Nodes: locks.UniversalClients(p.Nodes()), Primary: p.Primary(), Clock: p, Rand: p.Rand(), Client: p.Name(), Key: wl.Key, TTL: info.TTL,
+		Hooks: locks.Hooks{At: func(pt locks.PausePoint) { p.Point(string(pt)) }, Go: p.Go, Renewed: believe}}
+	if env.Primary == nil {
+		env.Primary = p.Nodes()[0]
+	}
+	lk, err := info.New(env)
+	if err != nil {
+		p.Record(sim.Event{Kind: "error", Lock: info.ID, Detail: err.Error()})
+		return
+	}
+	c.env = env
+	if wl.Resource != ResourceNone || wl.Section != nil {
+		c.store = resource.Client{C: p.Service(0)}
+	}
+	for !p.Stopping() {
+		c.round(lk)
+		p.Sleep(c.uniform(wl.ThinkMin, wl.ThinkMax))
 	}
 }
 
 type client struct {
-	p     *sim.Proc
+	p     Proc
 	env   locks.Env
 	info  locks.Info
 	wl    Workload

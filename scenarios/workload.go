@@ -41,7 +41,7 @@ func LockProgram(info locks.Info, wl Workload) sim.Program {
 // reports after Acquire (a watchdog's renewal) becomes an event Kind "renew",
 // Op "acquire", OpID the acquisition it extends (read from holding), Until
 // the true time at which the holder's own clock reaches the new deadline.
-func RenewRecorder(p *sim.Proc, lock string, holding *atomic.Int64) func(time.Time) {
+func RenewRecorder(p Proc, lock string, holding *atomic.Int64) func(time.Time) {
 	return func(validUntil time.Time) {
 		p.Record(sim.Event{Kind: "renew", Op: "acquire", OpID: holding.Load(), Lock: lock, Until: p.TrueDeadline(validUntil)})
 	}

@@ -52,6 +52,9 @@ type Sweep struct {
 	// Summary receives the rate table when the sweep is complete (nil:
 	// discarded).
 	Summary io.Writer
+	// NewRunner, if set, makes every worker's runner instead of NewRunners
+	// (the real-Redis arm's, for Spec.Backend "real").
+	NewRunner func() (Runner, error)
 }
 
 // Status is how far a sweep got.
@@ -144,8 +147,17 @@ func (sw *Sweep) Run(ctx context.Context, b sim.Bubble) (Status, error) {
 			sw.Progress(st.Done, mine)
 		}
 		workers := min(max(1, sw.Workers), len(todo))
-		runners, err := NewRunners(workers, b, sw.Worker, log)
-		if err != nil {
+		var runners []Runner
+		if sw.NewRunner != nil {
+			for range workers {
+				r, err := sw.NewRunner()
+				if err != nil {
+					file.Close()
+					return st, err
+				}
+				runners = append(runners, r)
+			}
+		} else if runners, err = NewRunners(workers, b, sw.Worker, log); err != nil {
 			file.Close()
 			return st, err
 		}

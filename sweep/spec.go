@@ -41,6 +41,11 @@ type Spec struct {
 	LivenessNS int64 `json:"liveness_ns,omitempty"`
 	Shard      int   `json:"shard"`
 	Shards     int   `json:"shards"`
+	// Backend is "" (the simulator) or "real" (real Redis: the
+	// runners come from Sweep.NewRunner), with the lock's TTL there. A
+	// sweep of one backend never resumes into the other's folder.
+	Backend string `json:"backend,omitempty"`
+	TTLNS   int64  `json:"ttl_ns,omitempty"`
 }
 
 // Job is one run of the cross product. Index is its position in job

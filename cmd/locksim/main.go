@@ -168,6 +168,7 @@ func newRootCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
 	root.AddCommand(newSweepCmd(stdout, stderr, h, code))
 	root.AddCommand(newMergeCmd(stdout))
 	root.AddCommand(newReportCmd(stdout, stderr, h, code))
+	root.AddCommand(newParityCmd(stdout, stderr, h, code))
 	root.AddCommand(newBenchCmd(stdout, stderr, h, code))
 	root.AddCommand(newWorkerCmd(os.Stdin, stdout, h, code))
 	root.AddCommand(newVersionCmd(stdout))

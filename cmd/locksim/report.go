@@ -25,6 +25,7 @@ type reportFlags struct {
 	jobs      intValue
 	scenarios string
 	locks     string
+	parity    string
 }
 
 func newReportCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
@@ -75,6 +76,7 @@ stay).`,
 	fl.VarP(&f.jobs, "jobs", "j", fmt.Sprintf("parallel workers, 1..1024, lowered to what the machine holds (4 a core, ~64 MiB each; default the number of CPUs, %d here)", runtime.NumCPU()))
 	fl.StringVar(&f.scenarios, "scenarios", "", "only these comma-separated scenario ids (default: every built-in)")
 	fl.StringVar(&f.locks, "locks", "", "only these comma-separated lock ids (default: every lock)")
+	fl.StringVar(&f.parity, "parity", "", "add a \"simulation vs real Redis\" section from the `DIR` a 'locksim parity --out DIR' wrote")
 	return cmd
 }
 
@@ -95,7 +97,7 @@ func (f *reportFlags) plan() (*reportRun, error) {
 	if f.out == "" {
 		return nil, usageErrorf("--out: required (the directory for the report)")
 	}
-	opt := reports.Options{Quick: f.quick, Version: versionLine()}
+	opt := reports.Options{Quick: f.quick, Version: versionLine(), Parity: f.parity}
 	if f.seeds.set {
 		opt.Seeds = f.seeds.v
 	}

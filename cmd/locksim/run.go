@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/realredis"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -49,6 +50,8 @@ type runFlags struct {
 	traceMax  intValue // --trace-max-mb
 	cexDir    string
 	shrink    shrinkFlags // --faults, --shrink, --shrink-out, --shrink-runs (shrink.go)
+	backend   string      // --backend: sim or real (real.go)
+	ttl       durationValue
 }
 
 // newRunFlags is run's flag values with their allowed ranges (replay
@@ -66,6 +69,7 @@ func newRunFlags() runFlags {
 		pause:     floatValue{min: 0, max: 100},
 		step:      intValue{min: 0, max: 999},
 		traceMax:  intValue{min: 1, max: 1 << 20, v: defaultTraceMaxMB},
+		ttl:       durationValue{min: realredis.MinTTL, max: realredis.MaxTTL},
 	}
 }
 
@@ -95,6 +99,20 @@ judged completely).`,
   locksim run --scenario my-scenario.yaml --lock redlock --seed 1 --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkBackend(f.backend); err != nil {
+				return usageErrorf("%v", err)
+			}
+			if f.backend == "real" {
+				rj, err := f.realJob(cmd)
+				if err != nil {
+					return err
+				}
+				*code = runReal(rj, f, stdout, stderr)
+				return nil
+			}
+			if cmd.Flags().Lookup("ttl").Changed {
+				return usageErrorf("--ttl: only with --backend real (the simulator runs each lock with its own TTL)")
+			}
 			j, err := f.job(cmd)
 			if err != nil {
 				return err
@@ -126,6 +144,8 @@ judged completely).`,
 	fl.BoolVar(&f.fairness, "fairness", false, "judge fairness: a client that never acquires after the heal while others do fails liveness (by default it is a fairness figure, as for any design that promises no fairness)")
 	fl.StringVar(&f.cexDir, "counterexample", "", "when unsafe, write the counterexample to `DIR`: slice.jsonl (the events that show the first violation) and porcupine.html (the resource history, faults annotated)")
 	f.shrink.register(fl)
+	fl.StringVar(&f.backend, "backend", "sim", "`sim` (the simulator) or real (real redis-server processes on 127.0.0.1, real time; needs: apt-get install -y redis-server redis-sentinel faketime)")
+	fl.Var(&f.ttl, "ttl", realTTLHelp)
 	return cmd
 }
 

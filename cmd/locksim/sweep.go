@@ -12,10 +12,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/locksim/locksim/realredis"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -40,6 +42,8 @@ type sweepFlags struct {
 	duration  durationValue
 	liveness  durationValue
 	charts    bool
+	backend   string
+	ttl       durationValue
 }
 
 func newSweepCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
@@ -54,6 +58,7 @@ func newSweepFlags() *sweepFlags {
 		nodes:    intValue{min: 1, max: sim.MaxNodes},
 		duration: durationValue{min: sim.MinDuration, max: sim.MaxDuration},
 		liveness: durationValue{max: sim.MaxDuration},
+		ttl:      durationValue{min: realredis.MinTTL, max: realredis.MaxTTL},
 	}
 }
 
@@ -120,6 +125,8 @@ sweep began is a different sweep and does not resume.`,
 	fl.Var(&f.duration, "duration", "safety phase of every job (default: the scenario's)")
 	fl.Var(&f.liveness, "liveness", "liveness phase of every job (default: the scenario's)")
 	fl.BoolVar(&f.charts, "charts", true, "draw the rates (rates-*.png and .svg) when the sweep is complete")
+	fl.StringVar(&f.backend, "backend", "sim", "`sim` (the simulator) or real (every job against real redis-server processes on 127.0.0.1, in real time; see 'locksim run --help')")
+	fl.Var(&f.ttl, "ttl", realTTLHelp)
 	return cmd
 }
 
@@ -187,10 +194,38 @@ func (f *sweepFlags) options(cmd *cobra.Command, stdout, stderr io.Writer) (*swe
 			fmt.Fprintf(stderr, "locksim: %s\n", note)
 		}
 	}
+	if err := checkBackend(f.backend); err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	var newRunner func() (sweep.Runner, error)
+	if f.backend == "real" {
+		ttl := f.ttl.v
+		if ttl == 0 {
+			ttl = realredis.DefaultTTL
+		}
+		spec.Backend, spec.TTLNS = "real", int64(ttl)
+		// Every lock's first job must be one the real arm runs.
+		for i, l := range spec.Locks {
+			j := sweep.Job{Lock: l, Seed: spec.FirstSeed, Index: i * spec.Seeds}
+			if len(spec.Values) > 0 {
+				j.HasValue, j.Value = true, spec.Values[0]
+			}
+			if _, err := realredis.Build(spec.Run(j), ttl); err != nil {
+				return nil, usageErrorf("--backend real: %s: %s", l, configError(err))
+			}
+		}
+		if err := realredis.CheckBinaries(); err != nil {
+			return nil, usageErrorf("%v", err)
+		}
+		redis.SetLogger(quietLogger{})
+		newRunner = func() (sweep.Runner, error) { return realredis.SweepRunner{TTL: ttl}, nil }
+	} else if cmd.Flags().Lookup("ttl").Changed {
+		return nil, usageErrorf("--ttl: only with --backend real")
+	}
 	if err := sweep.Prepare(f.out, spec); err != nil {
 		return nil, sweepError(err)
 	}
-	o := &sweepOptions{Sweep: sweep.Sweep{Spec: spec, Dir: f.out, Workers: workers, Worker: workerCommand(workers), Log: stderr, Draw: f.charts, Summary: stdout},
+	o := &sweepOptions{Sweep: sweep.Sweep{Spec: spec, Dir: f.out, Workers: workers, Worker: workerCommand(workers), Log: stderr, Draw: f.charts, Summary: stdout, NewRunner: newRunner},
 		stderr: stderr, progress: isTerminal(stderr), signals: true}
 	return o, nil
 }

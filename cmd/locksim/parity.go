@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
+	"github.com/locksim/locksim/parity"
+	"github.com/locksim/locksim/realredis"
+	"github.com/locksim/locksim/sim"
+)
+
+func newParityCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
+	var (
+		quick    bool
+		strict   bool
+		out      string
+		cells    string
+		simRuns  = intValue{min: 1, max: 100_000}
+		realRuns = intValue{min: 1, max: 10_000}
+		jobs     = intValue{min: 1, max: 16}
+		ttl      = durationValue{min: realredis.MinTTL, max: realredis.MaxTTL}
+	)
+	cmd := &cobra.Command{
+		Use:   "parity --out DIR [--quick]",
+		Short: "Run a fixed set of cells in the simulator and against real Redis, and compare",
+		Long: `Run a fixed set of cells (scenario × lock) in both backends, the simulator
+and real redis-server processes on 127.0.0.1, on the same world: each
+scenario played so that the lock's TTL is --ttl (every duration scaled
+alike). A cell agrees when both give the same verdict and the 95% Wilson
+intervals of their unsafe rates overlap. Cells the real arm cannot run yet
+are listed as such, never guessed.
+
+Writes DIR/parity.json ({"cells":[{scenario, lock, sim_runs, sim_unsafe,
+real_runs, real_unsafe, sim_verdict, real_verdict, agree, ...}]}),
+DIR/parity.txt (the table also printed on stdout) and DIR/parity.png.
+Default: 200 sim seeds and 20 real runs a cell (3 at once); --quick: 40 and 4 (4 at once).
+Needs redis-server: apt-get install -y redis-server redis-sentinel faketime.`,
+		Example: `  locksim parity --quick --out p
+  locksim parity --out p --cells pause-after-check/set-nx-cad,no-faults/redlock --real-runs 10`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if out == "" {
+				return usageErrorf("--out: required (the folder for parity.json, parity.txt, parity.png)")
+			}
+			if err := checkOutDir(out, parity.JSONFile, parity.TableFile, parity.ChartFile); err != nil {
+				return usageErrorf("--out: %v", err)
+			}
+			opt := parity.Full
+			if quick {
+				opt = parity.Quick
+			}
+			if cells != "" {
+				cs, err := parseCells(cells)
+				if err != nil {
+					return usageErrorf("--cells: %v", err)
+				}
+				opt.Cells = cs
+			}
+			if simRuns.set {
+				opt.SimRuns = simRuns.v
+			}
+			if realRuns.set {
+				opt.RealRuns = realRuns.v
+			}
+			if jobs.set {
+				opt.RealJobs = jobs.v
+			}
+			opt.TTL = ttl.v
+			if err := realredis.CheckBinaries(); err != nil {
+				return usageErrorf("%v", err)
+			}
+			opt.Progress = stderr
+			redis.SetLogger(quietLogger{})
+			*code = h(func(b sim.Bubble) int {
+				ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+				defer stop()
+				res, err := parity.Run(ctx, b, opt)
+				if err != nil {
+					if ctx.Err() != nil {
+						fmt.Fprintf(stderr, "locksim: parity interrupted: nothing written; every redis-server it started was stopped\n")
+						return 130
+					}
+					fmt.Fprintf(stderr, "locksim: parity: %v\n", err)
+					return exitInternal
+				}
+				if err := res.Write(out); err != nil {
+					fmt.Fprintf(stderr, "locksim: parity: %v\n", err)
+					return exitInternal
+				}
+				res.WriteTable(stdout)
+				fmt.Fprintf(stdout, "wrote %s/{%s,%s,%s}\n", out, parity.JSONFile, parity.TableFile, parity.ChartFile)
+				if bad := res.Disagreements(); strict && len(bad) > 0 {
+					fmt.Fprintf(stderr, "locksim: parity: %d cells with an agreed debate outcome disagree: %s\n", len(bad), strings.Join(bad, ", "))
+					return exitUnsafe
+				}
+				return 0
+			})
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&quick, "quick", false, "fewer runs a cell: 40 sim seeds, 4 real runs")
+	fl.BoolVar(&strict, "fail-on-disagree", false, "exit 1 when a cell the real arm ran, whose debate outcome is agreed, disagrees (CI)")
+	fl.StringVar(&out, "out", "", "the `DIR` to write parity.json, parity.txt and parity.png to; required")
+	fl.StringVar(&cells, "cells", "", "only these cells: `SCENARIO/LOCK,...` (default: the fixed set)")
+	fl.Var(&simRuns, "sim-runs", "sim seeds a cell (default 200, --quick 40)")
+	fl.Var(&realRuns, "real-runs", "real runs a cell (default 20, --quick 4)")
+	fl.VarP(&jobs, "jobs", "j", "real runs at once (default 3, --quick 4)")
+	fl.Var(&ttl, "ttl", fmt.Sprintf("the lock's TTL in both arms, %v..%v (default %v)", realredis.MinTTL, realredis.MaxTTL, realredis.DefaultTTL))
+	return cmd
+}
+
+// parseCells reads SCENARIO/LOCK,...
+func parseCells(s string) ([]parity.Cell, error) {
+	var out []parity.Cell
+	for _, part := range strings.Split(s, ",") {
+		sc, lk, ok := strings.Cut(strings.TrimSpace(part), "/")
+		if !ok || sc == "" || lk == "" {
+			return nil, fmt.Errorf("%q is not SCENARIO/LOCK", part)
+		}
+		out = append(out, parity.Cell{Scenario: sc, Lock: lk})
+	}
+	return out, nil
+}

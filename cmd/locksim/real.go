@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
+	"github.com/locksim/locksim/realredis"
+)
+
+// realJob builds the flags' run for the real backend: everything is
+// checked (input errors, the binaries) before a process starts.
+func (f *runFlags) realJob(cmd *cobra.Command) (*realredis.Job, error) {
+	if !f.seed.set {
+		return nil, usageErrorf("--seed: required (0..18446744073709551615)")
+	}
+	if fl := cmd.Flags().Lookup("trace"); fl.Changed {
+		if err := checkWritable(f.trace); err != nil {
+			return nil, usageErrorf("--trace: %v", err)
+		}
+	}
+	for _, name := range []string{"faults", "shrink", "shrink-out", "replay"} {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed {
+			return nil, usageErrorf("--%s: not supported with --backend real (a real run is not replayable)", name)
+		}
+	}
+	if f.cexDir != "" {
+		if err := checkOutDir(f.cexDir, "slice.jsonl", "porcupine.html", "timeline.png"); err != nil {
+			return nil, usageErrorf("--counterexample: %v", err)
+		}
+	}
+	job, err := realredis.Build(f.spec(), f.ttl.v)
+	if err != nil {
+		return nil, specError(err)
+	}
+	if err := realredis.CheckBinaries(); err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	return job, nil
+}
+
+// runReal runs a real job, prints its summary (or JSON) and returns the
+// exit code. Ctrl-C or SIGTERM stops the run; every process it started and
+// its temp dir are removed before it returns.
+func runReal(job *realredis.Job, f *runFlags, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	redis.SetLogger(quietLogger{})
+	jd, err := job.RunAndJudge(ctx, "")
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "locksim: interrupted: every redis-server this run started was stopped and its temp dir removed\n")
+			return 130
+		}
+		fmt.Fprintf(stderr, "locksim: real backend: %v\n", err)
+		return exitInternal
+	}
+	r := jd.Report(job.Repro())
+	if f.trace != "" {
+		if err := jd.WriteHistory(f.trace); err != nil {
+			fmt.Fprintf(stderr, "locksim: --trace: %v\n", err)
+			return exitInternal
+		}
+		r.TraceFile = f.trace
+	}
+	if jd.Err != nil {
+		fmt.Fprintf(stderr, "locksim: run incomplete, verdict %s: %v\n", r.Verdict, jd.Err)
+	}
+	if r.Counterexample != nil && f.cexDir == "" && !f.json {
+		fmt.Fprintf(stderr, "locksim: a real run is not replayable: add --counterexample DIR to keep this one's slice, porcupine.html and timeline.png (and --trace FILE for its history)\n")
+	}
+	if r.Counterexample != nil && f.cexDir != "" {
+		png, err := jd.WriteCounterexample(r, f.cexDir)
+		if err != nil {
+			fmt.Fprintf(stderr, "locksim: --counterexample: %v\n", err)
+			return exitInternal
+		}
+		fmt.Fprintf(stderr, "locksim: counterexample timeline: %s\n", png)
+	}
+	if f.json {
+		b, err := json.Marshal(r)
+		if err == nil {
+			var m map[string]any
+			if err = json.Unmarshal(b, &m); err == nil {
+				m["backend"] = "real"
+				m["ttl_ns"] = int64(job.TTL)
+				m["time_scale"] = job.Scale
+				m["replayable"] = false
+				m["wall_ns"] = int64(jd.Info.Wall)
+				m["storage_read_rtt"] = jd.Info.ReadRTT
+				if jd.Info.NodeClocks != "" {
+					m["node_clocks"] = jd.Info.NodeClocks
+				}
+				b, err = json.Marshal(m)
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "locksim: internal error: %v\n", err)
+			return exitInternal
+		}
+		fmt.Fprintf(stdout, "%s\n", b)
+	} else {
+		jd.WriteSummary(stdout, r)
+	}
+	return verdictExit[r.Verdict]
+}
+
+// errBackend names the backends.
+var errBackend = errors.New(`want "sim" (the simulator, the default) or "real" (real redis-server processes on loopback)`)
+
+// checkBackend validates --backend.
+func checkBackend(b string) error {
+	switch b {
+	case "sim", "real":
+		return nil
+	}
+	return fmt.Errorf("--backend %q: %w", b, errBackend)
+}
+
+// realTTLHelp is --ttl's help.
+var realTTLHelp = fmt.Sprintf("with --backend real: the lock's TTL, %v..%v (default %v); the scenario, written in TTL multiples, is played faster by the same factor", realredis.MinTTL, realredis.MaxTTL, realredis.DefaultTTL)
+
+// quietLogger drops go-redis's own log lines ("failed to dial after 5
+// attempts"): in a real run a node that is down refuses connections by
+// design, and the history records what the clients saw.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/realredis"
+)
+
+// redisPIDs is the set of live redis-server processes.
+func redisPIDs(t *testing.T) map[string]string {
+	t.Helper()
+	out, err := exec.Command("pgrep", "-a", "redis-server").Output()
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+		t.Fatalf("pgrep: %v", err)
+	}
+	m := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if pid, rest, ok := strings.Cut(l, " "); ok {
+			m[pid] = rest
+		}
+	}
+	return m
+}
+
+// TestRealInterrupt: Ctrl-C in the middle of 'run --backend real' exits
+// 130 and leaves no redis-server it started and no temp dir; a bad
+// --backend or --ttl is an input error naming the flag.
+func TestRealInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary; skipped with -short")
+	}
+	if err := realredis.CheckBinaries(); err != nil {
+		if os.Getenv("LOCKSIM_CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("real-Redis arm skipped: %v", err)
+	}
+	bin := buildBinary(t)
+	for _, args := range [][]string{{"--backend", "nope"}, {"--backend", "real", "--ttl", "1ms"}, {"--ttl", "1s"}} {
+		cmd := exec.Command(bin, append([]string{"run", "--scenario", "pause-after-check", "--lock", "set-nx-cad", "--seed", "1"}, args...)...)
+		out, _ := cmd.CombinedOutput()
+		if cmd.ProcessState.ExitCode() != exitUsage || !strings.Contains(string(out), "--") {
+			t.Errorf("%v: exit %d, %s; want %d naming the flag", args, cmd.ProcessState.ExitCode(), out, exitUsage)
+		}
+	}
+	tmp := t.TempDir()
+	before := redisPIDs(t)
+	cmd := exec.Command(bin, "run", "--backend", "real", "--scenario", "restart-no-persistence", "--lock", "redlock", "--seed", "1")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	var mine []string
+	for pid, c := range redisPIDs(t) {
+		if _, old := before[pid]; !old {
+			mine = append(mine, pid+" "+c)
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("exit %d after SIGINT, want 130; stderr %s", code, stderr.String())
+	}
+	if len(mine) < 5 {
+		t.Errorf("while running: %d new redis-server processes, want 5 (%v)", len(mine), mine)
+	}
+	after := redisPIDs(t)
+	for _, m := range mine {
+		pid, _, _ := strings.Cut(m, " ")
+		if _, alive := after[pid]; alive {
+			t.Errorf("after SIGINT: still running: %s", m)
+		}
+	}
+	left, _ := filepath.Glob(filepath.Join(tmp, "locksim-real-*"))
+	if len(left) > 0 {
+		t.Errorf("temp dirs left: %v", left)
+	}
+}

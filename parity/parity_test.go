@@ -1,0 +1,112 @@
+package parity
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/locksim/locksim/realredis"
+	"github.com/locksim/locksim/reports/charts"
+	"github.com/locksim/locksim/sim"
+)
+
+func TestVerdictOf(t *testing.T) {
+	for _, tc := range []struct {
+		counts map[string]int
+		want   string
+	}{
+		{map[string]int{"safe": 3}, "safe"},
+		{map[string]int{"safe": 3, "unsafe": 1}, "unsafe"},
+		{map[string]int{"safe": 3, "liveness": 1}, "liveness"},
+		{map[string]int{"unknown": 1, "liveness": 1}, "liveness"},
+		{map[string]int{"safe": 1, "unknown": 1}, "unknown"},
+		{map[string]int{}, "none"},
+	} {
+		if got := verdictOf(tc.counts); got != tc.want {
+			t.Errorf("verdictOf(%v) = %s, want %s", tc.counts, got, tc.want)
+		}
+	}
+}
+
+// TestAgreement: a cell agrees when the verdicts match and the Wilson
+// intervals overlap; an unsupported cell never agrees.
+func TestAgreement(t *testing.T) {
+	cell := func(su, sn, ru, rn int, sv, rv string) *CellResult {
+		c := &CellResult{SimUnsafe: su, SimRuns: sn, RealUnsafe: ru, RealRuns: rn, SimVerdict: sv, RealVerdict: rv}
+		c.SimCI = ci(su, sn)
+		c.RealCI = ci(ru, rn)
+		c.finish()
+		return c
+	}
+	if c := cell(36, 40, 3, 5, "unsafe", "unsafe"); !c.Agree {
+		t.Errorf("36/40 vs 3/5 unsafe: intervals overlap, want agree")
+	}
+	if c := cell(40, 40, 3, 5, "unsafe", "unsafe"); c.Agree {
+		t.Errorf("40/40 ([0.91, 1]) vs 3/5 ([0.23, 0.88]): intervals apart, want disagree")
+	}
+	if c := cell(200, 200, 2, 20, "unsafe", "unsafe"); c.Agree {
+		t.Errorf("200/200 vs 2/20: intervals apart, want disagree")
+	}
+	if c := cell(0, 40, 0, 5, "safe", "unknown"); c.Agree {
+		t.Errorf("safe vs unknown: want disagree")
+	}
+	c := &CellResult{SimRuns: 40, SimVerdict: "safe", NotSupported: "no Sentinel"}
+	c.finish()
+	if c.Agree {
+		t.Errorf("an unsupported cell agreed")
+	}
+}
+
+func ci(k, n int) [2]float64 {
+	lo, hi := charts.Wilson(k, n)
+	return [2]float64{lo, hi}
+}
+
+// TestRunWriteRead runs one cell in both arms (redis-server needed), and
+// one the real arm cannot run; parity.json reads back, the table lists
+// the unsupported cell as such, the chart is a PNG.
+func TestRunWriteRead(t *testing.T) {
+	if err := realredis.CheckBinaries(); err != nil {
+		if os.Getenv("LOCKSIM_CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("real-Redis arm skipped: %v", err)
+	}
+	opt := Options{Cells: []Cell{{"pause-after-check", "fencing"}, {"failover", "primary-replica"}}, SimRuns: 2, RealRuns: 1, RealJobs: 1, TTL: 200e6}
+	res, err := Run(context.Background(), sim.TestBubble(t), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, u := res.Cells[0], res.Cells[1]
+	if f.SimRuns != 2 || f.RealRuns != 1 || f.SimVerdict != "safe" || f.RealVerdict != "safe" || !f.Agree {
+		t.Errorf("fencing cell %+v: want 2 sim and 1 real run, safe, agreeing", f)
+	}
+	if u.NotSupported == "" || u.RealVerdict != "not-supported" || u.Agree || u.SimRuns != 2 {
+		t.Errorf("failover cell %+v: want the sim arm run and the real arm not supported", u)
+	}
+	dir := t.TempDir()
+	if err := res.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Cells) != 2 || back.Cells[0].SimUnsafe != f.SimUnsafe || back.TTLNS != 200e6 {
+		t.Errorf("read back %+v", back)
+	}
+	var tbl bytes.Buffer
+	res.WriteTable(&tbl)
+	if !strings.Contains(tbl.String(), "not yet supported") || !strings.Contains(tbl.String(), "failover × primary-replica") {
+		t.Errorf("table does not list the unsupported cell:\n%s", tbl.String())
+	}
+	png, err := os.ReadFile(dir + "/" + ChartFile)
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Errorf("chart: %v", err)
+	}
+	if got := res.Disagreements(); len(got) != 0 {
+		t.Errorf("disagreements %v", got)
+	}
+}

@@ -1,0 +1,154 @@
+package realredis
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/run"
+	"github.com/locksim/locksim/scenarios"
+)
+
+// DefaultTTL is the lease the real arm runs a lock with unless told
+// otherwise: scenarios are written in multiples of the TTL, so a short one
+// makes a run take seconds (pause-after-check: 8 TTL of safety phase).
+const DefaultTTL = 500 * time.Millisecond
+
+// NominalTTL is the lease a lock without one (setnx-del, version-cas) is
+// scaled by: set-nx-cad's 3 s, so --ttl plays its scenario as fast as
+// set-nx-cad's.
+const NominalTTL = 3 * time.Second
+
+// MinTTL and MaxTTL bound --ttl.
+const (
+	MinTTL = 50 * time.Millisecond
+	MaxTTL = time.Minute
+)
+
+// Job is a run.Job for the real arm: the scenario built for the lock and
+// seed, then played Scale times faster so that the lock's TTL is TTL
+// (Scale). Its run.Job runs in the simulator too (the parity table's sim
+// arm), on exactly the same scaled world.
+type Job struct {
+	*run.Job
+	// Parts are the scaled world, lock and workload.
+	Parts scenarios.Parts
+	// Scale is the factor every duration was multiplied by; OrigTTL the
+	// lock's own TTL before it.
+	Scale   float64
+	OrigTTL time.Duration
+	// TTL is the lease asked for (--ttl); Lock.TTL is it too, or 0 for a
+	// lock without a lease (scaled by NominalTTL).
+	TTL time.Duration
+}
+
+// Build builds spec for the real arm with the lock's TTL set to ttl (0:
+// DefaultTTL). It refuses, naming the reason, what the arm cannot run yet.
+func Build(spec run.Spec, ttl time.Duration) (*Job, error) {
+	j, err := BuildScaled(spec, ttl)
+	if err != nil {
+		return nil, err
+	}
+	if err := Supported(j.Parts); err != nil {
+		return nil, &run.InputError{Field: "scenario", Err: err}
+	}
+	return j, nil
+}
+
+// BuildScaled is Build without the check of what the real arm supports:
+// the scaled world, which the simulator runs whatever it holds (the
+// parity table's sim arm).
+func BuildScaled(spec run.Spec, ttl time.Duration) (*Job, error) {
+	if ttl == 0 {
+		ttl = DefaultTTL
+	}
+	if ttl < MinTTL || ttl > MaxTTL {
+		return nil, &run.InputError{Field: "ttl", Err: fmt.Errorf("%v out of range [%v, %v]", ttl, MinTTL, MaxTTL)}
+	}
+	switch {
+	case spec.Pause != nil:
+		return nil, &run.InputError{Field: "pause", Err: errors.New("not supported by the real backend yet")}
+	case spec.Faults != nil:
+		return nil, &run.InputError{Field: "faults", Err: errors.New("not supported by the real backend yet")}
+	case spec.Step != nil:
+		return nil, &run.InputError{Field: "step", Err: errors.New("not supported by the real backend yet")}
+	}
+	base, err := spec.Build() // validates lock, scenario and params as the sim does
+	if err != nil {
+		return nil, err
+	}
+	sc, err := scenarios.Resolve(spec.ScenarioID())
+	if err != nil {
+		return nil, &run.InputError{Field: "scenario", Err: err}
+	}
+	if sc.File == nil {
+		return nil, &run.InputError{Field: "scenario", Err: fmt.Errorf("%s is written in Go, not as a scenario file: the real backend runs scenario files only", sc.ID)}
+	}
+	parts, err := sc.File.Parts(base.Lock, spec.Seed, spec.Params)
+	if err != nil {
+		return nil, &run.InputError{Err: err}
+	}
+	own := parts.Lock.TTL
+	if own <= 0 {
+		own = NominalTTL // a lock without a lease: scaled as if it had set-nx-cad's
+	}
+	k := float64(ttl) / float64(own)
+	scaled, err := Scale(parts, k)
+	if err != nil {
+		return nil, &run.InputError{Field: "ttl", Err: err}
+	}
+	j := base.Judging
+	j.MaxUnavailable = time.Duration(math.Round(float64(j.MaxUnavailable) * k))
+	cfg := scaled.Config
+	if err := cfg.Validate(); err != nil {
+		return nil, &run.InputError{Err: err}
+	}
+	job := &run.Job{Spec: spec, Scenario: base.Scenario, Lock: scaled.Lock, Config: cfg, Judging: j,
+		Check: checker.Options{RequireFairness: spec.Fairness}}
+	return &Job{Job: job, Parts: scaled, Scale: k, OrigTTL: own, TTL: ttl}, nil
+}
+
+// Supported reports what the real arm cannot carry out in parts, or nil.
+func Supported(p scenarios.Parts) error {
+	var why []string
+	if p.Config.Topology.Replicated {
+		why = append(why, "a replicated topology (primary, replicas and Sentinel failover)")
+	}
+	if p.Lock.Topology == locks.Replicated && !p.Config.Topology.Replicated && len(p.Config.Nodes) > 1 {
+		why = append(why, "a replicated lock on several nodes")
+	}
+	nodes := map[string]bool{}
+	for _, n := range p.Config.Nodes {
+		nodes[n.Name] = true
+	}
+	for i, f := range p.Config.Faults {
+		switch f.Kind {
+		case faults.Loss:
+			why = append(why, "loss faults (toxiproxy has no per-packet loss on TCP)")
+		case faults.Failover:
+			why = append(why, "failover faults (need Sentinel)")
+		case faults.NodePause, faults.Crash:
+			for _, t := range f.Targets {
+				if !nodes[t] {
+					why = append(why, fmt.Sprintf("faults[%d]: %s of %s (only Redis nodes)", i, f.Kind, t))
+				}
+			}
+		}
+	}
+	if len(why) > 0 {
+		why = slices.Compact(why)
+		return fmt.Errorf("not supported by the real backend yet: %s", strings.Join(why, "; "))
+	}
+	return nil
+}
+
+// runClient runs the scenario's workload with the (scaled) lock on p.
+func runClient(p *proc, j *Job) {
+	scenarios.RunClient(p, j.Parts.Lock, j.Parts.Workload)
+}

@@ -1,0 +1,228 @@
+package realredis
+
+import (
+	"context"
+	"math/rand/v2"
+	"net"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/locksim/locksim/clock"
+	"github.com/locksim/locksim/sim"
+)
+
+// proc is one client process of a real run: the same workload and lock
+// code as in the simulator (scenarios.RunClient), on real go-redis clients
+// that dial real servers through the run's proxies, in real time. Its
+// clock is the machine's plus the scenario's offset and drift (a
+// clock.Model over the run's true time).
+type proc struct {
+	w    *world
+	id   int
+	name string
+	rng  *rand.Rand
+	clk  *clock.Model // guarded by w.mu
+
+	nodes   []*redis.Client
+	store   *redis.Client
+	armed   []armedPause  // guarded by w.mu
+	paused  int64         // true time until which the process is stopped; guarded by w.mu
+	wake    chan struct{} // closed and replaced at the heal; guarded by w.mu
+	started sync.WaitGroup
+}
+
+type armedPause struct {
+	point string
+	d     int64
+	desc  string
+	fault int
+}
+
+func (p *proc) Name() string                { return p.name }
+func (p *proc) Context() context.Context    { return p.w.ctx }
+func (p *proc) Rand() *rand.Rand            { return p.rng }
+func (p *proc) Stopping() bool              { return p.w.stopping() }
+func (p *proc) TrueNow() int64              { return p.w.now() }
+func (p *proc) Nodes() []*redis.Client      { return p.nodes }
+func (p *proc) Primary() *redis.Client      { return nil }
+func (p *proc) Service(i int) *redis.Client { return p.store }
+
+// GoTimeToTrue converts a time read from time.Now (libraries) to true time.
+func (p *proc) GoTimeToTrue(t time.Time) int64 { return int64(t.Sub(p.w.start)) }
+
+// Now is the process's local clock.
+func (p *proc) Now() time.Time {
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	return p.w.start.Add(time.Duration(p.clk.Local(p.w.now())))
+}
+
+// TrueDeadline converts a deadline on the local clock to true time.
+func (p *proc) TrueDeadline(local time.Time) int64 {
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	now := p.w.now()
+	d := local.Sub(p.w.start.Add(time.Duration(p.clk.Local(now))))
+	if d <= 0 {
+		return now + int64(d)
+	}
+	return now + int64(p.clk.TrueAfter(d))
+}
+
+// Sleep blocks for d of local time, then while the process is paused.
+// When the run stops it ends the goroutine, as the simulator's does.
+func (p *proc) Sleep(d time.Duration) {
+	p.w.mu.Lock()
+	td := p.clk.TrueAfter(d)
+	p.w.mu.Unlock()
+	t := time.NewTimer(td)
+	select {
+	case <-t.C:
+	case <-p.w.stop:
+		t.Stop()
+		runtime.Goexit()
+	}
+	p.gate()
+}
+
+// gate blocks while the process is paused (until the pause ends, the
+// heal, or the stop).
+func (p *proc) gate() {
+	for {
+		p.w.mu.Lock()
+		until, wake := p.paused, p.wake
+		now := p.w.now()
+		p.w.mu.Unlock()
+		if until <= now {
+			return
+		}
+		t := time.NewTimer(time.Duration(until - now))
+		select {
+		case <-t.C:
+		case <-wake:
+			t.Stop()
+		case <-p.w.stop:
+			t.Stop()
+			runtime.Goexit()
+		}
+	}
+}
+
+// Record stamps ev with true and local time and adds it to the history.
+func (p *proc) Record(ev sim.Event) {
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	ev.T = p.w.now()
+	ev.Proc = p.name
+	ev.Local = p.clk.Local(ev.T)
+	p.w.addLocked(ev)
+}
+
+// Point pauses the process if a pause armed at point is due (the same
+// rule as the simulator's: the first time the process reaches the point at
+// or after the fault's start, in the safety phase).
+func (p *proc) Point(point string) {
+	w := p.w
+	w.mu.Lock()
+	idx := -1
+	for i, a := range p.armed {
+		if a.point == point {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 || w.healed || w.stopped {
+		w.mu.Unlock()
+		return
+	}
+	a := p.armed[idx]
+	p.armed = append(p.armed[:idx], p.armed[idx+1:]...)
+	now := w.now()
+	p.paused = max(p.paused, now+a.d)
+	w.addLocked(sim.Event{T: now, Proc: p.name, Kind: "pause", Local: p.clk.Local(now), Detail: a.desc, Fault: a.fault})
+	w.mu.Unlock()
+	p.gate()
+}
+
+// Go starts f on a goroutine of the process.
+func (p *proc) Go(f func()) {
+	if p.w.stopping() {
+		return
+	}
+	p.w.goroutines.Add(1)
+	go func() {
+		defer p.w.goroutines.Done()
+		f()
+	}()
+}
+
+// client makes a go-redis client as the simulator configures its own
+// (RESP2, no CLIENT SETINFO, no maintenance notifications, the world's
+// timeouts and retries), dialling addr through the pause gate.
+func (p *proc) client(addr string, store bool) *redis.Client {
+	rc := p.w.cfg.Redis
+	retries := rc.MaxRetries
+	if store {
+		retries = -1 // as the simulator: a retried storage write could apply twice
+	}
+	dial := loopbackDialer(p.w.sawDial)
+	return redis.NewClient(&redis.Options{
+		Addr: addr, Protocol: 2, DisableIdentity: true, ClientName: p.name,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+		PoolSize:                 8, ConnMaxIdleTime: -1,
+		DialTimeout: rc.DialTimeout, ReadTimeout: rc.ReadTimeout, WriteTimeout: rc.WriteTimeout,
+		MaxRetries: retries, PoolTimeout: rc.ReadTimeout + rc.DialTimeout, MinRetryBackoff: rc.RetryBackoff, MaxRetryBackoff: rc.RetryBackoff,
+		Dialer: func(ctx context.Context, network, a string) (net.Conn, error) {
+			c, err := dial(ctx, network, a)
+			if err != nil {
+				return nil, err
+			}
+			return &gatedConn{Conn: c, p: p}, nil
+		},
+	})
+}
+
+// gatedConn holds a paused process's network I/O: it sends nothing and
+// handles no reply while paused.
+type gatedConn struct {
+	net.Conn
+	p *proc
+}
+
+func (c *gatedConn) Write(b []byte) (int, error) {
+	c.p.gateIO()
+	return c.Conn.Write(b)
+}
+
+func (c *gatedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.p.gateIO()
+	return n, err
+}
+
+// gateIO is gate for I/O paths (which must not Goexit a library's
+// goroutine): it returns at the stop.
+func (p *proc) gateIO() {
+	for {
+		p.w.mu.Lock()
+		until, wake := p.paused, p.wake
+		now := p.w.now()
+		p.w.mu.Unlock()
+		if until <= now {
+			return
+		}
+		t := time.NewTimer(time.Duration(until - now))
+		select {
+		case <-t.C:
+		case <-wake:
+			t.Stop()
+		case <-p.w.stop:
+			t.Stop()
+			return
+		}
+	}
+}

@@ -1,0 +1,295 @@
+package realredis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	mathrand "math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Binaries the real arm needs, with the Debian package that has each.
+var Binaries = []struct{ Name, Package string }{
+	{"redis-server", "redis-server"},
+}
+
+// MissingError says which binaries are absent and how to get them.
+type MissingError struct{ Missing []string }
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("the real-Redis arm needs %s on PATH (not found); install with: apt-get install -y redis-server redis-sentinel faketime",
+		strings.Join(e.Missing, ", "))
+}
+
+// CheckBinaries reports a *MissingError naming every binary the real arm
+// needs that is not on PATH.
+func CheckBinaries() error {
+	var missing []string
+	for _, b := range Binaries {
+		if _, err := exec.LookPath(b.Name); err != nil {
+			missing = append(missing, b.Name+" (package "+b.Package+")")
+		}
+	}
+	if len(missing) > 0 {
+		return &MissingError{Missing: missing}
+	}
+	return nil
+}
+
+// Loopback is the only address the real arm listens on or dials.
+const Loopback = "127.0.0.1"
+
+// startTimeout bounds how long a redis-server may take to accept
+// connections after it was started.
+const startTimeout = 10 * time.Second
+
+// server is one redis-server process on loopback, with its own directory
+// (its append-only file survives a crash there).
+type server struct {
+	name        string
+	port        int
+	dir         string
+	persistence string // none, everysec, always
+
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	done    chan struct{} // closed when cmd exits
+	stopped bool          // SIGSTOPped
+	down    bool          // killed, not restarted yet
+	admin   *redis.Client // direct (not proxied) client for the harness
+	hold    net.Listener  // holds the port while the node is down (holdPort)
+}
+
+func (s *server) addr() string { return net.JoinHostPort(Loopback, strconv.Itoa(s.port)) }
+
+// Redis ports are drawn below Linux's default ephemeral range
+// (32768-60999), so that a connection's source port or another run's proxy
+// is unlikely to take the port of a node that is down for a restart.
+const portLow, portHigh = 20000, 32000
+
+// freePort finds a free loopback port for a redis-server.
+func freePort() (int, error) {
+	for try := 0; try < 64; try++ {
+		port := portLow + mathrand.IntN(portHigh-portLow)
+		l, err := net.Listen("tcp", net.JoinHostPort(Loopback, strconv.Itoa(port)))
+		if err == nil {
+			l.Close()
+			return port, nil
+		}
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(Loopback, "0"))
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// holdPort keeps a crashed node's port while it is down: it accepts and
+// at once closes every connection (a client sees the node fail at once,
+// as with a refused connection), so nothing else takes the port before
+// the restart.
+func (s *server) holdPort() {
+	l, err := net.Listen("tcp", s.addr())
+	if err != nil {
+		return // the restart will say if the port is gone
+	}
+	s.mu.Lock()
+	s.hold = l
+	s.mu.Unlock()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+}
+
+func (s *server) releasePort() {
+	s.mu.Lock()
+	l := s.hold
+	s.hold = nil
+	s.mu.Unlock()
+	if l != nil {
+		l.Close()
+	}
+}
+
+func (s *server) args() []string {
+	a := []string{"--port", strconv.Itoa(s.port), "--bind", Loopback, "--dir", s.dir,
+		"--daemonize", "no", "--protected-mode", "yes", "--save", "",
+		"--logfile", filepath.Join(s.dir, "redis.log"), "--dbfilename", "dump.rdb"}
+	switch s.persistence {
+	case "always", "everysec":
+		a = append(a, "--appendonly", "yes", "--appendfsync", s.persistence)
+	default:
+		a = append(a, "--appendonly", "no")
+	}
+	return a
+}
+
+// start runs the server and waits until it answers PING.
+func (s *server) start(ctx context.Context) error {
+	s.releasePort()
+	cmd := exec.Command("redis-server", s.args()...)
+	// Its own process group (a Ctrl-C on the terminal reaches locksim,
+	// which kills it), and killed with locksim if locksim dies.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("%s: start redis-server: %w", s.name, err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	s.mu.Lock()
+	s.cmd, s.done, s.down, s.stopped = cmd, done, false, false
+	if s.admin == nil {
+		s.admin = redis.NewClient(&redis.Options{Addr: s.addr(), Protocol: 2, DisableIdentity: true, MaxRetries: -1,
+			DialTimeout: time.Second, ReadTimeout: 2 * time.Second, PoolSize: 2, Dialer: loopbackDialer(nil)})
+	}
+	s.mu.Unlock()
+	deadline := time.Now().Add(startTimeout)
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		err := s.admin.Ping(pctx).Err()
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-done:
+			return fmt.Errorf("%s: redis-server exited at start-up (see %s)", s.name, filepath.Join(s.dir, "redis.log"))
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: redis-server did not answer PING within %v: %v", s.name, startTimeout, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (s *server) signal(sig syscall.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil || s.down {
+		return fmt.Errorf("%s is not running", s.name)
+	}
+	return s.cmd.Process.Signal(sig)
+}
+
+// pause stops the process (SIGSTOP); resume continues it (SIGCONT).
+func (s *server) pause() error {
+	if err := s.signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *server) resume() error {
+	s.mu.Lock()
+	stopped := s.stopped
+	s.mu.Unlock()
+	if !stopped {
+		return nil
+	}
+	if err := s.signal(syscall.SIGCONT); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.stopped = false
+	s.mu.Unlock()
+	return nil
+}
+
+// kill ends the process with SIGKILL (a crash) and waits for it.
+func (s *server) kill() {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.down = true
+	s.stopped = false
+	s.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	_ = cmd.Process.Kill()
+	<-done
+}
+
+// crash kills the process (SIGKILL) and holds its port until the restart.
+func (s *server) crash() {
+	s.kill()
+	s.holdPort()
+}
+
+// close kills the process for good and closes the admin client.
+func (s *server) close() {
+	s.kill()
+	s.releasePort()
+	s.mu.Lock()
+	if s.admin != nil {
+		_ = s.admin.Close()
+		s.admin = nil
+	}
+	s.mu.Unlock()
+}
+
+// isDown reports whether the server is crashed and not restarted.
+func (s *server) isDown() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.down
+}
+
+// loopbackDialer dials only 127.0.0.1; seen, if set, is told every
+// address dialled (the loopback test reads it).
+func loopbackDialer(seen func(string)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if seen != nil {
+			seen(addr)
+		}
+		if err := checkLoopback(addr); err != nil {
+			return nil, err
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", addr)
+	}
+}
+
+// errNotLoopback is returned for any address other than 127.0.0.1.
+var errNotLoopback = errors.New("not a loopback address")
+
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s: %w", addr, err)
+	}
+	if host != Loopback {
+		return fmt.Errorf("%s: %w (the real arm uses %s only)", addr, errNotLoopback, Loopback)
+	}
+	return nil
+}
+
+// removeAll removes dir, reporting a failure.
+func removeAll(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	return os.RemoveAll(dir)
+}

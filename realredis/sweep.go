@@ -1,0 +1,36 @@
+package realredis
+
+import (
+	"context"
+	"time"
+
+	"github.com/locksim/locksim/sweep"
+)
+
+// SweepRunner runs a sweep's jobs against real Redis (sweep.Runner): each
+// job is Build with TTL, run and judged like 'run --backend real'. Ctx
+// stops a running job (its processes and temp dir are removed).
+type SweepRunner struct {
+	Ctx context.Context
+	TTL time.Duration
+}
+
+// Run runs one job. A job the real arm cannot run is an error naming why.
+func (r SweepRunner) Run(req sweep.Request) (sweep.Outcome, error) {
+	job, err := Build(req.Spec, r.TTL)
+	if err != nil {
+		return sweep.Outcome{}, err
+	}
+	ctx := r.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	jd, err := job.RunAndJudge(ctx, "")
+	if err != nil {
+		return sweep.Outcome{}, err
+	}
+	return sweep.OutcomeOf(jd.Judged), nil
+}
+
+// Close does nothing: every run cleans up after itself.
+func (SweepRunner) Close() error { return nil }

@@ -1,0 +1,503 @@
+package realredis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/locksim/locksim/clock"
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/sim"
+)
+
+// stopTimeout bounds how long clients may take to return after the stop.
+const stopTimeout = 10 * time.Second
+
+// world is one real run in progress.
+type world struct {
+	job   *Job
+	cfg   sim.Config
+	ctx   context.Context
+	start time.Time
+	stop  chan struct{}
+
+	mu      sync.Mutex
+	events  []sim.Event
+	healed  bool
+	stopped bool
+	dials   []string
+
+	servers []*server
+	store   *storeServer
+	links   *links
+	procs   []*proc
+
+	goroutines sync.WaitGroup
+	stats      sim.Stats
+	clockNote  string
+	errs       []error // harness errors during the run (a signal that failed)
+	downs      map[int]int
+	downSince  map[int]int64 // true time each down node was killed
+	drifts     []*drift
+}
+
+func (w *world) now() int64 { return int64(time.Since(w.start)) }
+
+func (w *world) stopping() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stopped
+}
+
+func (w *world) addLocked(ev sim.Event) {
+	if w.stopped && ev.Kind != "stop" {
+		return // the run is over: as in the simulator, nothing more is recorded
+	}
+	w.events = append(w.events, ev)
+}
+
+func (w *world) record(ev sim.Event) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ev.T == 0 {
+		ev.T = w.now()
+	}
+	w.addLocked(ev)
+}
+
+func (w *world) sawDial(addr string) {
+	w.mu.Lock()
+	w.dials = append(w.dials, addr)
+	w.mu.Unlock()
+}
+
+func (w *world) harnessError(err error) {
+	w.mu.Lock()
+	w.errs = append(w.errs, err)
+	w.mu.Unlock()
+}
+
+// Info is what a real run reports beside its judged history.
+type Info struct {
+	TTL        time.Duration // the lease the lock ran with
+	Scale      float64       // every duration of the scenario × Scale
+	NodeClocks string        // how node clock faults were carried out ("" when there were none)
+	Dir        string        // the temp dir (removed at the end)
+	Listeners  []string      // every address the run listened on
+	Dials      []string      // every address a client dialled
+	Wall       time.Duration // wall time of the run, set-up included
+	// ReadRTT is the storage reads' round trips (set by RunAndJudge).
+	ReadRTT RTT
+}
+
+// setup starts the servers, the storage, the proxies and the clients.
+func (w *world) setup(dir string) error {
+	cfg := w.cfg
+	for i, n := range cfg.Nodes {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		d := filepath.Join(dir, n.Name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+		s := &server{name: n.Name, port: port, dir: d, persistence: string(n.Persistence)}
+		w.servers = append(w.servers, s)
+		if err := s.start(w.ctx); err != nil {
+			return err
+		}
+		_ = i
+	}
+	if len(cfg.Services) > 1 {
+		return fmt.Errorf("the real arm runs one storage service, the scenario has %d", len(cfg.Services))
+	}
+	if len(cfg.Services) == 1 {
+		sc := cfg.Services[0]
+		st, err := newStoreServer(sc.Name, sc.New(), w.now, w.record)
+		if err != nil {
+			return err
+		}
+		w.store = st
+	}
+	w.links = newLinks()
+	streams := sim.NewStreams(cfg.Seed)
+	for i := 0; i < cfg.Clients; i++ {
+		clk, err := clock.NewModel(0, cfg.ClientClockOffset(i), cfg.ClientDriftPPM(i))
+		if err != nil {
+			return err
+		}
+		p := &proc{w: w, id: i, name: fmt.Sprintf("c%d", i), rng: streams.Get(fmt.Sprintf("client/%d", i)), clk: clk, wake: make(chan struct{})}
+		for _, s := range w.servers {
+			addr, err := w.links.add(p.name, s.name, s.addr())
+			if err != nil {
+				return err
+			}
+			p.nodes = append(p.nodes, p.client(addr, false))
+		}
+		if w.store != nil {
+			addr, err := w.links.add(p.name, w.store.name, w.store.addr())
+			if err != nil {
+				return err
+			}
+			p.store = p.client(addr, true)
+		}
+		w.procs = append(w.procs, p)
+	}
+	return nil
+}
+
+// listeners lists every address the run listens on.
+func (w *world) listeners() []string {
+	var out []string
+	for _, s := range w.servers {
+		out = append(out, s.addr())
+	}
+	if w.store != nil {
+		out = append(out, w.store.addr())
+	}
+	if w.links != nil {
+		w.links.mu.Lock()
+		for _, l := range w.links.all {
+			out = append(out, l.proxy.Listen)
+		}
+		w.links.mu.Unlock()
+	}
+	return out
+}
+
+// teardown ends every process and proxy the run started.
+func (w *world) teardown() {
+	for _, p := range w.procs {
+		for _, c := range p.nodes {
+			_ = c.Close()
+		}
+		if p.store != nil {
+			_ = p.store.Close()
+		}
+	}
+	if w.links != nil {
+		w.links.close()
+	}
+	if w.store != nil {
+		w.store.close()
+	}
+	for _, s := range w.servers {
+		s.close()
+	}
+}
+
+// setupHook, set by tests only, runs once everything is started.
+var setupHook func(*world) error
+
+// Run runs the job against real redis-server processes: the fault
+// schedule in real time, the heal, the liveness phase. It returns the
+// history as a sim.Result (true time = real time since the start) for the
+// job's judging. Every process, proxy and the temp dir are gone when it
+// returns, whatever happened (error, ctx cancelled by Ctrl-C).
+func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info *Info, err error) {
+	if err := CheckBinaries(); err != nil {
+		return nil, nil, err
+	}
+	began := time.Now()
+	dir, err := os.MkdirTemp(tempParent, "locksim-real-*")
+	if err != nil {
+		return nil, nil, fmt.Errorf("temp dir: %w", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	w := &world{job: j, cfg: j.Config, ctx: cctx, stop: make(chan struct{}), downs: map[int]int{}, downSince: map[int]int64{}}
+	info = &Info{TTL: j.TTL, Scale: j.Scale, Dir: dir}
+	defer func() {
+		cancel()
+		w.teardown()
+		if rerr := removeAll(dir); rerr != nil && err == nil {
+			err = fmt.Errorf("removing %s: %w", dir, rerr)
+		}
+		info.Wall = time.Since(began)
+	}()
+	w.start = time.Now()
+	if err := w.setup(dir); err != nil {
+		return nil, info, err
+	}
+	info.Listeners = w.listeners()
+	if setupHook != nil {
+		if err := setupHook(w); err != nil {
+			return nil, info, err
+		}
+	}
+	w.start = time.Now() // true time 0: the clients start now
+
+	safety, end := j.Config.Duration, j.Config.Duration+j.Config.Liveness
+	var timers []*time.Timer
+	for i, f := range j.Config.Faults {
+		if f.Start >= safety {
+			continue
+		}
+		i, f := i, f
+		timers = append(timers, time.AfterFunc(f.Start, func() { w.startFault(i, f) }))
+	}
+	healDone := make(chan struct{})
+	timers = append(timers, time.AfterFunc(safety, func() { w.heal(); close(healDone) }))
+	var clients sync.WaitGroup
+	for _, p := range w.procs {
+		clients.Add(1)
+		go func(p *proc) {
+			defer clients.Done()
+			runClient(p, j)
+		}(p)
+	}
+	interrupted := false
+	select {
+	case <-time.After(end):
+	case <-ctx.Done():
+		interrupted = true
+	}
+	for _, t := range timers {
+		t.Stop()
+	}
+	w.mu.Lock()
+	w.addLocked(sim.Event{T: w.now(), Proc: "world", Kind: "stop"})
+	w.stopped = true
+	w.mu.Unlock()
+	close(w.stop)
+	cancel()
+	done := make(chan struct{})
+	go func() { clients.Wait(); w.goroutines.Wait(); close(done) }()
+	var runErr error
+	select {
+	case <-done:
+	case <-time.After(stopTimeout):
+		runErr = fmt.Errorf("clients did not return within %v of the stop", stopTimeout)
+	}
+	w.stopDrift()
+	if interrupted {
+		return nil, info, fmt.Errorf("interrupted: %w", ctx.Err())
+	}
+	w.mu.Lock()
+	info.Dials = slices.Clone(w.dials)
+	info.NodeClocks = w.clockNote
+	events := slices.Clone(w.events)
+	errs := slices.Clone(w.errs)
+	w.stats.VirtualNS = int64(end)
+	stats := w.stats
+	w.mu.Unlock()
+	if len(errs) > 0 && runErr == nil {
+		runErr = fmt.Errorf("the harness could not carry out the schedule: %w", errors.Join(errs...))
+	}
+	sort.SliceStable(events, func(a, b int) bool { return events[a].T < events[b].T })
+	return &sim.Result{Seed: j.Config.Seed, Stats: stats, History: events, TraceEvents: int64(len(events))}, info, runErr
+}
+
+// faultProcs returns the client processes named in names.
+func (w *world) faultProcs(names []string) []*proc {
+	var out []*proc
+	for _, p := range w.procs {
+		if slices.Contains(names, p.name) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (w *world) faultServers(names []string) []int {
+	var out []int
+	for i, s := range w.servers {
+		if slices.Contains(names, s.name) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// startFault carries out fault i at its start, and schedules its end.
+func (w *world) startFault(i int, f faults.Fault) {
+	w.mu.Lock()
+	if w.healed || w.stopped {
+		w.mu.Unlock()
+		return
+	}
+	now := w.now()
+	w.stats.Faults++
+	w.addLocked(sim.Event{T: now, Proc: "world", Kind: "fault", Detail: f.String(), Fault: i + 1})
+	end := int64(f.End())
+	var onEnd func()
+	switch f.Kind {
+	case faults.ClientPause:
+		for _, p := range w.faultProcs(f.Targets) {
+			if f.At != "" {
+				p.armed = append(p.armed, armedPause{point: f.At, d: int64(f.Duration), desc: f.String(), fault: i + 1})
+				continue
+			}
+			p.paused = max(p.paused, end)
+		}
+	case faults.ClockJump, faults.ClockDrift:
+		for _, p := range w.faultProcs(f.Targets) {
+			if f.Kind == faults.ClockJump {
+				p.clk.Jump(now, f.Jump)
+			} else if err := p.clk.SetDrift(now, f.DriftPPM); err == nil {
+				onEnd = func() {
+					for _, p := range w.faultProcs(f.Targets) {
+						_ = p.clk.SetDrift(w.now(), 0)
+					}
+				}
+			}
+		}
+	}
+	w.mu.Unlock()
+
+	// Effects outside the lock: signals, proxies, scripts.
+	switch f.Kind {
+	case faults.NodePause:
+		idx := w.faultServers(f.Targets)
+		for _, n := range idx {
+			if err := w.servers[n].pause(); err != nil {
+				w.harnessError(fmt.Errorf("fault %d: SIGSTOP %s: %w", i+1, w.servers[n].name, err))
+			}
+		}
+		onEnd = func() {
+			for _, n := range idx {
+				_ = w.servers[n].resume()
+			}
+		}
+	case faults.Crash:
+		idx := w.faultServers(f.Targets)
+		for _, n := range idx {
+			w.crash(n)
+		}
+		onEnd = func() {
+			for _, n := range idx {
+				w.crashEnded(n)
+			}
+		}
+	case faults.Partition, faults.Delay:
+		key, _, err := w.links.apply(f, w.cfg.Net.MaxHold)
+		if err != nil {
+			w.harnessError(fmt.Errorf("fault %d: %w", i+1, err))
+		}
+		onEnd = func() { w.links.lift(key) }
+		if f.Kind == faults.Delay {
+			// What was sent in the window arrives Delay late: the toxic
+			// stays until then (it lets later data through at once).
+			onEnd = func() { time.AfterFunc(f.Delay, func() { w.links.lift(key) }) }
+		}
+	case faults.ClockJump:
+		for _, n := range w.faultServers(f.Targets) {
+			w.jumpNode(n, f.Jump)
+		}
+	case faults.ClockDrift:
+		if idx := w.faultServers(f.Targets); len(idx) > 0 {
+			d := w.startDrift(idx, f.DriftPPM)
+			prev := onEnd
+			onEnd = func() {
+				d.end()
+				if prev != nil {
+					prev()
+				}
+			}
+		}
+	}
+	if f.Duration > 0 {
+		fn := onEnd
+		// The simulator records a fault-end for these kinds only.
+		mark := slices.Contains([]faults.Kind{faults.ClockDrift, faults.Partition, faults.Delay, faults.Loss, faults.Crash, faults.Failover}, f.Kind)
+		time.AfterFunc(time.Duration(end-w.now()), func() {
+			w.mu.Lock()
+			if w.healed || w.stopped {
+				w.mu.Unlock()
+				return // the heal already lifted it
+			}
+			if mark {
+				w.addLocked(sim.Event{T: w.now(), Proc: "world", Kind: "fault-end", Detail: f.String(), Fault: i + 1})
+			}
+			w.mu.Unlock()
+			if fn != nil {
+				fn()
+			}
+		})
+	}
+}
+
+// crash kills node n (SIGKILL); crashes of one node combine, as in the
+// simulator.
+func (w *world) crash(n int) {
+	w.mu.Lock()
+	w.downs[n]++
+	first := w.downs[n] == 1
+	if first {
+		w.stats.Crashes++
+		w.downSince[n] = w.now()
+		w.addLocked(sim.Event{T: w.downSince[n], Proc: w.servers[n].name, Kind: "crash", Detail: string(w.cfg.Nodes[n].Persistence)})
+	}
+	w.mu.Unlock()
+	if first {
+		w.servers[n].crash()
+	}
+}
+
+func (w *world) crashEnded(n int) {
+	w.mu.Lock()
+	if w.downs[n] > 0 {
+		w.downs[n]--
+	}
+	restart := w.downs[n] == 0 && w.servers[n].isDown()
+	w.mu.Unlock()
+	if !restart {
+		return
+	}
+	if err := w.servers[n].start(w.ctx); err != nil {
+		if w.ctx.Err() == nil {
+			w.harnessError(fmt.Errorf("restart %s: %w", w.servers[n].name, err))
+		}
+		return
+	}
+	w.mu.Lock()
+	now := w.now()
+	w.addLocked(sim.Event{T: now, Proc: w.servers[n].name, Kind: "restart",
+		Detail: fmt.Sprintf("serving again %v after the kill", time.Duration(now-w.downSince[n]).Round(time.Millisecond))})
+	w.mu.Unlock()
+}
+
+// heal lifts every fault at the end of the safety phase: proxies clear,
+// paused nodes continue, crashed nodes restart, paused clients resume,
+// client clocks resync (node clocks were never moved: their jumps and
+// drift acted on the keys' TTLs, which stay as they are).
+func (w *world) heal() {
+	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		return
+	}
+	w.healed = true
+	now := w.now()
+	w.addLocked(sim.Event{T: now, Proc: "world", Kind: "heal"})
+	for _, p := range w.procs {
+		p.paused = 0
+		p.armed = nil
+		close(p.wake)
+		p.wake = make(chan struct{})
+		p.clk.Resync(now)
+	}
+	var down []int
+	for n, c := range w.downs {
+		if c > 0 {
+			down = append(down, n)
+			w.downs[n] = 1
+		}
+	}
+	sort.Ints(down)
+	w.mu.Unlock()
+	w.stopDrift()
+	w.links.liftAll()
+	for _, s := range w.servers {
+		_ = s.resume()
+	}
+	for _, n := range down {
+		w.crashEnded(n)
+	}
+}
