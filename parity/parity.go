@@ -125,6 +125,9 @@ type CellResult struct {
 	// cell's real runs (the machine's latency tail; the simulator's
 	// model has none).
 	RealReadRTTMaxNS int64 `json:"real_read_rtt_max_ns"`
+	// RealOtherSeeds are the real seeds whose verdict is not the cell's
+	// (the runs to open when the rates differ), by verdict.
+	RealOtherSeeds map[string][]uint64 `json:"real_other_seeds,omitempty"`
 	// Errors are real runs that could not be judged at all.
 	Errors []string `json:"errors,omitempty"`
 }
@@ -343,6 +346,15 @@ func (cr *CellResult) realArm(ctx context.Context, opt Options, notes *sync.Map)
 		}
 	}
 	cr.RealVerdict = verdictOf(cr.RealVerdicts)
+	for _, o := range outs {
+		if o.jd != nil && string(o.jd.Verdict()) != cr.RealVerdict {
+			if cr.RealOtherSeeds == nil {
+				cr.RealOtherSeeds = map[string][]uint64{}
+			}
+			v := string(o.jd.Verdict())
+			cr.RealOtherSeeds[v] = append(cr.RealOtherSeeds[v], o.seed)
+		}
+	}
 	lo, hi := charts.Wilson(cr.RealUnsafe, cr.RealRuns)
 	cr.RealCI = [2]float64{lo, hi}
 	return nil

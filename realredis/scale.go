@@ -72,6 +72,9 @@ func ScaleLock(info locks.Info, k float64) (locks.Info, error) {
 	}
 	v := reflect.ValueOf(tmpl)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct || !v.Elem().FieldByName("Env").IsValid() {
+		if info.TTL == 0 && hasNoDurations(v) {
+			return info, nil // nothing to scale (version-cas takes no lock at all)
+		}
 		return info, refuse
 	}
 	scaled := reflect.New(v.Elem().Type())
@@ -103,6 +106,26 @@ func probe(info locks.Info) (l locks.Lock, err error) {
 		}
 	}()
 	return info.New(locks.Env{})
+}
+
+// hasNoDurations reports whether v (a lock value) holds no exported
+// time.Duration field.
+func hasNoDurations(v reflect.Value) bool {
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return true
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return true
+	}
+	for i := 0; i < v.NumField(); i++ {
+		if v.Type().Field(i).IsExported() && v.Field(i).Type() == durationType {
+			return false
+		}
+	}
+	return true
 }
 
 var durationType = reflect.TypeOf(time.Duration(0))

@@ -61,6 +61,11 @@ type server struct {
 	dir         string
 	persistence string // none, everysec, always
 
+	// op serialises start, crash and close: a crash that comes while a
+	// restart is still starting the process waits for it (the node is
+	// then killed a little later than scheduled), instead of killing a
+	// process whose start-up is being watched.
+	op      sync.Mutex
 	mu      sync.Mutex
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when cmd exits
@@ -143,6 +148,14 @@ func (s *server) args() []string {
 
 // start runs the server and waits until it answers PING.
 func (s *server) start(ctx context.Context) error {
+	s.op.Lock()
+	defer s.op.Unlock()
+	s.mu.Lock()
+	running := s.cmd != nil && !s.down
+	s.mu.Unlock()
+	if running {
+		return errRunning // already restarted (the heal and a crash's end both ask)
+	}
 	s.releasePort()
 	cmd := exec.Command("redis-server", s.args()...)
 	// Its own process group (a Ctrl-C on the terminal reaches locksim,
@@ -234,12 +247,16 @@ func (s *server) kill() {
 
 // crash kills the process (SIGKILL) and holds its port until the restart.
 func (s *server) crash() {
+	s.op.Lock()
+	defer s.op.Unlock()
 	s.kill()
 	s.holdPort()
 }
 
 // close kills the process for good and closes the admin client.
 func (s *server) close() {
+	s.op.Lock()
+	defer s.op.Unlock()
 	s.kill()
 	s.releasePort()
 	s.mu.Lock()
@@ -271,6 +288,9 @@ func loopbackDialer(seen func(string)) func(ctx context.Context, network, addr s
 		return d.DialContext(ctx, "tcp", addr)
 	}
 }
+
+// errRunning: start found the server already running.
+var errRunning = errors.New("already running")
 
 // errNotLoopback is returned for any address other than 127.0.0.1.
 var errNotLoopback = errors.New("not a loopback address")

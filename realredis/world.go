@@ -451,6 +451,9 @@ func (w *world) crashEnded(n int) {
 		return
 	}
 	if err := w.servers[n].start(w.ctx); err != nil {
+		if errors.Is(err, errRunning) {
+			return
+		}
 		if w.ctx.Err() == nil {
 			w.harnessError(fmt.Errorf("restart %s: %w", w.servers[n].name, err))
 		}

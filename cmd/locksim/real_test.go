@@ -89,3 +89,37 @@ func TestRealInterrupt(t *testing.T) {
 		t.Errorf("temp dirs left: %v", left)
 	}
 }
+
+// TestSweepReal: 'sweep --backend real' runs its jobs against real Redis
+// and records the backend, so a simulator sweep does not resume into its
+// folder; an unsupported scenario is refused before anything starts.
+func TestSweepReal(t *testing.T) {
+	if err := realredis.CheckBinaries(); err != nil {
+		if os.Getenv("LOCKSIM_CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("real-Redis arm skipped: %v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "sw")
+	args := []string{"sweep", "--backend", "real", "--ttl", "200ms", "--scenario", "pause-after-check", "--locks", "fencing", "--seeds", "1", "--out", dir}
+	code, _, stderr := cli(t, testHost(t), args...)
+	if code != exitSafe {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines, err := os.ReadFile(filepath.Join(dir, "results.jsonl"))
+	if err != nil || !strings.Contains(string(lines), `"verdict":"safe"`) {
+		t.Errorf("results.jsonl: %s %v", lines, err)
+	}
+	spec, _ := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	if !strings.Contains(string(spec), `"backend": "real"`) {
+		t.Errorf("sweep.json does not record the backend: %s", spec)
+	}
+	code, _, stderr = cli(t, testHost(t), "sweep", "--scenario", "pause-after-check", "--locks", "fencing", "--seeds", "1", "--out", dir)
+	if code != exitUsage || !strings.Contains(stderr, "backend") {
+		t.Errorf("a simulator sweep into the real sweep's folder: exit %d, %s", code, stderr)
+	}
+	code, _, stderr = cli(t, testHost(t), "sweep", "--backend", "real", "--scenario", "failover", "--locks", "primary-replica", "--seeds", "1", "--out", filepath.Join(t.TempDir(), "f"))
+	if code != exitUsage || !strings.Contains(stderr, "not supported by the real backend") {
+		t.Errorf("failover on real Redis: exit %d, %s", code, stderr)
+	}
+}
