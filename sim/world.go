@@ -36,6 +36,7 @@ type World struct {
 	free     []*event           // events to reuse (an event is a few per Redis command)
 	cmds     map[string]cmdInfo // command names as sent, see command
 	ran      *event             // the event run last, recycled at the next step
+	flushBuf []Event            // flushRecords' scratch
 
 	procs    []*Proc
 	nodes    []*Node
@@ -712,19 +713,21 @@ func (w *World) flushRecords() {
 		w.mu.Unlock()
 		return
 	}
-	dirty := w.dirty
-	w.dirty = nil
-	slices.SortFunc(dirty, func(a, b *Proc) int { return a.id - b.id })
-	batches := make([][]Event, len(dirty))
-	for i, p := range dirty {
-		batches[i], p.records = p.records, nil
+	slices.SortFunc(w.dirty, func(a, b *Proc) int { return a.id - b.id })
+	recs := w.flushBuf[:0]
+	for _, p := range w.dirty {
+		recs = append(recs, p.records...)
+		clear(p.records)
+		p.records = p.records[:0]
 	}
+	clear(w.dirty)
+	w.dirty = w.dirty[:0]
 	w.mu.Unlock()
-	for _, recs := range batches {
-		for _, ev := range recs {
-			w.trace.add(ev)
-		}
+	for i := range recs {
+		w.trace.add(recs[i])
 	}
+	clear(recs)
+	w.flushBuf = recs[:0]
 }
 
 // record adds an engine event to the trace at the current true time.
