@@ -9,8 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locksim/locksim/clock"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locksim/locksim/clock"
 )
 
 // Program is what a client process runs: ordinary blocking Go code that
