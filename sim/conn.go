@@ -118,7 +118,8 @@ func (c *conn) armDeadlineLocked(at int64) {
 	c.cancelDeadlineLocked()
 	c.dlArmed = at
 	c.seq++
-	c.dlEv = c.w.scheduleFromLocked(at, c.src, c.seq, c.p, "deadline", func() { c.deadlineFired(at) })
+	c.dlEv = c.w.scheduleFromLocked(at, c.src, c.seq, c.p, "deadline", nil)
+	c.dlEv.op, c.dlEv.c, c.dlEv.arg = opDeadline, c, at
 }
 
 // cancelDeadlineLocked drops the pending deadline event. The caller holds w.mu.
@@ -180,7 +181,11 @@ func (c *conn) Write(b []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	c.wbuf = rest
+	if len(rest) == 0 {
+		c.wbuf = c.wbuf[:0] // the arguments were copied out: reuse the buffer
+	} else {
+		c.wbuf = append(c.wbuf[:0], rest...)
+	}
 	if len(cmds) == 0 {
 		return len(b), nil
 	}
@@ -207,10 +212,9 @@ func (c *conn) sendLocked(cmds [][]string) {
 	at := max(sent+w.net.latency(c.rng, from, to, sent), c.lastUp)
 	c.lastUp = at
 	c.seq++
-	node := c.node
-	w.scheduleFromLocked(at, c.src, c.seq, nil, "arrive", w.net.holding(from, to, sent, nil, "arrive", func() {
-		node.arrive(c, cmds)
-	}))
+	ev := w.scheduleFromLocked(at, c.src, c.seq, nil, "arrive", nil)
+	ev.op, ev.c, ev.cmds = opArrive, c, cmds
+	ev.link, ev.a, ev.b, ev.sent = true, from, to, sent
 }
 
 func (c *conn) Close() error {
@@ -251,17 +255,22 @@ func (c *conn) sendReply() {
 	}
 	data := append([]byte(nil), c.out.Bytes()...)
 	c.out.Reset()
-	n := c.node
-	c.w.net.deliver(c.w.net.rng, n.addr(), c.p.id, &c.lastDown, c.p, "reply", func() {
-		c.w.mu.Lock()
-		if c.closed {
-			c.w.mu.Unlock()
-			return
-		}
-		c.rbuf = append(c.rbuf, data...)
+	w := c.w
+	ev := w.net.deliverLink(w.net.rng, c.node.addr(), c.p.id, &c.lastDown, c.p, "reply")
+	ev.op, ev.c, ev.data = opReply, c, data
+	w.mu.Unlock()
+}
+
+// deliverReply hands reply bytes that reached the client to its reader.
+func (c *conn) deliverReply(data []byte) {
+	c.w.mu.Lock()
+	if c.closed {
 		c.w.mu.Unlock()
-		c.wakeReader()
-	})
+		return
+	}
+	c.rbuf = append(c.rbuf, data...)
+	c.w.mu.Unlock()
+	c.wakeReader()
 }
 
 // sendReset tells the client its connection was reset by the node (crash,

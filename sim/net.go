@@ -132,29 +132,44 @@ func (n *network) addrs(names []string) map[int]bool {
 // partition separates the two, and is dropped after MaxHold. fn runs at
 // arrival; target, if set, defers it while that process is paused.
 func (n *network) deliver(rng *rand.Rand, a, b int, last *int64, target *Proc, kind string, fn func()) {
+	ev := n.deliverLink(rng, a, b, last, target, kind)
+	ev.fn = fn
+	n.w.mu.Unlock()
+}
+
+// deliverLink is deliver that returns the event with w.mu held, for the
+// caller to say what it does.
+func (n *network) deliverLink(rng *rand.Rand, a, b int, last *int64, target *Proc, kind string) *event {
 	t := n.w.now()
 	at := t + n.latency(rng, a, b, t)
 	if last != nil {
 		at = max(at, *last)
 		*last = at
 	}
-	n.w.afterFor(at, target, kind, n.holding(a, b, t, target, kind, fn))
+	n.w.mu.Lock()
+	return n.w.afterLinkLocked(at, target, kind, a, b, t)
 }
 
-// holding wraps fn so that, at arrival, a partition holds the message until
-// it heals (plus a fresh latency), up to MaxHold after sending.
-func (n *network) holding(a, b int, sent int64, target *Proc, kind string, fn func()) func() {
-	var h func()
-	h = func() {
-		now := n.w.now()
-		if until, held := n.heldUntil(a, b, now); held {
-			if until-sent > int64(n.w.cfg.Net.MaxHold) || until == math.MaxInt64 {
-				return // the connection gave up: the message is lost
-			}
-			n.w.afterHeld(until+n.latency(n.rng, a, b, until), until, target, kind, h)
-			return
-		}
-		fn()
+// held runs when a message event (event.link) arrives: while a partition
+// separates its link it is put off until the partition heals (plus a fresh
+// latency), up to MaxHold after sending, then dropped. It reports whether
+// the message was held or dropped (not delivered now).
+func (n *network) held(ev *event) bool {
+	now := n.w.now()
+	until, held := n.heldUntil(ev.a, ev.b, now)
+	if !held {
+		return false
 	}
-	return h
+	if until-ev.sent > int64(n.w.cfg.Net.MaxHold) || until == math.MaxInt64 {
+		return true // the connection gave up: the message is lost
+	}
+	at := until + n.latency(n.rng, ev.a, ev.b, until)
+	w := n.w
+	w.mu.Lock()
+	w.seq++
+	ev.at, ev.hold, ev.src, ev.seq = at, until, 0, w.seq
+	ev.requeued = true
+	w.q.push(ev)
+	w.mu.Unlock()
+	return true
 }

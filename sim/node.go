@@ -1,7 +1,7 @@
 package sim
 
 import (
-	"fmt"
+	"bytes"
 	"slices"
 	"sort"
 	"strconv"
@@ -48,6 +48,9 @@ type Node struct {
 	waiters   []*waitReq
 
 	svc Service // set for a service process (not Redis)
+
+	keys, watched []string   // exec's scratch
+	was           []keyState // exec's scratch
 
 	// creator is, per watched key (Config.WatchKeys), the client whose write
 	// set its current value (replicas and restarts learn it with the key);
@@ -183,27 +186,31 @@ func (n *Node) run(c *conn, cmds [][]string) {
 // exec runs one command for conn c and writes its reply to c's buffer.
 func (n *Node) exec(c *conn, args []string) {
 	n.w.stats.Commands++
-	cmd := strings.ToUpper(args[0])
+	cmd, write := n.w.command(n.srv, args[0])
 	before := c.out.Len() + c.bw.Buffered()
 	// A write on a primary: its keys go to replicas and disk afterwards,
 	// and the watched ones among them are compared before and after.
-	primaryWrite := n.svc == nil && n.replicaOf < 0 && isWrite(n.srv, cmd)
+	primaryWrite := n.svc == nil && n.replicaOf < 0 && write
 	var keys, watched []string
 	var was []keyState
 	if primaryWrite {
-		keys = keysOf(cmd, args)
-		watched = n.watchedKeys(keys)
+		// The scratch slices are the node's own: exec never runs inside
+		// another exec of the same node.
+		keys = keysOf(n.keys[:0], cmd, args)
+		watched = n.watchedKeys(n.watched[:0], keys)
 		local := n.local()
+		was = n.was[:0]
 		for _, k := range watched {
 			was = append(was, n.captureKey(k, local))
 		}
+		n.keys, n.watched, n.was = keys, watched, was
 	}
 	switch {
 	case n.svc != nil && !serviceBuiltins[cmd]:
 		n.svc.Exec(n.w.now(), c.p.name, args, c.peer, n.w.record)
 	case cmd == "WAIT":
 		n.wait(c, args)
-	case n.replicaOf >= 0 && isWrite(n.srv, cmd):
+	case n.replicaOf >= 0 && write:
 		c.peer.WriteError("READONLY You can't write against a read only replica.")
 	case (cmd == "EVAL" || cmd == "EVALSHA") && n.native(c, cmd, args):
 		n.w.stats.NativeEvals++
@@ -219,7 +226,8 @@ func (n *Node) exec(c *conn, args []string) {
 		}
 	}
 	c.bw.Flush()
-	n.w.record(Event{Proc: n.name, Kind: "cmd", Peer: c.p.name, Cmd: summarize(args), Reply: firstLine(c.out.Bytes()[before:])})
+	n.w.flushRecords()
+	n.w.trace.addCmd(n.w.now(), n.name, c.p.name, args, c.out.Bytes()[before:])
 	if primaryWrite {
 		for i, k := range watched {
 			n.noteWatched(c.p.name, k, was[i])
@@ -230,8 +238,7 @@ func (n *Node) exec(c *conn, args []string) {
 
 // watchedKeys are the watched keys (Config.WatchKeys) among a write's
 // keys (nil keys: unknown, so every watched key).
-func (n *Node) watchedKeys(keys []string) []string {
-	var out []string
+func (n *Node) watchedKeys(out, keys []string) []string {
 	for _, k := range n.w.cfg.WatchKeys {
 		if keys == nil || slices.Contains(keys, k) {
 			out = append(out, k)
@@ -415,7 +422,10 @@ func (n *Node) shipTo(r *Node, states map[string]keyState, full bool, off int64,
 	t := w.now()
 	at := max(t+w.net.latency(w.net.rng, n.addr(), r.addr(), t)+lag, *last)
 	*last = at
-	w.after(at, "repl", w.net.holding(n.addr(), r.addr(), t, nil, "repl", func() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ev := w.afterLinkLocked(at, nil, "repl", n.addr(), r.addr(), t)
+	ev.fn = func() {
 		if !r.up || r.replicaOf != n.id || !n.up || n.epoch != epoch {
 			return // the link broke: a later full resync brings the replica up to date
 		}
@@ -425,7 +435,7 @@ func (n *Node) shipTo(r *Node, states map[string]keyState, full bool, off int64,
 			return
 		}
 		r.applyRepl(n, states, full, off, epoch)
-	}))
+	}
 }
 
 func (r *Node) applyRepl(from *Node, states map[string]keyState, full bool, off int64, epoch int) {
@@ -687,64 +697,108 @@ func isWrite(srv *server.Server, cmd string) bool {
 	return srv.IsRegisteredCommand(cmd) && !srv.IsReadOnlyCommand(cmd)
 }
 
-// keysOf returns the keys a write command touches, or nil when unknown
-// (the caller then captures the whole keyspace).
-func keysOf(cmd string, args []string) []string {
+// keysOf appends to buf (empty, not nil) the keys a write command
+// touches, or returns nil when unknown (the caller then captures the whole
+// keyspace).
+func keysOf(buf []string, cmd string, args []string) []string {
+	if buf == nil {
+		buf = make([]string, 0, 4)
+	}
 	switch cmd {
 	case "SET", "SETNX", "SETEX", "PSETEX", "GETSET", "GETDEL", "GETEX", "EXPIRE", "PEXPIRE", "EXPIREAT",
 		"PEXPIREAT", "PERSIST", "INCR", "INCRBY", "DECR", "DECRBY", "APPEND", "HSET", "HSETNX", "HDEL",
 		"HINCRBY", "HMSET", "INCRBYFLOAT", "HINCRBYFLOAT", "SETRANGE":
 		if len(args) > 1 {
-			return []string{args[1]}
+			return append(buf, args[1])
 		}
 	case "DEL", "UNLINK":
-		return append([]string(nil), args[1:]...)
+		return append(buf, args[1:]...)
 	case "EVAL", "EVALSHA":
 		if len(args) >= 3 {
 			nk, err := strconv.Atoi(args[2])
 			if err == nil && nk >= 0 && 3+nk <= len(args) {
-				return append([]string(nil), args[3:3+nk]...)
+				return append(buf, args[3:3+nk]...)
 			}
 		}
-		return []string{}
+		return buf
 	}
 	return nil
 }
 
+// cmdInfo is what the engine needs to know of a command name as a client
+// sent it: the name in upper case and whether it writes.
+type cmdInfo struct {
+	upper string
+	write bool
+}
+
+// command returns the upper-case name of a command as a client sent it
+// and whether it writes, cached per world (every node is a miniredis with
+// the same command table).
+func (w *World) command(srv *server.Server, name string) (string, bool) {
+	if ci, ok := w.cmds[name]; ok {
+		return ci.upper, ci.write
+	}
+	ci := cmdInfo{upper: strings.ToUpper(name)}
+	ci.write = isWrite(srv, ci.upper)
+	if w.cmds == nil {
+		w.cmds = map[string]cmdInfo{}
+	}
+	if len(w.cmds) < 1024 {
+		w.cmds[strings.Clone(name)] = ci
+	}
+	return ci.upper, ci.write
+}
+
 // summarize renders a command for the trace, eliding script bodies.
-func summarize(args []string) string {
-	var b strings.Builder
+func summarize(args []string) string { return string(appendSummary(nil, args)) }
+
+// appendSummary appends summarize(args) to b.
+func appendSummary(b []byte, args []string) []byte {
 	for i, a := range args {
 		if i > 0 {
-			b.WriteByte(' ')
+			b = append(b, ' ')
 		}
-		if i == 1 && strings.EqualFold(args[0], "EVAL") && len(a) > 16 {
-			fmt.Fprintf(&b, "<script %d bytes>", len(a))
+		if i == 1 && len(a) > 16 && strings.EqualFold(args[0], "EVAL") {
+			b = append(b, "<script "...)
+			b = strconv.AppendInt(b, int64(len(a)), 10)
+			b = append(b, " bytes>"...)
 			continue
 		}
 		if len(a) > 64 {
-			a = a[:61] + "..."
+			b = append(b, a[:61]...)
+			b = append(b, "..."...)
+			continue
 		}
-		b.WriteString(a)
+		b = append(b, a...)
 	}
-	return b.String()
+	return b
 }
 
-func firstLine(b []byte) string {
-	s := string(b)
-	if i := strings.Index(s, "\r\n"); i >= 0 {
+// firstLine is a reply's first line for the trace (a bulk string's
+// content), at most 80 bytes.
+func firstLine(b []byte) string { return string(appendFirstLine(nil, b)) }
+
+var crlf = []byte("\r\n")
+
+// appendFirstLine appends firstLine(reply) to b.
+func appendFirstLine(b, reply []byte) []byte {
+	s := reply
+	i := bytes.Index(s, crlf)
+	if i >= 0 {
 		s = s[:i]
-	}
-	if strings.HasPrefix(s, "$") && s != "$-1" {
-		rest := string(b)
-		if parts := strings.SplitN(rest, "\r\n", 3); len(parts) >= 2 {
-			s = parts[1]
+		if len(s) > 0 && s[0] == '$' && string(s) != "$-1" {
+			s = reply[i+2:]
+			if j := bytes.Index(s, crlf); j >= 0 {
+				s = s[:j]
+			}
 		}
 	}
 	if len(s) > 80 {
-		s = s[:77] + "..."
+		b = append(b, s[:77]...)
+		return append(b, "..."...)
 	}
-	return s
+	return append(b, s...)
 }
 
 func sortConns(cs []*conn) {

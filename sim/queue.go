@@ -20,8 +20,35 @@ type event struct {
 	// without advancing the clock to it.
 	dead bool
 	kind string
+	// What the event does: fn, or, for the events of every Redis command,
+	// an op on the fields below (no closure to allocate per command).
+	op   evOp
 	fn   func()
+	c    *conn         // opArrive, opReply, opDeadline
+	cmds [][]string    // opArrive
+	data []byte        // opReply
+	ch   chan struct{} // opWake
+	arg  int64         // opDeadline: the deadline it was armed for
+	// link marks a message on the network link a->b sent at sent: when it
+	// arrives, a partition between the two holds it (network.held).
+	link bool
+	a, b int
+	sent int64
+	// requeued: the scheduler put the event back in the queue (a pause or
+	// a partition holds it), so it is not recycled after running.
+	requeued bool
 }
+
+// evOp is what an event does.
+type evOp uint8
+
+const (
+	opFunc     evOp = iota // run fn
+	opArrive               // cmds reach c's node
+	opReply                // data reaches c's reader
+	opDeadline             // c's read deadline armed for arg may have passed
+	opWake                 // the sleeper blocked on ch wakes (target is its process)
+)
 
 type eventHeap []*event
 

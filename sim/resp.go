@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"strconv"
+	"unsafe"
 )
 
 // maxCommandBytes bounds one request; a larger one is a protocol error.
@@ -10,58 +11,86 @@ const maxCommandBytes = 64 << 20
 
 // parseCommands splits buf into complete RESP command arrays (as go-redis
 // writes them: *N\r\n then N bulk strings) and returns the unparsed rest.
+// The arguments of all the commands share one string (one allocation for
+// the bytes, one for the argument slices).
 func parseCommands(buf []byte) (cmds [][]string, rest []byte, err error) {
-	for len(buf) > 0 {
-		args, n, err := parseOne(buf)
+	// First pass: how many complete commands, arguments and bytes.
+	ncmd, nargs, used := 0, 0, 0
+	for used < len(buf) {
+		count, n, err := scanOne(buf[used:])
 		if err != nil {
 			return nil, nil, err
 		}
 		if n == 0 {
 			break
 		}
-		cmds = append(cmds, args)
-		buf = buf[n:]
+		ncmd++
+		nargs += count
+		used += n
 	}
-	if len(buf) > maxCommandBytes {
+	if len(buf)-used > maxCommandBytes {
 		return nil, nil, errProtocol
 	}
-	return cmds, buf, nil
+	if ncmd == 0 {
+		return nil, buf, nil
+	}
+	// Second pass: cut the arguments out of one string.
+	str := string(buf[:used])
+	all := make([]string, 0, nargs)
+	cmds = make([][]string, 0, ncmd)
+	pos := 0
+	for range ncmd {
+		line, next, _ := readLine(buf, pos)
+		count, _ := strconv.Atoi(unsafeString(line[1:]))
+		first := len(all)
+		pos = next
+		for range count {
+			line, next, _ := readLine(buf, pos)
+			l, _ := strconv.Atoi(unsafeString(line[1:]))
+			all = append(all, str[next:next+l])
+			pos = next + l + 2
+		}
+		cmds = append(cmds, all[first:len(all):len(all)])
+	}
+	return cmds, buf[used:], nil
 }
 
-// parseOne parses one command; n == 0 means buf holds only part of it.
-func parseOne(buf []byte) (args []string, n int, err error) {
+// scanOne checks the command at the start of buf: its argument count and
+// length, n == 0 when buf holds only part of it.
+func scanOne(buf []byte) (count, n int, err error) {
 	if buf[0] != '*' {
-		return nil, 0, errProtocol
+		return 0, 0, errProtocol
 	}
 	line, pos, ok := readLine(buf, 0)
 	if !ok {
-		return nil, 0, nil
+		return 0, 0, nil
 	}
-	count, err := strconv.Atoi(string(line[1:]))
+	count, err = strconv.Atoi(unsafeString(line[1:]))
 	if err != nil || count < 1 || count > 1<<20 {
-		return nil, 0, errProtocol
+		return 0, 0, errProtocol
 	}
-	args = make([]string, 0, count)
 	for i := 0; i < count; i++ {
 		line, next, ok := readLine(buf, pos)
 		if !ok {
-			return nil, 0, nil
+			return 0, 0, nil
 		}
 		if len(line) == 0 || line[0] != '$' {
-			return nil, 0, errProtocol
+			return 0, 0, errProtocol
 		}
-		l, err := strconv.Atoi(string(line[1:]))
+		l, err := strconv.Atoi(unsafeString(line[1:]))
 		if err != nil || l < 0 || l > maxCommandBytes {
-			return nil, 0, errProtocol
+			return 0, 0, errProtocol
 		}
 		if next+l+2 > len(buf) {
-			return nil, 0, nil
+			return 0, 0, nil
 		}
-		args = append(args, string(buf[next:next+l]))
 		pos = next + l + 2
 	}
-	return args, pos, nil
+	return count, pos, nil
 }
+
+// unsafeString views b as a string for a call that does not keep it.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 func readLine(buf []byte, from int) ([]byte, int, bool) {
 	i := bytes.Index(buf[from:], []byte("\r\n"))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Event is one line of the trace. T is true time in ns; Local, when set,
@@ -50,6 +51,8 @@ type Trace struct {
 	capped   bool
 	history  []Event
 	line     []byte
+	cmd      []byte // scratch for addCmd's command summary
+	reply    []byte // scratch for addCmd's reply line
 }
 
 func newTrace(w io.Writer, max int, keepCmds bool) *Trace {
@@ -72,6 +75,22 @@ func (t *Trace) add(ev Event) {
 	} else {
 		t.capped = true
 	}
+}
+
+// addCmd adds a node's "cmd" event: proc ran args for peer and replied
+// reply (the raw RESP bytes). Unless the history keeps commands, the
+// summary and the reply's first line are encoded from scratch buffers, not
+// built as strings: this is one event per Redis command.
+func (t *Trace) addCmd(at int64, proc, peer string, args []string, reply []byte) {
+	t.cmd = appendSummary(t.cmd[:0], args)
+	t.reply = appendFirstLine(t.reply[:0], reply)
+	if t.keepCmds {
+		t.add(Event{T: at, Proc: proc, Kind: "cmd", Peer: peer, Cmd: string(t.cmd), Reply: string(t.reply)})
+		return
+	}
+	// add keeps no "cmd" event when !keepCmds, so the strings may alias
+	// the scratch buffers.
+	t.add(Event{T: at, Proc: proc, Kind: "cmd", Peer: peer, Cmd: unsafe.String(unsafe.SliceData(t.cmd), len(t.cmd)), Reply: unsafe.String(unsafe.SliceData(t.reply), len(t.reply))})
 }
 
 func (t *Trace) finish() {}

@@ -9,8 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/locksim/locksim/clock"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locksim/locksim/clock"
 )
 
 // Program is what a client process runs: ordinary blocking Go code that
@@ -31,8 +32,12 @@ type World struct {
 	kick     chan struct{}
 	stopping bool
 	steps    int64
-	lastAt   int64   // true time of the last event run
-	dirty    []*Proc // processes with records not yet in the trace
+	lastAt   int64              // true time of the last event run
+	dirty    []*Proc            // processes with records not yet in the trace
+	free     []*event           // events to reuse (an event is a few per Redis command)
+	cmds     map[string]cmdInfo // command names as sent, see command
+	ran      *event             // the event run last, recycled at the next step
+	flushBuf []Event            // flushRecords' scratch
 
 	procs    []*Proc
 	nodes    []*Node
@@ -163,13 +168,17 @@ func (w *World) loop(end int64) error {
 		quiesce()
 		w.flushRecords()
 		w.mu.Lock()
+		if w.ran != nil {
+			w.recycleLocked(w.ran)
+			w.ran = nil
+		}
 		select {
 		case <-w.kick:
 		default:
 		}
 		ev := w.q.peek()
 		for ev != nil && ev.dead {
-			w.q.pop()
+			w.recycleLocked(w.q.pop())
 			ev = w.q.peek()
 		}
 		if ev == nil || w.stopping {
@@ -197,6 +206,7 @@ func (w *World) loop(end int64) error {
 		}
 		ev = w.q.pop()
 		ev.at = at
+		ev.requeued = false
 		if ev.target != nil && ev.target.pausedUntil > ev.at && !w.stopping {
 			// A paused process handles nothing: the event waits for the resume.
 			ev.at = ev.target.pausedUntil
@@ -212,11 +222,56 @@ func (w *World) loop(end int64) error {
 		if maxEvents > 0 && w.steps > maxEvents {
 			return fmt.Errorf("sim: event budget of %d exhausted at t=%v (raise MaxEvents or shorten the run)", maxEvents, time.Duration(ev.at))
 		}
-		ev.fn()
+		w.runEvent(ev)
+		if !ev.requeued {
+			w.ran = ev
+		}
 		if w.internalErr != nil {
 			return w.internalErr
 		}
 	}
+}
+
+// runEvent does what ev says, at its time, on the scheduler.
+func (w *World) runEvent(ev *event) {
+	if ev.link && w.net.held(ev) {
+		return
+	}
+	switch ev.op {
+	case opFunc:
+		ev.fn()
+	case opArrive:
+		ev.c.node.arrive(ev.c, ev.cmds)
+	case opReply:
+		ev.c.deliverReply(ev.data)
+	case opDeadline:
+		ev.c.deadlineFired(ev.arg)
+	case opWake:
+		w.mu.Lock()
+		delete(ev.target.sleepers, ev.ch)
+		w.mu.Unlock()
+		ev.ch <- struct{}{}
+	}
+}
+
+// newEventLocked returns a zero event, reused if one is free. The caller
+// holds w.mu.
+func (w *World) newEventLocked() *event {
+	if n := len(w.free); n > 0 {
+		ev := w.free[n-1]
+		w.free = w.free[:n-1]
+		return ev
+	}
+	return new(event)
+}
+
+// recycleLocked frees an event that ran or was dropped: nothing refers to
+// it any more (a connection's deadline event is forgotten by the
+// connection before it is cancelled or once it has run). The caller holds
+// w.mu.
+func (w *World) recycleLocked(ev *event) {
+	*ev = event{}
+	w.free = append(w.free, ev)
 }
 
 // now is the current true time.
@@ -224,10 +279,7 @@ func (w *World) now() int64 { return w.bc.trueNow() }
 
 // after schedules an engine event at true time at. Call from the scheduler only.
 func (w *World) after(at int64, kind string, fn func()) {
-	w.mu.Lock()
-	w.seq++
-	w.q.push(&event{at: at, seq: w.seq, kind: kind, fn: fn})
-	w.mu.Unlock()
+	w.afterFor(at, nil, kind, fn)
 }
 
 // afterHeld schedules an engine event put off until hold by a pause or a
@@ -235,17 +287,28 @@ func (w *World) after(at int64, kind string, fn func()) {
 func (w *World) afterHeld(at, hold int64, p *Proc, kind string, fn func()) {
 	w.mu.Lock()
 	w.seq++
-	w.q.push(&event{at: at, hold: hold, seq: w.seq, target: p, kind: kind, fn: fn})
+	ev := w.newEventLocked()
+	ev.at, ev.hold, ev.seq, ev.target, ev.kind, ev.fn = at, hold, w.seq, p, kind, fn
+	w.q.push(ev)
 	w.mu.Unlock()
 }
 
 // afterFor schedules an engine event targeted at a process: it is deferred
 // while the process is paused.
 func (w *World) afterFor(at int64, p *Proc, kind string, fn func()) {
-	w.mu.Lock()
+	w.afterHeld(at, 0, p, kind, fn)
+}
+
+// afterLinkLocked schedules an engine event for a message on the link
+// a->b sent at sent: a partition holds it on arrival (network.held). The
+// caller holds w.mu and sets what the event does.
+func (w *World) afterLinkLocked(at int64, p *Proc, kind string, a, b int, sent int64) *event {
 	w.seq++
-	w.q.push(&event{at: at, seq: w.seq, target: p, kind: kind, fn: fn})
-	w.mu.Unlock()
+	ev := w.newEventLocked()
+	ev.at, ev.seq, ev.target, ev.kind = at, w.seq, p, kind
+	ev.link, ev.a, ev.b, ev.sent = true, a, b, sent
+	w.q.push(ev)
+	return ev
 }
 
 // scheduleFrom queues an event on behalf of a goroutine other than the
@@ -259,7 +322,8 @@ func (w *World) scheduleFromLocked(at int64, src uint64, seq uint64, target *Pro
 // scheduleHeldLocked is scheduleFromLocked for an event put off until hold
 // by a fault (see afterHeld).
 func (w *World) scheduleHeldLocked(at, hold int64, src uint64, seq uint64, target *Proc, kind string, fn func()) *event {
-	ev := &event{at: at, hold: hold, src: src, seq: seq, target: target, kind: kind, fn: fn}
+	ev := w.newEventLocked()
+	ev.at, ev.hold, ev.src, ev.seq, ev.target, ev.kind, ev.fn = at, hold, src, seq, target, kind, fn
 	w.q.push(ev)
 	select {
 	case w.kick <- struct{}{}:
@@ -552,12 +616,8 @@ func (p *Proc) blockUntilLocked(at, hold int64, kind string) {
 	ch := make(chan struct{}, 1)
 	p.sleepers[ch] = struct{}{}
 	p.seq++
-	w.scheduleHeldLocked(at, hold, p.src, p.seq, p, kind, func() {
-		w.mu.Lock()
-		delete(p.sleepers, ch)
-		w.mu.Unlock()
-		ch <- struct{}{}
-	})
+	ev := w.scheduleHeldLocked(at, hold, p.src, p.seq, p, kind, nil)
+	ev.op, ev.ch = opWake, ch
 	w.mu.Unlock()
 	<-ch
 	w.mu.Lock()
@@ -654,19 +714,21 @@ func (w *World) flushRecords() {
 		w.mu.Unlock()
 		return
 	}
-	dirty := w.dirty
-	w.dirty = nil
-	slices.SortFunc(dirty, func(a, b *Proc) int { return a.id - b.id })
-	batches := make([][]Event, len(dirty))
-	for i, p := range dirty {
-		batches[i], p.records = p.records, nil
+	slices.SortFunc(w.dirty, func(a, b *Proc) int { return a.id - b.id })
+	recs := w.flushBuf[:0]
+	for _, p := range w.dirty {
+		recs = append(recs, p.records...)
+		clear(p.records)
+		p.records = p.records[:0]
 	}
+	clear(w.dirty)
+	w.dirty = w.dirty[:0]
 	w.mu.Unlock()
-	for _, recs := range batches {
-		for _, ev := range recs {
-			w.trace.add(ev)
-		}
+	for i := range recs {
+		w.trace.add(recs[i])
 	}
+	clear(recs)
+	w.flushBuf = recs[:0]
 }
 
 // record adds an engine event to the trace at the current true time.

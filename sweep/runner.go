@@ -204,6 +204,22 @@ func (c *Child) Close() error {
 // report's runs took 11% less CPU at 400 than at 100).
 const workerGCPercent = 400
 
+// WorkerRuntime sets this process's Go runtime as a worker's (see
+// ServeWorker): one P and GOGC workerGCPercent, unless the environment
+// sets GOMAXPROCS or GOGC. It returns the GOMAXPROCS and GOGC in effect
+// (GOGC -1: off).
+func WorkerRuntime() (procs, gcPercent int) {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(workerGCPercent)
+	}
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
+	gcPercent = debug.SetGCPercent(100)
+	debug.SetGCPercent(gcPercent)
+	return runtime.GOMAXPROCS(0), gcPercent
+}
+
 // ServeWorker is a worker process's loop: it reads one JSON Request per
 // line on stdin, runs it in bubble b, and answers one JSON line per
 // request on stdout, until stdin closes (then it returns nil). It ignores
@@ -218,12 +234,7 @@ const workerGCPercent = 400
 // the report's cells (2 seeds of each): 24% less CPU than with 2 Ps.
 func ServeWorker(stdin io.Reader, stdout io.Writer, b sim.Bubble) error {
 	signal.Ignore(os.Interrupt, syscall.SIGTERM)
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(workerGCPercent)
-	}
-	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(1)
-	}
+	WorkerRuntime()
 	in := bufio.NewReaderSize(stdin, 64<<10)
 	out := bufio.NewWriter(stdout)
 	enc := json.NewEncoder(out)

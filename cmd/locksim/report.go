@@ -147,6 +147,9 @@ func (r *reportRun) main(b sim.Bubble, stdout, stderr io.Writer) int {
 			}
 			bar.Set(done)
 		}
+	} else {
+		lines := newProgressLines(stderr, "report", 0)
+		ex.Progress = lines.update
 	}
 	err := r.plan.Run(ctx, b, r.out.Dir(), ex)
 	if bar != nil {

@@ -198,8 +198,16 @@ func TestBench(t *testing.T) {
 	if code != exitSafe || json.Unmarshal([]byte(stdout), &r) != nil {
 		t.Fatalf("--json: exit %d, %q, %s", code, stdout, stderr)
 	}
-	if r.Lock != "set-nx-cad" || r.CommandsPerSec <= 0 || r.FloorDispatchPerSec <= 0 || r.FloorPipePerSec <= 0 || r.Compression <= 0 || r.CheckEventsPerSec <= 0 {
+	if r.Lock != "set-nx-cad" || r.CommandsPerSec <= 0 || r.FloorDispatchPerSec <= 0 || r.FloorPipePerSec <= 0 || r.Compression <= 0 || r.CheckEventsPerSec <= 0 ||
+		r.EngineVsPipe != r.CommandsPerSec/r.FloorPipePerSec || r.Allocs == 0 || r.AllocsPerCommand != float64(r.Allocs)/float64(r.Commands) {
 		t.Errorf("--json: %+v", r)
+	}
+	// Measured as the workers run, unless the environment says otherwise.
+	if os.Getenv("GOMAXPROCS") == "" && r.GOMAXPROCS != 1 || os.Getenv("GOGC") == "" && r.GOGC != 400 {
+		t.Errorf("--json: GOMAXPROCS %d, GOGC %d; want the workers' 1 and 400", r.GOMAXPROCS, r.GOGC)
+	}
+	if !strings.Contains(stdout, `"engine_vs_pipe_ratio":`) || !strings.Contains(stdout, `"allocs_per_command":`) || !strings.Contains(stdout, `"time_compression":`) {
+		t.Errorf("--json lacks a field: %s", stdout)
 	}
 	if code, _, stderr := cli(t, noHost(t), "bench", "--lock", "nope"); code != exitUsage || !strings.HasPrefix(stderr, `locksim: --lock: unknown lock "nope"`) {
 		t.Errorf("bad lock: exit %d, %q", code, stderr)

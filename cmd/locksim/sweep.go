@@ -299,17 +299,23 @@ func (o *sweepOptions) main(b sim.Bubble) int {
 func (o *sweepOptions) run(ctx context.Context, b sim.Bubble) (sweep.Status, error) {
 	sw := o.Sweep
 	var bar *progressbar.ProgressBar
+	var lines *progressLines
 	first := -1
 	sw.Progress = func(done, total int) {
 		if first < 0 {
 			first = done
 			if o.progress {
 				bar = newBar(o.stderr, "sweep", total, done)
+			} else {
+				lines = newProgressLines(o.stderr, "sweep", done)
 			}
 			return
 		}
 		if bar != nil {
 			bar.Set(done)
+		}
+		if lines != nil {
+			lines.update(done, total)
 		}
 		if o.afterLine != nil {
 			o.afterLine(done - first)
@@ -370,4 +376,38 @@ func newBar(w io.Writer, what string, total, done int) *progressbar.ProgressBar 
 		bar.Set(done)
 	}
 	return bar
+}
+
+// progressEvery is how often a sweep or report whose stderr is no
+// terminal (a CI log) prints a progress line.
+var progressEvery = 10 * time.Second
+
+// progressLines prints a plain progress line to w about every
+// progressEvery: runs done of total, the rate since the command began and
+// the time left at that rate.
+type progressLines struct {
+	w     io.Writer
+	what  string
+	start time.Time
+	last  time.Time
+	first int // runs already done when the command began (a resumed sweep)
+}
+
+func newProgressLines(w io.Writer, what string, done int) *progressLines {
+	now := time.Now()
+	return &progressLines{w: w, what: what, start: now, last: now, first: done}
+}
+
+func (p *progressLines) update(done, total int) {
+	now := time.Now()
+	if now.Sub(p.last) < progressEvery || done >= total {
+		return
+	}
+	p.last = now
+	rate := float64(done-p.first) / now.Sub(p.start).Seconds()
+	eta := "unknown"
+	if rate > 0 {
+		eta = time.Duration(float64(total-done) / rate * float64(time.Second)).Round(time.Second).String()
+	}
+	fmt.Fprintf(p.w, "locksim: %s: %d/%d runs, %.0f runs/s, ETA %s\n", p.what, done, total, rate, eta)
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -36,7 +37,37 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
+// setProgressEvery sets how often progress lines are printed, for one test.
+func setProgressEvery(t *testing.T, d time.Duration) {
+	old := progressEvery
+	progressEvery = d
+	t.Cleanup(func() { progressEvery = old })
+}
+
+// A sweep or report whose stderr is no terminal prints a plain progress
+// line every progressEvery (every run here): done/total, rate, ETA.
+func TestProgressLines(t *testing.T) {
+	setProgressEvery(t, 0)
+	dir := filepath.Join(t.TempDir(), "sweep")
+	code, _, stderr := cli(t, testHost(t), tinySweep(dir)...)
+	if code != exitSafe {
+		t.Fatalf("exit %d; stderr: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	re := regexp.MustCompile(`^locksim: sweep: (\d+)/12 runs, \d+ runs/s, ETA (\d+(h|m|s|ms|µs|ns))+$`)
+	if len(lines) != 11 {
+		t.Fatalf("%d progress lines, want 11 (one per run but the last):\n%s", len(lines), stderr)
+	}
+	for i, l := range lines {
+		m := re.FindStringSubmatch(l)
+		if m == nil || m[1] != strconv.Itoa(i+1) {
+			t.Errorf("line %d: %q", i, l)
+		}
+	}
+}
+
 func TestSweepWritesResults(t *testing.T) {
+	setProgressEvery(t, time.Hour)
 	dir := filepath.Join(t.TempDir(), "sweep")
 	code, stdout, stderr := cli(t, testHost(t), tinySweep(dir, "--charts")...)
 	if code != exitSafe {
