@@ -70,7 +70,7 @@ var (
 // lockOrder is the columns' order: DESIGN §8a's list (simplest designs
 // first, libraries last); other locks follow alphabetically.
 var lockOrder = []string{"setnx-del", "setnx-expire", "set-nx-del", "getset-expiry", "set-nx-getdel", "set-nx-cad", "watchdog",
-	"primary-replica", "redlock", "fencing", "token-cas", "version-cas", "redsync", "redislock", "go-zero", "gocron"}
+	"primary-replica", "redlock", "fencing", "fencing-strict", "token-cas", "version-cas", "redsync", "redislock", "go-zero", "gocron"}
 
 // Options is the report a user asks for.
 type Options struct {
