@@ -17,9 +17,9 @@ import (
 )
 
 // Report settings. Measured on the project's machine kind (2 cores, the
-// 19-scenario catalogue of 108 cells, 23,400 runs, 2026-11-23): the
-// default takes 7m06s of wall time on two worker processes on an otherwise
-// idle machine (55 runs/s), --quick 44 s. What a cell costs is mostly its
+// dense matrix of 229 cells, 47,600 runs, 2026-11-24): the default takes
+// 12m47s of wall time on two worker processes on an otherwise idle machine
+// (62 runs/s), --quick 1m19s (4,780 runs). What a cell costs is mostly its
 // Redis commands: its virtual time × its clients × how often they poll;
 // bonus-pool (100 clients) is a quarter of the total.
 const (

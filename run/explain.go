@@ -37,7 +37,7 @@ func Explain(j *Judged) string {
 	}
 	// Faults already in force when the story starts (a drift from t=0).
 	for i, f := range h.Faults {
-		if f.Start < time.Duration(v.Since) && f.End() > time.Duration(v.Since) && tookEffect(h, i+1) && f.Kind != faults.ClientPause {
+		if f.Start < time.Duration(v.Since) && f.End() > time.Duration(v.Since) && tookEffect(h, i+1) && !targeted(f) {
 			add(fmt.Sprintf("in force since %s: %s", at(int64(f.Start)), f))
 		}
 	}
@@ -49,7 +49,7 @@ func Explain(j *Judged) string {
 			continue
 		}
 		switch {
-		case e.Proc == "world" && e.Kind == "fault" && e.Fault > 0 && e.Fault <= len(h.Faults) && h.Faults[e.Fault-1].Kind != faults.ClientPause:
+		case e.Proc == "world" && e.Kind == "fault" && e.Fault > 0 && e.Fault <= len(h.Faults) && !targeted(h.Faults[e.Fault-1]):
 			add(fmt.Sprintf("at %s %s", at(e.T), e.Detail))
 		case e.Kind == "pause" && involved(e.Proc):
 			add(fmt.Sprintf("%s paused at %s (%s)", e.Proc, at(e.T), e.Detail))
@@ -69,6 +69,10 @@ func Explain(j *Judged) string {
 	parts = append(parts, "then "+v.Detail)
 	return strings.Join(parts, "; ")
 }
+
+// targeted reports whether f is a client pause armed for a pause point:
+// the story tells it when it fires (its "pause" event), not when armed.
+func targeted(f faults.Fault) bool { return f.Kind == faults.ClientPause && f.At != "" }
 
 // tookEffect reports whether the schedule's fault n (1-based) was applied
 // in the run (its "fault" event is in the history).

@@ -50,8 +50,8 @@ Redlock and the two fencing designs, and write into DIR:
   timelines/    counterexample timelines (PNG)
 
 The same flags give the same files, byte for byte. Default: 200 seeds per
-cell (23,400 runs: about 7 minutes on 2 cores); --quick: 20 seeds and
-a coarser sweep (about 45 seconds). The report is written beside DIR and
+cell (47,600 runs: about 13 minutes on 2 cores); --quick: 20 seeds and
+a coarser sweep (about 80 seconds). The report is written beside DIR and
 moved into place when complete: Ctrl-C stops (exit 130) and writes
 nothing, and a rerun replaces exactly the files above (others in DIR
 stay).`,
@@ -71,7 +71,7 @@ stay).`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.StringVar(&f.out, "out", "", "write the report into `DIR` (created); required")
-	fl.BoolVar(&f.quick, "quick", false, fmt.Sprintf("%d seeds per cell and a coarser sweep (about 45 seconds on 2 cores)", reports.QuickSeeds))
+	fl.BoolVar(&f.quick, "quick", false, fmt.Sprintf("%d seeds per cell and a coarser sweep (about 80 seconds on 2 cores)", reports.QuickSeeds))
 	fl.Var(&f.seeds, "seeds", fmt.Sprintf("seeds per cell (default %d, %d with --quick)", reports.DefaultSeeds, reports.QuickSeeds))
 	fl.VarP(&f.jobs, "jobs", "j", fmt.Sprintf("parallel workers, 1..1024, lowered to what the machine holds (4 a core, ~64 MiB each; default the number of CPUs, %d here)", runtime.NumCPU()))
 	fl.StringVar(&f.scenarios, "scenarios", "", "only these comma-separated scenario ids (default: every built-in)")
