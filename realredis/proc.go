@@ -90,25 +90,10 @@ func (p *proc) Sleep(d time.Duration) {
 }
 
 // gate blocks while the process is paused (until the pause ends, the
-// heal, or the stop).
+// heal, or the stop); at the stop it ends the calling goroutine.
 func (p *proc) gate() {
-	for {
-		p.w.mu.Lock()
-		until, wake := p.paused, p.wake
-		now := p.w.now()
-		p.w.mu.Unlock()
-		if until <= now {
-			return
-		}
-		t := time.NewTimer(time.Duration(until - now))
-		select {
-		case <-t.C:
-		case <-wake:
-			t.Stop()
-		case <-p.w.stop:
-			t.Stop()
-			runtime.Goexit()
-		}
+	if p.waitPaused() {
+		runtime.Goexit()
 	}
 }
 
@@ -206,14 +191,18 @@ func (c *gatedConn) Read(b []byte) (int, error) {
 
 // gateIO is gate for I/O paths (which must not Goexit a library's
 // goroutine): it returns at the stop.
-func (p *proc) gateIO() {
+func (p *proc) gateIO() { p.waitPaused() }
+
+// waitPaused blocks while the process is paused, and reports whether it
+// returned because the run stopped.
+func (p *proc) waitPaused() (stopped bool) {
 	for {
 		p.w.mu.Lock()
 		until, wake := p.paused, p.wake
 		now := p.w.now()
 		p.w.mu.Unlock()
 		if until <= now {
-			return
+			return false
 		}
 		t := time.NewTimer(time.Duration(until - now))
 		select {
@@ -222,7 +211,7 @@ func (p *proc) gateIO() {
 			t.Stop()
 		case <-p.w.stop:
 			t.Stop()
-			return
+			return true
 		}
 	}
 }
