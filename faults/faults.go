@@ -48,6 +48,11 @@ type Fault struct {
 	// time the target reaches that point at or after Start (one of
 	// PausePoints). Empty: the pause begins at Start.
 	At string `json:"at,omitempty" yaml:"at"`
+	// NodeClock makes a crash's Duration a time on the crashed node's own
+	// clock: the node restarts when its clock has counted Duration since
+	// the crash, as a delayed restart's timer on that machine would. A
+	// jump or drift of that clock during the downtime moves the restart.
+	NodeClock bool `json:"node_clock,omitempty" yaml:"node_clock"`
 }
 
 // PausePoints are the lock phases a client pause can target (the lock
@@ -69,6 +74,9 @@ func (f Fault) String() string {
 	}
 	if f.At != "" {
 		fmt.Fprintf(&b, " at %s", f.At)
+	}
+	if f.NodeClock {
+		b.WriteString(" by its clock")
 	}
 	if len(f.From) > 0 || len(f.To) > 0 {
 		arrow := "<->"
@@ -150,6 +158,7 @@ func (f Fault) Validate(known func(name string) bool) error {
 		{"jump", f.Jump != 0, f.Kind == ClockJump},
 		{"delay", f.Delay != 0, f.Kind == Delay},
 		{"loss_prob", f.LossProb != 0, f.Kind == Loss},
+		{"node_clock", f.NodeClock, f.Kind == Crash},
 	} {
 		if c.set && !c.kinds {
 			return fmt.Errorf("%s: %s does not apply to this kind", f.Kind, c.field)

@@ -28,6 +28,10 @@ const (
 	// The pause sweep (the debate's rate plot): seeds per point.
 	pauseSweepSeeds      = 50
 	pauseSweepQuickSeeds = 10
+	// The debate's other curves (curves.go): seeds per point. Fewer than
+	// the pause sweep's: they have 7 to 11 points and up to 5 locks.
+	curveSeeds      = 30
+	curveQuickSeeds = 6
 )
 
 // reportLengths shorten the safety phase of the scenarios whose length is
@@ -117,16 +121,6 @@ func (c *Cell) At(seed uint64) run.Spec {
 // Repro is the command that runs the cell's seed again.
 func (c *Cell) Repro(seed uint64) string { return c.At(seed).Repro() }
 
-// point is one point of the pause sweep.
-type point struct {
-	lock  string
-	value float64
-	sweep.Tally
-	// short counts the runs left out of the tally: c0 did not pause in
-	// full inside the safety phase (Outcome.PauseShort).
-	short int
-}
-
 // job is one run: a matrix cell's seed or a sweep point's seed.
 type job struct {
 	req   sweep.Request
@@ -140,8 +134,10 @@ type Plan struct {
 	opt        Options
 	seeds      int
 	pauseSeeds int
+	curveSeeds int
 	cells      []*Cell
-	points     []*point
+	points     []*point // the pause sweep's
+	curves     []*curve // the debate's other curves (debateCurves)
 	jobs       []job
 	parity     *parity.Result // Options.Parity's results
 }
@@ -155,7 +151,7 @@ func (p *Plan) Cells() []*Cell { return p.cells }
 // NewPlan checks the options and lays out every run. Errors are
 // *sweep.InputError (Field "scenarios", "locks" or "").
 func NewPlan(opt Options) (*Plan, error) {
-	p := &Plan{opt: opt, seeds: DefaultSeeds, pauseSeeds: pauseSweepSeeds}
+	p := &Plan{opt: opt, seeds: DefaultSeeds, pauseSeeds: pauseSweepSeeds, curveSeeds: curveSeeds}
 	if opt.Parity != "" {
 		var err error
 		if p.parity, err = readParity(opt.Parity); err != nil {
@@ -164,11 +160,12 @@ func NewPlan(opt Options) (*Plan, error) {
 	}
 	values := pauseSweepValues
 	if opt.Quick {
-		p.seeds, p.pauseSeeds, values = QuickSeeds, pauseSweepQuickSeeds, pauseSweepQuick
+		p.seeds, p.pauseSeeds, p.curveSeeds, values = QuickSeeds, pauseSweepQuickSeeds, curveQuickSeeds, pauseSweepQuick
 	}
 	if opt.Seeds > 0 {
 		p.seeds = opt.Seeds
 		p.pauseSeeds = max(1, opt.Seeds/2)
+		p.curveSeeds = p.pauseSeeds
 	}
 	scenarioIDs := scenarios.IDs()
 	if opt.Scenarios != nil {
@@ -189,7 +186,7 @@ func NewPlan(opt Options) (*Plan, error) {
 	}
 	keep := func(id string) bool { return opt.Locks == nil || slices.Contains(opt.Locks, id) }
 
-	var cellJobs, pointJobs []job
+	var cellJobs, pointJobs, curveJobs []job
 	var scens []scenarios.Scenario
 	for _, id := range scenarioIDs {
 		s, _ := scenarios.Get(id)
@@ -248,17 +245,31 @@ func NewPlan(opt Options) (*Plan, error) {
 			}
 		}
 	}
+	// The debate's curves, each when its scenario is in the report.
+	for _, c := range debateCurves() {
+		if !slices.Contains(scenarioIDs, c.Scenario) {
+			continue
+		}
+		jobs, err := p.addFileCurve(c, keep)
+		if err != nil {
+			return nil, &sweep.InputError{Field: "", Err: err}
+		}
+		if len(c.points) > 0 {
+			p.curves = append(p.curves, c)
+			curveJobs = append(curveJobs, jobs...)
+		}
+	}
 	if len(p.cells) == 0 {
 		return nil, &sweep.InputError{Field: "", Err: fmt.Errorf("nothing to run: no scenario lists any of the chosen locks")}
 	}
 	// Seed-major order: every cell's seed 1, then every cell's seed 2, ...
 	// so expensive cells are spread over the run and the workers finish
 	// together.
-	for seed := uint64(1); seed <= uint64(max(p.seeds, p.pauseSeeds)); seed++ {
+	for seed := uint64(1); seed <= uint64(max(p.seeds, p.pauseSeeds, p.curveSeeds)); seed++ {
 		for _, group := range []struct {
 			jobs  []job
 			seeds int
-		}{{cellJobs, p.seeds}, {pointJobs, p.pauseSeeds}} {
+		}{{cellJobs, p.seeds}, {pointJobs, p.pauseSeeds}, {curveJobs, p.curveSeeds}} {
 			if seed > uint64(group.seeds) {
 				continue
 			}

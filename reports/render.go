@@ -67,7 +67,8 @@ type figure struct {
 }
 
 type pauseTable struct {
-	Locks []string
+	XLabel string // the first column's heading
+	Locks  []string
 	Rows  []pauseRow
 }
 
@@ -112,6 +113,19 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 			Caption: fmt.Sprintf("Scenario %s with %d clients; client c0 stops just before its first write to the storage at or after %v, once, for the given multiple of its lock's TTL. %d seeds per point, less the runs where c0 did not pause in full inside the safety phase (%d of %d, counted in the table); bars are 95%% Wilson score intervals.",
 				pauseSweepScenario, pauseSweepClients, run.PauseStart, p.pauseSeeds, p.pauseShort(), p.pauseSeeds*len(p.points))})
 	}
+	for _, c := range p.curves {
+		fig, err := c.chart().Figure()
+		if err != nil {
+			return nil, err
+		}
+		png, svg, err := save(fig, strings.ReplaceAll(c.ID, "_", "-"))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, figure{Title: c.Title, PNG: png, SVG: svg, Table: c.table(c.XLabel),
+			Caption: fmt.Sprintf("The debate's question: %s Scenario %s (its sweep: block), %d seeds per point: %s Bars are 95%% Wilson score intervals; a point's first unsafe seed and its repro command are in results.json (%s).",
+				c.Question, c.Scenario, p.curveSeeds, c.Reading, c.ID)})
+	}
 	// One overlap-vs-resource chart per scenario.
 	for _, s := range p.scenarioOrder() {
 		fc := charts.FencingChart{Title: s.ID + ": lease overlap, resource violation, stale section"}
@@ -136,7 +150,7 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 }
 
 func (p *Plan) pauseTable() *pauseTable {
-	t := &pauseTable{Locks: pauseSweepLocks}
+	t := &pauseTable{XLabel: "pause (× TTL)", Locks: pauseSweepLocks}
 	var vals []float64
 	for _, pt := range p.points {
 		if !slices.Contains(vals, pt.value) {
@@ -306,6 +320,10 @@ func (p *Plan) view(res Results, figs []figure) view {
 	if len(p.points) > 0 {
 		v.Settings = append(v.Settings, fmt.Sprintf("pause sweep: scenario %s with %d clients, %d seeds per point, safety phase %v + %v + the pause + one TTL, liveness phase %v",
 			pauseSweepScenario, pauseSweepClients, p.pauseSeeds, run.PauseStart, pauseSweepSlack, pauseSweepLiveness))
+	}
+	for _, c := range p.curves {
+		v.Settings = append(v.Settings, fmt.Sprintf("%s: scenario %s stepped through its sweep: block, %d seeds per point, liveness phase two TTLs (at least %v)",
+			c.ID, c.Scenario, p.curveSeeds, pauseSweepLiveness))
 	}
 	v.Settings = append(v.Settings, p.opt.Version)
 	for _, id := range locks.IDs() {

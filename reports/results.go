@@ -74,9 +74,15 @@ type PointResult struct {
 type Results struct {
 	Cells      []CellResult  `json:"cells"`
 	PauseSweep []PointResult `json:"pause_sweep,omitempty"`
-	Settings   struct {
+	// The debate's questions (DEBATE.md), each a curve over a scenario
+	// file's sweep: block (nil when its scenario is not in the report).
+	DriftSweep        *CurveResult `json:"drift_sweep,omitempty"`
+	AcquirePauseSweep *CurveResult `json:"acquire_pause_sweep,omitempty"`
+	RestartJumpSweep  *CurveResult `json:"restart_jump_sweep,omitempty"`
+	Settings          struct {
 		Seeds      int    `json:"seeds_per_cell"`
 		PauseSeeds int    `json:"pause_sweep_seeds"`
+		CurveSeeds int    `json:"curve_seeds"` // per point of the debate's curves
 		Quick      bool   `json:"quick"`
 		Locksim    string `json:"locksim"`
 	} `json:"settings"`
@@ -145,9 +151,23 @@ func (p *Plan) Results() Results {
 		res.PauseSweep = append(res.PauseSweep, PointResult{Lock: pt.lock, PauseTTL: pt.value, Runs: pt.Runs, PauseShortRuns: pt.short, UnsafeRuns: pt.Unsafe,
 			LeaseOverlapRuns: pt.Overlap, ResourceViolationRuns: pt.Resource, UnsafeRateCI95: [2]float64{round6(lo), round6(hi)}})
 	}
+	for _, c := range p.curves {
+		r := c.result(p.curveSeeds)
+		switch c.ID {
+		case "drift_sweep":
+			res.DriftSweep = r
+		case "acquire_pause_sweep":
+			res.AcquirePauseSweep = r
+		case "restart_jump_sweep":
+			res.RestartJumpSweep = r
+		}
+	}
 	res.Settings.Seeds, res.Settings.PauseSeeds, res.Settings.Quick, res.Settings.Locksim = p.seeds, p.pauseSeeds, p.opt.Quick, p.opt.Version
 	if len(p.points) == 0 {
 		res.Settings.PauseSeeds = 0
+	}
+	if len(p.curves) > 0 {
+		res.Settings.CurveSeeds = p.curveSeeds
 	}
 	return res
 }

@@ -52,8 +52,10 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 		j := p.jobs[i]
 		seed := j.req.Spec.Seed
 		switch {
-		case j.point != nil && o.PauseShort:
-			// Not a run of the pause asked for: counted apart.
+		case j.point != nil && j.point.curve == nil && o.PauseShort:
+			// Not a run of the pause the pause sweep asked for: counted
+			// apart. (A debate curve runs its scenario's own schedule,
+			// which counts as it comes.)
 			j.point.short++
 		case j.point != nil:
 			j.point.Add(o, seed)

@@ -90,6 +90,10 @@ type File struct {
 	// what a run measures against it.
 	Expect map[string]Expectation `yaml:"expect"`
 
+	// swept: in a step of a faults[*] sweep (AtSweep), the faults the
+	// original file's sweep sets (a step of 0 would otherwise set none).
+	swept []int
+
 	name string      // the file's name in error messages
 	ix   *fieldIndex // where each field is, for errors after parsing
 }
@@ -166,6 +170,9 @@ type FaultSpec struct {
 	Delay    Span     `yaml:"delay"`
 	LossProb float64  `yaml:"loss_prob"`
 	At       string   `yaml:"at"`
+	// NodeClock times a crash's duration on the crashed node's own clock
+	// (a delayed restart's timer): see faults.Fault.NodeClock.
+	NodeClock bool `yaml:"node_clock"`
 	// Repeat the fault Count times, Every apart (Count 0 or 1: once).
 	Repeat *RepeatSpec `yaml:"repeat"`
 	// Locks, if set, restricts the fault to these lock ids (a scenario

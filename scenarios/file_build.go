@@ -337,7 +337,7 @@ func span(names []string) string {
 // fault resolves a scripted fault for a lock's TTL (its first occurrence).
 func (fs FaultSpec) fault(ttl time.Duration) (faults.Fault, error) {
 	out := faults.Fault{Kind: faults.Kind(fs.Kind), Targets: fs.Targets, From: fs.From, To: fs.To, OneWay: fs.OneWay,
-		DriftPPM: fs.DriftPPM, LossProb: fs.LossProb, At: fs.At}
+		DriftPPM: fs.DriftPPM, LossProb: fs.LossProb, At: fs.At, NodeClock: fs.NodeClock}
 	for _, s := range []struct {
 		name string
 		v    Span
@@ -612,12 +612,20 @@ func (f *File) sweepKind(name string) (kind string, idx int, lock, field string,
 	if rest, ok := strings.CutPrefix(name, "faults["); ok {
 		n, fld, ok := strings.Cut(rest, "].")
 		i, err := strconv.Atoi(n)
-		if !ok || err != nil || i < 0 || i >= len(f.Faults) {
-			return "", 0, "", "", fmt.Errorf("%q: no such fault (the file has %d)", name, len(f.Faults))
+		if n == "*" && ok {
+			// faults[*].x: every fault that sets x (a scenario scripting
+			// one fault per topology sweeps them all at once).
+			i, err = allFaults, nil
+		}
+		if !ok || err != nil || (i != allFaults && (i < 0 || i >= len(f.Faults))) {
+			return "", 0, "", "", fmt.Errorf("%q: no such fault (the file has %d; faults[*] means every fault that sets the field)", name, len(f.Faults))
 		}
 		k, ok := sweepFault[fld]
 		if !ok {
 			return "", 0, "", "", fmt.Errorf("%q: a fault's sweepable fields are %s", name, strings.Join(sortedKeys(sweepFault), ", "))
+		}
+		if i == allFaults && len(f.faultsSetting(fld)) == 0 {
+			return "", 0, "", "", fmt.Errorf("%q: no fault of the file sets %s", name, fld)
 		}
 		return k, i, "", fld, nil
 	}
@@ -633,6 +641,39 @@ func (f *File) sweepKind(name string) (kind string, idx int, lock, field string,
 		return k, 0, id, fld, nil
 	}
 	return "", 0, "", "", fmt.Errorf("%q is not a sweepable parameter (one of %s, faults[i].<field>, params.<lock>.<parameter>)", name, strings.Join(sortedKeys(sweepFixed), ", "))
+}
+
+// allFaults is sweepKind's index for faults[*].
+const allFaults = -1
+
+// faultsSetting lists the indexes of the faults that set field (a
+// sweepable fault field) to a non-zero value.
+func (f *File) faultsSetting(field string) []int {
+	if f.swept != nil {
+		return f.swept // a step of the sweep: the faults of the original file
+	}
+	var out []int
+	for i, fs := range f.Faults {
+		set := false
+		switch field {
+		case "start":
+			set = fs.Start.Set
+		case "duration":
+			set = fs.Duration.Set
+		case "jump":
+			set = fs.Jump.Set
+		case "delay":
+			set = fs.Delay.Set
+		case "drift_ppm":
+			set = fs.DriftPPM != 0
+		case "loss_prob":
+			set = fs.LossProb != 0
+		}
+		if set {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 func (f *File) validateSweep() error {
@@ -739,6 +780,8 @@ func (f *File) sweepValue(i int) sweepVal {
 		from, to := s.From.Span, s.To.Span
 		if from.IsTTL() || to.IsTTL() {
 			k := from.TTLs + (to.TTLs-from.TTLs)*frac
+			// 12 significant digits: 0.2*1 prints as 0.2, in tables and axes.
+			k, _ = strconv.ParseFloat(strconv.FormatFloat(k, 'g', 12, 64), 64)
 			v := Span{TTLs: k, Set: true}
 			if k == 0 {
 				v = Span{Set: true}
@@ -807,22 +850,14 @@ func (f *File) AtSweep(i int) (*File, string, error) {
 		}
 		c.Params[lock] = lp
 	case strings.HasPrefix(f.Sweep.Name, "faults["):
-		fs := c.Faults[idx]
-		switch field {
-		case "start":
-			fs.Start = v.span
-		case "duration":
-			fs.Duration = v.span
-		case "jump":
-			fs.Jump = v.span
-		case "delay":
-			fs.Delay = v.span
-		case "drift_ppm":
-			fs.DriftPPM = n
-		case "loss_prob":
-			fs.LossProb = v.num
+		idxs := []int{idx}
+		if idx == allFaults {
+			idxs = f.faultsSetting(field)
+			c.swept = idxs
 		}
-		c.Faults[idx] = fs
+		for _, idx := range idxs {
+			c.Faults[idx] = setFaultField(c.Faults[idx], field, v, n)
+		}
 	default:
 		switch field {
 		case "duration":
@@ -851,6 +886,26 @@ func (f *File) AtSweep(i int) (*File, string, error) {
 		return nil, "", err
 	}
 	return &c, v.text, nil
+}
+
+// setFaultField returns fs with a sweepable field set to v (n: v as a
+// whole number).
+func setFaultField(fs FaultSpec, field string, v sweepVal, n int64) FaultSpec {
+	switch field {
+	case "start":
+		fs.Start = v.span
+	case "duration":
+		fs.Duration = v.span
+	case "jump":
+		fs.Jump = v.span
+	case "delay":
+		fs.Delay = v.span
+	case "drift_ppm":
+		fs.DriftPPM = n
+	case "loss_prob":
+		fs.LossProb = v.num
+	}
+	return fs
 }
 
 // sweepNumber reads a plain number node (a sweep bound of an integer or

@@ -337,3 +337,36 @@ func TestParseBOM(t *testing.T) {
 		t.Fatalf("a file with a BOM: %v", err)
 	}
 }
+
+// TestSweepEveryFault: faults[*].x sets x on every fault that sets it, and
+// only on those; a file where no fault sets x is refused at parse time.
+func TestSweepEveryFault(t *testing.T) {
+	f, err := Parse("d.yaml", []byte(minimal+`faults:
+  - {kind: clock-drift, start: 0s, duration: 5s, drift_ppm: 200000, targets: [n0]}
+  - {kind: clock-drift, start: 1s, duration: 5s, drift_ppm: 100000, targets: [n0]}
+  - {kind: client-pause, start: 1s, duration: 2s, targets: [c0]}
+sweep: {name: "faults[*].drift_ppm", from: 0, to: 50000, steps: 3}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for step, want := range []int64{0, 25000, 50000} {
+		g, _, err := f.AtSweep(step)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Faults[0].DriftPPM != want || g.Faults[1].DriftPPM != want || g.Faults[2].DriftPPM != 0 || g.Faults[2].Duration != f.Faults[2].Duration {
+			t.Fatalf("step %d: faults %+v, want drift %d on the two drift faults only", step, g.Faults, want)
+		}
+	}
+	if f.Faults[0].DriftPPM != 200000 || f.Faults[1].DriftPPM != 100000 {
+		t.Fatalf("AtSweep changed the original: %+v", f.Faults)
+	}
+	_, err = Parse("d.yaml", []byte(minimal+`faults:
+  - {kind: client-pause, start: 1s, duration: 2s, targets: [c0]}
+sweep: {name: "faults[*].jump", from: 0s, to: 2s, steps: 3}
+`))
+	if err == nil || !strings.Contains(err.Error(), "no fault of the file sets jump") || !strings.Contains(err.Error(), "sweep.name") {
+		t.Fatalf("err = %v, want the sweep.name error naming jump", err)
+	}
+}

@@ -235,3 +235,50 @@ func TestHealResyncKeepsTTLs(t *testing.T) {
 		}
 	}
 }
+
+// A crash timed by the node's own clock (a delayed restart's timer):
+// n0 crashes at 1 s for 3 s of its clock. Alone it restarts at 4 s; a
+// forward jump of its clock by 2 s at 2 s brings the restart to 2 s (the
+// clock reads 4 s then); a backward jump of 1 s at 2 s puts it off to 5 s;
+// running 25% fast from the crash on, its clock counts 3 s in 2.4 s.
+func TestCrashTimedByNodeClock(t *testing.T) {
+	crash := faults.Fault{Kind: faults.Crash, Start: time.Second, Duration: 3 * time.Second, Targets: []string{"n0"}, NodeClock: true}
+	cases := []struct {
+		name  string
+		extra []faults.Fault
+		want  time.Duration
+	}{
+		{"alone", nil, 4 * time.Second},
+		{"jump forward", []faults.Fault{{Kind: faults.ClockJump, Start: 2 * time.Second, Jump: 2 * time.Second, Targets: []string{"n0"}}}, 2 * time.Second},
+		{"jump back", []faults.Fault{{Kind: faults.ClockJump, Start: 2 * time.Second, Jump: -time.Second, Targets: []string{"n0"}}}, 5 * time.Second},
+		{"drift", []faults.Fault{{Kind: faults.ClockDrift, Start: time.Second, Duration: 10 * time.Second, DriftPPM: 250_000, Targets: []string{"n0"}}},
+			time.Second + 2400*time.Millisecond},
+		{"a client's jump does not count", []faults.Fault{{Kind: faults.ClockJump, Start: 2 * time.Second, Jump: 2 * time.Second, Targets: []string{"c0"}}}, 4 * time.Second},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := biteConfig(1, 1, 8*time.Second)
+			cfg.Faults = append([]faults.Fault{crash}, tc.extra...)
+			cfg.Program = func(p *Proc) {
+				sleepUntil(p, 1500*time.Millisecond)
+				doPing(p, "down", p.Nodes()[0])
+				sleepUntil(p, 6*time.Second)
+				doPing(p, "up", p.Nodes()[0])
+			}
+			res := runBite(t, cfg)
+			ops := opsOf(t, res, "c0")
+			if o := one(t, ops, "down"); o.Result == resOK {
+				t.Errorf("n0 answered inside its crash: %v", o)
+			}
+			if o := one(t, ops, "up"); o.Result != resOK {
+				t.Errorf("n0 must be up at 6s: %v", o)
+			}
+			// Events at one instant run 1 ns apart (the fault and the
+			// crash both start at 1 s): a few ns either way is that.
+			rs := engineEvents(res, "n0", "restart")
+			if len(rs) != 1 || rs[0].T < int64(tc.want)-10 || rs[0].T > int64(tc.want)+10 {
+				t.Errorf("want one restart at %v, got %+v", tc.want, rs)
+			}
+		})
+	}
+}

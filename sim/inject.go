@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"time"
+
 	"github.com/locksim/locksim/faults"
 )
 
@@ -55,15 +57,18 @@ func (w *World) apply(i int, f faults.Fault, start, end int64) {
 		for _, m := range w.targetClocks(f.Targets) {
 			m.SetDrift(start, f.DriftPPM)
 		}
+		w.clocksMoved(f.Targets)
 		healed(func() {
 			for _, m := range w.targetClocks(f.Targets) {
 				m.SetDrift(end, 0)
 			}
+			w.clocksMoved(f.Targets)
 		})
 	case faults.ClockJump:
 		for _, m := range w.targetClocks(f.Targets) {
 			m.Jump(start, f.Jump)
 		}
+		w.clocksMoved(f.Targets)
 	case faults.Partition, faults.Delay, faults.Loss:
 		lf := w.net.add(f, end)
 		healed(func() { w.net.remove(lf) })
@@ -71,6 +76,12 @@ func (w *World) apply(i int, f faults.Fault, start, end int64) {
 		targets := w.targetNodes(f.Targets)
 		for _, n := range targets {
 			w.crashNode(n, string(n.cfg.Persistence))
+		}
+		if f.NodeClock {
+			for _, n := range targets {
+				w.restartByClock(n, i, f)
+			}
+			return
 		}
 		healed(func() {
 			for _, n := range targets {
@@ -84,6 +95,47 @@ func (w *World) apply(i int, f faults.Fault, start, end int64) {
 		n := w.nodes[w.sentinel.primary]
 		w.crashNode(n, "failover")
 		healed(func() { w.crashEnded(n) })
+	}
+}
+
+// restartByClock ends crash fault i (f, NodeClock) of n when n's own clock
+// has counted f.Duration since now: an event at the true time that clock
+// will read it, and again whenever the clock jumps or changes rate
+// (clocksMoved). The first check that finds the time reached ends the
+// crash; later ones do nothing.
+func (w *World) restartByClock(n *Node, i int, f faults.Fault) {
+	deadline := n.clk.Local(w.now()) + int64(f.Duration)
+	done := false
+	var check func()
+	check = func() {
+		if done || w.phase != "safety" {
+			return // ended, or the heal lifted it
+		}
+		now := w.now()
+		if left := deadline - n.clk.Local(now); left > 0 {
+			w.after(now+int64(n.clk.TrueAfter(time.Duration(left))), "fault-end", check)
+			return
+		}
+		done = true
+		w.record(Event{Proc: "world", Kind: "fault-end", Detail: f.String(), Fault: i + 1})
+		w.crashEnded(n)
+	}
+	n.clockWaiters = append(n.clockWaiters, func() bool { check(); return done })
+	check()
+}
+
+// clocksMoved tells the named nodes' clock waiters (restartByClock) that
+// their clock jumped or changed rate; waiters that are done are dropped.
+func (w *World) clocksMoved(names []string) {
+	for _, n := range w.targetNodes(names) {
+		kept := n.clockWaiters[:0]
+		for _, wake := range n.clockWaiters {
+			if !wake() {
+				kept = append(kept, wake)
+			}
+		}
+		clear(n.clockWaiters[len(kept):])
+		n.clockWaiters = kept
 	}
 }
 

@@ -30,12 +30,15 @@ type Node struct {
 	clk       *clock.Model
 	lastLocal int64 // local time at the last tick
 
-	up          bool
-	downs       int   // crash faults holding the node down (they combine)
-	epoch       int   // incarnation: bumps on crash, restart, demotion
-	pausedUntil int64 // a paused node handles nothing until then
-	conns       []*conn
-	scripts     map[string]bool // SHA1s this incarnation has loaded (for the native path)
+	up    bool
+	downs int // crash faults holding the node down (they combine)
+	// clockWaiters are crashes timed by the node's own clock
+	// (World.restartByClock): each reports whether it is done.
+	clockWaiters []func() bool
+	epoch        int   // incarnation: bumps on crash, restart, demotion
+	pausedUntil  int64 // a paused node handles nothing until then
+	conns        []*conn
+	scripts      map[string]bool // SHA1s this incarnation has loaded (for the native path)
 
 	durable map[string]keyState // what survives a crash
 

@@ -563,7 +563,7 @@ func TestSweepScenarioFileSweep(t *testing.T) {
 	if code != exitSafe {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "sweep:faults[0].drift_ppm") {
+	if !strings.Contains(stdout, "sweep:faults[*].drift_ppm") {
 		t.Errorf("the table does not name the file's parameter:\n%s", stdout)
 	}
 	var lines []sweep.Line
@@ -574,7 +574,7 @@ func TestSweepScenarioFileSweep(t *testing.T) {
 		}
 		lines = append(lines, sl)
 	}
-	if len(lines) != 6 || lines[0].Param != "sweep:faults[0].drift_ppm" || *lines[0].Value != 0 || *lines[5].Value != 200000 {
+	if len(lines) != 6 || lines[0].Param != "sweep:faults[*].drift_ppm" || *lines[0].Value != 0 || *lines[5].Value != 200000 {
 		t.Fatalf("lines: %+v", lines)
 	}
 	// The last job (step 2, seed 2) is 'run --step 2 --seed 2'.

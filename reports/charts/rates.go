@@ -74,6 +74,12 @@ type RateSeries struct {
 	Points []RatePoint
 }
 
+// Mark is a labelled vertical line at X.
+type Mark struct {
+	X     float64
+	Label string
+}
+
 // RateChart is violation rate against a swept parameter, one line per
 // lock, each point with its 95% Wilson interval.
 type RateChart struct {
@@ -83,6 +89,9 @@ type RateChart struct {
 	Series []RateSeries
 	// Band draws each interval as a shaded band instead of error bars.
 	Band bool
+	// Marks are values of the x axis to draw as labelled vertical lines
+	// (a claim's threshold: "Redlock's allowance", "pause = TTL").
+	Marks []Mark
 	// Width and Height default to 8 × 4.8 inches.
 	Width, Height vg.Length
 }
@@ -185,6 +194,30 @@ func (c RateChart) Figure() (Figure, error) {
 	}
 	p.Y.Min = 0
 	p.Y.Max = niceCeil(max(ymax*1.08, 0.05))
+	for i, m := range c.Marks {
+		if math.IsNaN(m.X) || math.IsInf(m.X, 0) {
+			return nil, fmt.Errorf("reports: mark %q: x is %v", m.Label, m.X)
+		}
+		xs = append(xs, m.X)
+		line, err := plotter.NewLine(plotter.XYs{{X: m.X, Y: 0}, {X: m.X, Y: p.Y.Max}})
+		if err != nil {
+			return nil, err
+		}
+		line.Color = color.RGBA{A: 255, R: 90, G: 90, B: 90}
+		line.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		line.Width = vg.Points(1)
+		// Labels stagger down from the top so neighbours do not collide.
+		lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: m.X, Y: p.Y.Max * (0.97 - 0.07*float64(i))}}, Labels: []string{" " + m.Label}})
+		if err != nil {
+			return nil, err
+		}
+		for j := range lbl.TextStyle {
+			lbl.TextStyle[j] = textStyle(vg.Points(8), color.RGBA{A: 255, R: 60, G: 60, B: 60})
+		}
+		p.Add(line, lbl)
+	}
+	slices.Sort(xs)
+	xs = slices.Compact(xs)
 	p.Y.Tick.Marker = percentTicks{}
 	pad := step * 0.5
 	if len(xs) == 1 {
