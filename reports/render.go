@@ -69,7 +69,7 @@ type figure struct {
 type pauseTable struct {
 	XLabel string // the first column's heading
 	Locks  []string
-	Rows  []pauseRow
+	Rows   []pauseRow
 }
 
 type pauseRow struct {
