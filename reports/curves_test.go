@@ -1,10 +1,12 @@
 package reports
 
 import (
+	"math"
 	"slices"
 	"testing"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/reports/charts"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/sweep"
@@ -105,4 +107,62 @@ func judge(t *testing.T, b sim.Bubble, sp run.Spec) sweep.Outcome {
 		t.Fatal(err)
 	}
 	return sweep.OutcomeOf(j)
+}
+
+// The per-hour estimate's arithmetic, on hand-built tallies: one class
+// (pauses of clients, Pareto x_min 500 ms, α 1.5, 1 per client-hour) on a
+// lock with a 3 s TTL in a world of 3 clients, strata at 1 and 2 TTLs.
+// Events ≤ 3 s count at 1 TTL: weight 1 − (0.5/3)^1.5; the rest (the tail)
+// at 2 TTLs: weight (0.5/3)^1.5. Unsafe rates 2/10 and 5/10.
+func TestPerHourArithmetic(t *testing.T) {
+	cv := &curve{ID: "per_hour:gc-pause", Scenario: "bg-gc-pause", Locks: []string{"set-nx-cad"}}
+	cv.points = []*point{
+		{curve: cv, lock: "set-nx-cad", value: 1, Tally: sweep.Tally{Runs: 10, Unsafe: 2}},
+		{curve: cv, lock: "set-nx-cad", value: 2, Tally: sweep.Tally{Runs: 10, Unsafe: 5}},
+	}
+	p := &Plan{bgCurves: []*curve{cv}}
+	r := p.perHour()
+	if r == nil || len(r.Locks) != 1 || len(r.Locks[0].Classes) != 1 {
+		t.Fatalf("per_hour %+v", r)
+	}
+	tail := math.Pow(0.5/3, 1.5)
+	want := 1 * 3 * ((1-tail)*0.2 + tail*0.5)
+	got := r.Locks[0]
+	if math.Abs(got.ViolationsPerHour-want) > 1e-6 || got.Classes[0].Processes != 3 {
+		t.Fatalf("violations per hour %v over %d processes, want %v over 3", got.ViolationsPerHour, got.Classes[0].Processes, want)
+	}
+	lo1, hi1 := charts.Wilson(2, 10)
+	lo2, hi2 := charts.Wilson(5, 10)
+	if wl, wh := 3*((1-tail)*lo1+tail*lo2), 3*((1-tail)*hi1+tail*hi2); math.Abs(got.CI95[0]-wl) > 1e-5 || math.Abs(got.CI95[1]-wh) > 1e-5 {
+		t.Fatalf("interval %v, want [%v, %v]", got.CI95, wl, wh)
+	}
+	if w := got.Classes[0].Strata; w[0].Weight+w[1].Weight < 0.999999 || w[1].Weight > w[0].Weight {
+		t.Fatalf("strata weights %+v: want them to add to 1, most at the first", w)
+	}
+}
+
+// The background scenarios stay out of the matrix, and the full plan runs
+// each class for each of the estimate's locks.
+func TestPerHourLayout(t *testing.T) {
+	p, err := NewPlan(Options{Quick: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Cells() {
+		if c.Scenario.File != nil && !c.Scenario.File.InMatrix() {
+			t.Errorf("matrix cell %s × %s of a background scenario", c.Scenario.ID, c.Lock.ID)
+		}
+	}
+	if len(p.bgCurves) != len(bgModel) {
+		t.Fatalf("%d background classes laid out, want %d", len(p.bgCurves), len(bgModel))
+	}
+	for _, c := range p.bgCurves {
+		locksSeen := map[string]bool{}
+		for _, pt := range c.points {
+			locksSeen[pt.lock] = true
+		}
+		if len(locksSeen) != len(perHourLocks) {
+			t.Errorf("%s: locks %v, want %v", c.ID, locksSeen, perHourLocks)
+		}
+	}
 }

@@ -138,6 +138,7 @@ type Plan struct {
 	cells      []*Cell
 	points     []*point // the pause sweep's
 	curves     []*curve // the debate's other curves (debateCurves)
+	bgCurves   []*curve // the per-hour estimate's fault classes (bgModel)
 	jobs       []job
 	parity     *parity.Result // Options.Parity's results
 }
@@ -190,6 +191,9 @@ func NewPlan(opt Options) (*Plan, error) {
 	var scens []scenarios.Scenario
 	for _, id := range scenarioIDs {
 		s, _ := scenarios.Get(id)
+		if s.File != nil && !s.File.InMatrix() {
+			continue // a background scenario: the per-hour estimate runs it
+		}
 		scens = append(scens, s)
 	}
 	slices.SortStableFunc(scens, func(a, b scenarios.Scenario) int {
@@ -256,6 +260,20 @@ func NewPlan(opt Options) (*Plan, error) {
 		}
 		if len(c.points) > 0 {
 			p.curves = append(p.curves, c)
+			curveJobs = append(curveJobs, jobs...)
+		}
+	}
+	// The per-hour estimate's classes, each when its scenario is in.
+	for _, c := range bgCurves() {
+		if !slices.Contains(scenarioIDs, c.Scenario) {
+			continue
+		}
+		jobs, err := p.addFileCurve(c, keep)
+		if err != nil {
+			return nil, &sweep.InputError{Field: "", Err: err}
+		}
+		if len(c.points) > 0 {
+			p.bgCurves = append(p.bgCurves, c)
 			curveJobs = append(curveJobs, jobs...)
 		}
 	}

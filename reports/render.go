@@ -126,6 +126,24 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 			Caption: fmt.Sprintf("The debate's question: %s Scenario %s (its sweep: block), %d seeds per point: %s Bars are 95%% Wilson score intervals; a point's first unsafe seed and its repro command are in results.json (%s).",
 				c.Question, c.Scenario, p.curveSeeds, c.Reading, c.ID)})
 	}
+	if ph := p.perHour(); ph != nil {
+		fig, err := perHourChart(ph).Figure()
+		if err != nil {
+			return nil, err
+		}
+		png, svg, err := save(fig, "per-hour")
+		if err != nil {
+			return nil, err
+		}
+		var model []string
+		for _, c := range ph.Model {
+			model = append(model, fmt.Sprintf("%s (%s; source: %s)", c.Model, c.Scenario, c.Source))
+		}
+		out = append(out, figure{Title: "Violations per hour of operation", PNG: png, SVG: svg, Table: perHourTable(ph),
+			Caption: fmt.Sprintf("The debate's question: how often, per hour of operation under realistic pauses and faults, does each design fail? The background model: %s. "+
+				"The world: the lock's own topology, 3 clients with critical sections of 50 ms to 1 s. %s %d seeds per stratum; the strata and their counts are in results.json (per_hour).",
+				strings.Join(model, "; "), perHourMethod, p.curveSeeds)})
+	}
 	// One overlap-vs-resource chart per scenario.
 	for _, s := range p.scenarioOrder() {
 		fc := charts.FencingChart{Title: s.ID + ": lease overlap, resource violation, stale section"}

@@ -79,7 +79,10 @@ type Results struct {
 	DriftSweep        *CurveResult `json:"drift_sweep,omitempty"`
 	AcquirePauseSweep *CurveResult `json:"acquire_pause_sweep,omitempty"`
 	RestartJumpSweep  *CurveResult `json:"restart_jump_sweep,omitempty"`
-	Settings          struct {
+	// PerHour is the expected violations per hour of each design under
+	// the background fault model (perhour.go).
+	PerHour  *PerHourResult `json:"per_hour,omitempty"`
+	Settings struct {
 		Seeds      int    `json:"seeds_per_cell"`
 		PauseSeeds int    `json:"pause_sweep_seeds"`
 		CurveSeeds int    `json:"curve_seeds"` // per point of the debate's curves
@@ -162,11 +165,12 @@ func (p *Plan) Results() Results {
 			res.RestartJumpSweep = r
 		}
 	}
+	res.PerHour = p.perHour()
 	res.Settings.Seeds, res.Settings.PauseSeeds, res.Settings.Quick, res.Settings.Locksim = p.seeds, p.pauseSeeds, p.opt.Quick, p.opt.Version
 	if len(p.points) == 0 {
 		res.Settings.PauseSeeds = 0
 	}
-	if len(p.curves) > 0 {
+	if len(p.curves) > 0 || len(p.bgCurves) > 0 {
 		res.Settings.CurveSeeds = p.curveSeeds
 	}
 	return res

@@ -78,6 +78,10 @@ type File struct {
 	// Locks are the lock ids the scenario is meant for: each has an
 	// Expect entry. Other locks can still be run in it.
 	Locks []string `yaml:"locks"`
+	// Matrix false keeps the scenario out of the report's matrix: the
+	// report runs it only for a curve or an estimate of its own (the
+	// per-hour estimate's background faults). Default true.
+	Matrix *bool `yaml:"matrix"`
 	// NotFor names locks that fit the scenario's topology but that the
 	// report does not run in it, each with why (the matrix shows — and
 	// the reason; 'locksim run' still runs them).
@@ -212,6 +216,9 @@ type LockParams struct {
 	WaitTimeout   Span     `yaml:"wait_timeout"`
 	RenewInterval Span     `yaml:"renew_interval"`
 }
+
+// InMatrix reports whether the report's matrix has a row for the file.
+func (f *File) InMatrix() bool { return f.Matrix == nil || *f.Matrix }
 
 // SweepSpec names one parameter to sweep over a range (for `locksim
 // sweep`): Steps values from From to To, evenly spaced.

@@ -1,0 +1,297 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/reports/charts"
+	"github.com/locksim/locksim/run"
+)
+
+// The per-hour estimate: how often each design fails per hour of
+// operation under a stated background fault model. Violations are rare
+// events, so the estimate is not a long run waiting for them: each fault
+// class has a rate (events per process per hour) and a size distribution;
+// a background scenario (bg-*.yaml, out of the matrix) injects exactly one
+// fault of the class at a moment the seed's workload decides, at each size
+// of its sweep: block (its strata); the measured probability that one
+// fault breaks the lock, weighed by how often faults of each stratum's
+// sizes happen and multiplied by the class's rate and the processes it can
+// hit, is the class's violations per hour; the classes add up (faults this
+// rare do not meet). Each event is counted in the stratum whose size is the
+// next at or above its own (the upper edge: a longer fault breaks a lock at
+// least as often), events longer than the last stratum in the last.
+
+// bgClass is one fault class of the background model.
+type bgClass struct {
+	ID       string // results.json's class id
+	Scenario string // the bg-*.yaml that injects one fault of the class
+	What     string // the model in words (the table and results.json)
+	// PerHour is the events per process per hour; Hits is which processes
+	// an event can hit: "clients" (every client of the world) or "nodes"
+	// (the nodes like n0: the one node, the primary, every independent
+	// Redlock node).
+	PerHour float64
+	Hits    string
+	// Survival is P(size > d) for one event.
+	Survival func(d time.Duration) float64
+	Source   string
+}
+
+// bgModel is the background fault model. Its figures are assumptions made
+// for the report, stated with their reasons; the per-fault probabilities
+// (results.json, per_hour.locks[].classes[].strata) let a reader rescale
+// them to another model.
+var bgModel = []bgClass{
+	{ID: "gc-pause", Scenario: "bg-gc-pause", PerHour: 1, Hits: "clients",
+		What:     "stop-the-world pauses of a client of 500 ms or more, 1 per client per hour, Pareto-distributed length (x_min 500 ms, α 1.5: 1 in 8 lasts 2 s or more, 1 in 90 10 s or more)",
+		Survival: pareto(500*time.Millisecond, 1.5),
+		Source:   "Kleppmann 2016 (GC pauses of minutes happen, rarely); the rate and the tail's exponent are this report's assumption"},
+	{ID: "ntp-step", Scenario: "bg-ntp-step", PerHour: 1.0 / 48, Hits: "nodes",
+		What:     "forward steps of a Redis node's clock, one a day per node of which half forward (backward steps only lengthen leases), Pareto-distributed size (x_min 128 ms, α 1: 1 in 10 is 1.28 s or more)",
+		Survival: pareto(128*time.Millisecond, 1),
+		Source:   "ntpd steps instead of slewing when the offset exceeds 128 ms (ntp.org, tinker step); Jepsen's clock nemesis (bumps up to ±288 s) for the tail; the rate is this report's assumption"},
+	{ID: "crash", Scenario: "bg-crash", PerHour: 1.0 / 720, Hits: "nodes",
+		What:     "crashes of a Redis node without persistence, one a month per node, down for a log-uniform time between 1 s (a supervisor's restart) and 60 s (a machine's reboot)",
+		Survival: logUniform(time.Second, time.Minute),
+		Source:   "redis.io persistence (without AOF a restart loses every key); the rate and downtimes are this report's assumption"},
+}
+
+// perHourLocks are the designs the estimate covers.
+var perHourLocks = []string{"set-nx-cad", "primary-replica", "redlock", "fencing", "redsync"}
+
+func pareto(xmin time.Duration, alpha float64) func(time.Duration) float64 {
+	return func(d time.Duration) float64 {
+		if d <= xmin {
+			return 1
+		}
+		return math.Pow(float64(xmin)/float64(d), alpha)
+	}
+}
+
+func logUniform(lo, hi time.Duration) func(time.Duration) float64 {
+	return func(d time.Duration) float64 {
+		switch {
+		case d <= lo:
+			return 1
+		case d >= hi:
+			return 0
+		}
+		return 1 - math.Log(float64(d)/float64(lo))/math.Log(float64(hi)/float64(lo))
+	}
+}
+
+// bgCurves are the classes as curves over their scenarios' strata (the
+// plan runs them like the debate's curves; they are not drawn as such).
+func bgCurves() []*curve {
+	var out []*curve
+	for _, c := range bgModel {
+		out = append(out, &curve{ID: "per_hour:" + c.ID, Scenario: c.Scenario, Locks: perHourLocks, Scale: 1})
+	}
+	return out
+}
+
+// PerHourResult is results.json's per_hour section.
+type PerHourResult struct {
+	Model []PerHourClass `json:"model"`
+	Locks []PerHourLock  `json:"locks"`
+	// Method says how the numbers are made.
+	Method string `json:"method"`
+}
+
+// PerHourClass is one fault class of the model.
+type PerHourClass struct {
+	ID       string  `json:"id"`
+	Scenario string  `json:"scenario"`
+	Model    string  `json:"model"`
+	PerHour  float64 `json:"events_per_process_per_hour"`
+	Hits     string  `json:"hits"`
+	Source   string  `json:"source"`
+}
+
+// PerHourLock is one design's estimate.
+type PerHourLock struct {
+	Lock string `json:"lock"`
+	// ViolationsPerHour is the expected violations per hour of the world
+	// (its clients and nodes), with a conservative 95% interval.
+	ViolationsPerHour float64          `json:"violations_per_hour"`
+	CI95              [2]float64       `json:"violations_per_hour_ci95"`
+	Classes           []PerHourLockCls `json:"classes"`
+}
+
+// PerHourLockCls is one class's share of a design's estimate.
+type PerHourLockCls struct {
+	Class             string       `json:"class"`
+	Processes         int          `json:"processes"` // how many the class can hit
+	ViolationsPerHour float64      `json:"violations_per_hour"`
+	CI95              [2]float64   `json:"violations_per_hour_ci95"`
+	Strata            []PerHourStr `json:"strata"`
+}
+
+// PerHourStr is one stratum: a fault size, the share of events counted
+// at it, and how often one such fault broke the lock.
+type PerHourStr struct {
+	SizeTTL    float64    `json:"size_ttl"`
+	Weight     float64    `json:"weight"`
+	Runs       int        `json:"runs"`
+	UnsafeRuns int        `json:"unsafe_runs"`
+	CI95       [2]float64 `json:"unsafe_rate_ci95"`
+}
+
+const perHourMethod = "For each fault class, one fault per run at each size of its scenario's sweep (the strata, in TTLs of the lock); " +
+	"an event of the model counts at the next stratum at or above its size (the last stratum takes the tail). " +
+	"Violations per hour = Σ classes: events per process per hour × processes it can hit × Σ strata: weight × unsafe rate. " +
+	"The interval adds up each stratum's own 95% Wilson bounds the same way: conservative, wider than a joint 95% interval, " +
+	"and its top is mostly the first strata, where most events fall and no run broke a lock: a few dozen runs cannot rule out a small rate there."
+
+// perHour computes the estimate from the plan's background curves (nil
+// when the plan has none).
+func (p *Plan) perHour() *PerHourResult {
+	if len(p.bgCurves) == 0 {
+		return nil
+	}
+	res := &PerHourResult{Method: perHourMethod}
+	for _, c := range bgModel {
+		res.Model = append(res.Model, PerHourClass{ID: c.ID, Scenario: c.Scenario, Model: c.What, PerHour: round6(c.PerHour), Hits: c.Hits, Source: c.Source})
+	}
+	for _, id := range perHourLocks {
+		info, err := locks.Get(id)
+		if err != nil {
+			continue
+		}
+		pl := PerHourLock{Lock: id}
+		have := false
+		for _, cl := range bgModel {
+			cv := p.bgCurve(cl.ID)
+			if cv == nil {
+				continue
+			}
+			var pts []*point
+			for _, pt := range cv.points {
+				if pt.lock == id {
+					pts = append(pts, pt)
+				}
+			}
+			if len(pts) == 0 {
+				continue
+			}
+			have = true
+			n := processes(cl.Hits, info, cl.Scenario)
+			pc := PerHourLockCls{Class: cl.ID, Processes: n}
+			var est, lo, hi float64
+			prev := 1.0 // P(size > the previous stratum)
+			for j, pt := range pts {
+				size := time.Duration(pt.value * float64(info.TTL))
+				s := cl.Survival(size)
+				w := prev - s
+				if j == len(pts)-1 {
+					w = prev // the tail counts at the last stratum
+				}
+				prev = s
+				r := charts.Rate{K: pt.Unsafe, N: pt.Runs}
+				rl, rh := r.Interval()
+				est += w * r.P()
+				lo += w * rl
+				hi += w * rh
+				pc.Strata = append(pc.Strata, PerHourStr{SizeTTL: pt.value, Weight: round6(w), Runs: pt.Runs, UnsafeRuns: pt.Unsafe, CI95: [2]float64{round6(rl), round6(rh)}})
+			}
+			k := cl.PerHour * float64(n)
+			pc.ViolationsPerHour, pc.CI95 = round6(k*est), [2]float64{round6(k * lo), round6(k * hi)}
+			pl.ViolationsPerHour += k * est
+			pl.CI95[0] += k * lo
+			pl.CI95[1] += k * hi
+			pl.Classes = append(pl.Classes, pc)
+		}
+		if !have {
+			continue
+		}
+		pl.ViolationsPerHour = round6(pl.ViolationsPerHour)
+		pl.CI95 = [2]float64{round6(pl.CI95[0]), round6(pl.CI95[1])}
+		res.Locks = append(res.Locks, pl)
+	}
+	return res
+}
+
+func (p *Plan) bgCurve(class string) *curve {
+	for _, c := range p.bgCurves {
+		if c.ID == "per_hour:"+class {
+			return c
+		}
+	}
+	return nil
+}
+
+// processes is how many processes of the lock's world a class can hit
+// (the world built when the plan was laid out, so it builds).
+func processes(hits string, info locks.Info, scenario string) int {
+	job, err := run.Spec{Scenario: scenario, Lock: info.ID, Seed: 1}.Build()
+	switch {
+	case err != nil:
+		return 0
+	case hits == "clients":
+		return job.Config.Clients
+	case info.Topology == locks.Independent:
+		return len(job.Config.Nodes)
+	}
+	return 1 // one node, or the primary of a replicated world
+}
+
+// perHourTable renders the estimate: a row a design.
+func perHourTable(r *PerHourResult) *pauseTable {
+	t := &pauseTable{XLabel: "lock"}
+	for _, c := range r.Model {
+		t.Locks = append(t.Locks, c.ID)
+	}
+	t.Locks = append(t.Locks, "total per hour", "one violation every")
+	for _, l := range r.Locks {
+		row := pauseRow{Value: l.Lock}
+		for _, c := range r.Model {
+			txt := ""
+			for _, lc := range l.Classes {
+				if lc.Class == c.ID {
+					txt = fmt.Sprintf("%s [%s, %s]", perHourText(lc.ViolationsPerHour), perHourText(lc.CI95[0]), perHourText(lc.CI95[1]))
+				}
+			}
+			row.Cells = append(row.Cells, txt)
+		}
+		row.Cells = append(row.Cells, fmt.Sprintf("%s [%s, %s]", perHourText(l.ViolationsPerHour), perHourText(l.CI95[0]), perHourText(l.CI95[1])),
+			every(l.ViolationsPerHour))
+		t.Rows = append(t.Rows, row)
+	}
+	return t
+}
+
+func perHourText(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%.3g", v)
+}
+
+// every is the mean time between violations.
+func every(perHour float64) string {
+	if perHour <= 0 {
+		return "none measured"
+	}
+	h := 1 / perHour
+	switch {
+	case h < 1:
+		return fmt.Sprintf("%.0f min", h*60)
+	case h < 48:
+		return fmt.Sprintf("%.1f h", h)
+	case h < 24*730:
+		return fmt.Sprintf("%.0f days", h/24)
+	}
+	return fmt.Sprintf("%.0f years", h/24/365)
+}
+
+// perHourChart draws each design's violations per hour with its interval.
+func perHourChart(r *PerHourResult) charts.BarChart {
+	bc := charts.BarChart{Title: "Expected violations per hour under the background fault model", YLabel: "violations per hour (log scale)", Floor: 1e-5}
+	for _, l := range r.Locks {
+		bc.Bars = append(bc.Bars, charts.Bar{Name: l.Lock, Value: l.ViolationsPerHour, Lo: l.CI95[0], Hi: l.CI95[1]})
+	}
+	return bc
+}
