@@ -62,6 +62,7 @@ func init() {
 		Topology: Single,
 		TTL:      30 * time.Second,
 		Canary:   true,
+		Renews:   true,
 		New: func(env Env) (Lock, error) {
 			return &Watchdog{SetNXCAD: SetNXCAD{Env: env, TTL: 30 * time.Second, Tries: 3, RetryDelay: time.Second},
 				Interval: 10 * time.Second, noOwnerCheck: true}, nil

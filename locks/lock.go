@@ -198,6 +198,10 @@ type Info struct {
 	TTL time.Duration
 	// Fencing is the resource check the design relies on ("" = none).
 	Fencing Fencing
+	// Renews: the design renews its lease while the holder works (a
+	// watchdog), so it reaches PointRenewing; a scenario whose faults all
+	// pause a renewal does not fit a design that never renews.
+	Renews bool
 	// Fair: the design promises fairness (grants in request order), so a
 	// client that starves after the heal while others progress fails
 	// liveness; for other designs it is a fairness figure.

@@ -23,6 +23,7 @@ func init() {
 		Weakness: "a pause longer than the lease (a GC pause, SIGSTOP) starves the watchdog: the key expires and another client takes it while the paused holder is still in its critical section; renewal carries no fencing token",
 		Topology: Single,
 		TTL:      30 * time.Second,
+		Renews:   true,
 		New: func(env Env) (Lock, error) {
 			return &Watchdog{SetNXCAD: SetNXCAD{Env: env, TTL: 30 * time.Second, Tries: 3, RetryDelay: time.Second},
 				Interval: 10 * time.Second}, nil

@@ -198,6 +198,9 @@ func (s Scenario) Fits(info locks.Info) string {
 	if why := s.fitsTopology(info); why != "" {
 		return why
 	}
+	if !info.Renews && s.File.onlyPausesRenewals() {
+		return fmt.Sprintf("%s never renews its lease, and every fault of %s pauses a renewal (it would never fire)", info.ID, s.ID)
+	}
 	// The world must build for it (a lock without a TTL cannot run a
 	// scenario that counts in TTLs).
 	if _, err := s.Build(info, 1, Params{}); err != nil {

@@ -643,6 +643,18 @@ func (f *File) sweepKind(name string) (kind string, idx int, lock, field string,
 	return "", 0, "", "", fmt.Errorf("%q is not a sweepable parameter (one of %s, faults[i].<field>, params.<lock>.<parameter>)", name, strings.Join(sortedKeys(sweepFixed), ", "))
 }
 
+// onlyPausesRenewals reports whether the file's faults are all client
+// pauses targeted at a renewal (watchdog-starved.yaml): a lock that never
+// renews would run them as pauses that never fire.
+func (f *File) onlyPausesRenewals() bool {
+	for _, fs := range f.Faults {
+		if fs.Kind != string(faults.ClientPause) || fs.At != string(locks.PointRenewing) {
+			return false
+		}
+	}
+	return len(f.Faults) > 0
+}
+
 // allFaults is sweepKind's index for faults[*].
 const allFaults = -1
 
