@@ -41,12 +41,24 @@ func holdCmp(a, b Hold) int {
 // true-time order (the history's order). The result is sorted by start,
 // then process; empty intervals are dropped.
 //
+// Nested holds (a reentrant lock, Redisson's RLock) count as one hold: an
+// acquire ok of a process whose hold is open (no release call since its
+// acquire ok) with the same non-empty Detail (the holder's identity,
+// Redisson's uuid:threadId) is a nested acquisition of that hold, not a new
+// one: it extends the belief to its own deadline (the lock re-timed the
+// key), or, if the belief had lapsed, the holder believes again from it.
+// Each release call then closes one level, and only the release of the
+// outermost acquisition ends the hold. An acquire ok with another Detail
+// while a hold is open starts a new hold, as before.
+//
 // Cost: O(n) plus a sort of the result only when ops are out of order; one
 // map lookup per belief record (processes are interned).
 func Holds(ops []Op, end int64) []Hold {
 	type openHold struct {
-		idx  int   // index in out of the open hold, -1: none
-		opID int64 // OpID of the open acquisition
+		idx    int    // index in out of the open hold, -1: none
+		opID   int64  // OpID of the open acquisition
+		detail string // the open acquisition's Detail (holder identity)
+		depth  int    // nested acquisitions still open inside it
 	}
 	index := map[string]int{}
 	var open []openHold
@@ -70,33 +82,47 @@ func Holds(ops []Op, end int64) []Hold {
 		if o.idx >= 0 && t < out[o.idx].End {
 			out[o.idx].End = t
 		}
-		o.idx = -1
+		o.idx, o.depth = -1, 0
+	}
+	// extend moves o's belief to deadline e at time t: a lapsed belief
+	// resumes at t as a new interval.
+	extend := func(o *openHold, proc string, t, e int64) {
+		h := &out[o.idx]
+		switch {
+		case t > h.End:
+			o.idx = len(out)
+			out = append(out, Hold{Proc: proc, Start: t, End: e})
+		case e > h.End:
+			h.End = e
+		}
 	}
 	for i := range ops {
 		op := &ops[i]
 		switch {
 		case op.Op == "acquire" && op.Kind == "ok":
 			o := slot(op.Proc)
+			if o.idx >= 0 && op.Detail != "" && op.Detail == o.detail {
+				o.depth++
+				extend(o, op.Proc, op.T, deadline(op.Until))
+				continue
+			}
 			closeAt(o, op.T)
-			o.idx, o.opID = len(out), op.OpID
+			o.idx, o.opID, o.detail = len(out), op.OpID, op.Detail
 			out = append(out, Hold{Proc: op.Proc, Start: op.T, End: deadline(op.Until)})
 		case op.Op == "acquire" && op.Kind == "renew":
 			o := slot(op.Proc)
 			if o.idx < 0 || (op.OpID != 0 && o.opID != 0 && op.OpID != o.opID) {
 				continue
 			}
-			h := &out[o.idx]
-			e := deadline(op.Until)
-			switch {
-			case op.T > h.End:
-				// The belief had lapsed: it resumes at the renewal.
-				o.idx = len(out)
-				out = append(out, Hold{Proc: op.Proc, Start: op.T, End: e})
-			case e > h.End:
-				h.End = e
-			}
+			// A lapsed belief resumes at the renewal.
+			extend(o, op.Proc, op.T, deadline(op.Until))
 		case op.Op == "release" && op.Kind == "call":
-			closeAt(slot(op.Proc), op.T)
+			o := slot(op.Proc)
+			if o.depth > 0 {
+				o.depth-- // a nested release: the outer hold goes on
+				continue
+			}
+			closeAt(o, op.T)
 		}
 	}
 	kept := out[:0]

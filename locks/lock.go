@@ -206,7 +206,12 @@ type Info struct {
 	// client that starves after the heal while others progress fails
 	// liveness; for other designs it is a fairness figure.
 	Fair bool
-	New  func(Env) (Lock, error)
+	// Reentrant: the holder may acquire again while it holds (a count per
+	// holder, Redisson's RLock): Acquire on the same instance nests, and
+	// each Release undoes one level. A workload with a reentrant section
+	// (scenarios.Workload.Reentrant) nests only for these designs.
+	Reentrant bool
+	New       func(Env) (Lock, error)
 	// Unavailable, when set, says why this binary cannot run the design
 	// (e.g. built without the go-zero tag); tests skip it, the CLI refuses
 	// it with this message.

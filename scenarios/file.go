@@ -156,6 +156,9 @@ type WorkloadSpec struct {
 	// and the pause between attempts (defaults [50ms, 1s], [10ms, 500ms]).
 	Hold  []Span `yaml:"hold"`
 	Think []Span `yaml:"think"`
+	// Reentrant: a reentrant lock's holder acquires again inside its
+	// section (Workload.Reentrant); other locks ignore it.
+	Reentrant bool `yaml:"reentrant"`
 }
 
 // FaultSpec is one scripted fault (faults.Fault) with durations that may

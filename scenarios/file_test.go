@@ -370,3 +370,60 @@ sweep: {name: "faults[*].jump", from: 0s, to: 2s, steps: 3}
 		t.Fatalf("err = %v, want the sweep.name error naming jump", err)
 	}
 }
+
+// TestReentrantWorkload: workload.reentrant reaches the workload of every
+// lock, and a reentrant lock's clients then nest an acquisition inside each
+// section (an acquire ok with the holder's own value while it holds) while
+// a non-reentrant lock runs plain sections.
+func TestReentrantWorkload(t *testing.T) {
+	f, err := Parse("r.yaml", []byte(minimal+"clients: {count: 2}\nduration: 5s\nliveness: 5s\nworkload: {reentrant: true}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse("r.yaml", []byte(minimal+"workload: {reentrant: 1}\n")); err == nil {
+		t.Fatal("reentrant: 1 accepted")
+	}
+	for _, tc := range []struct {
+		lock   string
+		nested bool
+	}{{"redisson-lock", true}, {"set-nx-cad", false}} {
+		info, err := locks.Get(tc.lock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts, err := f.Parts(info, 1, Params{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !parts.Workload.Reentrant {
+			t.Fatalf("%s: workload not reentrant", tc.lock)
+		}
+		res, err := sim.Run(sim.TestBubble(t), parts.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		holding, depth := map[string]string{}, map[string]int{}
+		nested := 0
+		for _, ev := range res.History {
+			switch {
+			case ev.Op == "acquire" && ev.Kind == "ok":
+				if v, ok := holding[ev.Proc]; ok && v == ev.Detail {
+					nested++
+					depth[ev.Proc]++
+					continue
+				}
+				holding[ev.Proc] = ev.Detail
+			case ev.Op == "release" && ev.Kind == "call":
+				if depth[ev.Proc] > 0 {
+					depth[ev.Proc]--
+					continue
+				}
+				delete(holding, ev.Proc)
+			}
+		}
+		if (nested > 0) != tc.nested {
+			t.Fatalf("%s: %d nested acquisitions", tc.lock, nested)
+		}
+		t.Logf("%s: %d nested acquisitions", tc.lock, nested)
+	}
+}

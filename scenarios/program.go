@@ -145,7 +145,7 @@ func (c *client) ret(op string, id int64, err error, ev sim.Event) {
 }
 
 func (c *client) round(lk locks.Lock) {
-	p, ctx := c.p, c.p.Context()
+	ctx := c.p.Context()
 	var id int64
 	if c.info.Fencing != locks.FenceVersion {
 		id = c.call("acquire", sim.Event{})
@@ -160,19 +160,44 @@ func (c *client) round(lk locks.Lock) {
 		c.ret("acquire", id, err, sim.Event{})
 		return
 	}
-	until := int64(0)
-	switch {
-	case lease.ValidUntil.IsZero():
-	case lease.OnGoClock:
-		until = p.GoTimeToTrue(lease.ValidUntil)
-	default:
-		until = p.TrueDeadline(lease.ValidUntil)
-	}
-	c.ret("acquire", id, nil, sim.Event{Until: until, Token: lease.FencingToken, Detail: lease.Value})
+	c.ret("acquire", id, nil, sim.Event{Until: c.until(lease), Token: lease.FencingToken, Detail: lease.Value})
 	c.renewed.Store(nil)
+	if c.wl.Reentrant && c.info.Reentrant {
+		c.nested(lk)
+	}
 	c.section(lease)
 	id = c.call("release", sim.Event{Detail: lease.Value})
 	c.ret("release", id, lk.Release(ctx, lease), sim.Event{})
+}
+
+// until is the true time at which the holder's own clock reaches lease's
+// validity (0: until release).
+func (c *client) until(lease locks.Lease) int64 {
+	switch {
+	case lease.ValidUntil.IsZero():
+		return 0
+	case lease.OnGoClock:
+		return c.p.GoTimeToTrue(lease.ValidUntil)
+	default:
+		return c.p.TrueDeadline(lease.ValidUntil)
+	}
+}
+
+// nested is Workload.Reentrant's inner level: acquire again while holding,
+// run the section, release the inner acquisition. Renewals keep naming the
+// outer acquisition (the one the checker's hold is keyed by).
+func (c *client) nested(lk locks.Lock) {
+	ctx := c.p.Context()
+	id := c.call("acquire", sim.Event{})
+	inner, err := lk.Acquire(ctx)
+	if err != nil {
+		c.ret("acquire", id, err, sim.Event{})
+		return
+	}
+	c.ret("acquire", id, nil, sim.Event{Until: c.until(inner), Token: inner.FencingToken, Detail: inner.Value})
+	c.section(inner)
+	id = c.call("release", sim.Event{Detail: inner.Value})
+	c.ret("release", id, lk.Release(ctx, inner), sim.Event{})
 }
 
 // section is the critical section: read the object, take the section's

@@ -28,6 +28,14 @@ type Workload struct {
 	// stale write (Kleppmann). Locks that give no validity signal are
 	// unaffected.
 	Careful bool
+	// Reentrant gives a reentrant lock (locks.Info.Reentrant) a nested
+	// section: the holder acquires again inside its section (as a Java
+	// method holding an RLock calls another that locks it), does the
+	// critical section's work, releases the inner acquisition, does the
+	// work once more under the outer one, then releases that: a release
+	// that freed the lock at the inner level lets another client into the
+	// second half. Other locks run the plain section.
+	Reentrant bool
 }
 
 // LockProgram is Program for a workload with no resource: the critical
