@@ -100,11 +100,25 @@ func TestBuiltinScenarios(t *testing.T) {
 	})
 }
 
-// TestBuiltinDeterministic: a scripted scenario file gives the same trace
-// twice (targeted pauses, TTL multiples, repeated faults, partitions, a
-// clock jump).
+// TestBuiltinDeterministic: every built-in scenario file gives the same
+// trace twice, with the first lock it lists (set-nx-cad for a file that
+// lists none), and the few pairs named below (targeted pauses, TTL
+// multiples, repeated faults, partitions, clock jumps, crashes timed by a
+// node's clock).
 func TestBuiltinDeterministic(t *testing.T) {
-	for _, c := range []struct{ scenario, lock string }{{"pause-after-check", "set-nx-cad"}, {"clock-jump", "redlock"}, {"failover-wait", "primary-replica"}} {
+	cases := []struct{ scenario, lock string }{{"clock-jump", "redlock"}, {"failover-wait", "primary-replica"}, {"delayed-restart-jump", "redlock"}}
+	for _, id := range scenarios.IDs() {
+		s, _ := scenarios.Get(id)
+		if s.File == nil {
+			continue
+		}
+		lock := "set-nx-cad"
+		if len(s.File.Locks) > 0 {
+			lock = s.File.Locks[0]
+		}
+		cases = append(cases, struct{ scenario, lock string }{id, lock})
+	}
+	for _, c := range cases {
 		var hashes []string
 		for range 2 {
 			cfg, err := scenarios.Build(c.scenario, c.lock, 3, scenarios.Params{})
