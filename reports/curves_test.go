@@ -1,8 +1,10 @@
 package reports
 
 import (
+	"errors"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/locksim/locksim/checker"
@@ -164,5 +166,15 @@ func TestPerHourLayout(t *testing.T) {
 		if len(locksSeen) != len(perHourLocks) {
 			t.Errorf("%s: locks %v, want %v", c.ID, locksSeen, perHourLocks)
 		}
+	}
+}
+
+// A report of background scenarios only is an input error that says why
+// and what to do, not "nothing to run".
+func TestReportOfBackgroundOnly(t *testing.T) {
+	_, err := NewPlan(Options{Scenarios: []string{"bg-crash", "bg-gc-pause"}, Quick: true})
+	var ie *sweep.InputError
+	if !errors.As(err, &ie) || ie.Field != "scenarios" || !strings.Contains(err.Error(), "background scenarios (matrix: false)") || !strings.Contains(err.Error(), "locksim sweep --scenario bg-crash") {
+		t.Fatalf("err = %v, want an input error on --scenarios naming the background scenarios", err)
 	}
 }

@@ -278,6 +278,15 @@ func NewPlan(opt Options) (*Plan, error) {
 		}
 	}
 	if len(p.cells) == 0 {
+		var bg []string
+		for _, id := range scenarioIDs {
+			if s, _ := scenarios.Get(id); s.File != nil && !s.File.InMatrix() {
+				bg = append(bg, id)
+			}
+		}
+		if len(bg) == len(scenarioIDs) {
+			return nil, &sweep.InputError{Field: "scenarios", Err: fmt.Errorf("%s: background scenarios (matrix: false) have no matrix row; the report runs them for its per-hour estimate beside at least one matrix scenario (add one, e.g. no-faults), and 'locksim sweep --scenario %s' runs one alone", strings.Join(bg, ", "), bg[0])}
+		}
 		return nil, &sweep.InputError{Field: "", Err: fmt.Errorf("nothing to run: no scenario lists any of the chosen locks")}
 	}
 	// Seed-major order: every cell's seed 1, then every cell's seed 2, ...
