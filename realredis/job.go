@@ -134,6 +134,9 @@ func Supported(p scenarios.Parts) error {
 		case faults.Failover:
 			why = append(why, "failover faults (need Sentinel)")
 		case faults.NodePause, faults.Crash:
+			if f.NodeClock {
+				why = append(why, fmt.Sprintf("faults[%d]: a crash timed by the node's own clock (node_clock: the real arm restarts after true time)", i))
+			}
 			for _, t := range f.Targets {
 				if !nodes[t] {
 					why = append(why, fmt.Sprintf("faults[%d]: %s of %s (only Redis nodes)", i, f.Kind, t))

@@ -166,6 +166,9 @@ func TestUnsupportedSaysWhy(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "replicated topology") || !strings.Contains(err.Error(), "failover") {
 		t.Errorf("failover: %v, want a refusal naming the replicated topology and failover", err)
 	}
+	if _, err := Build(run.Spec{Scenario: "delayed-restart-jump", Lock: "set-nx-cad", Seed: 1}, 0); err == nil || !strings.Contains(err.Error(), "node_clock") {
+		t.Errorf("delayed-restart-jump: %v, want a refusal naming node_clock (a real restart would be timed by true time)", err)
+	}
 	if _, err := Build(run.Spec{Scenario: "no-faults", Lock: "set-nx-cad", Seed: 1}, time.Hour); err == nil || !strings.Contains(err.Error(), "ttl") {
 		t.Errorf("--ttl 1h: %v, want an error naming ttl", err)
 	}
