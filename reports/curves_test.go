@@ -113,33 +113,47 @@ func judge(t *testing.T, b sim.Bubble, sp run.Spec) sweep.Outcome {
 
 // The per-hour estimate's arithmetic, on hand-built tallies: one class
 // (pauses of clients, Pareto x_min 500 ms, α 1.5, 1 per client-hour) on a
-// lock with a 3 s TTL in a world of 3 clients, strata at 1 and 2 TTLs.
-// Events ≤ 3 s count at 1 TTL: weight 1 − (0.5/3)^1.5; the rest (the tail)
-// at 2 TTLs: weight (0.5/3)^1.5. Unsafe rates 2/10 and 5/10.
+// lock with a 3 s TTL in a world of 3 clients, strata at 1 and 2 TTLs
+// (3 s, 6 s) with unsafe rates 2/10 and 5/10. Bins: (0, 3 s] between 0
+// and 2/10, (3 s, 6 s] between 2/10 and 5/10, beyond 6 s at 5/10.
 func TestPerHourArithmetic(t *testing.T) {
-	cv := &curve{ID: "per_hour:gc-pause", Scenario: "bg-gc-pause", Locks: []string{"set-nx-cad"}}
-	cv.points = []*point{
-		{curve: cv, lock: "set-nx-cad", value: 1, Tally: sweep.Tally{Runs: 10, Unsafe: 2}},
-		{curve: cv, lock: "set-nx-cad", value: 2, Tally: sweep.Tally{Runs: 10, Unsafe: 5}},
+	var curves []*curve
+	for _, c := range bgCurves() {
+		if c.ID == "per_hour:gc-pause" {
+			c.points = []*point{
+				{curve: c, lock: "set-nx-cad", value: 1, Tally: sweep.Tally{Runs: 10, Unsafe: 2}},
+				{curve: c, lock: "set-nx-cad", value: 2, Tally: sweep.Tally{Runs: 10, Unsafe: 5}},
+			}
+		}
+		curves = append(curves, c)
 	}
-	p := &Plan{bgCurves: []*curve{cv}}
+	p := &Plan{bgCurves: curves}
 	r := p.perHour()
 	if r == nil || len(r.Locks) != 1 || len(r.Locks[0].Classes) != 1 {
 		t.Fatalf("per_hour %+v", r)
 	}
-	tail := math.Pow(0.5/3, 1.5)
-	want := 1 * 3 * ((1-tail)*0.2 + tail*0.5)
+	s3, s6 := math.Pow(0.5/3, 1.5), math.Pow(0.5/6, 1.5)
+	w := []float64{1 - s3, s3 - s6, s6}
+	want := 1 * 3 * (w[0]*(0+0.2)/2 + w[1]*(0.2+0.5)/2 + w[2]*0.5)
 	got := r.Locks[0]
 	if math.Abs(got.ViolationsPerHour-want) > 1e-6 || got.Classes[0].Processes != 3 {
 		t.Fatalf("violations per hour %v over %d processes, want %v over 3", got.ViolationsPerHour, got.Classes[0].Processes, want)
 	}
 	lo1, hi1 := charts.Wilson(2, 10)
 	lo2, hi2 := charts.Wilson(5, 10)
-	if wl, wh := 3*((1-tail)*lo1+tail*lo2), 3*((1-tail)*hi1+tail*hi2); math.Abs(got.CI95[0]-wl) > 1e-5 || math.Abs(got.CI95[1]-wh) > 1e-5 {
+	wl := 3 * (w[0]*0 + w[1]*min(lo1, lo2) + w[2]*lo2)
+	wh := 3 * (w[0]*hi1 + w[1]*max(hi1, hi2) + w[2]*hi2)
+	if math.Abs(got.CI95[0]-wl) > 1e-5 || math.Abs(got.CI95[1]-wh) > 1e-5 {
 		t.Fatalf("interval %v, want [%v, %v]", got.CI95, wl, wh)
 	}
-	if w := got.Classes[0].Strata; w[0].Weight+w[1].Weight < 0.999999 || w[1].Weight > w[0].Weight {
-		t.Fatalf("strata weights %+v: want them to add to 1, most at the first", w)
+	bins := got.Classes[0].Bins
+	if len(bins) != 3 || bins[2].ToTTL != nil || math.Abs(bins[0].Weight+bins[1].Weight+bins[2].Weight-1) > 1e-5 {
+		t.Fatalf("bins %+v: want three adding to 1, the last open", bins)
+	}
+	// A plan with only a part of the model has no total, and says so.
+	part := &Plan{bgCurves: curves[:1]}
+	if part.perHour() != nil || part.perHourMissing() == "" {
+		t.Fatalf("a partial model: per_hour %+v, missing %q", part.perHour(), part.perHourMissing())
 	}
 }
 

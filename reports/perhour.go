@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/locksim/locksim/locks"
@@ -128,29 +129,38 @@ type PerHourLockCls struct {
 	ViolationsPerHour float64      `json:"violations_per_hour"`
 	CI95              [2]float64   `json:"violations_per_hour_ci95"`
 	Strata            []PerHourStr `json:"strata"`
+	Bins              []PerHourBin `json:"bins"`
 }
 
-// PerHourStr is one stratum: a fault size, the share of events counted
-// at it, and how often one such fault broke the lock.
+// PerHourBin is a range of fault sizes between two strata (ToTTL nil: to
+// infinity) and the share of the class's events in it.
+type PerHourBin struct {
+	FromTTL float64  `json:"from_ttl"`
+	ToTTL   *float64 `json:"to_ttl,omitempty"`
+	Weight  float64  `json:"weight"`
+}
+
+// PerHourStr is one stratum: a fault size and how often one such fault
+// broke the lock.
 type PerHourStr struct {
 	SizeTTL    float64    `json:"size_ttl"`
-	Weight     float64    `json:"weight"`
 	Runs       int        `json:"runs"`
 	UnsafeRuns int        `json:"unsafe_runs"`
 	CI95       [2]float64 `json:"unsafe_rate_ci95"`
 }
 
-const perHourMethod = "For each fault class, one fault per run at each size of its scenario's sweep (the strata, in TTLs of the lock); " +
-	"an event of the model counts at the next stratum at or above its size (the last stratum takes the tail). " +
-	"Violations per hour = Σ classes: events per process per hour × processes it can hit × Σ strata: weight × unsafe rate. " +
-	"The interval adds up each stratum's own 95% Wilson bounds the same way: conservative, wider than a joint 95% interval, " +
-	"and its top is mostly the first strata, where most events fall and no run broke a lock: a few dozen runs cannot rule out a small rate there."
+const perHourMethod = "For each fault class, one fault per run at each size of its scenario's sweep (the strata, in TTLs of the lock). " +
+	"The sizes between two strata form a bin, weighed by the share of the model's events in it; the rate in a bin is taken to lie between the rates at its edges " +
+	"(the mean of the two is the estimate; a fault of size 0 breaks nothing; past the last stratum the rate stays). " +
+	"Violations per hour = Σ classes: events per process per hour × processes it can hit × Σ bins: weight × rate. " +
+	"The interval adds up each bin's lowest and highest 95% Wilson bound at its edges the same way: conservative, wider than a joint 95% interval, " +
+	"and its top is mostly the first bins, where most events fall and no run broke a lock: a few dozen runs cannot rule out a small rate there."
 
 // perHour computes the estimate from the plan's background curves (nil
 // when the plan has none).
 func (p *Plan) perHour() *PerHourResult {
-	if len(p.bgCurves) == 0 {
-		return nil
+	if len(p.bgCurves) != len(bgModel) {
+		return nil // a part of the model is no total: perHourMissing says so
 	}
 	res := &PerHourResult{Method: perHourMethod}
 	for _, c := range bgModel {
@@ -180,22 +190,34 @@ func (p *Plan) perHour() *PerHourResult {
 			have = true
 			n := processes(cl.Hits, info, cl.Scenario)
 			pc := PerHourLockCls{Class: cl.ID, Processes: n}
-			var est, lo, hi float64
-			prev := 1.0 // P(size > the previous stratum)
-			for j, pt := range pts {
-				size := time.Duration(pt.value * float64(info.TTL))
-				s := cl.Survival(size)
-				w := prev - s
-				if j == len(pts)-1 {
-					w = prev // the tail counts at the last stratum
-				}
-				prev = s
+			est, lo, hi := 0.0, 0.0, 0.0
+			// A bin is the sizes between two strata (from 0 to the first;
+			// the last stratum to infinity): its rate lies between the
+			// rates at its edges (a fault of size 0 breaks nothing; past
+			// the last stratum the rate stays).
+			prev, prevSize, prevS := edge{}, 0.0, 1.0
+			for k, pt := range pts {
 				r := charts.Rate{K: pt.Unsafe, N: pt.Runs}
 				rl, rh := r.Interval()
-				est += w * r.P()
-				lo += w * rl
-				hi += w * rh
-				pc.Strata = append(pc.Strata, PerHourStr{SizeTTL: pt.value, Weight: round6(w), Runs: pt.Runs, UnsafeRuns: pt.Unsafe, CI95: [2]float64{round6(rl), round6(rh)}})
+				pc.Strata = append(pc.Strata, PerHourStr{SizeTTL: pt.value, Runs: pt.Runs, UnsafeRuns: pt.Unsafe, CI95: [2]float64{round6(rl), round6(rh)}})
+				cur := edge{r.P(), rl, rh}
+				sv := cl.Survival(time.Duration(pt.value * float64(info.TTL)))
+				bins := []bin{{prevSize, pt.value, prevS - sv, prev, cur}}
+				if k == len(pts)-1 {
+					bins = append(bins, bin{pt.value, -1, sv, cur, cur})
+				}
+				for _, b := range bins {
+					est += b.w * (b.a.p + b.b.p) / 2
+					lo += b.w * min(b.a.lo, b.b.lo)
+					hi += b.w * max(b.a.hi, b.b.hi)
+					pb := PerHourBin{FromTTL: b.from, Weight: round6(b.w)}
+					if b.to >= 0 {
+						to := b.to
+						pb.ToTTL = &to
+					}
+					pc.Bins = append(pc.Bins, pb)
+				}
+				prev, prevSize, prevS = cur, pt.value, sv
 			}
 			k := cl.PerHour * float64(n)
 			pc.ViolationsPerHour, pc.CI95 = round6(k*est), [2]float64{round6(k * lo), round6(k * hi)}
@@ -212,6 +234,33 @@ func (p *Plan) perHour() *PerHourResult {
 		res.Locks = append(res.Locks, pl)
 	}
 	return res
+}
+
+// edge is a stratum's measured rate: the estimate and its 95% bounds (the
+// zero edge: a fault of size 0, which breaks nothing).
+type edge struct{ p, lo, hi float64 }
+
+// bin is the fault sizes from one stratum to the next (to < 0: infinity),
+// the share w of the class's events in it, and the rates at its edges.
+type bin struct {
+	from, to float64
+	w        float64
+	a, b     edge
+}
+
+// perHourMissing names the background scenarios a plan lacks for its
+// per-hour estimate ("" when it has them all or none).
+func (p *Plan) perHourMissing() string {
+	if len(p.bgCurves) == 0 || len(p.bgCurves) == len(bgModel) {
+		return ""
+	}
+	var miss []string
+	for _, c := range bgModel {
+		if p.bgCurve(c.ID) == nil {
+			miss = append(miss, c.Scenario)
+		}
+	}
+	return strings.Join(miss, ", ")
 }
 
 func (p *Plan) bgCurve(class string) *curve {

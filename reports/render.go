@@ -141,7 +141,7 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 		}
 		out = append(out, figure{Title: "Violations per hour of operation", PNG: png, SVG: svg, Table: perHourTable(ph),
 			Caption: fmt.Sprintf("The debate's question: how often, per hour of operation under realistic pauses and faults, does each design fail? The background model: %s. "+
-				"The world: the lock's own topology, 3 clients with critical sections of 50 ms to 1 s. %s %d seeds per stratum; the strata and their counts are in results.json (per_hour).",
+				"The world: the lock's own topology, 3 clients with critical sections of 50 ms to 1 s (so a crash can break a lock only by a restart quicker than the holder's section: under this model's downtimes of 1 s or more, none). %s %d seeds per stratum; the strata, bins and counts are in results.json (per_hour).",
 				strings.Join(model, "; "), perHourMethod, p.curveSeeds)})
 	}
 	// One overlap-vs-resource chart per scenario.
@@ -338,6 +338,9 @@ func (p *Plan) view(res Results, figs []figure) view {
 	if len(p.points) > 0 {
 		v.Settings = append(v.Settings, fmt.Sprintf("pause sweep: scenario %s with %d clients, %d seeds per point, safety phase %v + %v + the pause + one TTL, liveness phase %v",
 			pauseSweepScenario, pauseSweepClients, p.pauseSeeds, run.PauseStart, pauseSweepSlack, pauseSweepLiveness))
+	}
+	if miss := p.perHourMissing(); miss != "" {
+		v.Settings = append(v.Settings, fmt.Sprintf("per-hour estimate left out: it needs every class of its model, and the report lacks %s", miss))
 	}
 	for _, c := range p.curves {
 		v.Settings = append(v.Settings, fmt.Sprintf("%s: scenario %s stepped through its sweep: block, %d seeds per point, liveness phase two TTLs (at least %v)",
