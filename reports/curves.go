@@ -60,7 +60,7 @@ func debateCurves() []*curve {
 			XLabel: "node clock drift (% fast)", Scale: 1e-4,
 			Marks:    []charts.Mark{{X: 1, Label: "Redlock's allowance: 1% of TTL + 2 ms"}, {X: 10, Label: `antirez: "10% error" is fine`}},
 			Question: "what drift is enough? Redlock's implementations allow 1% of the TTL; antirez called 10% fine.",
-			Reading:  "the nodes' clocks run fast by the given rate for the whole safety phase while critical sections last 0.85 to 0.95 of the TTL; a lock is unsafe from the drift at which its keys expire before the holder's section ends."},
+			Reading:  "the nodes' clocks run fast by the given rate for the whole safety phase while holders use their lease to the end of its validity (critical sections of 0.97 to 0.99 of the TTL); a lock is unsafe from the drift at which its keys expire before the holder believes its lease ends."},
 		{ID: "acquire_pause_sweep", Title: "Violation rate vs pause during acquisition (S2)", Scenario: "pause-during-acquire",
 			Locks:  []string{"set-nx-cad", "redislock", "redlock", "redsync"},
 			XLabel: "pause during acquisition (× the lock's TTL)", Scale: 1,

@@ -224,12 +224,16 @@ type LockParams struct {
 func (f *File) InMatrix() bool { return f.Matrix == nil || *f.Matrix }
 
 // SweepSpec names one parameter to sweep over a range (for `locksim
-// sweep`): Steps values from From to To, evenly spaced.
+// sweep`): Steps values from From to To, evenly spaced, or the listed
+// Values.
 type SweepSpec struct {
 	Name  string     `yaml:"name"`
 	From  SweepBound `yaml:"from"`
 	To    SweepBound `yaml:"to"`
 	Steps int        `yaml:"steps"`
+	// Values, instead of From, To and Steps, lists the values (in
+	// increasing order): a sweep finer where it matters.
+	Values []SweepBound `yaml:"values"`
 }
 
 // SweepBound is a sweep's from or to: a duration (Span) or a plain number,

@@ -700,6 +700,9 @@ func (f *File) validateSweep() error {
 	if err != nil {
 		return f.errAt("sweep.name", "%v", err)
 	}
+	if len(s.Values) > 0 {
+		return f.validateSweepValues(kind)
+	}
 	if s.Steps < 1 || s.Steps > maxSweepSteps {
 		return f.errAt("sweep.steps", "%d out of range 1..%d", s.Steps, maxSweepSteps)
 	}
@@ -719,6 +722,48 @@ func (f *File) validateSweep() error {
 	if kind == "span" && s.From.Span.IsTTL() != s.To.Span.IsTTL() && !s.From.zero() && !s.To.zero() {
 		return f.errAt("sweep.to", "from %s and to %s: both absolute or both multiples of the TTL", s.From, s.To)
 	}
+	return nil
+}
+
+// validateSweepValues checks a sweep given as a list of values (instead
+// of from, to and steps): each of the parameter's kind, in increasing
+// order; Steps becomes their number.
+func (f *File) validateSweepValues(kind string) error {
+	s := f.Sweep
+	if s.From.Set() || s.To.Set() || (s.Steps != 0 && s.Steps != len(s.Values)) { // (a validated copy has Steps set)
+		return f.errAt("sweep.values", "give either values or from, to and steps, not both")
+	}
+	if len(s.Values) > maxSweepSteps {
+		return f.errAt("sweep.values", "%d values, at most %d", len(s.Values), maxSweepSteps)
+	}
+	ttl := false
+	for i, v := range s.Values {
+		field := fmt.Sprintf("sweep.values[%d]", i)
+		switch {
+		case kind == "span" && v.IsNum && v.Num != 0:
+			return f.errAt(field, "%s has no unit: %s is a duration (e.g. 1s, 0.5ttl)", v, s.Name)
+		case kind != "span" && !v.IsNum:
+			return f.errAt(field, "%s: %s is a number, not a duration", v, s.Name)
+		}
+		if !v.zero() && v.Span.IsTTL() {
+			ttl = true
+		}
+	}
+	var prev float64
+	for i, v := range s.Values {
+		x := v.Num
+		if kind == "span" {
+			if !v.zero() && v.Span.IsTTL() != ttl {
+				return f.errAt(fmt.Sprintf("sweep.values[%d]", i), "%s: every value absolute or every value a multiple of the TTL", v)
+			}
+			x = v.Span.TTLs + float64(v.Span.NS)
+		}
+		if i > 0 && x <= prev {
+			return f.errAt(fmt.Sprintf("sweep.values[%d]", i), "%s is not above the value before it: values go in increasing order", v)
+		}
+		prev = x
+	}
+	s.Steps = len(s.Values)
 	return nil
 }
 
@@ -783,11 +828,25 @@ type sweepVal struct {
 
 func (f *File) sweepValue(i int) sweepVal {
 	s := f.Sweep
+	kind, _, _, _, _ := f.sweepKind(s.Name)
+	if len(s.Values) > 0 {
+		v := s.Values[i]
+		switch {
+		case kind != "span":
+			n := v.Num
+			if kind == "int" {
+				n = math.Round(n)
+			}
+			return sweepVal{num: n, text: strconv.FormatFloat(n, 'g', -1, 64)}
+		case v.IsNum: // 0
+			return sweepVal{span: Span{Set: true}, text: Span{Set: true}.String()}
+		}
+		return sweepVal{span: v.Span, text: v.Span.String()}
+	}
 	frac := 0.0
 	if s.Steps > 1 {
 		frac = float64(i) / float64(s.Steps-1)
 	}
-	kind, _, _, _, _ := f.sweepKind(s.Name)
 	if kind == "span" {
 		from, to := s.From.Span, s.To.Span
 		if from.IsTTL() || to.IsTTL() {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -425,5 +426,46 @@ func TestReentrantWorkload(t *testing.T) {
 			t.Fatalf("%s: %d nested acquisitions", tc.lock, nested)
 		}
 		t.Logf("%s: %d nested acquisitions", tc.lock, nested)
+	}
+}
+
+// TestSweepValues: a sweep: block may list its values instead of from, to
+// and steps; mixing the two, values out of order or of the wrong kind are
+// errors naming the value.
+func TestSweepValues(t *testing.T) {
+	f, err := Parse("v.yaml", []byte(minimal+`faults:
+  - {kind: clock-drift, start: 0s, duration: 5s, drift_ppm: 200000, targets: [n0]}
+sweep: {name: "faults[*].drift_ppm", values: [0, 5000, 10000, 200000]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.SweepNumbers(); !slices.Equal(got, []float64{0, 5000, 10000, 200000}) {
+		t.Fatalf("numbers %v", got)
+	}
+	g, v, err := f.AtSweep(2)
+	if err != nil || v != "10000" || g.Faults[0].DriftPPM != 10000 {
+		t.Fatalf("AtSweep(2) = %v, %q, %v", g, v, err)
+	}
+	p, err := Parse("v.yaml", []byte(minimal+`faults:
+  - {kind: client-pause, start: 1s, duration: 1ttl, targets: [c0]}
+sweep: {name: "faults[0].duration", values: [0.5ttl, 1ttl, 3ttl]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, u := p.SweepNumbers(), p.SweepUnit(); !slices.Equal(got, []float64{0.5, 1, 3}) || u != "× TTL" {
+		t.Fatalf("numbers %v %q", got, u)
+	}
+	for _, c := range []struct{ sweep, want string }{
+		{`{name: "faults[0].duration", values: [1ttl, 0.5ttl]}`, "sweep.values[1]: 0.5ttl is not above the value before it"},
+		{`{name: "faults[0].duration", values: [1ttl, 2], }`, "sweep.values[1]: 2 has no unit"},
+		{`{name: "faults[0].duration", values: [1ttl], steps: 2}`, "sweep.values: give either values or from, to and steps"},
+		{`{name: "faults[0].duration", values: [1s, 2ttl]}`, "every value absolute or every value a multiple of the TTL"},
+	} {
+		_, err := Parse("v.yaml", []byte(minimal+"faults:\n  - {kind: client-pause, start: 1s, duration: 1ttl, targets: [c0]}\nsweep: "+c.sweep+"\n"))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.sweep, err, c.want)
+		}
 	}
 }

@@ -553,7 +553,8 @@ func TestWorkersBounded(t *testing.T) {
 func TestSweepScenarioFileSweep(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "drift3.yaml")
-	src := strings.Replace(strings.Replace(readFile(t, "../../scenarios/builtin/drift.yaml"), "steps: 11", "steps: 3", 1), "id: drift", "id: drift3", 1)
+	src := strings.Replace(readFile(t, "../../scenarios/builtin/drift.yaml"), "id: drift", "id: drift3", 1)
+	src = regexp.MustCompile(`(?m)^sweep: .*$`).ReplaceAllString(src, `sweep: {name: "faults[*].drift_ppm", from: 0, to: 200000, steps: 3}`)
 	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
