@@ -34,9 +34,7 @@ type curve struct {
 	// Question is the debate's question the curve answers; Reading says
 	// what to look for. Both go into the caption.
 	Question, Reading string
-	// pause: the pause sweep (run.Spec.Pause), not a file sweep.
-	pause  bool
-	points []*point
+	points            []*point
 }
 
 // point is one (lock, value) of a curve.
@@ -168,6 +166,9 @@ func (c *curve) table(xlabel string) *pauseTable {
 					if pt.short > 0 {
 						txt += fmt.Sprintf(" (%d short)", pt.short)
 					}
+					if pt.Unfired > 0 {
+						txt += fmt.Sprintf(" (%d unfired)", pt.Unfired)
+					}
 				}
 			}
 			row.Cells = append(row.Cells, txt)
@@ -196,14 +197,19 @@ type MarkResult struct {
 
 // CurvePoint is one (lock, value) of a curve.
 type CurvePoint struct {
-	Lock                  string     `json:"lock"`
-	X                     float64    `json:"x"`
-	Runs                  int        `json:"runs"`
-	UnsafeRuns            int        `json:"unsafe_runs"`
-	LeaseOverlapRuns      int        `json:"lease_overlap_runs"`
-	ResourceViolationRuns int        `json:"resource_violation_runs"`
-	UnsafeRate            float64    `json:"unsafe_rate"`
-	UnsafeRateCI95        [2]float64 `json:"unsafe_rate_ci95"`
+	Lock                  string  `json:"lock"`
+	X                     float64 `json:"x"`
+	Runs                  int     `json:"runs"`
+	UnsafeRuns            int     `json:"unsafe_runs"`
+	LeaseOverlapRuns      int     `json:"lease_overlap_runs"`
+	ResourceViolationRuns int     `json:"resource_violation_runs"`
+	// PauseShortRuns counts runs in which a targeted pause did not run in
+	// full inside the safety phase, UnfiredPauseRuns runs in which one
+	// never fired; both are in Runs and the rate.
+	PauseShortRuns   int        `json:"pause_short_runs"`
+	UnfiredPauseRuns int        `json:"unfired_pause_runs"`
+	UnsafeRate       float64    `json:"unsafe_rate"`
+	UnsafeRateCI95   [2]float64 `json:"unsafe_rate_ci95"`
 	// FirstUnsafeSeed and Repro name a run to look at (nil when safe).
 	FirstUnsafeSeed *uint64 `json:"first_unsafe_seed,omitempty"`
 	Repro           string  `json:"repro,omitempty"`
@@ -218,7 +224,7 @@ func (c *curve) result(seeds int) *CurveResult {
 		rate := charts.Rate{K: pt.Unsafe, N: pt.Runs}
 		lo, hi := rate.Interval()
 		cp := CurvePoint{Lock: pt.lock, X: pt.value, Runs: pt.Runs, UnsafeRuns: pt.Unsafe, LeaseOverlapRuns: pt.Overlap,
-			ResourceViolationRuns: pt.Resource, UnsafeRate: round6(rate.P()), UnsafeRateCI95: [2]float64{round6(lo), round6(hi)}}
+			ResourceViolationRuns: pt.Resource, PauseShortRuns: pt.short, UnfiredPauseRuns: pt.Unfired, UnsafeRate: round6(rate.P()), UnsafeRateCI95: [2]float64{round6(lo), round6(hi)}}
 		if pt.HasUnsafe {
 			s := pt.FirstUnsafe
 			cp.FirstUnsafeSeed = &s

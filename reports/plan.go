@@ -249,32 +249,24 @@ func NewPlan(opt Options) (*Plan, error) {
 			}
 		}
 	}
-	// The debate's curves, each when its scenario is in the report.
-	for _, c := range debateCurves() {
-		if !slices.Contains(scenarioIDs, c.Scenario) {
-			continue
-		}
-		jobs, err := p.addFileCurve(c, keep)
-		if err != nil {
-			return nil, &sweep.InputError{Field: "", Err: err}
-		}
-		if len(c.points) > 0 {
-			p.curves = append(p.curves, c)
-			curveJobs = append(curveJobs, jobs...)
-		}
-	}
-	// The per-hour estimate's classes, each when its scenario is in.
-	for _, c := range bgCurves() {
-		if !slices.Contains(scenarioIDs, c.Scenario) {
-			continue
-		}
-		jobs, err := p.addFileCurve(c, keep)
-		if err != nil {
-			return nil, &sweep.InputError{Field: "", Err: err}
-		}
-		if len(c.points) > 0 {
-			p.bgCurves = append(p.bgCurves, c)
-			curveJobs = append(curveJobs, jobs...)
+	// The debate's curves and the per-hour estimate's classes, each when
+	// its scenario is in the report.
+	for _, set := range []struct {
+		curves []*curve
+		into   *[]*curve
+	}{{debateCurves(), &p.curves}, {bgCurves(), &p.bgCurves}} {
+		for _, c := range set.curves {
+			if !slices.Contains(scenarioIDs, c.Scenario) {
+				continue
+			}
+			jobs, err := p.addFileCurve(c, keep)
+			if err != nil {
+				return nil, &sweep.InputError{Field: "", Err: err}
+			}
+			if len(c.points) > 0 {
+				*set.into = append(*set.into, c)
+				curveJobs = append(curveJobs, jobs...)
+			}
 		}
 	}
 	if len(p.cells) == 0 {

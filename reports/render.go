@@ -123,7 +123,7 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 			return nil, err
 		}
 		out = append(out, figure{Title: c.Title, PNG: png, SVG: svg, Table: c.table(c.XLabel),
-			Caption: fmt.Sprintf("The debate's question: %s Scenario %s (its sweep: block), %d seeds per point: %s Bars are 95%% Wilson score intervals; a point's first unsafe seed and its repro command are in results.json (%s).",
+			Caption: fmt.Sprintf("The debate's question: %s Scenario %s (its sweep: block), %d seeds per point: %s Bars are 95%% Wilson score intervals; in the table, \"short\" counts runs in which a targeted pause did not run in full inside the safety phase and \"unfired\" runs in which one never fired (both counted in the rate); a point's first unsafe seed and its repro command are in results.json (%s).",
 				c.Question, c.Scenario, p.curveSeeds, c.Reading, c.ID)})
 	}
 	if ph := p.perHour(); ph != nil {
@@ -168,30 +168,8 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 }
 
 func (p *Plan) pauseTable() *pauseTable {
-	t := &pauseTable{XLabel: "pause (× TTL)", Locks: pauseSweepLocks}
-	var vals []float64
-	for _, pt := range p.points {
-		if !slices.Contains(vals, pt.value) {
-			vals = append(vals, pt.value)
-		}
-	}
-	for _, v := range vals {
-		row := pauseRow{Value: run.FormatValue(v)}
-		for _, id := range pauseSweepLocks {
-			txt := ""
-			for _, pt := range p.points {
-				if pt.lock == id && pt.value == v {
-					txt = charts.Rate{K: pt.Unsafe, N: pt.Runs}.String()
-					if pt.short > 0 {
-						txt += fmt.Sprintf(" (%d short)", pt.short)
-					}
-				}
-			}
-			row.Cells = append(row.Cells, txt)
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	return t
+	c := &curve{points: p.points}
+	return c.table("pause (× TTL)")
 }
 
 // view is what both documents show, computed once.

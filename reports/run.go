@@ -58,6 +58,9 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 			// which counts as it comes.)
 			j.point.short++
 		case j.point != nil:
+			if o.PauseShort {
+				j.point.short++ // a debate curve counts it, and says so
+			}
 			j.point.Add(o, seed)
 		default:
 			c := j.cell
