@@ -714,6 +714,7 @@ func GoSchedule(fs []faults.Fault) string {
 		add(f.Delay != 0, "Delay: %s", goDuration(f.Delay))
 		add(f.LossProb != 0, "LossProb: %s", strconv.FormatFloat(f.LossProb, 'g', -1, 64))
 		add(f.At != "", "At: %q", f.At)
+		add(f.NodeClock, "NodeClock: true")
 		parts = append(parts, "{"+strings.Join(fields, ", ")+"}")
 	}
 	return "[]faults.Fault{" + strings.Join(parts, ", ") + "}"

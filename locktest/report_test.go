@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -315,5 +316,34 @@ func TestParallelFindsKeepTheirChecks(t *testing.T) {
 	})
 	if a.Load() != 7 || b.Load() != int64(defaults) {
 		t.Fatalf("runs: %d with Checks 7 (want 7), %d with the default (want %d)", a.Load(), b.Load(), defaults)
+	}
+}
+
+// GoSchedule prints every field of a fault that is set: a field it left
+// out would make a printed repro a different schedule (NodeClock once was).
+func TestGoScheduleEveryField(t *testing.T) {
+	var f faults.Fault
+	v := reflect.ValueOf(&f).Elem()
+	for i := range v.NumField() {
+		switch fv := v.Field(i); fv.Kind() {
+		case reflect.String:
+			fv.SetString("x")
+		case reflect.Int64:
+			fv.SetInt(7)
+		case reflect.Float64:
+			fv.SetFloat(0.5)
+		case reflect.Bool:
+			fv.SetBool(true)
+		case reflect.Slice:
+			fv.Set(reflect.ValueOf([]string{"c0"}))
+		default:
+			t.Fatalf("field %s: kind %s not covered by this test", v.Type().Field(i).Name, fv.Kind())
+		}
+	}
+	out := locktest.GoSchedule([]faults.Fault{f})
+	for i := range v.NumField() {
+		if name := v.Type().Field(i).Name; !strings.Contains(out, name+":") {
+			t.Errorf("GoSchedule leaves out %s: %s", name, out)
+		}
 	}
 }
