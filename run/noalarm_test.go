@@ -31,7 +31,7 @@ var noAlarmRuns = flag.Int("locksim.noalarm", 0,
 	"total runs of TestNoFalseAlarms, split over its two properties and the correct locks (default 140, -short 42; e.g. 10000)")
 
 // correctLocks are the designs that must raise no false alarm.
-var correctLocks = []string{"set-nx-cad", "redlock", "redsync", "redislock", "fencing", "fencing-strict", "token-cas"}
+var correctLocks = []string{"set-nx-cad", "spin-retry", "redisson-lock", "redlock", "redsync", "redislock", "fencing", "fencing-strict", "token-cas"}
 
 // noAlarmWorld: 10 s of faults, 30 s of liveness; faults start in the
 // first 8 s and last up to 30 s, so many outlast the safety phase.
