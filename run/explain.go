@@ -37,7 +37,7 @@ func Explain(j *Judged) string {
 	}
 	// Faults already in force when the story starts (a drift from t=0).
 	for i, f := range h.Faults {
-		if f.Start < time.Duration(v.Since) && f.End() > time.Duration(v.Since) && tookEffect(h, i+1) && !targeted(f) {
+		if f.Start < time.Duration(v.Since) && endOf(h, i, f) > v.Since && tookEffect(h, i+1) && !targeted(f) {
 			add(fmt.Sprintf("in force since %s: %s", at(int64(f.Start)), f))
 		}
 	}
@@ -68,6 +68,20 @@ func Explain(j *Judged) string {
 	}
 	parts = append(parts, "then "+v.Detail)
 	return strings.Join(parts, "; ")
+}
+
+// endOf is when fault i (f) ended: its stated end, or for a crash timed by
+// the node's own clock its fault-end event (never: the heal).
+func endOf(h checker.History, i int, f faults.Fault) int64 {
+	if !f.NodeClock {
+		return int64(f.End())
+	}
+	for _, e := range h.Events {
+		if e.Proc == "world" && e.Kind == "fault-end" && e.Fault == i+1 {
+			return e.T
+		}
+	}
+	return h.Heal
 }
 
 // targeted reports whether f is a client pause armed for a pause point:

@@ -60,3 +60,24 @@ func TestExplainRun(t *testing.T) {
 		}
 	}
 }
+
+// A crash timed by the node's clock ended (its fault-end) before the story
+// starts, long before its stated end: it is not "in force"; one still
+// running is.
+func TestExplainNodeClockCrash(t *testing.T) {
+	s := time.Second
+	ended := faults.Fault{Kind: faults.Crash, Start: s, Duration: 20 * s, Targets: []string{"n0"}, NodeClock: true}
+	running := faults.Fault{Kind: faults.Crash, Start: s, Duration: 20 * s, Targets: []string{"n1"}, NodeClock: true}
+	h := checker.History{Heal: int64(30 * s), Faults: []faults.Fault{ended, running}, Events: []checker.Event{
+		{T: int64(s), Proc: "world", Kind: "fault", Fault: 1, Detail: ended.String()},
+		{T: int64(s), Proc: "world", Kind: "fault", Fault: 2, Detail: running.String()},
+		{T: int64(2 * s), Proc: "world", Kind: "fault-end", Fault: 1, Detail: ended.String()},
+		{T: int64(5 * s), Proc: "c1", Kind: "ok", Op: "acquire", Until: int64(8 * s)},
+	}}
+	j := &Judged{History: h, Check: checker.Result{First: &checker.Violation{Kind: checker.KindLeaseOverlap, T: int64(6 * s), Since: int64(4 * s),
+		Clients: []string{"c0", "c1"}, Detail: "overlap"}}}
+	got := Explain(j)
+	if strings.Contains(got, ended.String()) || !strings.Contains(got, "in force since 1s: "+running.String()) {
+		t.Fatalf("story %q: want only the crash still running in force", got)
+	}
+}
