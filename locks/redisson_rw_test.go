@@ -1,0 +1,87 @@
+package locks_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/sim"
+)
+
+// rwOnce is once for a read-write lock: the read lock when read, else the
+// write lock; the ok records the lease's value and mode.
+func rwOnce(info locks.Info, read bool, d time.Duration) sim.Program {
+	return func(p *sim.Proc) {
+		env := locks.Env{Primary: p.Nodes()[0], Clock: p, Rand: p.Rand(), Client: p.Name(), Key: "lock", Hooks: locks.Hooks{Go: p.Go}}
+		lk, err := info.New(env)
+		if err != nil {
+			panic(err)
+		}
+		rw := lk.(locks.ReadWriteLock)
+		acquire := rw.Acquire
+		if read {
+			acquire = rw.AcquireRead
+		}
+		lease, err := acquire(p.Context())
+		if err != nil {
+			p.Record(sim.Event{Kind: "fail", Op: "acquire", Detail: err.Error()})
+			return
+		}
+		mode := ""
+		if lease.Read {
+			mode = checker.ModeRead
+		}
+		p.Record(sim.Event{Kind: "ok", Op: "acquire", Detail: lease.Value, Result: mode})
+		p.Sleep(d)
+		p.Record(sim.Event{Kind: "call", Op: "release", Detail: lease.Value})
+		if err := rw.Release(p.Context(), lease); err != nil {
+			p.Record(sim.Event{Kind: "fail", Op: "release", Detail: err.Error()})
+			return
+		}
+		p.Record(sim.Event{Kind: "ok", Op: "release"})
+	}
+}
+
+const (
+	uuidRE       = `[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`
+	readLockRE   = `eval <script 717 bytes> 2 lock \{lock\}:` + uuidRE + `:1:rwlock_timeout 30000 ` + uuidRE + `:1 ` + uuidRE + `:1:write`
+	readUnlockRE = `eval <script 1026 bytes> 4 lock redisson_rwlock:\{lock\} \{lock\}:` + uuidRE + `:1:rwlock_timeout \{lock\} 0 ` + uuidRE + `:1`
+	readRenewRE  = `eval <script 475 bytes> 2 lock \{lock\} 30000 ` + uuidRE + `:1`
+	writeLockRE  = `eval <script 508 bytes> 1 lock 30000 ` + uuidRE + `:1:write`
+	writeUnlkRE  = `eval <script 637 bytes> 2 lock redisson_rwlock:\{lock\} 1 30000 ` + uuidRE + `:1:write`
+)
+
+// redisson-rw's commands: c0 and c1 hold the read lock at once (c1 joins
+// at 1 s: the hash gets its second field, each reader a timeout key);
+// c2's write lock at 2 s is refused (the hash's PTTL) and its tryLock
+// gives up after 500 ms; c1 leaves first (reply 0: the hash is re-timed to
+// c0's timeout key), c0's watchdog renews at 10 s, c0 leaves last (reply
+// 1: the hash is deleted), and c3's write lock at 13 s is granted, keeps
+// the write field until its release deletes the hash.
+func TestRedissonRWCommands(t *testing.T) {
+	info := mustGet(t, "redisson-rw")
+	if !info.ReadWrite || !info.Reentrant || !info.Renews || info.Topology != locks.Single || info.TTL != 30*time.Second || info.Source == "" || info.Weakness == "" {
+		t.Fatalf("catalogue entry: %+v", info)
+	}
+	cfg := world(4, 20*time.Second, 0, perClient(map[string]sim.Program{
+		"c0": rwOnce(info, true, 12*time.Second),
+		"c1": after(time.Second, rwOnce(info, true, 3*time.Second)),
+		"c2": after(2*time.Second, rwOnce(info, false, time.Second)),
+	}, after(13*time.Second, rwOnce(info, false, time.Second))))
+	cfg.HistoryCommands = true
+	res := run(t, cfg)
+	matchCommands(t, commands(res, "c0"), []string{readLockRE + ` -> \$-1`, readRenewRE + ` -> :1`, readUnlockRE + ` -> :1`})
+	matchCommands(t, commands(res, "c1"), []string{readLockRE + ` -> \$-1`, readUnlockRE + ` -> :0`})
+	matchCommands(t, commands(res, "c2"), []string{writeLockRE + ` -> :2[89][0-9]{3}`, writeLockRE + ` -> :2[89][0-9]{3}`})
+	matchCommands(t, commands(res, "c3"), []string{writeLockRE + ` -> \$-1`, writeUnlkRE + ` -> :1`})
+	if f := events(res, "c2", "acquire", "fail"); len(f) != 1 || f[0].Detail != locks.ErrNotAcquired.Error() {
+		t.Fatalf("c2's write lock beside two readers: %+v", f)
+	}
+	if ok := events(res, "", "acquire", "ok"); len(ok) != 3 || ok[0].Result != checker.ModeRead || ok[1].Result != checker.ModeRead || ok[2].Result != "" {
+		t.Fatalf("acquisitions: %+v", ok)
+	}
+	if ov := overlaps(res); len(ov) != 0 {
+		t.Fatalf("overlaps: %+v", ov)
+	}
+}
