@@ -34,8 +34,16 @@ type LivenessReport struct {
 	// LongestWaitClient (a fairness figure).
 	LongestWaitNS     int64  `json:"longest_wait_ns"`
 	LongestWaitClient string `json:"longest_wait_client,omitempty"`
-	// FairnessRequired: starving clients fail the run.
+	// FairnessRequired: starving clients fail the run: with
+	// Options.RequireFairness any starving client; for a design that
+	// promises fairness (History.Fair) a starving client whose waiting
+	// request a grant in the liveness phase overtook (StarvedOvertaken),
+	// since a FIFO lock owes a client that asked late, or held the lock
+	// across the heal, nothing within the phase.
 	FairnessRequired bool `json:"fairness_required,omitempty"`
+	// StarvedOvertaken lists the starved clients whose waiting request a
+	// grant in the liveness phase overtook, sorted.
+	StarvedOvertaken []string `json:"starved_overtaken,omitempty"`
 	// Grants counts the acquisitions of the whole run that began a hold
 	// (an acquire ok of a client not already holding: nested ones are not
 	// grants), and Overtakes those that overtook an earlier waiting
@@ -191,7 +199,8 @@ func Liveness(h History, holds []Hold, o Options) LivenessReport {
 		wait(c, h.End)
 	}
 	r.LongestUnavailableNS, r.LongestUnavailableStart = unavailable(h, holds)
-	r.Grants, r.Overtakes, r.FirstOvertake = Overtaking(h)
+	var overtaken map[string]bool
+	r.Grants, r.Overtakes, r.FirstOvertake, overtaken = overtaking(h, r.PhaseStart)
 	r.Judged = !h.Capped && r.PhaseStart < h.End
 	switch {
 	case h.Capped:
@@ -225,10 +234,22 @@ func Liveness(h History, holds []Hold, o Options) LivenessReport {
 		} else if len(r.Starved) > 0 {
 			line := fmt.Sprintf("fairness: %s never %s in the %v after the heal while others did (longest wait %v, %s)",
 				strings.Join(r.Starved, ", "), what, time.Duration(h.End-r.PhaseStart), time.Duration(r.LongestWaitNS), r.LongestWaitClient)
-			if r.FairnessRequired {
+			for _, c := range r.Starved {
+				if overtaken[c] {
+					r.StarvedOvertaken = append(r.StarvedOvertaken, c)
+				}
+			}
+			switch {
+			case o.RequireFairness:
 				r.Failure = true
 				line = "liveness: " + line + "; fairness is required"
-			} else {
+			case h.Fair && len(r.StarvedOvertaken) > 0:
+				r.Failure = true
+				line = fmt.Sprintf("liveness: %s; the design promises fairness, and %s waited while later requests were granted ahead",
+					line, strings.Join(r.StarvedOvertaken, ", "))
+			case h.Fair:
+				line += "; not a failure: the design promises fairness, but no grant after the heal overtook a starved client's request (it asked late, or held the lock across the heal)"
+			default:
 				line += "; not a failure: the design promises no fairness"
 			}
 			r.Reasons = append(r.Reasons, line)
@@ -276,6 +297,13 @@ func (o Overtake) String() string {
 // the grants, the grants that overtook at least one such request, and the
 // first of those. A FIFO lock's history overtakes none.
 func Overtaking(h History) (grants, overtakes int, first *Overtake) {
+	grants, overtakes, first, _ = overtaking(h, 0)
+	return grants, overtakes, first
+}
+
+// overtaking is Overtaking that also returns the clients whose waiting
+// request a grant at or after from overtook.
+func overtaking(h History, from int64) (grants, overtakes int, first *Overtake, victims map[string]bool) {
 	type pending struct {
 		call int64
 		id   int64
@@ -315,6 +343,12 @@ func Overtaking(h History) (grants, overtakes int, first *Overtake) {
 					continue
 				}
 				ahead++
+				if e.T >= from {
+					if victims == nil {
+						victims = map[string]bool{}
+					}
+					victims[c] = true
+				}
 				if o == nil || w.call < o.WaitNS {
 					o = &Overtake{Client: e.Proc, CallNS: call, AtNS: e.T, Waiter: c, WaitNS: w.call}
 				}
@@ -330,7 +364,7 @@ func Overtaking(h History) (grants, overtakes int, first *Overtake) {
 			holding[e.Proc] = false
 		}
 	}
-	return grants, overtakes, first
+	return grants, overtakes, first, victims
 }
 
 // linkRE finds the node an error names ("read tcp c0->n1: ...").
