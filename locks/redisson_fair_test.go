@@ -122,3 +122,27 @@ func TestRedissonFairPausedHolder(t *testing.T) {
 		t.Logf("%s seed 1: unsafe (%s): %s", sc, j.Check.First.Kind, j.Check.First.Detail)
 	}
 }
+
+// The fair lock is reentrant as RLock is (its script's HEXISTS branch):
+// no-faults with the workload's reentrant section nests and stays safe,
+// and the nested acquisitions are no grants for the overtaking figure.
+func TestRedissonFairReentrant(t *testing.T) {
+	info := mustGet(t, "redisson-fair")
+	j := reentrantRun(t, info, 1)
+	n := nestedAcquires(j.History)
+	lv := j.Check.Liveness
+	if j.Verdict() != checker.VerdictSafe || n == 0 || lv.Grants+n != len(okAcquires(j.History)) {
+		t.Fatalf("%s with %d nested acquisitions, %d grants of %d acquire oks: %v", j.Verdict(), n, lv.Grants, len(okAcquires(j.History)), j.Check.Reasons)
+	}
+	t.Logf("safe, %d nested acquisitions, %d of %d grants overtook", n, lv.Overtakes, lv.Grants)
+}
+
+func okAcquires(h checker.History) []checker.Event {
+	var out []checker.Event
+	for _, e := range h.Events {
+		if e.Op == "acquire" && e.Kind == "ok" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
