@@ -6,7 +6,8 @@ import "github.com/locksim/locksim/faults"
 // simulator's trace events without the simulator's types (checkers import
 // nothing of sim). Client operations have Op set (acquire, release, read,
 // write) and Kind call | ok | fail | unknown, or Kind "renew" for a lease
-// extension; the storage's own records have Proc "store" and Kind
+// extension (an acquire's Result is the hold's mode: ModeRead for a shared
+// hold, "" for an exclusive one); the storage's own records have Proc "store" and Kind
 // store-read | store-write (Result ok | fenced); faults and engine events
 // have Proc "world", "sentinel" or a node name.
 type Event struct {
@@ -75,7 +76,11 @@ func (h History) LockOps() []Op {
 	var ops []Op
 	for _, e := range h.Events {
 		if e.Op == "acquire" || e.Op == "release" {
-			ops = append(ops, Op{T: e.T, Proc: e.Proc, Kind: e.Kind, Op: e.Op, OpID: e.OpID, Until: e.Until, Detail: e.Detail})
+			op := Op{T: e.T, Proc: e.Proc, Kind: e.Kind, Op: e.Op, OpID: e.OpID, Until: e.Until, Detail: e.Detail}
+			if e.Op == "acquire" {
+				op.Mode = e.Result
+			}
+			ops = append(ops, op)
 		}
 	}
 	return ops

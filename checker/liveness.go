@@ -34,8 +34,26 @@ type LivenessReport struct {
 	// LongestWaitClient (a fairness figure).
 	LongestWaitNS     int64  `json:"longest_wait_ns"`
 	LongestWaitClient string `json:"longest_wait_client,omitempty"`
-	// FairnessRequired: starving clients fail the run.
+	// FairnessRequired: starving clients fail the run: with
+	// Options.RequireFairness any starving client; for a design that
+	// promises fairness (History.Fair) a starving client whose waiting
+	// request a grant in the liveness phase overtook (StarvedOvertaken),
+	// since a FIFO lock owes a client that asked late, or held the lock
+	// across the heal, nothing within the phase.
 	FairnessRequired bool `json:"fairness_required,omitempty"`
+	// StarvedOvertaken lists the starved clients whose waiting request a
+	// grant in the liveness phase overtook, sorted.
+	StarvedOvertaken []string `json:"starved_overtaken,omitempty"`
+	// Grants counts the acquisitions of the whole run that began a hold
+	// (an acquire ok of a client not already holding: nested ones are not
+	// grants), and Overtakes those that overtook an earlier waiting
+	// request: another client had called acquire before this grant's
+	// call and was still waiting for its answer (Overtaking). A fair
+	// (FIFO) lock grants in request order and overtakes none; a fairness
+	// figure, never a verdict by itself. FirstOvertake is the first.
+	Grants        int       `json:"grants"`
+	Overtakes     int       `json:"overtakes"`
+	FirstOvertake *Overtake `json:"first_overtake,omitempty"`
 	// LongestUnavailable is the longest stretch of true time in which some
 	// client was trying to acquire (between an acquire call and its return)
 	// and no client believed it held the lock (Holds); it starts at
@@ -181,6 +199,8 @@ func Liveness(h History, holds []Hold, o Options) LivenessReport {
 		wait(c, h.End)
 	}
 	r.LongestUnavailableNS, r.LongestUnavailableStart = unavailable(h, holds)
+	var overtaken map[string]bool
+	r.Grants, r.Overtakes, r.FirstOvertake, overtaken = overtaking(h, r.PhaseStart)
 	r.Judged = !h.Capped && r.PhaseStart < h.End
 	switch {
 	case h.Capped:
@@ -214,10 +234,22 @@ func Liveness(h History, holds []Hold, o Options) LivenessReport {
 		} else if len(r.Starved) > 0 {
 			line := fmt.Sprintf("fairness: %s never %s in the %v after the heal while others did (longest wait %v, %s)",
 				strings.Join(r.Starved, ", "), what, time.Duration(h.End-r.PhaseStart), time.Duration(r.LongestWaitNS), r.LongestWaitClient)
-			if r.FairnessRequired {
+			for _, c := range r.Starved {
+				if overtaken[c] {
+					r.StarvedOvertaken = append(r.StarvedOvertaken, c)
+				}
+			}
+			switch {
+			case o.RequireFairness:
 				r.Failure = true
 				line = "liveness: " + line + "; fairness is required"
-			} else {
+			case h.Fair && len(r.StarvedOvertaken) > 0:
+				r.Failure = true
+				line = fmt.Sprintf("liveness: %s; the design promises fairness, and %s waited while later requests were granted ahead",
+					line, strings.Join(r.StarvedOvertaken, ", "))
+			case h.Fair:
+				line += "; not a failure: the design promises fairness, but no grant after the heal overtook a starved client's request (it asked late, or held the lock across the heal)"
+			default:
 				line += "; not a failure: the design promises no fairness"
 			}
 			r.Reasons = append(r.Reasons, line)
@@ -240,6 +272,99 @@ func Liveness(h History, holds []Hold, o Options) LivenessReport {
 		r.Reasons = append(r.Reasons, "liveness: what held the clients back after the heal: "+strings.Join(parts, "; "))
 	}
 	return r
+}
+
+// Overtake is one grant that overtook an earlier waiting request.
+type Overtake struct {
+	Client string `json:"client"`   // granted
+	CallNS int64  `json:"call_ns"`  // its acquire call
+	AtNS   int64  `json:"at_ns"`    // the grant (acquire ok)
+	Waiter string `json:"waiter"`   // the earliest waiting client it overtook
+	WaitNS int64  `json:"wait_ns"`  // that client's acquire call
+	Ahead  int    `json:"overtook"` // how many waiting requests it overtook
+}
+
+func (o Overtake) String() string {
+	return fmt.Sprintf("%s, asking at t=%v, was granted at t=%v ahead of %d earlier waiting request(s), first %s's from t=%v",
+		o.Client, time.Duration(o.CallNS), time.Duration(o.AtNS), o.Ahead, o.Waiter, time.Duration(o.WaitNS))
+}
+
+// Overtaking compares the order of grants with the order of requests, in
+// O(n·c) for c clients: each acquire ok that begins a hold (the client
+// holds nothing: no acquire ok since its last release call) is a grant;
+// it overtakes every other client whose acquire call came before the
+// grant's own call and had not returned when the grant came. It returns
+// the grants, the grants that overtook at least one such request, and the
+// first of those. A FIFO lock's history overtakes none.
+func Overtaking(h History) (grants, overtakes int, first *Overtake) {
+	grants, overtakes, first, _ = overtaking(h, 0)
+	return grants, overtakes, first
+}
+
+// overtaking is Overtaking that also returns the clients whose waiting
+// request a grant at or after from overtook.
+func overtaking(h History, from int64) (grants, overtakes int, first *Overtake, victims map[string]bool) {
+	type pending struct {
+		call int64
+		id   int64
+	}
+	waiting := map[string]pending{} // client -> its open acquire call
+	calls := map[string]int64{}     // client -> call time of its latest acquire
+	holding := map[string]bool{}
+	var order []string // clients in first-seen order (deterministic scans)
+	seen := map[string]bool{}
+	for i := range h.Events {
+		e := &h.Events[i]
+		if e.Op != "acquire" && e.Op != "release" {
+			continue
+		}
+		if !seen[e.Proc] {
+			seen[e.Proc] = true
+			order = append(order, e.Proc)
+		}
+		switch {
+		case e.Op == "acquire" && e.Kind == "call":
+			waiting[e.Proc] = pending{call: e.T, id: e.OpID}
+			calls[e.Proc] = e.T
+		case e.Op == "acquire" && (e.Kind == "ok" || e.Kind == "fail" || e.Kind == "unknown"):
+			if w, ok := waiting[e.Proc]; ok && w.id == e.OpID {
+				delete(waiting, e.Proc)
+			}
+			if e.Kind != "ok" || holding[e.Proc] {
+				continue
+			}
+			holding[e.Proc] = true
+			grants++
+			call, ahead := calls[e.Proc], 0
+			var o *Overtake
+			for _, c := range order {
+				w, ok := waiting[c]
+				if c == e.Proc || !ok || w.call >= call {
+					continue
+				}
+				ahead++
+				if e.T >= from {
+					if victims == nil {
+						victims = map[string]bool{}
+					}
+					victims[c] = true
+				}
+				if o == nil || w.call < o.WaitNS {
+					o = &Overtake{Client: e.Proc, CallNS: call, AtNS: e.T, Waiter: c, WaitNS: w.call}
+				}
+			}
+			if ahead > 0 {
+				overtakes++
+				if first == nil {
+					o.Ahead = ahead
+					first = o
+				}
+			}
+		case e.Op == "release" && e.Kind == "call":
+			holding[e.Proc] = false
+		}
+	}
+	return grants, overtakes, first, victims
 }
 
 // linkRE finds the node an error names ("read tcp c0->n1: ...").

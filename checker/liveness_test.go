@@ -10,7 +10,8 @@ import (
 // After the heal at 1000, c0 and c1 acquire but c2 only fails: a fairness
 // figure (c2 starved, waiting 950 from its attempt at 1050 to the end),
 // not a failure for a design that promises no fairness; a failure when the
-// design promises fairness or the caller requires it.
+// caller requires fairness, or when the design promises it and a later
+// request was granted while the starved client waited.
 func TestLivenessStarvedClientIsFairness(t *testing.T) {
 	b := newHistory("", 0, "", "c0", "c1", "c2")
 	b.acquire("c2", 1, 0, 10, "ok", 500)
@@ -35,10 +36,20 @@ func TestLivenessStarvedClientIsFairness(t *testing.T) {
 	if c := Check(h, Options{RequireFairness: true}); c.Verdict != VerdictLiveness {
 		t.Errorf("fairness required: verdict %s, want liveness; reasons %q", c.Verdict, c.Reasons)
 	}
+	// A design that promises fairness (FIFO) owes c2 nothing here: its
+	// tries failed at once and no grant overtook a waiting request of
+	// its. When c2 waits from 1150 to 1250 while c1, asking at 1200, is
+	// granted at 1210, the starvation is unfair: a liveness failure.
 	fair := h
 	fair.Fair = true
-	if c := Check(fair, Options{}); c.Verdict != VerdictLiveness || !c.Liveness.FairnessRequired {
-		t.Errorf("a design that promises fairness: verdict %s, want liveness; reasons %q", c.Verdict, c.Reasons)
+	if c := Check(fair, Options{}); c.Verdict != VerdictSafe || !c.Liveness.FairnessRequired || len(c.Liveness.StarvedOvertaken) != 0 {
+		t.Errorf("a design that promises fairness, c2 never overtaken: verdict %s, want safe; reasons %q", c.Verdict, c.Reasons)
+	}
+	b.acquire("c2", 5, 1150, 1250, "fail", 0)
+	fair = b.history(1000, 2000)
+	fair.Fair = true
+	if c := Check(fair, Options{}); c.Verdict != VerdictLiveness || !slices.Equal(c.Liveness.StarvedOvertaken, []string{"c2"}) {
+		t.Errorf("a design that promises fairness, c2 overtaken while waiting: verdict %s, want liveness; reasons %q", c.Verdict, c.Reasons)
 	}
 	// Capped: the end is cut off, liveness cannot be judged.
 	h.Capped = true

@@ -15,12 +15,25 @@ type Op struct {
 	OpID   int64
 	Until  int64 // for an ok acquire or a renew: true time its validity ends (0: until release)
 	Detail string
+	// Mode is an ok acquire's mode: ModeRead for a shared (read) hold of
+	// a read-write lock, "" (or ModeWrite) for an exclusive hold.
+	Mode string
 }
+
+// Hold modes (Op.Mode; Event.Result on an acquire ok). A hold without a
+// mode is exclusive: a write hold.
+const (
+	ModeRead  = "read"
+	ModeWrite = "write"
+)
 
 // Hold is an interval of true time in which Proc believed it held the lock.
 type Hold struct {
 	Proc       string
 	Start, End int64
+	// Read: a shared hold (a read-write lock's read lock), which may
+	// overlap other read holds; false: an exclusive (write) hold.
+	Read bool
 }
 
 // holdCmp orders holds by start, then process name.
@@ -50,6 +63,10 @@ func holdCmp(a, b Hold) int {
 // Each release call then closes one level, and only the release of the
 // outermost acquisition ends the hold. An acquire ok with another Detail
 // while a hold is open starts a new hold, as before.
+//
+// A hold's mode is its opening acquire ok's (Op.Mode): a read hold of a
+// read-write lock (Redisson's RReadWriteLock) is shared, any other hold
+// exclusive. A nested acquisition has its hold's identity, so its mode.
 //
 // Cost: O(n) plus a sort of the result only when ops are out of order; one
 // map lookup per belief record (processes are interned).
@@ -91,7 +108,7 @@ func Holds(ops []Op, end int64) []Hold {
 		switch {
 		case t > h.End:
 			o.idx = len(out)
-			out = append(out, Hold{Proc: proc, Start: t, End: e})
+			out = append(out, Hold{Proc: proc, Start: t, End: e, Read: h.Read})
 		case e > h.End:
 			h.End = e
 		}
@@ -108,7 +125,7 @@ func Holds(ops []Op, end int64) []Hold {
 			}
 			closeAt(o, op.T)
 			o.idx, o.opID, o.detail = len(out), op.OpID, op.Detail
-			out = append(out, Hold{Proc: op.Proc, Start: op.T, End: deadline(op.Until)})
+			out = append(out, Hold{Proc: op.Proc, Start: op.T, End: deadline(op.Until), Read: op.Mode == ModeRead})
 		case op.Op == "acquire" && op.Kind == "renew":
 			o := slot(op.Proc)
 			if o.idx < 0 || (op.OpID != 0 && o.opID != 0 && op.OpID != o.opID) {
@@ -138,7 +155,8 @@ func Holds(ops []Op, end int64) []Hold {
 }
 
 // Overlap is a stretch of true time in which two processes both believed
-// they held the lock.
+// they held the lock, and at least one of them held it exclusively (a
+// write hold): readers may overlap readers, a writer overlaps nobody.
 type Overlap struct {
 	A, B       string
 	Start, End int64
@@ -148,7 +166,9 @@ type Overlap struct {
 // intersect (intervals are half-open: one ending where another starts is no
 // overlap), in O(n log n + n·a + k) for k overlaps and at most a intervals
 // alive at once (a sweep over sorted starts; no sort when the input is
-// sorted, as Holds returns it). A is the interval that started first.
+// sorted, as Holds returns it). A is the interval that started first. Two
+// read holds (Hold.Read) overlapping is no overlap: a read-write lock
+// shares its read lock.
 func Overlaps(holds []Hold) []Overlap {
 	hs := holds
 	if !slices.IsSortedFunc(hs, holdCmp) {
@@ -166,7 +186,7 @@ func Overlaps(holds []Hold) []Overlap {
 		}
 		active = kept
 		for _, a := range active {
-			if a.Proc == h.Proc {
+			if a.Proc == h.Proc || (a.Read && h.Read) {
 				continue
 			}
 			out = append(out, Overlap{A: a.Proc, B: h.Proc, Start: h.Start, End: min(a.End, h.End)})

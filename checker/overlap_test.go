@@ -17,7 +17,7 @@ func TestRenewExtendsBelief(t *testing.T) {
 	b.op("c0", "release", 2, 300, 310, "ok", 0)
 	h := b.history(0, 1000)
 	got := Holds(h.LockOps(), h.End)
-	want := []Hold{{"c0", 10, 200}, {"c1", 150, 400}}
+	want := []Hold{{"c0", 10, 200, false}, {"c1", 150, 400, false}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("holds %v, want %v", got, want)
 	}
@@ -36,7 +36,7 @@ func TestRenewAfterLapseResumesBelief(t *testing.T) {
 	b.renew("c0", 1, 295, 900) // after the release call: ignored
 	h := b.history(0, 1000)
 	got := Holds(h.LockOps(), h.End)
-	want := []Hold{{"c0", 10, 100}, {"c0", 150, 280}}
+	want := []Hold{{"c0", 10, 100, false}, {"c0", 150, 280, false}}
 	if !slices.Equal(got, want) {
 		t.Errorf("holds %v, want %v", got, want)
 	}
@@ -51,13 +51,13 @@ func TestHoldsBasics(t *testing.T) {
 	b.op("c0", "release", 2, 60, 70, "fail", 0)
 	h := b.history(0, 1000)
 	got := Holds(h.LockOps(), h.End)
-	want := []Hold{{"c0", 10, 60}, {"c1", 50, 1000}}
+	want := []Hold{{"c0", 10, 60, false}, {"c1", 50, 1000, false}}
 	if !slices.Equal(got, want) {
 		t.Errorf("holds %v, want %v", got, want)
 	}
 	// Out-of-order input still gives sorted holds; Overlaps sorts its own
 	// copy and leaves the input alone.
-	in := []Hold{{"b", 5, 20}, {"a", 0, 10}, {"a", 15, 30}}
+	in := []Hold{{"b", 5, 20, false}, {"a", 0, 10, false}, {"a", 15, 30, false}}
 	ov := Overlaps(in)
 	wantOv := []Overlap{{"a", "b", 5, 10}, {"b", "a", 15, 20}}
 	if !slices.Equal(ov, wantOv) || in[0].Proc != "b" {

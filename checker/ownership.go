@@ -44,6 +44,11 @@ func (v OwnershipViolation) String() string {
 // With History.KeyTruth the nodes' own record decides instead
 // (ownershipFromKeys): a release that deleted nothing is no violation,
 // whatever the lock returned.
+//
+// Readers share a read-write lock: a reader's release or renewal after
+// another reader's acquisition is no violation; only a writer's
+// acquisition takes the lock from a reader (and any acquisition from a
+// writer).
 func Ownership(h History) (int, *OwnershipViolation) {
 	if h.KeyTruth {
 		return ownershipFromKeys(h)
@@ -57,13 +62,22 @@ func Ownership(h History) (int, *OwnershipViolation) {
 	var latest, other acq
 	// release calls waiting for their outcome: client -> candidate
 	pending := map[string]*OwnershipViolation{}
+	// the same over write (exclusive) acquisitions only: a reader shares
+	// the lock with other readers, so only a writer takes it from one
+	var latestW, otherW acq
+	read := map[string]bool{} // client -> its latest acquire ok was a read
 	candidate := func(p string, t int64, op string) *OwnershipViolation {
 		mine, ok := lastOK[p]
 		if !ok {
 			return nil
 		}
 		b := latest
-		if b.proc == p {
+		if read[p] {
+			b = latestW
+			if b.proc == p {
+				b = otherW
+			}
+		} else if b.proc == p {
 			b = other
 		}
 		if b.proc == "" || b.t <= mine {
@@ -92,6 +106,13 @@ func Ownership(h History) (int, *OwnershipViolation) {
 				other = latest
 			}
 			latest = acq{e.Proc, e.T}
+			read[e.Proc] = e.Result == ModeRead
+			if !read[e.Proc] {
+				if latestW.proc != e.Proc {
+					otherW = latestW
+				}
+				latestW = acq{e.Proc, e.T}
+			}
 		case e.Op == "acquire" && e.Kind == "renew":
 			if v := candidate(e.Proc, e.T, "renew"); v != nil {
 				found(v)
@@ -121,6 +142,7 @@ func Ownership(h History) (int, *OwnershipViolation) {
 // (Redlock) counts once.
 func ownershipFromKeys(h History) (int, *OwnershipViolation) {
 	lastOK := map[string]int64{}      // client -> latest acquire ok
+	read := map[string]bool{}         // client -> that acquire ok was a read
 	releaseCall := map[string]int64{} // client -> latest release call
 	type key struct {
 		client, op, other string
@@ -134,10 +156,17 @@ func ownershipFromKeys(h History) (int, *OwnershipViolation) {
 		switch {
 		case e.Op == "acquire" && e.Kind == "ok":
 			lastOK[e.Proc] = e.T
+			read[e.Proc] = e.Result == ModeRead
 		case e.Op == "release" && e.Kind == "call":
 			releaseCall[e.Proc] = e.T
 		case e.Kind == "key-touch":
 			c, other := e.Peer, e.Detail
+			if read[c] && read[other] {
+				// Two readers share a read-write lock's hash: the last
+				// reader's release deletes it and a reader's renewal
+				// re-times it, whoever wrote it last.
+				continue
+			}
 			v := OwnershipViolation{Client: c, Op: "release", AcquiredAt: lastOK[c], At: e.T, Other: other, OtherAt: lastOK[other], Node: e.Proc}
 			k := key{client: c, op: "release", at: releaseCall[c]}
 			if e.Result == "expire" {

@@ -34,7 +34,7 @@ func TestNestedHoldsLegal(t *testing.T) {
 		released("c1", "u1:1", 2, 120, 125)
 	h := b.history(0, 2000)
 	got := Holds(h.LockOps(), h.End)
-	want := []Hold{{"c0", 10, 80}, {"c1", 90, 120}}
+	want := []Hold{{"c0", 10, 80, false}, {"c1", 90, 120, false}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("holds %v, want %v", got, want)
 	}
@@ -92,7 +92,7 @@ func TestNestedHoldsDepthAndIdentity(t *testing.T) {
 		released("c1", "u1:9", 4, 600, 601)
 	h := b.history(0, 1000)
 	got := Holds(h.LockOps(), h.End)
-	want := []Hold{{"c1", 5, 20}, {"c0", 10, 300}, {"c1", 30, 90}, {"c1", 95, 500}}
+	want := []Hold{{"c1", 5, 20, false}, {"c0", 10, 300, false}, {"c1", 30, 90, false}, {"c1", 95, 500, false}}
 	if !slices.Equal(got, want) {
 		t.Fatalf("holds %v, want %v", got, want)
 	}

@@ -166,6 +166,9 @@ type Lease struct {
 	// NoMutex marks a design that excludes nothing (version-cas): the
 	// holder makes no claim of exclusivity, and the resource's check is all.
 	NoMutex bool
+	// Read marks a shared hold: a read-write lock's read lock
+	// (ReadWriteLock.AcquireRead), which other readers may hold at once.
+	Read bool
 
 	state any // the implementation's own handle
 }
@@ -185,6 +188,15 @@ type Lock interface {
 	// an ownership violation, even if it returns nil, and one that deleted
 	// another holder's key is, whatever it returns.
 	Release(ctx context.Context, l Lease) error
+}
+
+// ReadWriteLock is a lock with a shared mode (Info.ReadWrite, Redisson's
+// RReadWriteLock): Acquire takes the write lock, which excludes everyone;
+// AcquireRead the read lock, which excludes writers only; its lease has
+// Read set. Release gives up either, by the lease it is given.
+type ReadWriteLock interface {
+	Lock
+	AcquireRead(ctx context.Context) (Lease, error)
 }
 
 // Info describes a design in the catalogue.
@@ -211,6 +223,10 @@ type Info struct {
 	// each Release undoes one level. A workload with a reentrant section
 	// (scenarios.Workload.Reentrant) nests only for these designs.
 	Reentrant bool
+	// ReadWrite: the design has a shared read mode (its Lock is a
+	// ReadWriteLock): a workload with read sections
+	// (scenarios.Workload.ReadFraction) takes the read lock for them.
+	ReadWrite bool
 	New       func(Env) (Lock, error)
 	// Unavailable, when set, says why this binary cannot run the design
 	// (e.g. built without the go-zero tag); tests skip it, the CLI refuses

@@ -123,6 +123,30 @@ type RedissonLock struct {
 	id    string // uuid:threadId
 	depth int    // reentrancy count this client believes it holds
 	stop  chan struct{}
+	// variant, when set, is another Redisson lock's scripts on the same
+	// tryLock loop and watchdog (RedissonReadLock, RedissonWriteLock,
+	// RedissonFairLock); nil: RLock's.
+	variant redissonVariant
+}
+
+// redissonVariant is a Redisson lock class that overrides RedissonLock's
+// scripts: tryLockInnerAsync (try), renewExpirationAsync (renew),
+// unlockInnerAsync (unlock) and acquireFailedAsync (failed), plus how the
+// simulated tryLock waits.
+type redissonVariant interface {
+	// try runs the acquire script once: held, or the wait the script
+	// returned (the holder's PTTL, or a queued thread's estimate).
+	try(ctx context.Context, l *RedissonLock) (bool, time.Duration, error)
+	// renew runs the renewal script: 1 renewed, 0 not ours.
+	renew(ctx context.Context, l *RedissonLock, lease time.Duration) (int64, error)
+	// unlock runs the unlock script and returns Release's error.
+	unlock(ctx context.Context, l *RedissonLock) error
+	// failed runs when tryLock gives up (acquireFailedAsync).
+	failed(ctx context.Context, l *RedissonLock)
+	// poll bounds one wait of tryLock's loop (0: none; see the type).
+	poll() time.Duration
+	// read marks the leases of a shared (read) lock.
+	read() bool
 }
 
 // NewRedissonLock is tryLock(wait, lease) on env's key; lease 0 means no
@@ -155,6 +179,11 @@ func (l *RedissonLock) lease() time.Duration {
 // tryAcquire runs the lock script once: acquired, or the PTTL of the key
 // another holder has.
 func (l *RedissonLock) tryAcquire(ctx context.Context) (bool, time.Duration, error) {
+	if l.variant != nil {
+		ok, wait, err := l.variant.try(ctx, l)
+		l.Env.At(PointAcquiring)
+		return ok, wait, err
+	}
 	ttl, err := l.Env.Primary.Eval(ctx, RedissonLockScript, []string{l.Env.Key}, l.lease().Milliseconds(), l.id).Int64()
 	l.Env.At(PointAcquiring)
 	if errors.Is(err, redis.Nil) {
@@ -180,7 +209,7 @@ func (l *RedissonLock) Acquire(ctx context.Context) (Lease, error) {
 			return l.acquired(ctx, start), nil
 		}
 		if left -= l.Env.Clock.Now().Sub(start); left <= 0 {
-			return Lease{}, ErrNotAcquired
+			return Lease{}, l.failed(ctx)
 		}
 		if first {
 			// tryLock subscribes here (not simulated, see the type's
@@ -192,12 +221,24 @@ func (l *RedissonLock) Acquire(ctx context.Context) (Lease, error) {
 		if ttl >= 0 && ttl < left {
 			wait = ttl
 		}
+		if l.variant != nil && l.variant.poll() > 0 {
+			wait = min(wait, l.variant.poll())
+		}
 		before := l.Env.Clock.Now()
 		l.Env.Clock.Sleep(wait) // the latch: no unlock message arrives
 		if left -= l.Env.Clock.Now().Sub(before); left <= 0 {
-			return Lease{}, ErrNotAcquired
+			return Lease{}, l.failed(ctx)
 		}
 	}
+}
+
+// failed is acquireFailed: a variant's script (the fair lock leaves its
+// queue), then ErrNotAcquired.
+func (l *RedissonLock) failed(ctx context.Context) error {
+	if l.variant != nil {
+		l.variant.failed(ctx, l)
+	}
+	return ErrNotAcquired
 }
 
 // acquired counts a successful acquisition and, for the first one without
@@ -210,7 +251,7 @@ func (l *RedissonLock) acquired(ctx context.Context, start time.Time) Lease {
 		l.stop = stop
 		l.Env.Go(func() { l.watch(ctx, stop) })
 	}
-	return Lease{Value: l.id, Start: start, ValidUntil: start.Add(l.lease())}
+	return Lease{Value: l.id, Start: start, ValidUntil: start.Add(l.lease()), Read: l.variant != nil && l.variant.read()}
 }
 
 // watch is the watchdog (renewExpiration): every lease/3 it renews the
@@ -235,7 +276,13 @@ func (l *RedissonLock) watch(ctx context.Context, stop <-chan struct{}) {
 			return
 		}
 		sent := l.Env.Clock.Now()
-		n, err := l.Env.Primary.Eval(ctx, RedissonRenewScript, []string{l.Env.Key}, lease.Milliseconds(), l.id).Int64()
+		var n int64
+		var err error
+		if l.variant != nil {
+			n, err = l.variant.renew(ctx, l, lease)
+		} else {
+			n, err = l.Env.Primary.Eval(ctx, RedissonRenewScript, []string{l.Env.Key}, lease.Milliseconds(), l.id).Int64()
+		}
 		if err != nil || n == 0 || stopped() {
 			return
 		}
@@ -253,6 +300,9 @@ func (l *RedissonLock) Release(ctx context.Context, _ Lease) error {
 			close(l.stop)
 			l.stop = nil
 		}
+	}
+	if l.variant != nil {
+		return l.variant.unlock(ctx, l)
 	}
 	n, err := l.Env.Primary.Eval(ctx, RedissonUnlockScript, []string{l.Env.Key, l.Channel()}, 0, l.lease().Milliseconds(), l.id).Int64()
 	if errors.Is(err, redis.Nil) {

@@ -17,31 +17,35 @@ import (
 // Report is a judged run as the user reads it: the 'locksim run --json'
 // object and the human summary's data (WriteSummary).
 type Report struct {
-	Scenario            string            `json:"scenario"`
-	Lock                string            `json:"lock"`
-	Seed                uint64            `json:"seed"`
-	Verdict             checker.Verdict   `json:"verdict"`
-	VerdictReason       string            `json:"verdict_reason"`
-	LeaseOverlaps       int               `json:"lease_overlaps"`
-	LeaseOverlapNS      int64             `json:"lease_overlap_ns"`
-	FirstOverlap        *OverlapReport    `json:"first_overlap,omitempty"`
-	ResourceViolations  int               `json:"resource_violations"`
-	Porcupine           string            `json:"porcupine"`
-	Claim               string            `json:"claim"`
-	OwnershipViolations int               `json:"ownership_violations"`
-	StaleSections       int               `json:"stale_sections"`
-	StaleAccepted       int               `json:"stale_accepted"`
-	FencedRejections    int               `json:"fenced_rejections"`
-	Starved             []string          `json:"starved"`
-	LongestWaitNS       int64             `json:"longest_wait_ns"`
-	Blockers            []checker.Blocker `json:"blockers,omitempty"`
-	Acquisitions        OutcomeCounts     `json:"acquisitions"`
-	LivenessAcquired    int               `json:"liveness_acquisitions"`
-	Clients             int               `json:"clients"`
-	Nodes               int               `json:"nodes"`
-	DurationNS          int64             `json:"duration_ns"`
-	LivenessNS          int64             `json:"liveness_ns"`
-	FaultSchedule       []faults.Fault    `json:"fault_schedule"`
+	Scenario            string          `json:"scenario"`
+	Lock                string          `json:"lock"`
+	Seed                uint64          `json:"seed"`
+	Verdict             checker.Verdict `json:"verdict"`
+	VerdictReason       string          `json:"verdict_reason"`
+	LeaseOverlaps       int             `json:"lease_overlaps"`
+	LeaseOverlapNS      int64           `json:"lease_overlap_ns"`
+	FirstOverlap        *OverlapReport  `json:"first_overlap,omitempty"`
+	ResourceViolations  int             `json:"resource_violations"`
+	Porcupine           string          `json:"porcupine"`
+	Claim               string          `json:"claim"`
+	OwnershipViolations int             `json:"ownership_violations"`
+	StaleSections       int             `json:"stale_sections"`
+	StaleAccepted       int             `json:"stale_accepted"`
+	FencedRejections    int             `json:"fenced_rejections"`
+	Starved             []string        `json:"starved"`
+	LongestWaitNS       int64           `json:"longest_wait_ns"`
+	// Grants and Overtakes: acquisitions that began a hold, and those
+	// granted ahead of an earlier waiting request (checker.Overtaking).
+	Grants           int               `json:"grants"`
+	Overtakes        int               `json:"overtakes"`
+	Blockers         []checker.Blocker `json:"blockers,omitempty"`
+	Acquisitions     OutcomeCounts     `json:"acquisitions"`
+	LivenessAcquired int               `json:"liveness_acquisitions"`
+	Clients          int               `json:"clients"`
+	Nodes            int               `json:"nodes"`
+	DurationNS       int64             `json:"duration_ns"`
+	LivenessNS       int64             `json:"liveness_ns"`
+	FaultSchedule    []faults.Fault    `json:"fault_schedule"`
 	// FaultsInjected counts the faults that took effect: Stats.Faults less
 	// the targeted pauses that never fired (UnfiredPauses).
 	FaultsInjected int             `json:"faults_injected"`
@@ -169,6 +173,7 @@ func (jd *Judged) Report(repro string) *Report {
 	r.OwnershipViolations = chk.OwnershipViolations
 	r.StaleSections, r.StaleAccepted, r.FencedRejections = chk.Stale.Sections, chk.Stale.Accepted, chk.Stale.FencedRejections
 	r.Starved, r.LongestWaitNS = chk.Liveness.Starved, chk.Liveness.LongestWaitNS
+	r.Grants, r.Overtakes = chk.Liveness.Grants, chk.Liveness.Overtakes
 	if r.Starved == nil {
 		r.Starved = []string{}
 	}
@@ -272,10 +277,11 @@ func (r *Report) WriteSummary(w io.Writer) {
 	}
 	if check != nil && check.Liveness.Judged {
 		lv := check.Liveness
+		order := fmt.Sprintf("; %d of %d grants overtook an earlier waiting request", lv.Overtakes, lv.Grants)
 		if len(lv.Starved) == 0 {
-			line("fairness", "every client progressed after the heal; longest wait %v (%s)", time.Duration(lv.LongestWaitNS), orNone(lv.LongestWaitClient))
+			line("fairness", "every client progressed after the heal; longest wait %v (%s)%s", time.Duration(lv.LongestWaitNS), orNone(lv.LongestWaitClient), order)
 		} else {
-			line("fairness", "%d starved (%s); longest wait %v (%s)", len(lv.Starved), strings.Join(lv.Starved, ", "), time.Duration(lv.LongestWaitNS), lv.LongestWaitClient)
+			line("fairness", "%d starved (%s); longest wait %v (%s)%s", len(lv.Starved), strings.Join(lv.Starved, ", "), time.Duration(lv.LongestWaitNS), lv.LongestWaitClient, order)
 		}
 	}
 	line("claim", "%s", r.Claim)

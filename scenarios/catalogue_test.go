@@ -95,7 +95,11 @@ func historyOps(h []sim.Event) []checker.Op {
 		if ev.Op == "" {
 			continue
 		}
-		ops = append(ops, checker.Op{T: ev.T, Proc: ev.Proc, Kind: ev.Kind, Op: ev.Op, OpID: ev.OpID, Until: ev.Until, Detail: ev.Detail})
+		op := checker.Op{T: ev.T, Proc: ev.Proc, Kind: ev.Kind, Op: ev.Op, OpID: ev.OpID, Until: ev.Until, Detail: ev.Detail}
+		if ev.Op == "acquire" {
+			op.Mode = ev.Result // a read-write lock's shared hold
+		}
+		ops = append(ops, op)
 	}
 	return ops
 }

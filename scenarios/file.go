@@ -159,6 +159,11 @@ type WorkloadSpec struct {
 	// Reentrant: a reentrant lock's holder acquires again inside its
 	// section (Workload.Reentrant); other locks ignore it.
 	Reentrant bool `yaml:"reentrant"`
+	// ReadFraction: a read-write lock's clients (locks.Info.ReadWrite)
+	// take the read lock for this fraction of their rounds, drawn per
+	// round, and only read the storage then (Workload.ReadFraction);
+	// other locks ignore it. 0..1, default 0 (every round writes).
+	ReadFraction float64 `yaml:"read_fraction"`
 }
 
 // FaultSpec is one scripted fault (faults.Fault) with durations that may
@@ -944,6 +949,9 @@ func (f *File) validateWorkload() error {
 	w := f.Workload
 	if w.Resource != "" && !slices.Contains(resources, w.Resource) {
 		return f.errAt("workload.resource", "%q is not one of %s", w.Resource, strings.Join(resources, ", "))
+	}
+	if w.ReadFraction < 0 || w.ReadFraction > 1 || w.ReadFraction != w.ReadFraction {
+		return f.errAt("workload.read_fraction", "%v out of range 0..1", w.ReadFraction)
 	}
 	if w.PoolSize != nil {
 		if w.Resource != "" && w.Resource != ResourcePool {

@@ -355,7 +355,8 @@ func (fs FaultSpec) fault(ttl time.Duration) (faults.Fault, error) {
 // workload is the file's workload for a lock.
 func (f *File) workload(info locks.Info, resolve func(string, Span, time.Duration) (time.Duration, error)) (Workload, error) {
 	wl := Workload{Key: "lock:resource", HoldMin: 50 * time.Millisecond, HoldMax: time.Second,
-		ThinkMin: 10 * time.Millisecond, ThinkMax: 500 * time.Millisecond, Resource: ResourcePool, Reentrant: f.Workload.Reentrant}
+		ThinkMin: 10 * time.Millisecond, ThinkMax: 500 * time.Millisecond, Resource: ResourcePool, Reentrant: f.Workload.Reentrant,
+		ReadFraction: f.Workload.ReadFraction}
 	switch f.Workload.Resource {
 	case ResourceCounter:
 		wl.Resource = ResourceCounter

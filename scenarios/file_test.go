@@ -469,3 +469,73 @@ sweep: {name: "faults[0].duration", values: [0.5ttl, 1ttl, 3ttl]}
 		}
 	}
 }
+
+// TestReadFractionWorkload: workload.read_fraction is a fraction (0..1);
+// it gives a read-write lock's clients read sections (an acquire ok with
+// Result "read", then only a read of the pool, no write) beside write
+// sections, while every other lock ignores it: set-nx-cad's trace is the
+// same, byte for byte, with and without it (no draw from its stream).
+func TestReadFractionWorkload(t *testing.T) {
+	for _, bad := range []string{"1.5", "-0.1", "yes"} {
+		if _, err := Parse("r.yaml", []byte(minimal+"workload: {read_fraction: "+bad+"}\n")); err == nil {
+			t.Fatalf("read_fraction: %s accepted", bad)
+		}
+	}
+	head := minimal + "clients: {count: 3}\nduration: 10s\nliveness: 5s\n"
+	with, err := Parse("r.yaml", []byte(head+"workload: {read_fraction: 0.7}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := Parse("r.yaml", []byte(head))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runFile := func(f *File, lock string) *sim.Result {
+		info, err := locks.Get(lock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parts, err := f.Parts(info, 1, Params{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := sim.Run(sim.TestBubble(t), parts.Config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if a, b := runFile(with, "set-nx-cad"), runFile(without, "set-nx-cad"); a.TraceSHA256 != b.TraceSHA256 {
+		t.Fatalf("set-nx-cad's trace changed with read_fraction: %s vs %s", a.TraceSHA256, b.TraceSHA256)
+	}
+	count := func(res *sim.Result) (reads, writes, readOps, writeOps int) {
+		mode := map[string]string{}
+		for _, ev := range res.History {
+			switch {
+			case ev.Op == "acquire" && ev.Kind == "ok":
+				mode[ev.Proc] = ev.Result
+				if ev.Result == "read" {
+					reads++
+				} else {
+					writes++
+				}
+			case ev.Op == "write" && ev.Kind == "call":
+				writeOps++
+				if mode[ev.Proc] == "read" {
+					t.Fatalf("%s wrote in a read section at t=%d", ev.Proc, ev.T)
+				}
+			case ev.Op == "read" && ev.Kind == "call":
+				readOps++
+			}
+		}
+		return
+	}
+	r, w, ro, wo := count(runFile(with, "redisson-rw"))
+	if r == 0 || w == 0 || ro < r || wo == 0 {
+		t.Fatalf("redisson-rw with read_fraction 0.7: %d read holds, %d write holds, %d reads, %d writes", r, w, ro, wo)
+	}
+	t.Logf("redisson-rw, read_fraction 0.7: %d read holds, %d write holds (%d storage reads, %d writes)", r, w, ro, wo)
+	if r, w, _, _ := count(runFile(without, "redisson-rw")); r != 0 || w == 0 {
+		t.Fatalf("redisson-rw without read_fraction: %d read holds, %d write holds", r, w)
+	}
+}

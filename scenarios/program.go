@@ -46,7 +46,8 @@ const maxVersionRetries = 16
 //
 //	Op acquire/release: call, then ok | fail | unknown. An acquire's ok
 //	    carries Until (the true time the holder's own clock reaches the
-//	    lease's validity; 0: until release) and Token.
+//	    lease's validity; 0: until release), Token, and Result "read" for
+//	    a read-write lock's shared (read) hold.
 //	Op read/write (storage): call, then ok | fail (fenced) | unknown, with
 //	    Value (read result or value written) and Token.
 //
@@ -147,6 +148,15 @@ func (c *client) ret(op string, id int64, err error, ev sim.Event) {
 func (c *client) round(lk locks.Lock) {
 	ctx := c.p.Context()
 	var id int64
+	read := false
+	if rw, ok := lk.(locks.ReadWriteLock); ok && c.info.ReadWrite && c.wl.ReadFraction > 0 {
+		read = c.p.Rand().Float64() < c.wl.ReadFraction
+		acquire := lk.Acquire
+		if read {
+			acquire = rw.AcquireRead
+		}
+		lk = modeLock{ReadWriteLock: rw, acquire: acquire}
+	}
 	if c.info.Fencing != locks.FenceVersion {
 		id = c.call("acquire", sim.Event{})
 		c.holding.Store(id)
@@ -160,12 +170,16 @@ func (c *client) round(lk locks.Lock) {
 		c.ret("acquire", id, err, sim.Event{})
 		return
 	}
-	c.ret("acquire", id, nil, sim.Event{Until: c.until(lease), Token: lease.FencingToken, Detail: lease.Value})
+	c.ret("acquire", id, nil, sim.Event{Until: c.until(lease), Token: lease.FencingToken, Detail: lease.Value, Result: mode(lease)})
 	c.renewed.Store(nil)
 	if c.wl.Reentrant && c.info.Reentrant {
 		c.nested(lk)
 	}
-	c.section(lease)
+	if read {
+		c.readSection(lease)
+	} else {
+		c.section(lease)
+	}
 	id = c.call("release", sim.Event{Detail: lease.Value})
 	c.ret("release", id, lk.Release(ctx, lease), sim.Event{})
 }
@@ -194,10 +208,53 @@ func (c *client) nested(lk locks.Lock) {
 		c.ret("acquire", id, err, sim.Event{})
 		return
 	}
-	c.ret("acquire", id, nil, sim.Event{Until: c.until(inner), Token: inner.FencingToken, Detail: inner.Value})
-	c.section(inner)
+	c.ret("acquire", id, nil, sim.Event{Until: c.until(inner), Token: inner.FencingToken, Detail: inner.Value, Result: mode(inner)})
+	if inner.Read {
+		c.readSection(inner)
+	} else {
+		c.section(inner)
+	}
 	id = c.call("release", sim.Event{Detail: inner.Value})
 	c.ret("release", id, lk.Release(ctx, inner), sim.Event{})
+}
+
+// modeLock is a read-write lock whose Acquire takes this round's mode (a
+// nested acquisition then takes the same mode as the outer one).
+type modeLock struct {
+	locks.ReadWriteLock
+	acquire func(context.Context) (locks.Lease, error)
+}
+
+func (m modeLock) Acquire(ctx context.Context) (locks.Lease, error) { return m.acquire(ctx) }
+
+// mode is an acquire ok's Result: "read" (checker.ModeRead) for a shared
+// hold, "" (exclusive) else.
+func mode(l locks.Lease) string {
+	if l.Read {
+		return "read"
+	}
+	return ""
+}
+
+// readSection is a read section (Workload.ReadFraction): read the object
+// and take the section's time; nothing is written. With no resource it
+// only takes the time.
+func (c *client) readSection(lease locks.Lease) {
+	p, ctx := c.p, c.p.Context()
+	hold := c.uniform(c.wl.HoldMin, c.wl.HoldMax)
+	if c.wl.Section != nil || c.wl.Resource == ResourceNone {
+		p.Sleep(hold)
+		return
+	}
+	owner := lease.Value
+	fence := resource.Fence{Token: lease.FencingToken, Owner: owner}
+	id := c.call("read", sim.Event{})
+	st, err := c.store.Read(ctx, PoolKey, fence)
+	c.ret("read", id, err, sim.Event{Value: st.Value})
+	if err != nil {
+		return
+	}
+	p.Sleep(hold)
 }
 
 // section is the critical section: read the object, take the section's

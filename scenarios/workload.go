@@ -36,6 +36,16 @@ type Workload struct {
 	// that freed the lock at the inner level lets another client into the
 	// second half. Other locks run the plain section.
 	Reentrant bool
+	// ReadFraction gives a read-write lock (locks.Info.ReadWrite) read
+	// sections: each round, with this probability (one draw from the
+	// client's stream per round, only for such a lock and a fraction
+	// above 0), the client takes the read lock (locks.ReadWriteLock's
+	// AcquireRead) and its section only reads the storage, for the
+	// section's time, and writes nothing; otherwise it takes the write
+	// lock and runs the plain section. Its acquire ok records the mode
+	// (Result "read"), so the checker lets readers overlap readers. Other
+	// locks run the plain section every round.
+	ReadFraction float64
 }
 
 // LockProgram is Program for a workload with no resource: the critical
