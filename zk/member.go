@@ -1,0 +1,351 @@
+package zk
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.etcd.io/raft/v3"
+	pb "go.etcd.io/raft/v3/raftpb"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// Options configure the service.
+type Options struct {
+	// Members is how many raft members run (3 when 0).
+	Members int
+	// Tick is the raft tick, a scheduler event on each member's own clock
+	// (20 ms when 0).
+	Tick time.Duration
+	// ElectionTicks is the election timeout in ticks: a follower that
+	// hears from no leader for a timeout drawn uniformly from
+	// [ElectionTicks, 2×ElectionTicks) on its own seeded stream campaigns
+	// (10 when 0). The leader heartbeats every HeartbeatTicks (2 when 0).
+	ElectionTicks, HeartbeatTicks int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Members == 0 {
+		o.Members = 3
+	}
+	if o.Tick == 0 {
+		o.Tick = 20 * time.Millisecond
+	}
+	if o.ElectionTicks == 0 {
+		o.ElectionTicks = 10
+	}
+	if o.HeartbeatTicks == 0 {
+		o.HeartbeatTicks = 2
+	}
+	return o
+}
+
+// MemberName is member i's process name (zk0, zk1, ...).
+func MemberName(i int) string { return fmt.Sprintf("zk%d", i) }
+
+// Services returns the members' service configs. first is the index the
+// first member will have in sim.Config.Services (members address each
+// other by service index).
+func Services(o Options, first int) []sim.ServiceConfig {
+	o = o.withDefaults()
+	var out []sim.ServiceConfig
+	for i := 0; i < o.Members; i++ {
+		i := i
+		out = append(out, sim.ServiceConfig{Name: MemberName(i), New: func() sim.Service {
+			return newMember(o, first, i)
+		}})
+	}
+	return out
+}
+
+// raftOff is raft's own election timeout, in ticks: never reached. Raft
+// v3.6.0 randomizes its election timeout from crypto/rand
+// (raft.go: globalRand), which no seed controls, so the members never let
+// raft campaign by itself: each runs its own election timer from its
+// seeded stream and calls Campaign (see Member.tick). The value raft draws
+// is then never consulted before the member resets it.
+const raftOff = 1 << 30
+
+// Member is one member of the service: a raft RawNode over a
+// MemoryStorage (its durable log and hard state: written before any
+// message that depends on it is sent, as "fsync always"), the state
+// machine, and the client commands it holds until their entries apply.
+type Member struct {
+	o     Options
+	first int // service index of member 0
+	id    uint64
+	peers []uint64
+
+	storage *raft.MemoryStorage // durable across crashes
+	rn      *raft.RawNode
+	h       *sim.Host
+	st      *State
+
+	inc     int // incarnation (a request id names it)
+	seq     int
+	pending map[string]pend
+
+	elapsed, timeout int // the seeded election timer, in ticks
+	leader           bool
+	expiring         map[int64]bool
+}
+
+type pend struct {
+	p  *sim.Pending
+	at int64 // local time proposed
+}
+
+func newMember(o Options, first, i int) *Member {
+	m := &Member{o: o, first: first, id: uint64(i + 1), storage: raft.NewMemoryStorage()}
+	for j := 0; j < o.Members; j++ {
+		m.peers = append(m.peers, uint64(j+1))
+	}
+	// Every member starts from the same snapshot at index 1 that holds
+	// the voters (raft's recommended bootstrap).
+	if err := m.storage.ApplySnapshot(pb.Snapshot{Metadata: pb.SnapshotMetadata{
+		Index: 1, Term: 1, ConfState: pb.ConfState{Voters: m.peers}}}); err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// State is the member's applied state machine.
+func (m *Member) State() *State { return m.st }
+
+// Status is the member's raft status (nil while down).
+func (m *Member) Status() (raft.BasicStatus, bool) {
+	if m.rn == nil {
+		return raft.BasicStatus{}, false
+	}
+	return m.rn.BasicStatus(), true
+}
+
+// Start implements sim.Member: a fresh RawNode over the durable storage;
+// the state machine is rebuilt by reapplying the committed log.
+func (m *Member) Start(h *sim.Host) {
+	m.h = h
+	m.inc++
+	m.st = NewState()
+	m.pending = map[string]pend{}
+	m.expiring = map[int64]bool{}
+	m.leader = false
+	rn, err := raft.NewRawNode(&raft.Config{
+		ID:                        m.id,
+		ElectionTick:              raftOff,
+		HeartbeatTick:             m.o.HeartbeatTicks,
+		Storage:                   m.storage,
+		MaxSizePerMsg:             1 << 20,
+		MaxInflightMsgs:           256,
+		MaxUncommittedEntriesSize: 1 << 30,
+		PreVote:                   true,
+		Logger:                    quiet{},
+	})
+	if err != nil {
+		panic(err)
+	}
+	m.rn = rn
+	m.elapsed = 0
+	m.timeout = m.drawTimeout()
+	m.drain()
+	m.h.After(m.o.Tick, m.tick)
+}
+
+// Crash implements sim.Member: everything but the storage is lost.
+func (m *Member) Crash() {
+	m.rn, m.h, m.st, m.pending = nil, nil, nil, nil
+}
+
+func (m *Member) drawTimeout() int {
+	e := m.o.ElectionTicks
+	return e + m.h.Rand().IntN(e)
+}
+
+// tick is the member's clock: raft's tick, the seeded election timer, the
+// leader's session expiry, and the pending commands' bound.
+func (m *Member) tick() {
+	h := m.h
+	m.rn.Tick()
+	if m.leader {
+		m.elapsed = 0
+		m.expireSessions()
+	} else if m.elapsed++; m.elapsed >= m.timeout {
+		m.elapsed = 0
+		m.timeout = m.drawTimeout()
+		_ = m.rn.Campaign()
+	}
+	// A command whose proposal was lost (a leader change) is never
+	// answered; its client timed out long ago. Forget it.
+	now := h.Local()
+	for _, id := range sortedPending(m.pending) {
+		if now-m.pending[id].at > int64(10*time.Second) {
+			delete(m.pending, id)
+		}
+	}
+	m.drain()
+	h.After(m.o.Tick, m.tick)
+}
+
+func sortedPending(p map[string]pend) []string {
+	ids := make([]string, 0, len(p))
+	for id := range p {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// expireSessions proposes the expiry of every session the leader has not
+// heard of for its timeout, once per leadership.
+func (m *Member) expireSessions() {
+	now := m.h.Local()
+	for _, sid := range m.st.Sessions() {
+		if m.expiring[sid] {
+			continue
+		}
+		if now-m.st.lastSeen[sid] > m.st.sessions[sid].timeout {
+			m.expiring[sid] = true
+			m.propose(op{req: m.reqID(), name: "EXPIRE", args: []string{strconv.FormatInt(sid, 10)}})
+		}
+	}
+}
+
+func (m *Member) reqID() string {
+	m.seq++
+	return fmt.Sprintf("%d.%d.%d", m.id, m.inc, m.seq)
+}
+
+func (m *Member) propose(o op) error {
+	return m.rn.Propose(o.encode())
+}
+
+// Receive implements sim.Member: a raft message from another member.
+func (m *Member) Receive(from int, msg any) {
+	if m.rn == nil {
+		return
+	}
+	rm, ok := msg.(pb.Message)
+	if !ok {
+		return
+	}
+	_ = m.rn.Step(rm)
+	bs := m.rn.BasicStatus()
+	switch rm.Type {
+	case pb.MsgApp, pb.MsgHeartbeat, pb.MsgSnap:
+		if bs.Lead == rm.From {
+			m.elapsed = 0
+		}
+	case pb.MsgVote:
+		if bs.Vote == rm.From && bs.Term == rm.Term {
+			m.elapsed = 0
+		}
+	}
+	m.drain()
+}
+
+// Exec implements sim.Service: a client command, proposed to the log and
+// answered when it applies here.
+func (m *Member) Exec(now int64, client string, args []string, reply sim.Reply, record func(sim.Event)) {
+	name, ok := strings.CutPrefix(strings.ToUpper(args[0]), "ZK.")
+	if !ok {
+		reply.WriteError("ERR unknown command '" + args[0] + "'")
+		return
+	}
+	switch name {
+	case "SESSION", "HEARTBEAT", "CREATE", "CHILDREN", "EXISTS", "DELETE":
+	default:
+		reply.WriteError("ERR unknown command '" + args[0] + "'")
+		return
+	}
+	if m.rn == nil || m.rn.BasicStatus().Lead == raft.None {
+		reply.WriteError(ErrNotLeader)
+		return
+	}
+	o := op{req: m.reqID(), name: name, args: args[1:]}
+	p := m.h.Defer(args[0])
+	if err := m.propose(o); err != nil {
+		p.Reply(func(r sim.Reply) { r.WriteError(ErrNotLeader) })
+		return
+	}
+	m.pending[o.req] = pend{p: p, at: m.h.Local()}
+	m.drain()
+}
+
+// drain handles every Ready: persist, send, apply, advance.
+func (m *Member) drain() {
+	for m.rn != nil && m.rn.HasReady() {
+		rd := m.rn.Ready()
+		if !raft.IsEmptySnap(rd.Snapshot) {
+			_ = m.storage.ApplySnapshot(rd.Snapshot)
+		}
+		if err := m.storage.Append(rd.Entries); err != nil {
+			panic(err)
+		}
+		if !raft.IsEmptyHardState(rd.HardState) {
+			_ = m.storage.SetHardState(rd.HardState)
+		}
+		for _, msg := range rd.Messages {
+			m.h.Send(m.first+int(msg.To)-1, msg)
+		}
+		for _, e := range rd.CommittedEntries {
+			m.applyEntry(e)
+		}
+		if rd.SoftState != nil {
+			m.becomes(rd.SoftState.RaftState == raft.StateLeader)
+		}
+		m.rn.Advance(rd)
+	}
+}
+
+// becomes notes leadership: a new leader gives every session a full
+// timeout from now (ZooKeeper's leader does the same).
+func (m *Member) becomes(leader bool) {
+	if leader && !m.leader {
+		now := m.h.Local()
+		for _, sid := range m.st.Sessions() {
+			m.st.lastSeen[sid] = now
+		}
+		m.expiring = map[int64]bool{}
+		m.h.Record(sim.Event{Kind: "zk-leader", Detail: fmt.Sprintf("term %d", m.rn.BasicStatus().Term)})
+	}
+	m.leader = leader
+}
+
+func (m *Member) applyEntry(e pb.Entry) {
+	if e.Type != pb.EntryNormal || len(e.Data) == 0 {
+		return
+	}
+	o, ok := decode(e.Data)
+	if !ok {
+		return
+	}
+	answer := m.st.apply(e.Index, o, m.h.Local())
+	if o.name == "EXPIRE" && m.leader {
+		m.h.Record(sim.Event{Kind: "zk-expire", Detail: "session " + strings.Join(o.args, " "), Token: int64(e.Index)})
+	}
+	if pd, ok := m.pending[o.req]; ok {
+		delete(m.pending, o.req)
+		pd.p.Reply(answer)
+	}
+}
+
+// quiet is raft's logger: the simulator's trace is the record; raft's
+// own log lines would carry wall-clock timestamps.
+type quiet struct{}
+
+func (quiet) Debug(...any)            {}
+func (quiet) Debugf(string, ...any)   {}
+func (quiet) Error(...any)            {}
+func (quiet) Errorf(string, ...any)   {}
+func (quiet) Info(...any)             {}
+func (quiet) Infof(string, ...any)    {}
+func (quiet) Warning(...any)          {}
+func (quiet) Warningf(string, ...any) {}
+func (quiet) Fatal(v ...any)          { panic(fmt.Sprint(v...)) }
+func (quiet) Fatalf(f string, v ...any) {
+	panic(fmt.Sprintf(f, v...))
+}
+func (quiet) Panic(v ...any)            { panic(fmt.Sprint(v...)) }
+func (quiet) Panicf(f string, v ...any) { panic(fmt.Sprintf(f, v...)) }
