@@ -291,7 +291,7 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 	if wl.Resource != ResourceNone {
 		initial = map[string]int64{PoolKey: j.Initial}
 	}
-	cfg.Services = []sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: initial})}
+	cfg.Services = append([]sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: initial})}, coordServices(info)...)
 	cfg.Program = Program(info, wl)
 	cfg.WatchKeys = []string{wl.Key}
 	cfg = cfg.WithDefaults()

@@ -43,6 +43,9 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// DefaultMembers is the service's size in the scenarios' worlds.
+const DefaultMembers = 3
+
 // MemberName is member i's process name (zk0, zk1, ...).
 func MemberName(i int) string { return fmt.Sprintf("zk%d", i) }
 
