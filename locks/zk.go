@@ -56,6 +56,10 @@ type ZKClient struct {
 // ErrSessionExpired is the service's answer for a session it no longer has.
 var ErrSessionExpired = errors.New("zk: session expired")
 
+// ErrGone is the service's answer to a create whose tag's node was
+// already deleted (a late retry).
+var ErrGone = errors.New("zk: node of this tag was deleted")
+
 // Do runs one command, retrying on another member when the outcome is a
 // transport error or NOTLEADER; ErrSessionExpired and other server errors
 // return at once.
@@ -81,6 +85,8 @@ func (c *ZKClient) Do(ctx context.Context, args ...any) (any, error) {
 		switch {
 		case strings.HasPrefix(msg, "SESSIONEXPIRED"):
 			return nil, ErrSessionExpired
+		case strings.HasPrefix(msg, "GONE"):
+			return nil, ErrGone
 		case strings.HasPrefix(msg, "ERR"):
 			return nil, err
 		}
@@ -173,7 +179,13 @@ func (l *ZKLock) Acquire(ctx context.Context) (Lease, error) {
 		l.session.CompareAndSwap(sid, 0)
 		return Lease{}, ErrNotAcquired
 	}
+	if errors.Is(err, ErrGone) {
+		return Lease{}, ErrNotAcquired
+	}
 	if err != nil {
+		// The create may have happened: find the node by its tag and
+		// delete it, in the background (Curator's protected mode).
+		l.guaranteedDelete(ctx, sid, tag, "")
 		return Lease{}, err
 	}
 	created, ok := v.([]any)
@@ -184,7 +196,9 @@ func (l *ZKLock) Acquire(ctx context.Context) (Lease, error) {
 	czxid, _ := created[1].(int64)
 	mine := strings.TrimPrefix(node, l.parent()+"/")
 	giveUp := func(err error) (Lease, error) {
-		_, _ = c.Do(ctx, "ZK.DELETE", node)
+		if _, derr := c.Do(ctx, "ZK.DELETE", node); derr != nil && !errors.Is(derr, ErrSessionExpired) {
+			l.guaranteedDelete(ctx, sid, tag, node)
+		}
 		return Lease{}, err
 	}
 	for {
@@ -210,7 +224,7 @@ func (l *ZKLock) Acquire(ctx context.Context) (Lease, error) {
 		}
 		if pred == "" {
 			env.At(PointAfterCheck)
-			lease := Lease{Value: node, Start: start}
+			lease := Lease{Value: node, Start: start, state: zkNode{sid: sid, tag: tag}}
 			if l.Fenced {
 				lease.FencingToken = czxid
 			}
@@ -232,10 +246,51 @@ func (l *ZKLock) Acquire(ctx context.Context) (Lease, error) {
 	}
 }
 
-// Release implements Lock: delete the node.
+type zkNode struct {
+	sid int64
+	tag string
+}
+
+// guaranteedDelete deletes the node of session sid made with tag (node,
+// when known, is its path) from a goroutine that retries until the
+// service answers (Curator's guaranteed delete): a node left behind by a
+// failed release or acquire would otherwise hold every waiter back for as
+// long as the session's heartbeats keep it alive. Finding the node by tag
+// is a create with the same tag (it returns the node if it exists); then
+// delete it. An expired session took the node with it.
+func (l *ZKLock) guaranteedDelete(ctx context.Context, sid int64, tag, node string) {
+	c := &ZKClient{Members: l.Env.Coord, Clock: l.Env.Clock, cur: l.client().cur}
+	l.Env.Go(func() {
+		for try := 0; try < 100; try++ {
+			if try > 0 {
+				l.Env.Clock.Sleep(l.Poll)
+			}
+			if node == "" {
+				v, err := c.Do(ctx, "ZK.CREATE", l.parent(), sid, tag)
+				if errors.Is(err, ErrSessionExpired) || errors.Is(err, ErrGone) {
+					return
+				}
+				r, ok := v.([]any)
+				if err != nil || !ok || len(r) != 2 {
+					continue
+				}
+				node, _ = r[0].(string)
+			}
+			if _, err := c.Do(ctx, "ZK.DELETE", node); err == nil || errors.Is(err, ErrSessionExpired) {
+				return
+			}
+		}
+	})
+}
+
+// Release implements Lock: delete the node (on an unknown outcome, keep
+// deleting it in the background).
 func (l *ZKLock) Release(ctx context.Context, lease Lease) error {
 	v, err := l.client().Do(ctx, "ZK.DELETE", lease.Value)
 	if err != nil {
+		if n, ok := lease.state.(zkNode); ok && !errors.Is(err, ErrSessionExpired) {
+			l.guaranteedDelete(ctx, n.sid, n.tag, lease.Value)
+		}
 		return err
 	}
 	if n, _ := v.(int64); n == 0 {

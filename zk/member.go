@@ -64,13 +64,16 @@ func Services(o Options, first int) []sim.ServiceConfig {
 	return out
 }
 
-// raftOff is raft's own election timeout, in ticks: never reached. Raft
-// v3.6.0 randomizes its election timeout from crypto/rand
-// (raft.go: globalRand), which no seed controls, so the members never let
-// raft campaign by itself: each runs its own election timer from its
-// seeded stream and calls Campaign (see Member.tick). The value raft draws
-// is then never consulted before the member resets it.
-const raftOff = 1 << 30
+// Raft v3.6.0 randomizes its election timeout from crypto/rand
+// (raft.go: globalRand), which no seed controls, and consults it only in
+// tickElection, the tick of a follower or candidate. So a member calls
+// RawNode.Tick only while it leads (heartbeats); as a follower it runs its
+// own election timer, drawn from its seeded stream, and calls Campaign.
+// The value raft draws is never consulted. Raft's CheckQuorum is off (its
+// follower lease reads the election ticks followers never get); the
+// leader steps down itself instead, as CheckQuorum's leader side does:
+// every ElectionTicks it steps MsgCheckQuorum, and raft demotes a leader
+// that heard from no quorum since the last check.
 
 // Member is one member of the service: a raft RawNode over a
 // MemoryStorage (its durable log and hard state: written before any
@@ -91,8 +94,15 @@ type Member struct {
 	seq     int
 	pending map[string]pend
 
+	// mono is the member's monotonic time (ns): its ticks × Tick. Session
+	// timeouts count it, as ZooKeeper's session tracker counts ticks of
+	// a monotonic clock: a drift of the member's clock changes its rate,
+	// a jump of its wall clock does not move it.
+	mono int64
+
 	elapsed, timeout int // the seeded election timer, in ticks
 	leader           bool
+	leaderTicks      int
 	expiring         map[int64]bool
 }
 
@@ -137,7 +147,7 @@ func (m *Member) Start(h *sim.Host) {
 	m.leader = false
 	rn, err := raft.NewRawNode(&raft.Config{
 		ID:                        m.id,
-		ElectionTick:              raftOff,
+		ElectionTick:              m.o.ElectionTicks,
 		HeartbeatTick:             m.o.HeartbeatTicks,
 		Storage:                   m.storage,
 		MaxSizePerMsg:             1 << 20,
@@ -170,10 +180,16 @@ func (m *Member) drawTimeout() int {
 // leader's session expiry, and the pending commands' bound.
 func (m *Member) tick() {
 	h := m.h
-	m.rn.Tick()
+	m.mono += int64(m.o.Tick)
 	if m.leader {
+		m.rn.Tick() // heartbeats only: a leader's tick never reads raft's randomized timeout
 		m.elapsed = 0
-		m.expireSessions()
+		if m.leaderTicks++; m.leaderTicks%m.o.ElectionTicks == 0 {
+			_ = m.rn.Step(pb.Message{Type: pb.MsgCheckQuorum, From: raft.LocalAppendThread})
+		}
+		if m.leader = m.rn.BasicStatus().RaftState == raft.StateLeader; m.leader {
+			m.expireSessions()
+		}
 	} else if m.elapsed++; m.elapsed >= m.timeout {
 		m.elapsed = 0
 		m.timeout = m.drawTimeout()
@@ -181,7 +197,7 @@ func (m *Member) tick() {
 	}
 	// A command whose proposal was lost (a leader change) is never
 	// answered; its client timed out long ago. Forget it.
-	now := h.Local()
+	now := m.mono
 	for _, id := range sortedPending(m.pending) {
 		if now-m.pending[id].at > int64(10*time.Second) {
 			delete(m.pending, id)
@@ -203,7 +219,7 @@ func sortedPending(p map[string]pend) []string {
 // expireSessions proposes the expiry of every session the leader has not
 // heard of for its timeout, once per leadership.
 func (m *Member) expireSessions() {
-	now := m.h.Local()
+	now := m.mono
 	for _, sid := range m.st.Sessions() {
 		if m.expiring[sid] {
 			continue
@@ -272,7 +288,7 @@ func (m *Member) Exec(now int64, client string, args []string, reply sim.Reply, 
 		p.Reply(func(r sim.Reply) { r.WriteError(ErrNotLeader) })
 		return
 	}
-	m.pending[o.req] = pend{p: p, at: m.h.Local()}
+	m.pending[o.req] = pend{p: p, at: m.mono}
 	m.drain()
 }
 
@@ -306,7 +322,8 @@ func (m *Member) drain() {
 // timeout from now (ZooKeeper's leader does the same).
 func (m *Member) becomes(leader bool) {
 	if leader && !m.leader {
-		now := m.h.Local()
+		m.leaderTicks = 0
+		now := m.mono
 		for _, sid := range m.st.Sessions() {
 			m.st.lastSeen[sid] = now
 		}
@@ -324,7 +341,7 @@ func (m *Member) applyEntry(e pb.Entry) {
 	if !ok {
 		return
 	}
-	answer := m.st.apply(e.Index, o, m.h.Local())
+	answer := m.st.apply(e.Index, o, m.mono)
 	if o.name == "EXPIRE" && m.leader {
 		m.h.Record(sim.Event{Kind: "zk-expire", Detail: "session " + strings.Join(o.args, " "), Token: int64(e.Index)})
 	}

@@ -7,7 +7,7 @@
 //
 //	ZK.SESSION timeout-ms           -> session id
 //	ZK.HEARTBEAT session            -> 1, or -SESSIONEXPIRED
-//	ZK.CREATE parent session tag    -> [name, czxid] (ephemeral sequential; the same tag returns the same node)
+//	ZK.CREATE parent session tag    -> [name, czxid] (ephemeral sequential; the same tag returns the same node, or -GONE once it was deleted)
 //	ZK.CHILDREN parent              -> [names, oldest first]
 //	ZK.EXISTS name                  -> czxid, or 0
 //	ZK.DELETE name                  -> 1, or 0
@@ -33,13 +33,17 @@ import (
 type State struct {
 	sessions map[int64]*session
 	dirs     map[string]*dir
-	// lastSeen is volatile: the local time each session was last heard of
+	// lastSeen is volatile: the monotonic time each session was last heard of
 	// on this member (the leader expires sessions by it).
 	lastSeen map[int64]int64
 }
 
 type session struct {
 	timeout int64 // ns
+	// tags are the create tags this session used: a create with a tag
+	// whose node was deleted is a late retry (a request a partition or a
+	// paused member held back), and must not make a node nobody owns.
+	tags map[string]bool
 }
 
 type dir struct {
@@ -83,6 +87,7 @@ func decode(b []byte) (op, bool) {
 const (
 	ErrSessionExpired = "SESSIONEXPIRED session expired or unknown"
 	ErrNotLeader      = "NOTLEADER no leader known; try another member"
+	ErrGone           = "GONE the node this tag created was deleted"
 )
 
 // apply runs one entry at log index idx (the zxid) at local time now and
@@ -110,7 +115,7 @@ func (s *State) apply(idx uint64, o op, now int64) func(sim.Reply) {
 		if !ok || t <= 0 {
 			return bad
 		}
-		s.sessions[zxid] = &session{timeout: t * 1e6}
+		s.sessions[zxid] = &session{timeout: t * 1e6, tags: map[string]bool{}}
 		s.lastSeen[zxid] = now
 		return func(r sim.Reply) { r.WriteInt(int(zxid)) }
 	case "HEARTBEAT":
@@ -147,6 +152,10 @@ func (s *State) apply(idx uint64, o op, now int64) func(sim.Reply) {
 				return createReply(parent+"/"+name, z.czxid)
 			}
 		}
+		if s.sessions[sid].tags[tag] {
+			return func(r sim.Reply) { r.WriteError(ErrGone) }
+		}
+		s.sessions[sid].tags[tag] = true
 		d.seq++
 		name := fmt.Sprintf("lock-%010d", d.seq)
 		d.children[name] = &znode{session: sid, tag: tag, czxid: zxid}

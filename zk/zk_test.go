@@ -164,8 +164,17 @@ func TestMinorityCannotCommit(t *testing.T) {
 }
 
 // TestSessionExpiry: a session that stops heartbeating expires (its
-// ephemeral node goes); one that keeps heartbeating does not.
+// ephemeral node goes); one that keeps heartbeating does not, even when
+// every member's wall clock jumps 5 s forward (sessions are timed by the
+// members' monotonic ticks, as ZooKeeper's session tracker does).
 func TestSessionExpiry(t *testing.T) {
+	jump := []faults.Fault{{Kind: faults.ClockJump, Start: 2 * time.Second, Jump: 5 * time.Second, Targets: []string{"zk0", "zk1", "zk2"}}}
+	for _, fs := range [][]faults.Fault{nil, jump} {
+		sessionExpiry(t, fs)
+	}
+}
+
+func sessionExpiry(t *testing.T, fs []faults.Fault) {
 	var quiet, live []ack
 	prog := func(out *[]ack, beat bool) func(p *sim.Proc) {
 		return func(p *sim.Proc) {
@@ -187,7 +196,7 @@ func TestSessionExpiry(t *testing.T) {
 			}
 		}
 	}
-	ms, _ := world(t, 3, 4*time.Second, nil, prog(&quiet, false), prog(&live, true))
+	ms, _ := world(t, 3, 4*time.Second, fs, prog(&quiet, false), prog(&live, true))
 	if len(quiet) != 1 || len(live) != 1 {
 		t.Fatalf("creates: %d and %d, want 1 each", len(quiet), len(live))
 	}
@@ -217,4 +226,55 @@ func TestDeterministic(t *testing.T) {
 	if hashes[0] != hashes[1] {
 		t.Fatalf("two runs of one seed differ: %s vs %s", hashes[0], hashes[1])
 	}
+}
+
+// TestDeafLeaderStepsDown cuts every message to the leader (it still
+// sends heartbeats, so its followers never time out): it must step down
+// (the leader side of CheckQuorum), and the others elect a leader and
+// commit while the cut lasts.
+func TestDeafLeaderStepsDown(t *testing.T) {
+	firstLeader := func(res *sim.Result) string {
+		for _, e := range res.History {
+			if e.Kind == "zk-leader" {
+				return e.Proc
+			}
+		}
+		return ""
+	}
+	var probe []ack
+	_, res := world(t, 11, time.Second, nil, creator(&probe, 5000, 0, 1, 2))
+	lead := firstLeader(res)
+	var others []string
+	for i := 0; i < 3; i++ {
+		if MemberName(i) != lead {
+			others = append(others, MemberName(i))
+		}
+	}
+	start, end := 2*time.Second, 8*time.Second
+	fs := []faults.Fault{{Kind: faults.Partition, Start: start, Duration: end - start, OneWay: true, From: others, To: []string{lead}}}
+	var acks []ack
+	ms, res := world(t, 11, 9*time.Second, fs, creator(&acks, 20000, 0, 1, 2))
+	if firstLeader(res) != lead {
+		t.Fatalf("the first leader is %s, the probe found %s", firstLeader(res), lead)
+	}
+	var after []string
+	for _, e := range res.History {
+		if e.Kind == "zk-leader" && e.T > int64(start) && e.T < int64(end) {
+			after = append(after, e.Proc)
+		}
+	}
+	if len(after) == 0 || after[0] == lead {
+		t.Fatalf("leaders elected during the cut: %v (the deaf leader was %s)", after, lead)
+	}
+	n := 0
+	for _, a := range acks {
+		if a.at >= int64(start+2*time.Second) && a.at < int64(end) {
+			n++
+		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d creates acknowledged in the last 4 s of the cut", n)
+	}
+	converged(t, ms, acks)
+	t.Logf("deaf leader %s, then %v; %d acks in the last 4 s of the cut", lead, after, n)
 }
