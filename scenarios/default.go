@@ -158,11 +158,8 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 	for i := 0; i < p.Clients; i++ {
 		clientNames = append(clientNames, fmt.Sprintf("c%d", i))
 	}
-	if info.Topology == locks.Consensus {
-		nodeNames = nil // the Redis node is idle: faults go to the coordination service
-		for i := 0; i < zk.DefaultMembers; i++ {
-			nodeNames = append(nodeNames, zk.MemberName(i))
-		}
+	if members := memberNames(info); members != nil {
+		nodeNames = members // the Redis node is idle: faults go to the coordination service
 	}
 	fs, err := faults.Swarm(streams.Get("faults"), faults.Bounds{
 		Duration: p.Duration, Clients: clientNames, Nodes: append(nodeNames, resource.Name),
@@ -241,6 +238,19 @@ func (s Scenario) fitsTopology(info locks.Info) string {
 }
 
 var topologyWords = map[locks.Topology]string{locks.Single: "one node", locks.Independent: "independent nodes", locks.Replicated: "a primary with replicas", locks.Consensus: "a coordination service"}
+
+// memberNames are a consensus lock's coordination service members (nil
+// for other locks).
+func memberNames(info locks.Info) []string {
+	if info.Topology != locks.Consensus {
+		return nil
+	}
+	var out []string
+	for i := 0; i < zk.DefaultMembers; i++ {
+		out = append(out, zk.MemberName(i))
+	}
+	return out
+}
 
 // coordServices are the members of the coordination service a consensus
 // lock's world runs beside the storage (services 1..zk.DefaultMembers;
