@@ -25,6 +25,11 @@ type Options struct {
 	// [ElectionTicks, 2×ElectionTicks) on its own seeded stream campaigns
 	// (10 when 0). The leader heartbeats every HeartbeatTicks (2 when 0).
 	ElectionTicks, HeartbeatTicks int
+	// CompactEvery bounds the log: every CompactEvery applied entries a
+	// member snapshots its state machine and drops all but the last
+	// CompactEvery/2 entries; a member that lags further behind gets the
+	// snapshot (1000 when 0).
+	CompactEvery int
 }
 
 func (o Options) withDefaults() Options {
@@ -39,6 +44,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.HeartbeatTicks == 0 {
 		o.HeartbeatTicks = 2
+	}
+	if o.CompactEvery == 0 {
+		o.CompactEvery = 1000
 	}
 	return o
 }
@@ -90,6 +98,9 @@ type Member struct {
 	h       *sim.Host
 	st      *State
 
+	applied, snapIndex uint64 // last applied entry, last snapshot
+	snapsInstalled     int    // snapshots received from a leader
+
 	inc     int // incarnation (a request id names it)
 	seq     int
 	pending map[string]pend
@@ -125,6 +136,16 @@ func newMember(o Options, first, i int) *Member {
 	return m
 }
 
+// SnapshotsInstalled counts the snapshots this member received from a
+// leader because it lagged behind the compacted log.
+func (m *Member) SnapshotsInstalled() int { return m.snapsInstalled }
+
+// FirstIndex is the first entry the member's log still holds.
+func (m *Member) FirstIndex() uint64 {
+	i, _ := m.storage.FirstIndex()
+	return i
+}
+
 // State is the member's applied state machine.
 func (m *Member) State() *State { return m.st }
 
@@ -142,6 +163,15 @@ func (m *Member) Start(h *sim.Host) {
 	m.h = h
 	m.inc++
 	m.st = NewState()
+	snap, _ := m.storage.Snapshot()
+	m.applied, m.snapIndex = snap.Metadata.Index, snap.Metadata.Index
+	if len(snap.Data) > 0 {
+		st, err := decodeState(snap.Data, m.mono)
+		if err != nil {
+			panic(err)
+		}
+		m.st = st
+	}
 	m.pending = map[string]pend{}
 	m.expiring = map[int64]bool{}
 	m.leader = false
@@ -150,6 +180,7 @@ func (m *Member) Start(h *sim.Host) {
 		ElectionTick:              m.o.ElectionTicks,
 		HeartbeatTick:             m.o.HeartbeatTicks,
 		Storage:                   m.storage,
+		Applied:                   m.applied,
 		MaxSizePerMsg:             1 << 20,
 		MaxInflightMsgs:           256,
 		MaxUncommittedEntriesSize: 1 << 30,
@@ -297,7 +328,17 @@ func (m *Member) drain() {
 	for m.rn != nil && m.rn.HasReady() {
 		rd := m.rn.Ready()
 		if !raft.IsEmptySnap(rd.Snapshot) {
-			_ = m.storage.ApplySnapshot(rd.Snapshot)
+			// A snapshot from the leader: this member lagged behind its
+			// compacted log.
+			if err := m.storage.ApplySnapshot(rd.Snapshot); err == nil {
+				st, err := decodeState(rd.Snapshot.Data, m.mono)
+				if err != nil {
+					panic(err)
+				}
+				m.st = st
+				m.applied, m.snapIndex = rd.Snapshot.Metadata.Index, rd.Snapshot.Metadata.Index
+				m.snapsInstalled++
+			}
 		}
 		if err := m.storage.Append(rd.Entries); err != nil {
 			panic(err)
@@ -307,10 +348,16 @@ func (m *Member) drain() {
 		}
 		for _, msg := range rd.Messages {
 			m.h.Send(m.first+int(msg.To)-1, msg)
+			if msg.Type == pb.MsgSnap {
+				// Sent is all a sender knows: if it is lost, the
+				// follower's next rejection brings another.
+				m.rn.ReportSnapshot(msg.To, raft.SnapshotFinish)
+			}
 		}
 		for _, e := range rd.CommittedEntries {
 			m.applyEntry(e)
 		}
+		m.compact()
 		if rd.SoftState != nil {
 			m.becomes(rd.SoftState.RaftState == raft.StateLeader)
 		}
@@ -333,7 +380,25 @@ func (m *Member) becomes(leader bool) {
 	m.leader = leader
 }
 
+// compact snapshots the state machine and drops old entries once
+// CompactEvery entries were applied since the last snapshot.
+func (m *Member) compact() {
+	every := uint64(m.o.CompactEvery)
+	if m.applied-m.snapIndex < every {
+		return
+	}
+	cs := pb.ConfState{Voters: m.peers}
+	if _, err := m.storage.CreateSnapshot(m.applied, &cs, m.st.encode()); err != nil {
+		return
+	}
+	m.snapIndex = m.applied
+	if first, _ := m.storage.FirstIndex(); m.applied-every/2 > first {
+		_ = m.storage.Compact(m.applied - every/2)
+	}
+}
+
 func (m *Member) applyEntry(e pb.Entry) {
+	m.applied = max(m.applied, e.Index)
 	if e.Type != pb.EntryNormal || len(e.Data) == 0 {
 		return
 	}

@@ -19,6 +19,7 @@
 package zk
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -250,4 +251,73 @@ func (s *State) Children(parent string) []string {
 		return d.sorted()
 	}
 	return nil
+}
+
+// snapshot is a State as a raft snapshot carries it (JSON: map keys come
+// out sorted, so equal states encode to equal bytes).
+type snapshot struct {
+	Sessions map[int64]snapSession `json:"sessions"`
+	Dirs     map[string]snapDir    `json:"dirs"`
+}
+
+type snapSession struct {
+	Timeout int64           `json:"timeout"`
+	Tags    map[string]bool `json:"tags"`
+}
+
+type snapDir struct {
+	Seq      int64                `json:"seq"`
+	Children map[string]snapZnode `json:"children"`
+}
+
+type snapZnode struct {
+	Session int64  `json:"session"`
+	Tag     string `json:"tag"`
+	Czxid   int64  `json:"czxid"`
+}
+
+// encode is the replicated part of s (lastSeen is each member's own).
+func (s *State) encode() []byte {
+	out := snapshot{Sessions: map[int64]snapSession{}, Dirs: map[string]snapDir{}}
+	for id, se := range s.sessions {
+		out.Sessions[id] = snapSession{Timeout: se.timeout, Tags: se.tags}
+	}
+	for p, d := range s.dirs {
+		sd := snapDir{Seq: d.seq, Children: map[string]snapZnode{}}
+		for n, z := range d.children {
+			sd.Children[n] = snapZnode{Session: z.session, Tag: z.tag, Czxid: z.czxid}
+		}
+		out.Dirs[p] = sd
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// decodeState restores a State from a snapshot's data; every session is
+// taken as heard of at now.
+func decodeState(b []byte, now int64) (*State, error) {
+	var in snapshot
+	if err := json.Unmarshal(b, &in); err != nil {
+		return nil, err
+	}
+	s := NewState()
+	for id, se := range in.Sessions {
+		tags := se.Tags
+		if tags == nil {
+			tags = map[string]bool{}
+		}
+		s.sessions[id] = &session{timeout: se.Timeout, tags: tags}
+		s.lastSeen[id] = now
+	}
+	for p, sd := range in.Dirs {
+		d := &dir{seq: sd.Seq, children: map[string]*znode{}}
+		for n, z := range sd.Children {
+			d.children[n] = &znode{session: z.Session, tag: z.Tag, czxid: z.Czxid}
+		}
+		s.dirs[p] = d
+	}
+	return s, nil
 }

@@ -24,7 +24,12 @@ type ack struct {
 // per client), and returns the members as they ended.
 func world(t *testing.T, seed uint64, dur time.Duration, fs []faults.Fault, progs ...func(p *sim.Proc)) ([]*Member, *sim.Result) {
 	t.Helper()
-	svcs := Services(Options{}, 0)
+	return worldOpts(t, Options{}, seed, dur, fs, progs...)
+}
+
+func worldOpts(t *testing.T, o Options, seed uint64, dur time.Duration, fs []faults.Fault, progs ...func(p *sim.Proc)) ([]*Member, *sim.Result) {
+	t.Helper()
+	svcs := Services(o, 0)
 	ms := make([]*Member, len(svcs))
 	for i := range svcs {
 		i, orig := i, svcs[i].New
@@ -277,4 +282,35 @@ func TestDeafLeaderStepsDown(t *testing.T) {
 	}
 	converged(t, ms, acks)
 	t.Logf("deaf leader %s, then %v; %d acks in the last 4 s of the cut", lead, after, n)
+}
+
+// TestCompactionAndSnapshot: with a log compacted every 40 entries, a
+// member down for 4 s comes back behind the leader's first entry and
+// catches up from a snapshot; every member ends with the same state, and
+// the logs stay short.
+func TestCompactionAndSnapshot(t *testing.T) {
+	var acks []ack
+	fs := []faults.Fault{
+		{Kind: faults.Crash, Start: time.Second, Duration: 4 * time.Second, Targets: []string{"zk1"}},
+		// zk0 restarts from its own snapshot and the entries after it.
+		{Kind: faults.Crash, Start: 6 * time.Second, Duration: 500 * time.Millisecond, Targets: []string{"zk0"}},
+	}
+	ms, res := worldOpts(t, Options{CompactEvery: 40}, 5, 8*time.Second, fs, creator(&acks, 5000, 0, 2))
+	if res.Stats.Crashes != 2 {
+		t.Fatalf("%d crashes", res.Stats.Crashes)
+	}
+	if len(acks) < 80 {
+		t.Fatalf("only %d creates acknowledged", len(acks))
+	}
+	converged(t, ms, acks)
+	if n := ms[1].SnapshotsInstalled(); n == 0 {
+		t.Fatalf("zk1 caught up without a snapshot (first index of the others: %d, %d)", ms[0].FirstIndex(), ms[2].FirstIndex())
+	}
+	for i, m := range ms {
+		st, _ := m.Status()
+		if kept := st.Commit - m.FirstIndex(); kept > 80 {
+			t.Fatalf("member %d keeps %d entries (commit %d), want at most 80", i, kept, st.Commit)
+		}
+	}
+	t.Logf("%d acks; zk1 installed %d snapshots; first indexes %d %d %d", len(acks), ms[1].SnapshotsInstalled(), ms[0].FirstIndex(), ms[1].FirstIndex(), ms[2].FirstIndex())
 }
