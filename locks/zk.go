@@ -56,6 +56,10 @@ type ZKClient struct {
 // ErrSessionExpired is the service's answer for a session it no longer has.
 var ErrSessionExpired = errors.New("zk: session expired")
 
+// ErrNoLeader: every try was answered NOTLEADER, so the command was never
+// proposed (a definite failure, unlike a timeout).
+var ErrNoLeader = errors.New("zk: no member knew a leader")
+
 // ErrGone is the service's answer to a create whose tag's node was
 // already deleted (a late retry).
 var ErrGone = errors.New("zk: node of this tag was deleted")
@@ -73,6 +77,7 @@ func (c *ZKClient) Do(ctx context.Context, args ...any) (any, error) {
 		backoff = 50 * time.Millisecond
 	}
 	var last error
+	definite := true // every failure so far was NOTLEADER
 	for try := 0; try < tries; try++ {
 		if try > 0 {
 			c.Clock.Sleep(backoff)
@@ -91,7 +96,11 @@ func (c *ZKClient) Do(ctx context.Context, args ...any) (any, error) {
 			return nil, err
 		}
 		last = err
+		definite = definite && strings.HasPrefix(msg, "NOTLEADER")
 		c.cur = (c.cur + 1) % len(c.Members)
+	}
+	if definite {
+		return nil, fmt.Errorf("%w: %v", ErrNoLeader, last)
 	}
 	return nil, last
 }
@@ -169,7 +178,9 @@ func (l *ZKLock) Acquire(ctx context.Context) (Lease, error) {
 	start := env.Clock.Now()
 	sid, err := l.ensureSession(ctx)
 	if err != nil {
-		return Lease{}, err
+		// No session, no node: whatever happened, this client holds
+		// nothing (a session a timed-out try opened expires unused).
+		return Lease{}, ErrNotAcquired
 	}
 	l.tags++
 	tag := fmt.Sprintf("%s-%d", env.Client, l.tags)
@@ -179,7 +190,7 @@ func (l *ZKLock) Acquire(ctx context.Context) (Lease, error) {
 		l.session.CompareAndSwap(sid, 0)
 		return Lease{}, ErrNotAcquired
 	}
-	if errors.Is(err, ErrGone) {
+	if errors.Is(err, ErrGone) || errors.Is(err, ErrNoLeader) {
 		return Lease{}, ErrNotAcquired
 	}
 	if err != nil {
