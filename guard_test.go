@@ -30,7 +30,7 @@ var wallClock = map[string]bool{
 }
 
 func TestNoWallClockOrGlobalRandom(t *testing.T) {
-	dirs := []string{"sim", "clock", "faults", "checker", "scenarios", "locks"}
+	dirs := []string{"sim", "clock", "faults", "checker", "scenarios", "locks", "zk"}
 	fset := token.NewFileSet()
 	checked := 0
 	for _, dir := range dirs {

@@ -30,6 +30,9 @@ const (
 	Single      Topology = "single"      // one node (or the primary of a replicated set)
 	Independent Topology = "independent" // N independent nodes (Redlock)
 	Replicated  Topology = "replicated"  // a primary with async replicas and Sentinel
+	// Consensus is a replicated coordination service (package zk: 3 raft
+	// members) instead of Redis; Env.Coord reaches its members.
+	Consensus Topology = "consensus"
 )
 
 // Env is what the world hands a lock instance: go-redis clients for the
@@ -42,6 +45,9 @@ type Env struct {
 	// Primary is the client for a single node or for the primary of a
 	// replicated topology (it follows failovers).
 	Primary *redis.Client
+	// Coord are clients for the members of the world's coordination
+	// service (Topology Consensus), in member order; nil otherwise.
+	Coord []*redis.Client
 	// Clock is the process's own clock: all time the lock reads or waits.
 	Clock clock.Clock
 	// Rand is the process's own random stream (values, retry jitter).

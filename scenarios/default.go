@@ -13,6 +13,7 @@ import (
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/resource"
 	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/zk"
 )
 
 // Params are the knobs of a built-in scenario a user may override.
@@ -157,6 +158,9 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 	for i := 0; i < p.Clients; i++ {
 		clientNames = append(clientNames, fmt.Sprintf("c%d", i))
 	}
+	if members := memberNames(info); members != nil {
+		nodeNames = members // the Redis node is idle: faults go to the coordination service
+	}
 	fs, err := faults.Swarm(streams.Get("faults"), faults.Bounds{
 		Duration: p.Duration, Clients: clientNames, Nodes: append(nodeNames, resource.Name),
 		Replicated: cfg.Topology.Replicated, MinFaults: 4, MaxFaults: 12,
@@ -169,7 +173,7 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 	if info.Fencing != "" {
 		mode = resource.Mode(info.Fencing)
 	}
-	cfg.Services = []sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: map[string]int64{PoolKey: PoolSize}})}
+	cfg.Services = append([]sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: map[string]int64{PoolKey: PoolSize}})}, coordServices(info)...)
 	holdMin, holdMax := 50*time.Millisecond, time.Second
 	if p.HoldMax > 0 {
 		holdMin, holdMax = p.HoldMin, p.HoldMax
@@ -233,4 +237,28 @@ func (s Scenario) fitsTopology(info locks.Info) string {
 	return fmt.Sprintf("%s needs %s; %s is written for %s", info.ID, topologyWords[info.Topology], s.ID, strings.Join(tops, " and "))
 }
 
-var topologyWords = map[locks.Topology]string{locks.Single: "one node", locks.Independent: "independent nodes", locks.Replicated: "a primary with replicas"}
+var topologyWords = map[locks.Topology]string{locks.Single: "one node", locks.Independent: "independent nodes", locks.Replicated: "a primary with replicas", locks.Consensus: "a coordination service"}
+
+// memberNames are a consensus lock's coordination service members (nil
+// for other locks).
+func memberNames(info locks.Info) []string {
+	if info.Topology != locks.Consensus {
+		return nil
+	}
+	var out []string
+	for i := 0; i < zk.DefaultMembers; i++ {
+		out = append(out, zk.MemberName(i))
+	}
+	return out
+}
+
+// coordServices are the members of the coordination service a consensus
+// lock's world runs beside the storage (services 1..zk.DefaultMembers;
+// the world keeps one idle Redis node, which sim.Config requires); none
+// for other locks.
+func coordServices(info locks.Info) []sim.ServiceConfig {
+	if info.Topology != locks.Consensus {
+		return nil
+	}
+	return zk.Services(zk.Options{Members: zk.DefaultMembers}, 1)
+}

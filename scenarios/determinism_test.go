@@ -30,7 +30,7 @@ func TestDeterminism(t *testing.T) {
 	}
 	kinds := map[faults.Kind]int{}
 	runs := 0
-	for _, lock := range []string{"set-nx-cad", "primary-replica", "redlock", "redsync", "redislock", "fencing"} {
+	for _, lock := range []string{"set-nx-cad", "primary-replica", "redlock", "redsync", "redislock", "fencing", "zk-fencing"} {
 		for seed := uint64(1); seed <= uint64(seeds); seed++ {
 			a, cfg := traceRun(t, lock, seed)
 			b, _ := traceRun(t, lock, seed)

@@ -208,7 +208,13 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 
 	// Faults.
 	known := map[string]bool{sim.SentinelName: replicated, resource.Name: true}
-	for _, n := range append(append([]string(nil), nodeNames...), clientNames...) {
+	// A consensus lock's world faults its coordination service's members
+	// where others fault Redis nodes (its one Redis node is idle).
+	faultNodes := nodeNames
+	if members := memberNames(info); members != nil {
+		faultNodes = members
+	}
+	for _, n := range append(append([]string(nil), faultNodes...), clientNames...) {
 		known[n] = true
 	}
 	if f.Swarm != nil {
@@ -223,7 +229,7 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 			return sim.Config{}, f.errAt("swarm.kinds", "no kind applies to lock %s (failover needs a replicated topology)", info.ID)
 		}
 		fs, err := faults.Swarm(sim.NewStreams(seed).Get("faults"), faults.Bounds{
-			Duration: cfg.Duration, Clients: clientNames, Nodes: append(append([]string(nil), nodeNames...), resource.Name),
+			Duration: cfg.Duration, Clients: clientNames, Nodes: append(append([]string(nil), faultNodes...), resource.Name),
 			Replicated: replicated, MinFaults: f.Swarm.MinFaults, MaxFaults: f.Swarm.MaxFaults, Kinds: kinds,
 		})
 		if err != nil {
@@ -231,7 +237,7 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 		}
 		cfg.Faults = fs
 	}
-	groups := map[string][]string{GroupClients: clientNames, GroupNodes: nodeNames}
+	groups := map[string][]string{GroupClients: clientNames, GroupNodes: faultNodes}
 	filterID := f.faultFilterID(info)
 	for i, fs := range f.Faults {
 		path := fmt.Sprintf("faults[%d]", i)
@@ -244,7 +250,7 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 		}
 		one.Targets, one.From, one.To = expand(one.Targets, groups), expand(one.From, groups), expand(one.To, groups)
 		if err := one.Validate(func(n string) bool { return known[n] }); err != nil {
-			return sim.Config{}, f.errAt(faultField(path, err), "%v in the world of lock %s (%s)", err, info.ID, worldNames(nodeNames, clientNames, replicated))
+			return sim.Config{}, f.errAt(faultField(path, err), "%v in the world of lock %s (%s)", err, info.ID, worldNames(faultNodes, clientNames, replicated))
 		}
 		if one.Kind == faults.Failover && !replicated {
 			return sim.Config{}, f.errAt(path+".kind", "failover needs a replicated topology, and lock %s's world is not (set topology.replicated, or restrict the fault with locks:)", info.ID)
@@ -291,7 +297,7 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 	if wl.Resource != ResourceNone {
 		initial = map[string]int64{PoolKey: j.Initial}
 	}
-	cfg.Services = []sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: initial})}
+	cfg.Services = append([]sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: initial})}, coordServices(info)...)
 	cfg.Program = Program(info, wl)
 	cfg.WatchKeys = []string{wl.Key}
 	cfg = cfg.WithDefaults()

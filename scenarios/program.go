@@ -13,6 +13,7 @@ import (
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/resource"
 	"github.com/locksim/locksim/sim"
+	"github.com/locksim/locksim/zk"
 )
 
 // Resources a workload can protect.
@@ -93,6 +94,11 @@ func RunClient(p Proc, info locks.Info, wl Workload) {
 		Hooks: locks.Hooks{At: func(pt locks.PausePoint) { p.Point(string(pt)) }, Go: p.Go, Renewed: believe}}
 	if env.Primary == nil {
 		env.Primary = p.Nodes()[0]
+	}
+	if info.Topology == locks.Consensus {
+		for i := 0; i < zk.DefaultMembers; i++ {
+			env.Coord = append(env.Coord, p.Service(1+i)) // after the storage
+		}
 	}
 	lk, err := info.New(env)
 	if err != nil {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"strconv"
@@ -51,6 +52,11 @@ type Node struct {
 	waiters   []*waitReq
 
 	svc Service // set for a service process (not Redis)
+	// a Member service's incarnation, its streams and per-link order
+	host   *Host
+	rng    *rand.Rand
+	netRng *rand.Rand
+	lastTo map[int]*int64
 
 	keys, watched []string   // exec's scratch
 	was           []keyState // exec's scratch
@@ -109,6 +115,7 @@ func (n *Node) start() {
 	if n.cfg.Persistence == PersistEverysec {
 		n.scheduleFsync()
 	}
+	n.startMember()
 }
 
 // boot makes a fresh miniredis instance without a listener: Dial starts it
@@ -210,7 +217,13 @@ func (n *Node) exec(c *conn, args []string) {
 	}
 	switch {
 	case n.svc != nil && !serviceBuiltins[cmd]:
+		if n.host != nil {
+			n.host.cur = c
+		}
 		n.svc.Exec(n.w.now(), c.p.name, args, c.peer, n.w.record)
+		if n.host != nil {
+			n.host.cur = nil
+		}
 	case cmd == "WAIT":
 		n.wait(c, args)
 	case n.replicaOf >= 0 && write:
@@ -609,6 +622,7 @@ func (n *Node) crash() {
 		n.durable = nil
 	}
 	n.m.Close()
+	n.crashMember()
 }
 
 func (n *Node) resetConns() {
@@ -646,6 +660,7 @@ func (n *Node) restart() {
 	} else if p := n.w.nodes[n.replicaOf]; p.up {
 		p.fullSync(n)
 	}
+	n.startMember()
 }
 
 // heal ends every fault on n: a pause ends, the clock resyncs, and a node
