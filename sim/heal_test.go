@@ -282,3 +282,30 @@ func TestCrashTimedByNodeClock(t *testing.T) {
 		})
 	}
 }
+
+// The storage service crashing and restarting in a replicated world leaves
+// the Redis replicas alone: a service has no replicas. (Services are
+// numbered apart from nodes; the storage, service 0, once full-synced the
+// replicas of node 0 from its own empty dataset when it restarted.)
+func TestServiceRestartLeavesReplicas(t *testing.T) {
+	cfg := biteConfig(3, 1, 6*time.Second)
+	cfg.Topology.Replicated = true
+	cfg.Services = []ServiceConfig{{Name: "store", New: func() Service { return echoService{} }}}
+	cfg.Faults = []faults.Fault{{Kind: faults.Crash, Start: time.Second, Duration: time.Second, Targets: []string{"store"}}}
+	cfg.Program = func(p *Proc) {
+		do(p, "set", func() (string, error) { return p.Nodes()[0].Set(p.Context(), "k", "v", 0).Result() })
+		sleepUntil(p, 3*time.Second)
+		doGet(p, "get n1", p.Nodes()[1], "k")
+		doGet(p, "get n2", p.Nodes()[2], "k")
+	}
+	res := runBite(t, cfg)
+	ops := opsOf(t, res, "c0")
+	for _, op := range []string{"get n1", "get n2"} {
+		if o := one(t, ops, op); o.Result != resOK {
+			t.Errorf("%s after the storage restarted: %v, want the replicated key", op, o)
+		}
+	}
+	if rs := engineEvents(res, "store", "restart"); len(rs) != 1 {
+		t.Fatalf("want one restart of the storage, got %+v", rs)
+	}
+}

@@ -404,6 +404,11 @@ func (n *Node) hasReplicas() bool {
 
 // replicas lists the nodes currently replicating from n, in id order.
 func (n *Node) replicas() []*Node {
+	if n.svc != nil {
+		// A service has none: its id counts services, not nodes (the
+		// storage is service 0, not the primary, node 0).
+		return nil
+	}
 	var out []*Node
 	for _, r := range n.w.nodes {
 		if r.replicaOf == n.id && r != n {
