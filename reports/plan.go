@@ -16,12 +16,14 @@ import (
 	"github.com/locksim/locksim/sweep"
 )
 
-// Report settings. Measured on the project's machine kind (2 cores, the
-// dense matrix of 229 cells, 47,600 runs, 2026-11-24): the default takes
-// 12m47s of wall time on two worker processes on an otherwise idle machine
-// (62 runs/s), --quick 1m19s (4,780 runs). What a cell costs is mostly its
-// Redis commands: its virtual time × its clients × how often they poll;
-// bonus-pool (100 clients) is a quarter of the total.
+// Report settings. Measured on the project's machine kind (2 cores,
+// 2026-11-24, 299 cells): --quick, 6,936 runs, takes 5m06s of wall time
+// on two worker processes on an otherwise idle machine (23 runs/s); the
+// default's 67,600 runs were not timed on this build (about 50 minutes at
+// that rate). What a cell costs is mostly its Redis commands: its virtual
+// time × its clients × how often they poll; scripts miniredis runs in Lua
+// (the Redisson family's) and the zk locks' raft members cost 3 to 10
+// times a SET NX lock's run.
 const (
 	DefaultSeeds = 200 // seeds per matrix cell
 	QuickSeeds   = 20
