@@ -717,17 +717,27 @@ func (f *File) validateSweep() error {
 		field string
 		v     SweepBound
 	}{{"from", s.From}, {"to", s.To}} {
-		switch {
-		case !b.v.Set():
+		if !b.v.Set() {
 			return f.errAt("sweep."+b.field, "required")
-		case kind == "span" && b.v.IsNum && b.v.Num != 0:
-			return f.errAt("sweep."+b.field, "%s has no unit: %s is a duration (e.g. 1s, 0.5ttl)", b.v, s.Name)
-		case kind != "span" && !b.v.IsNum:
-			return f.errAt("sweep."+b.field, "%s: %s is a number, not a duration", b.v, s.Name)
+		}
+		if err := f.checkSweepKind("sweep."+b.field, kind, b.v); err != nil {
+			return err
 		}
 	}
 	if kind == "span" && s.From.Span.IsTTL() != s.To.Span.IsTTL() && !s.From.zero() && !s.To.zero() {
 		return f.errAt("sweep.to", "from %s and to %s: both absolute or both multiples of the TTL", s.From, s.To)
+	}
+	return nil
+}
+
+// checkSweepKind checks that a sweep value (a bound or a listed value) is
+// of the swept parameter's kind: a duration for a span, else a number.
+func (f *File) checkSweepKind(field, kind string, v SweepBound) error {
+	switch {
+	case kind == "span" && v.IsNum && v.Num != 0:
+		return f.errAt(field, "%s has no unit: %s is a duration (e.g. 1s, 0.5ttl)", v, f.Sweep.Name)
+	case kind != "span" && !v.IsNum:
+		return f.errAt(field, "%s: %s is a number, not a duration", v, f.Sweep.Name)
 	}
 	return nil
 }
@@ -745,12 +755,8 @@ func (f *File) validateSweepValues(kind string) error {
 	}
 	ttl := false
 	for i, v := range s.Values {
-		field := fmt.Sprintf("sweep.values[%d]", i)
-		switch {
-		case kind == "span" && v.IsNum && v.Num != 0:
-			return f.errAt(field, "%s has no unit: %s is a duration (e.g. 1s, 0.5ttl)", v, s.Name)
-		case kind != "span" && !v.IsNum:
-			return f.errAt(field, "%s: %s is a number, not a duration", v, s.Name)
+		if err := f.checkSweepKind(fmt.Sprintf("sweep.values[%d]", i), kind, v); err != nil {
+			return err
 		}
 		if !v.zero() && v.Span.IsTTL() {
 			ttl = true
