@@ -151,7 +151,7 @@ func (f Fault) Validate(known func(name string) bool) error {
 		set   bool
 		kinds bool
 	}{
-		{"targets", len(f.Targets) > 0, !link && f.Kind != Failover},
+		{"targets", len(f.Targets) > 0, !link},
 		{"from/to", len(f.From) > 0 || len(f.To) > 0, link},
 		{"one_way", f.OneWay, link},
 		{"drift_ppm", f.DriftPPM != 0, f.Kind == ClockDrift},

@@ -36,6 +36,14 @@ type Topology struct {
 	// DownAfter is how long Sentinel must fail to reach the primary before
 	// it fails over (Sentinel's down-after-milliseconds).
 	DownAfter time.Duration
+	// Groups splits a replicated world's nodes into that many independent
+	// primary/replica groups of equal size, in node order (0 or 1: one
+	// group). The first node of each group starts as its primary; one
+	// Sentinel deployment monitors them all, each group on its own; a
+	// failover fault names the groups it fails over ("g0", "g1", ...; none:
+	// every group). Redlock over Sentinel groups (Redisson's RedLock over
+	// N masters that each fail over) runs on it.
+	Groups int
 }
 
 // NetConfig is the network's normal behaviour: one-way latency is
@@ -190,6 +198,16 @@ func (c Config) Validate() error {
 	if c.Topology.Replicated && len(c.Nodes) < 2 {
 		return fmt.Errorf("topology: a replicated topology needs at least 2 nodes (a primary and a replica), got %d", len(c.Nodes))
 	}
+	if g := c.Topology.Groups; g != 0 {
+		switch {
+		case g < 0 || g > MaxNodes/2:
+			return fmt.Errorf("topology.groups: %d out of range 0..%d", g, MaxNodes/2)
+		case g > 1 && !c.Topology.Replicated:
+			return fmt.Errorf("topology.groups: %d groups need a replicated topology", g)
+		case len(c.Nodes)%g != 0 || len(c.Nodes)/g < 2:
+			return fmt.Errorf("topology.groups: %d nodes do not split into %d groups of at least 2 (a primary and a replica each)", len(c.Nodes), g)
+		}
+	}
 	names := map[string]bool{SentinelName: c.Topology.Replicated}
 	for i, n := range c.Nodes {
 		switch n.Persistence {
@@ -233,6 +251,15 @@ func (c Config) Validate() error {
 		return fmt.Errorf("topology: negative replication lag or down-after")
 	}
 	known := func(n string) bool { return names[n] }
+	for _, f := range c.Faults {
+		if f.Kind == faults.Failover {
+			for _, t := range f.Targets {
+				if c.isGroup(t) {
+					names[t] = true // a failover's targets name groups
+				}
+			}
+		}
+	}
 	isClient := func(n string) bool {
 		var i int
 		_, err := fmt.Sscanf(n, "c%d", &i)
@@ -253,6 +280,27 @@ func (c Config) Validate() error {
 		if f.Kind == faults.Failover && !c.Topology.Replicated {
 			return fmt.Errorf("faults[%d]: failover needs a replicated topology", i)
 		}
+		if f.Kind == faults.Failover {
+			for _, t := range f.Targets {
+				if !c.isGroup(t) {
+					return fmt.Errorf("faults[%d]: failover: target %q is not a group (g0..g%d)", i, t, c.groupCount()-1)
+				}
+			}
+		}
 	}
 	return nil
+}
+
+// groupCount is the number of primary/replica groups (1 unless
+// Topology.Groups says more).
+func (c Config) groupCount() int { return max(1, c.Topology.Groups) }
+
+// isGroup reports whether name is one of the world's groups ("g0", ...).
+func (c Config) isGroup(name string) bool {
+	for g := 0; g < c.groupCount(); g++ {
+		if groupName(g) == name {
+			return true
+		}
+	}
+	return false
 }

@@ -291,14 +291,14 @@ func (c *conn) sendReset() {
 }
 
 // dial makes a connection from p to node i (or to p's idea of the primary
-// when i < 0). It never fails: a refused connection shows as a reset on
+// of group -1-i when i < 0). It never fails: a refused connection shows as a reset on
 // first use, in virtual time.
 func (p *Proc) dial(i int) net.Conn {
 	w := p.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if i < 0 {
-		i = p.primary
+		i = p.primary[-1-i]
 	}
 	var n *Node
 	if i >= serviceIndex {
@@ -341,12 +341,15 @@ func itoa(i int) string {
 }
 
 // newRedisClient builds a real go-redis v9 client for p and node i (i < 0:
-// the primary as Sentinel tells p), with the options that keep it
+// the primary of group -1-i as Sentinel tells p), with the options that keep it
 // deterministic: RESP2, no CLIENT SETINFO, no maintenance notifications,
 // one connection, no idle reaping, fixed retry backoff.
 func newRedisClient(p *Proc, i int) *redis.Client {
 	rc := p.w.cfg.Redis
 	name := "primary"
+	if i < -1 {
+		name = "primary-" + groupName(-1-i)
+	}
 	switch {
 	case i >= serviceIndex:
 		name = p.w.services[i-serviceIndex].name

@@ -174,7 +174,7 @@ func TestHealInvariantsAreEnforced(t *testing.T) {
 		{"two primaries", `invariant "one primary"`, func(c *Config) { c.Topology = Topology{Replicated: true, DownAfter: time.Second} },
 			func(w *World) { w.nodes[1].replicaOf = -1 }},
 		{"client follows another", `invariant "clients follow the primary"`, func(c *Config) { c.Topology = Topology{Replicated: true, DownAfter: time.Second} },
-			func(w *World) { w.procs[1].primary = 1 }},
+			func(w *World) { w.procs[1].primary[0] = 1 }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"time"
 
 	"github.com/locksim/locksim/faults"
@@ -92,9 +93,22 @@ func (w *World) apply(i int, f faults.Fault, start, end int64) {
 		if w.sentinel == nil {
 			return
 		}
-		n := w.nodes[w.sentinel.primary]
-		w.crashNode(n, "failover")
-		healed(func() { w.crashEnded(n) })
+		// The primary of each targeted group (every group when the fault
+		// names none) crashes.
+		var down []*Node
+		for _, g := range w.sentinel.groups {
+			if len(f.Targets) == 0 || slices.Contains(f.Targets, groupName(g.id)) {
+				down = append(down, w.nodes[g.primary])
+			}
+		}
+		for _, n := range down {
+			w.crashNode(n, "failover")
+		}
+		healed(func() {
+			for _, n := range down {
+				w.crashEnded(n)
+			}
+		})
 	}
 }
 

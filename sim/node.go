@@ -92,8 +92,10 @@ func newNode(w *World, id int, cfg NodeConfig) *Node {
 	clk, _ := clock.NewModel(0, cfg.ClockOffset, cfg.DriftPPM)
 	n := &Node{w: w, id: id, cfg: cfg, name: cfg.Name, clk: clk, replicaOf: -1,
 		acked: map[int]int64{}, lastRepl: map[int]*int64{}}
-	if w.cfg.Topology.Replicated && id > 0 {
-		n.replicaOf = 0
+	if w.cfg.Topology.Replicated {
+		if first := w.groupFirst(id / w.groupSize()); first != id {
+			n.replicaOf = first
+		}
 	}
 	return n
 }

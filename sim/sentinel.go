@@ -1,25 +1,45 @@
 package sim
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
-// sentinel is Sentinel-style failover logic: it probes the primary every
-// 100 ms; after DownAfter without a reply it promotes the reachable replica
-// with the most replicated data, repoints the other replicas, and tells the
-// clients (who drop their connections to the old primary, as go-redis's
-// failover client does). An old primary that comes back, or that was only
-// isolated (split brain), is demoted to a replica and resynced from the new
-// primary when Sentinel reaches it again: what it accepted meanwhile is lost.
+// sentinel is Sentinel-style failover logic, one deployment monitoring
+// every primary/replica group of the world (Topology.Groups; one by
+// default), as a Sentinel monitors several masters by name. For each group
+// it probes the primary every 100 ms; after DownAfter without a reply it
+// promotes the group's reachable replica with the most replicated data,
+// repoints the group's other replicas, and tells the clients (who drop
+// their connections to the old primary, as go-redis's failover client
+// does). An old primary that comes back, or that was only isolated (split
+// brain), is demoted to a replica and resynced from the new primary when
+// Sentinel reaches it again: what it accepted meanwhile is lost.
 type sentinel struct {
-	w         *World
+	w      *World
+	groups []*sentinelGroup
+}
+
+// sentinelGroup is Sentinel's view of one monitored group.
+type sentinelGroup struct {
+	id        int
 	primary   int
 	downSince int64
-	healthy   bool
 	epoch     int // bumps at every failover; clients ignore older news
 }
 
 const sentinelTick = 100 * time.Millisecond
 
-func newSentinel(w *World) *sentinel { return &sentinel{w: w, downSince: -1} }
+func newSentinel(w *World) *sentinel {
+	s := &sentinel{w: w}
+	for g := 0; g < w.groupCount(); g++ {
+		s.groups = append(s.groups, &sentinelGroup{id: g, primary: w.groupFirst(g), downSince: -1})
+	}
+	return s
+}
+
+// groupName is group g's name in a failover fault's targets ("g0", ...).
+func groupName(g int) string { return "g" + strconv.Itoa(g) }
 
 func (s *sentinel) start() { s.schedule() }
 
@@ -31,24 +51,36 @@ func (s *sentinel) canReach(n *Node) bool {
 	return n.up && n.pausedUntil <= s.w.now() && s.w.net.reachable(sentinelAddr, n.addr())
 }
 
+// members are group g's nodes, in node order.
+func (s *sentinel) members(g *sentinelGroup) []*Node {
+	first, size := s.w.groupFirst(g.id), s.w.groupSize()
+	return s.w.nodes[first : first+size]
+}
+
 func (s *sentinel) tick() {
-	w := s.w
 	defer s.schedule()
-	p := w.nodes[s.primary]
+	for _, g := range s.groups {
+		s.tickGroup(g)
+	}
+}
+
+func (s *sentinel) tickGroup(g *sentinelGroup) {
+	w := s.w
+	p := w.nodes[g.primary]
 	if s.canReach(p) {
-		s.downSince = -1
+		g.downSince = -1
 	} else {
-		if s.downSince < 0 {
-			s.downSince = w.now()
+		if g.downSince < 0 {
+			g.downSince = w.now()
 		}
-		if w.now()-s.downSince >= int64(w.cfg.Topology.DownAfter) {
-			s.failover()
+		if w.now()-g.downSince >= int64(w.cfg.Topology.DownAfter) {
+			s.failover(g)
 		}
 	}
 	// Demote stale primaries Sentinel can reach again.
-	for _, n := range w.nodes {
-		if n.id != s.primary && n.replicaOf < 0 && s.canReach(n) {
-			np := w.nodes[s.primary]
+	for _, n := range s.members(g) {
+		if n.id != g.primary && n.replicaOf < 0 && s.canReach(n) {
+			np := w.nodes[g.primary]
 			if !np.up {
 				continue
 			}
@@ -56,12 +88,12 @@ func (s *sentinel) tick() {
 			n.epoch++ // REPLICAOF drops its clients
 			n.resetConns()
 			np.fullSync(n)
-		} else if n.id != s.primary && n.replicaOf >= 0 && n.replicaOf != s.primary && s.canReach(n) {
+		} else if n.id != g.primary && n.replicaOf >= 0 && n.replicaOf != g.primary && s.canReach(n) {
 			// A replica Sentinel could not reach at the failover still
 			// follows the old primary: repoint it (Sentinel's "reconfigure
 			// replicas"). Its clients stay connected, as with REPLICAOF on
 			// a replica.
-			np := w.nodes[s.primary]
+			np := w.nodes[g.primary]
 			if !np.up {
 				continue
 			}
@@ -71,11 +103,11 @@ func (s *sentinel) tick() {
 	}
 }
 
-func (s *sentinel) failover() {
+func (s *sentinel) failover(g *sentinelGroup) {
 	w := s.w
 	var best *Node
-	for _, n := range w.nodes {
-		if n.id == s.primary || n.replicaOf < 0 || !s.canReach(n) {
+	for _, n := range s.members(g) {
+		if n.id == g.primary || n.replicaOf < 0 || !s.canReach(n) {
 			continue
 		}
 		if best == nil || n.applied > best.applied {
@@ -85,17 +117,17 @@ func (s *sentinel) failover() {
 	if best == nil {
 		return // nothing to promote; try again next tick
 	}
-	old := s.primary
-	s.primary = best.id
-	s.downSince = -1
+	old := g.primary
+	g.primary = best.id
+	g.downSince = -1
 	w.stats.Failovers++
-	s.epoch++
-	epoch := s.epoch
+	g.epoch++
+	epoch := g.epoch
 	w.record(Event{Proc: SentinelName, Kind: "failover", Detail: w.nodes[old].name + " -> " + best.name})
 	best.replicaOf = -1
 	best.offset = best.applied
 	best.acked = map[int]int64{}
-	for _, n := range w.nodes {
+	for _, n := range s.members(g) {
 		if n != best && n.id != old && n.replicaOf >= 0 && s.canReach(n) {
 			best.fullSync(n)
 		}
@@ -103,23 +135,23 @@ func (s *sentinel) failover() {
 	for _, p := range w.procs {
 		p := p
 		w.net.deliver(w.net.rng, sentinelAddr, p.id, nil, nil, "switch-master", func() {
-			s.tell(p, best.id, epoch)
+			s.tell(p, g, best.id, epoch)
 		})
 	}
 }
 
-// tell is a client hearing from Sentinel that the primary is node id (as of
-// failover epoch): it follows it and drops its connections to the old one.
-// News older than what the client knows is ignored (two failovers' messages
-// can arrive out of order).
-func (s *sentinel) tell(p *Proc, id, epoch int) {
-	if epoch < p.sentinelEpoch || p.primary == id {
-		p.sentinelEpoch = max(p.sentinelEpoch, epoch)
+// tell is a client hearing from Sentinel that group g's primary is node id
+// (as of the group's failover epoch): it follows it and drops its
+// connections to the old one. News older than what the client knows is
+// ignored (two failovers' messages can arrive out of order).
+func (s *sentinel) tell(p *Proc, g *sentinelGroup, id, epoch int) {
+	if epoch < p.sentinelEpoch[g.id] || p.primary[g.id] == id {
+		p.sentinelEpoch[g.id] = max(p.sentinelEpoch[g.id], epoch)
 		return
 	}
-	p.sentinelEpoch = epoch
-	old := p.primary
-	p.primary = id
+	p.sentinelEpoch[g.id] = epoch
+	old := p.primary[g.id]
+	p.primary[g.id] = id
 	sortConns(p.conns)
 	for _, c := range p.conns {
 		if c.node == s.w.nodes[old] && !c.closed { // a pointer: services have ids of their own
@@ -128,29 +160,31 @@ func (s *sentinel) tell(p *Proc, id, epoch int) {
 	}
 }
 
-// heal settles the topology on one primary at the heal (every node is up
-// and reachable by then): any other node that still thinks it is a primary
-// is demoted and resynced, every replica follows the primary, and every
-// client is told which node it is, as Sentinel's reconfiguration would do
-// within a few ticks.
+// heal settles each group on one primary at the heal (every node is up
+// and reachable by then): any other node of the group that still thinks
+// it is a primary is demoted and resynced, every replica follows the
+// primary, and every client is told which node it is, as Sentinel's
+// reconfiguration would do within a few ticks.
 func (s *sentinel) heal() {
 	w := s.w
-	s.downSince = -1
-	np := w.nodes[s.primary]
-	for _, n := range w.nodes {
-		switch {
-		case n == np:
-		case n.replicaOf < 0:
-			w.record(Event{Proc: SentinelName, Kind: "demote", Detail: n.name + " -> replica of " + np.name})
-			n.epoch++
-			n.resetConns()
-			np.fullSync(n)
-		case n.replicaOf != s.primary:
-			w.record(Event{Proc: SentinelName, Kind: "reconfigure", Detail: n.name + " -> replica of " + np.name})
-			np.fullSync(n)
+	for _, g := range s.groups {
+		g.downSince = -1
+		np := w.nodes[g.primary]
+		for _, n := range s.members(g) {
+			switch {
+			case n == np:
+			case n.replicaOf < 0:
+				w.record(Event{Proc: SentinelName, Kind: "demote", Detail: n.name + " -> replica of " + np.name})
+				n.epoch++
+				n.resetConns()
+				np.fullSync(n)
+			case n.replicaOf != g.primary:
+				w.record(Event{Proc: SentinelName, Kind: "reconfigure", Detail: n.name + " -> replica of " + np.name})
+				np.fullSync(n)
+			}
 		}
-	}
-	for _, p := range w.procs {
-		s.tell(p, s.primary, s.epoch)
+		for _, p := range w.procs {
+			s.tell(p, g, g.primary, g.epoch)
+		}
 	}
 }

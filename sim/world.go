@@ -413,19 +413,21 @@ func (w *World) healedInvariants() error {
 		return fmt.Errorf("invariant \"no fault active\" broken: a %s event is still held until t=%v", held.kind, time.Duration(held.hold))
 	}
 	if s := w.sentinel; s != nil {
-		for _, n := range w.nodes {
-			switch {
-			case n.id == s.primary && n.replicaOf >= 0:
-				return fmt.Errorf("invariant \"one primary\" broken: Sentinel's primary %s is a replica of n%d", n.name, n.replicaOf)
-			case n.id != s.primary && n.replicaOf < 0:
-				return fmt.Errorf("invariant \"one primary\" broken: %s is a primary beside Sentinel's %s", n.name, w.nodes[s.primary].name)
-			case n.id != s.primary && n.replicaOf != s.primary:
-				return fmt.Errorf("invariant \"one primary\" broken: %s follows n%d, not Sentinel's primary %s", n.name, n.replicaOf, w.nodes[s.primary].name)
+		for _, g := range s.groups {
+			for _, n := range s.members(g) {
+				switch {
+				case n.id == g.primary && n.replicaOf >= 0:
+					return fmt.Errorf("invariant \"one primary\" broken: Sentinel's primary %s is a replica of n%d", n.name, n.replicaOf)
+				case n.id != g.primary && n.replicaOf < 0:
+					return fmt.Errorf("invariant \"one primary\" broken: %s is a primary beside Sentinel's %s", n.name, w.nodes[g.primary].name)
+				case n.id != g.primary && n.replicaOf != g.primary:
+					return fmt.Errorf("invariant \"one primary\" broken: %s follows n%d, not Sentinel's primary %s", n.name, n.replicaOf, w.nodes[g.primary].name)
+				}
 			}
-		}
-		for _, p := range w.procs {
-			if p.primary != s.primary {
-				return fmt.Errorf("invariant \"clients follow the primary\" broken: %s follows %s, Sentinel's primary is %s", p.name, w.nodes[p.primary].name, w.nodes[s.primary].name)
+			for _, p := range w.procs {
+				if p.primary[g.id] != g.primary {
+					return fmt.Errorf("invariant \"clients follow the primary\" broken: %s follows %s, Sentinel's primary is %s", p.name, w.nodes[p.primary[g.id]].name, w.nodes[g.primary].name)
+				}
 			}
 		}
 	}
@@ -503,9 +505,13 @@ type Proc struct {
 	cancel        context.CancelFunc
 	clients       []*redis.Client
 	services      []*redis.Client
-	primaryClient *redis.Client
-	primary       int // the node this client believes is the primary (replicated topology)
-	sentinelEpoch int // the newest failover this client has heard of
+	// primaryClients, primary and sentinelEpoch have one entry a
+	// primary/replica group (replicated topology; nil otherwise): the
+	// client that follows the group's primary, the node this client
+	// believes is that primary, the newest failover of the group it heard of.
+	primaryClients []*redis.Client
+	primary        []int
+	sentinelEpoch  []int
 
 	pausedUntil int64
 	armed       []armedPause               // pauses waiting for a lock phase
@@ -545,7 +551,11 @@ func (p *Proc) start() {
 		p.services = append(p.services, newRedisClient(p, serviceIndex+i))
 	}
 	if p.w.cfg.Topology.Replicated {
-		p.primaryClient = newRedisClient(p, -1)
+		for g := 0; g < p.w.groupCount(); g++ {
+			p.primary = append(p.primary, p.w.groupFirst(g))
+			p.sentinelEpoch = append(p.sentinelEpoch, 0)
+			p.primaryClients = append(p.primaryClients, newRedisClient(p, -1-g))
+		}
 	}
 	go func() {
 		defer close(p.exited)
@@ -749,7 +759,18 @@ func (p *Proc) Service(i int) *redis.Client { return p.services[i] }
 // Primary returns p's go-redis client for the primary of a replicated
 // topology: it dials whichever node Sentinel last told p is the primary.
 // It is nil for independent nodes.
-func (p *Proc) Primary() *redis.Client { return p.primaryClient }
+func (p *Proc) Primary() *redis.Client {
+	if len(p.primaryClients) == 0 {
+		return nil
+	}
+	return p.primaryClients[0]
+}
+
+// Primaries returns p's go-redis clients for the primary of each
+// primary/replica group (Topology.Groups), in group order: each dials
+// whichever node Sentinel last told p is its group's primary. nil for a
+// topology that is not replicated.
+func (p *Proc) Primaries() []*redis.Client { return p.primaryClients }
 
 // TrueDeadline converts a deadline on p's local clock to the true time at
 // which p's clock will read it, assuming no jumps in between.
@@ -768,3 +789,12 @@ func (p *Proc) TrueDeadline(local time.Time) int64 {
 // GoTimeToTrue converts a time read from Go's clock (time.Now inside the
 // bubble, as libraries do) to true time.
 func (p *Proc) GoTimeToTrue(t time.Time) int64 { return p.w.bc.fromTime(t) }
+
+// groupCount is the number of primary/replica groups.
+func (w *World) groupCount() int { return w.cfg.groupCount() }
+
+// groupSize is the number of nodes in each group.
+func (w *World) groupSize() int { return max(1, len(w.cfg.Nodes)/w.groupCount()) }
+
+// groupFirst is group g's first node: its primary at the start.
+func (w *World) groupFirst(g int) int { return g * w.groupSize() }
