@@ -494,17 +494,17 @@ func (w *World) lookup(name string) (int, bool) {
 // Proc is a client process: a goroutine running a Program, its own clock,
 // its own random stream and one go-redis client per node.
 type Proc struct {
-	w             *World
-	id            int
-	name          string
-	src           uint64
-	seq           uint64
-	clk           *clock.Model
-	rng           *rand.Rand
-	ctx           context.Context
-	cancel        context.CancelFunc
-	clients       []*redis.Client
-	services      []*redis.Client
+	w        *World
+	id       int
+	name     string
+	src      uint64
+	seq      uint64
+	clk      *clock.Model
+	rng      *rand.Rand
+	ctx      context.Context
+	cancel   context.CancelFunc
+	clients  []*redis.Client
+	services []*redis.Client
 	// primaryClients, primary and sentinelEpoch have one entry a
 	// primary/replica group (replicated topology; nil otherwise): the
 	// client that follows the group's primary, the node this client
