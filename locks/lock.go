@@ -33,7 +33,15 @@ const (
 	// Consensus is a replicated coordination service (package zk: 3 raft
 	// members) instead of Redis; Env.Coord reaches its members.
 	Consensus Topology = "consensus"
+	// Groups is N independent primary/replica groups, each failed over by
+	// Sentinel on its own (Redlock over N Sentinel groups); Env.Groups
+	// reaches each group's primary.
+	Groups Topology = "groups"
 )
+
+// DefaultGroups is the number of primary/replica groups a Groups lock's
+// world has when nothing says otherwise (seed 000: three Sentinel groups).
+const DefaultGroups = 3
 
 // Env is what the world hands a lock instance: go-redis clients for the
 // nodes, the lease, the client's own clock and random stream, its name and
@@ -48,6 +56,10 @@ type Env struct {
 	// Coord are clients for the members of the world's coordination
 	// service (Topology Consensus), in member order; nil otherwise.
 	Coord []*redis.Client
+	// Groups are clients for the primary of each primary/replica group
+	// (Topology Groups), in group order, each following its group's
+	// failovers; nil otherwise.
+	Groups []*redis.Client
 	// Clock is the process's own clock: all time the lock reads or waits.
 	Clock clock.Clock
 	// Rand is the process's own random stream (values, retry jitter).

@@ -120,6 +120,9 @@ func Supported(p scenarios.Parts) error {
 	if p.Config.Topology.Replicated {
 		why = append(why, "a replicated topology (primary, replicas and Sentinel failover)")
 	}
+	if p.Lock.Topology == locks.Groups || p.Config.Topology.Groups > 1 {
+		why = append(why, "primary/replica groups (Redlock over Sentinel groups)")
+	}
 	if p.Lock.Topology == locks.Consensus {
 		why = append(why, "a coordination service (the zk locks' raft members run in the simulator only)")
 	}

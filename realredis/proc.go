@@ -49,6 +49,7 @@ func (p *proc) Stopping() bool              { return p.w.stopping() }
 func (p *proc) TrueNow() int64              { return p.w.now() }
 func (p *proc) Nodes() []*redis.Client      { return p.nodes }
 func (p *proc) Primary() *redis.Client      { return nil }
+func (p *proc) Primaries() []*redis.Client  { return nil }
 func (p *proc) Service(i int) *redis.Client { return p.store }
 
 // GoTimeToTrue converts a time read from time.Now (libraries) to true time.

@@ -87,6 +87,8 @@ func DefaultNodes(t locks.Topology) int {
 		return 5
 	case locks.Replicated:
 		return 3
+	case locks.Groups:
+		return 3 * locks.DefaultGroups
 	}
 	return 1
 }
@@ -132,13 +134,19 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 		nodes = DefaultNodes(info.Topology)
 	}
 	switch info.Topology {
-	case locks.Replicated:
+	case locks.Replicated, locks.Groups:
 		if nodes > 1 {
 			lag := p.ReplLag
 			if lag == 0 {
 				lag = time.Duration(streams.Get("params").Int64N(int64(50 * time.Millisecond)))
 			}
 			cfg.Topology = sim.Topology{Replicated: true, ReplLag: lag, DownAfter: p.DownAfter}
+		}
+		if info.Topology == locks.Groups {
+			if nodes%locks.DefaultGroups != 0 || nodes/locks.DefaultGroups < 2 {
+				return sim.Config{}, fmt.Errorf("nodes: %d do not split into %d primary/replica groups of at least 2 (lock %s)", nodes, locks.DefaultGroups, info.ID)
+			}
+			cfg.Topology.Groups = locks.DefaultGroups
 		}
 	}
 	if nodes < 1 || nodes > sim.MaxNodes {
@@ -237,7 +245,7 @@ func (s Scenario) fitsTopology(info locks.Info) string {
 	return fmt.Sprintf("%s needs %s; %s is written for %s", info.ID, topologyWords[info.Topology], s.ID, strings.Join(tops, " and "))
 }
 
-var topologyWords = map[locks.Topology]string{locks.Single: "one node", locks.Independent: "independent nodes", locks.Replicated: "a primary with replicas", locks.Consensus: "a coordination service"}
+var topologyWords = map[locks.Topology]string{locks.Single: "one node", locks.Independent: "independent nodes", locks.Replicated: "a primary with replicas", locks.Consensus: "a coordination service", locks.Groups: "primary/replica groups"}
 
 // memberNames are a consensus lock's coordination service members (nil
 // for other locks).

@@ -116,6 +116,15 @@ type TopologySpec struct {
 	Persistence string `yaml:"persistence"`
 	// PerNode overrides persistence and sets clocks, by node name (n0, n1 …).
 	PerNode map[string]NodeSpec `yaml:"per_node"`
+	// Groups splits a replicated world into this many primary/replica
+	// groups of Nodes nodes each, named on across groups (group g is
+	// n(g·Nodes) …), each failed over by Sentinel on its own; a failover
+	// fault's targets name groups (g0, g1 …; none: every group). Absent,
+	// the world has one group, except for a lock that needs groups
+	// (redisson-multilock): its world is locks.DefaultGroups copies of the
+	// file's group, and a fault or per-node setting naming node nX applies
+	// to nX of every group.
+	Groups int `yaml:"groups"`
 }
 
 // NodeSpec is one node's persistence and clock.
@@ -886,6 +895,16 @@ func (f *File) validateTopology() error {
 	if t.Replicated != nil && *t.Replicated && t.Nodes == 1 {
 		return f.errAt("topology.nodes", "a replicated topology needs at least 2 nodes (a primary and a replica)")
 	}
+	switch {
+	case t.Groups < 0 || t.Groups > sim.MaxNodes/2:
+		return f.errAt("topology.groups", "%d out of range 1..%d (absent: one group)", t.Groups, sim.MaxNodes/2)
+	case t.Groups > 1 && (t.Replicated == nil || !*t.Replicated):
+		return f.errAt("topology.groups", "%d groups need replicated: true (each group is a primary with replicas)", t.Groups)
+	case t.Groups > 1 && t.Nodes == 1:
+		return f.errAt("topology.nodes", "each of the %d groups needs at least 2 nodes (a primary and a replica)", t.Groups)
+	case t.Groups > 1 && t.Nodes*t.Groups > sim.MaxNodes:
+		return f.errAt("topology.groups", "%d groups of %d nodes: more than %d nodes", t.Groups, t.Nodes, sim.MaxNodes)
+	}
 	if err := f.checkSpan("topology.repl_lag", t.ReplLag, 0, sim.MaxDuration); err != nil {
 		return err
 	}
@@ -901,8 +920,9 @@ func (f *File) validateTopology() error {
 		if !nodeNameRE.MatchString(name) {
 			return f.errAt(p, "%q is not a node name (n0, n1, …)", name)
 		}
-		if i, _ := strconv.Atoi(name[1:]); t.Nodes > 0 && i >= t.Nodes {
-			return f.errAt(p, "no node %s: the topology has %d nodes (n0..n%d)", name, t.Nodes, t.Nodes-1)
+		if i, _ := strconv.Atoi(name[1:]); t.Nodes > 0 && i >= t.Nodes*max(1, t.Groups) {
+			all := t.Nodes * max(1, t.Groups)
+			return f.errAt(p, "no node %s: the topology has %d nodes (n0..n%d)", name, all, all-1)
 		}
 		if n.Persistence != "" && !slices.Contains(persistences, n.Persistence) {
 			return f.errAt(p+".persistence", "%q is not one of %s", n.Persistence, strings.Join(persistences, ", "))

@@ -78,9 +78,21 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 	if nodes == 0 {
 		nodes = f.Topology.Nodes
 	}
-	replicated := info.Topology == locks.Replicated
+	replicated := info.Topology == locks.Replicated || info.Topology == locks.Groups
 	if f.Topology.Replicated != nil {
 		replicated = *f.Topology.Replicated
+	}
+	// Groups: the file's own, or copies of its one group for a lock that
+	// needs groups (copied: node names in faults and per_node apply to
+	// their counterpart in every group).
+	groups, copied := max(1, f.Topology.Groups), false
+	if info.Topology == locks.Groups {
+		if !replicated {
+			return sim.Config{}, f.errAt("topology.replicated", "lock %s needs primary/replica groups, and the file's world is not replicated", info.ID)
+		}
+		if f.Topology.Groups <= 1 {
+			groups, copied = locks.DefaultGroups, true
+		}
 	}
 	if nodes == 0 {
 		switch {
@@ -92,9 +104,14 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 			nodes = DefaultNodes(locks.Single)
 		}
 	}
-	if nodes < 1 || nodes > sim.MaxNodes {
-		return sim.Config{}, f.errAt("topology.nodes", "%d out of range 1..%d", nodes, sim.MaxNodes)
+	if nodes < 1 || nodes*groups > sim.MaxNodes {
+		return sim.Config{}, f.errAt("topology.nodes", "%d out of range 1..%d", nodes*groups, sim.MaxNodes)
 	}
+	if groups > 1 && nodes < 2 {
+		return sim.Config{}, f.errAt("topology.nodes", "each of the %d groups of lock %s's world needs at least 2 nodes, the file gives %d", groups, info.ID, nodes)
+	}
+	groupSize := nodes
+	nodes *= groups
 	if replicated && nodes < 2 {
 		if f.Topology.Replicated != nil {
 			return sim.Config{}, f.errAt("topology.replicated", "a replicated topology needs at least 2 nodes, the world has %d", nodes)
@@ -117,6 +134,28 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 			down = p.DownAfter
 		}
 		cfg.Topology = sim.Topology{Replicated: true, ReplLag: lag, DownAfter: down}
+		if groups > 1 {
+			cfg.Topology.Groups = groups
+		}
+	}
+	// perGroup maps the file's node names to the world's: nX to nX of
+	// every group when the groups are copies, else itself.
+	perGroup := func(names []string) []string {
+		if !copied {
+			return names
+		}
+		var out []string
+		for _, n := range names {
+			i, err := strconv.Atoi(strings.TrimPrefix(n, "n"))
+			if !nodeNameRE.MatchString(n) || err != nil || i >= groupSize {
+				out = append(out, n)
+				continue
+			}
+			for g := 0; g < groups; g++ {
+				out = append(out, fmt.Sprintf("n%d", g*groupSize+i))
+			}
+		}
+		return out
 	}
 	var nodeNames []string
 	for i := 0; i < nodes; i++ {
@@ -134,14 +173,17 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 		if i >= nodes {
 			return sim.Config{}, f.errAt(path, "no node %s for lock %s: its world has %d nodes (n0..n%d)", name, info.ID, nodes, nodes-1)
 		}
-		if ns.Persistence != "" {
-			cfg.Nodes[i].Persistence = sim.Persistence(ns.Persistence)
-		}
 		off, err := resolve(path+".clock_offset", ns.ClockOffset, 0)
 		if err != nil {
 			return sim.Config{}, err
 		}
-		cfg.Nodes[i].ClockOffset, cfg.Nodes[i].DriftPPM = off, ns.DriftPPM
+		for _, each := range perGroup([]string{name}) {
+			i, _ := strconv.Atoi(each[1:])
+			if ns.Persistence != "" {
+				cfg.Nodes[i].Persistence = sim.Persistence(ns.Persistence)
+			}
+			cfg.Nodes[i].ClockOffset, cfg.Nodes[i].DriftPPM = off, ns.DriftPPM
+		}
 	}
 
 	// Clients.
@@ -208,6 +250,12 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 
 	// Faults.
 	known := map[string]bool{sim.SentinelName: replicated, resource.Name: true}
+	var groupNames []string
+	if replicated {
+		for g := 0; g < groups; g++ {
+			groupNames = append(groupNames, fmt.Sprintf("g%d", g))
+		}
+	}
 	// A consensus lock's world faults its coordination service's members
 	// where others fault Redis nodes (its one Redis node is idle).
 	faultNodes := nodeNames
@@ -237,7 +285,7 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 		}
 		cfg.Faults = fs
 	}
-	groups := map[string][]string{GroupClients: clientNames, GroupNodes: faultNodes}
+	procGroups := map[string][]string{GroupClients: clientNames, GroupNodes: faultNodes}
 	filterID := f.faultFilterID(info)
 	for i, fs := range f.Faults {
 		path := fmt.Sprintf("faults[%d]", i)
@@ -248,8 +296,17 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 		if err != nil {
 			return sim.Config{}, f.errAt(path, "%v (lock %s)", err, info.ID)
 		}
-		one.Targets, one.From, one.To = expand(one.Targets, groups), expand(one.From, groups), expand(one.To, groups)
-		if err := one.Validate(func(n string) bool { return known[n] }); err != nil {
+		one.Targets, one.From, one.To = perGroup(expand(one.Targets, procGroups)), perGroup(expand(one.From, procGroups)), perGroup(expand(one.To, procGroups))
+		for _, t := range append(append(slices.Clone(one.Targets), one.From...), one.To...) {
+			isGroup := slices.Contains(groupNames, t)
+			switch {
+			case one.Kind == faults.Failover && !isGroup:
+				return sim.Config{}, f.errAt(path+".targets", "failover: %q is not a primary/replica group of lock %s's world (%s)", t, info.ID, strings.Join(groupNames, ", "))
+			case one.Kind != faults.Failover && isGroup:
+				return sim.Config{}, f.errAt(path, "%s: %q is a group, which only a failover names (a node of it: n0, n1, …)", one.Kind, t)
+			}
+		}
+		if err := one.Validate(func(n string) bool { return known[n] || slices.Contains(groupNames, n) }); err != nil {
 			return sim.Config{}, f.errAt(faultField(path, err), "%v in the world of lock %s (%s)", err, info.ID, worldNames(faultNodes, clientNames, replicated))
 		}
 		if one.Kind == faults.Failover && !replicated {
@@ -1007,7 +1064,7 @@ func sweepNumber(node ast.Node) (float64, bool) {
 // file whose faults are restricted with locks: but never name it (a
 // library, a user's lock): the lock of its topology the files are written
 // for. Without it such a lock ran those scenarios with no faults at all.
-var StandIn = map[locks.Topology]string{locks.Single: "set-nx-cad", locks.Independent: "redlock", locks.Replicated: "primary-replica"}
+var StandIn = map[locks.Topology]string{locks.Single: "set-nx-cad", locks.Independent: "redlock", locks.Replicated: "primary-replica", locks.Groups: "redisson-multilock"}
 
 // faultFilterID is the id the faults' locks: filters are matched against
 // for info: its own when some fault names it, else its topology's stand-in.

@@ -75,6 +75,9 @@ type Proc interface {
 	Go(f func())
 	Nodes() []*redis.Client
 	Primary() *redis.Client
+	// Primaries are the clients that follow each primary/replica group's
+	// primary (nil unless the world is replicated).
+	Primaries() []*redis.Client
 	Service(i int) *redis.Client
 }
 
@@ -94,6 +97,9 @@ func RunClient(p Proc, info locks.Info, wl Workload) {
 		Hooks: locks.Hooks{At: func(pt locks.PausePoint) { p.Point(string(pt)) }, Go: p.Go, Renewed: believe}}
 	if env.Primary == nil {
 		env.Primary = p.Nodes()[0]
+	}
+	if info.Topology == locks.Groups {
+		env.Groups = p.Primaries()
 	}
 	if info.Topology == locks.Consensus {
 		for i := 0; i < zk.DefaultMembers; i++ {

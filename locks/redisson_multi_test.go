@@ -1,0 +1,116 @@
+package locks_test
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/locks"
+	locksimrun "github.com/locksim/locksim/run"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+// redisson-multilock's commands, as RedissonRedLock.tryLock(500, 30000)
+// issues them over three groups: on each group's primary (n0, n3, n6) the
+// RLock script with a 1 s lease (2 × waitTime) and the client's own
+// RedissonClient id, then PEXPIRE 30000 on each lock it took, and
+// unlock's script on every group. The three ids differ (three clients).
+func TestRedissonMultiLockCommands(t *testing.T) {
+	info := mustGet(t, "redisson-multilock")
+	if info.Source == "" || info.Weakness == "" || info.Topology != locks.Groups || info.TTL != 30*time.Second {
+		t.Fatalf("catalogue entry: %+v", info)
+	}
+	cfg, err := scenarios.Build("no-faults", "redisson-multilock", 1, scenarios.Params{Clients: 1, Duration: 5 * time.Second, Liveness: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Topology.Groups != 3 || len(cfg.Nodes) != 9 {
+		t.Fatalf("world: %d groups of %d nodes, want 3 of 9", cfg.Topology.Groups, len(cfg.Nodes))
+	}
+	cfg.HistoryCommands = true
+	res := run(t, cfg)
+	// The trace abbreviates a script to its length.
+	lockRE := regexp.MustCompile(fmt.Sprintf(`^eval <script %d bytes> 1 lock:resource 1000 ([0-9a-f-]+:1)$`, len(locks.RedissonLockScript)))
+	unlock := fmt.Sprintf("eval <script %d bytes> 2 lock:resource redisson_lock__channel:{lock:resource} 0 1000 ", len(locks.RedissonUnlockScript))
+	var seq []string
+	ids := map[string]string{}
+	for _, ev := range res.History {
+		if ev.Kind != "cmd" || ev.Peer != "c0" || ev.Cmd == "ping" || strings.HasPrefix(ev.Cmd, "hello") {
+			continue
+		}
+		switch m := lockRE.FindStringSubmatch(ev.Cmd); {
+		case m != nil:
+			seq = append(seq, ev.Proc+" lock")
+			if old, ok := ids[ev.Proc]; ok && old != m[1] {
+				t.Fatalf("%s: holder id changed from %s to %s", ev.Proc, old, m[1])
+			}
+			ids[ev.Proc] = m[1]
+		case ev.Cmd == "pexpire lock:resource 30000":
+			seq = append(seq, ev.Proc+" pexpire")
+		case strings.HasPrefix(ev.Cmd, unlock) && strings.TrimPrefix(ev.Cmd, unlock) == ids[ev.Proc]:
+			seq = append(seq, ev.Proc+" unlock")
+		}
+	}
+	want := []string{"n0 lock", "n3 lock", "n6 lock", "n0 pexpire", "n3 pexpire", "n6 pexpire", "n0 unlock", "n3 unlock", "n6 unlock"}
+	if len(seq) < len(want) || !slices.Equal(seq[:len(want)], want) {
+		t.Fatalf("c0's first round: %q, want %q", seq[:min(len(seq), 12)], want)
+	}
+	if len(ids) != 3 || ids["n0"] == ids["n3"] || ids["n3"] == ids["n6"] || ids["n0"] == ids["n6"] {
+		t.Fatalf("holder ids per group: %v, want three different RedissonClient ids", ids)
+	}
+}
+
+// redisson-multilock's documented weakness: a failover that loses the key
+// of a bare majority. multilock-bare-majority takes g2 down while a client
+// locks (it gets g0 and g1 only), fails g0 over before its replicas have
+// the key, and brings g2 back: the other client takes g0 and g2. The same
+// world without g2's downtime (the holder has all three keys, and one
+// failover loses only one) is safe on the same seeds: the bare majority,
+// not the failover alone, breaks it.
+func TestRedissonMultiLockBareMajority(t *testing.T) {
+	seeds := 6
+	if testing.Short() {
+		seeds = 3
+	}
+	unsafe := 0
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		spec := locksimrun.Spec{Scenario: "multilock-bare-majority", Lock: "redisson-multilock", Seed: seed}
+		j := judge(t, spec)
+		if j.Verdict() == checker.VerdictUnsafe {
+			unsafe++
+			if j.Check.First.Kind != checker.KindLeaseOverlap {
+				t.Errorf("seed %d: unsafe by %s, want a lease overlap first", seed, j.Check.First.Kind)
+			}
+		} else if j.Verdict() != checker.VerdictSafe {
+			t.Errorf("seed %d: %s: %v", seed, j.Verdict(), j.Check.Reasons)
+		}
+		job, err := spec.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		job.Config.Faults = slices.DeleteFunc(job.Config.Faults, func(f faults.Fault) bool { return f.Kind == faults.Crash })
+		if n := len(job.Config.Faults); n != 4 {
+			t.Fatalf("seed %d: %d faults left, want the 4 failovers of g0", seed, n)
+		}
+		c, err := job.Run(sim.TestBubble(t))
+		if err != nil || c.Err != nil {
+			t.Fatalf("seed %d without g2's downtime: %v %v", seed, err, c.Err)
+		}
+		if c.Verdict() != checker.VerdictSafe {
+			t.Errorf("seed %d: with g2 up, one group's failover must be harmless, got %s: %v", seed, c.Verdict(), c.Check.Reasons)
+		}
+		if c.Result.Stats.Failovers != 4 {
+			t.Errorf("seed %d with g2 up: %d failovers, want 4", seed, c.Result.Stats.Failovers)
+		}
+	}
+	if unsafe == 0 {
+		t.Fatalf("no seed of %d unsafe: the bare majority never broke", seeds)
+	}
+	t.Logf("%d of %d seeds unsafe with a bare majority; 0 without", unsafe, seeds)
+}
