@@ -62,6 +62,26 @@ func sha1hex(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
+// maxSHAs bounds the world's cache of script SHA1s (a lock that builds a
+// new script text per call would otherwise grow it without end).
+const maxSHAs = 64
+
+// scriptSHA is sha1hex(body), cached per world: Redisson sends its
+// scripts by EVAL with their text (up to 2 KB) on every call.
+func (w *World) scriptSHA(body string) string {
+	if sha, ok := w.shas[body]; ok {
+		return sha
+	}
+	sha := sha1hex(body)
+	if w.shas == nil {
+		w.shas = map[string]string{}
+	}
+	if len(w.shas) < maxSHAs {
+		w.shas[strings.Clone(body)] = sha
+	}
+	return sha
+}
+
 // native runs EVAL/EVALSHA of a known script in Go. It reports false to
 // let miniredis's interpreter handle the command.
 func (n *Node) native(c *conn, cmd string, args []string) bool {
@@ -70,7 +90,7 @@ func (n *Node) native(c *conn, cmd string, args []string) bool {
 	}
 	var sha string
 	if cmd == "EVAL" {
-		sha = sha1hex(args[1])
+		sha = n.w.scriptSHA(args[1])
 	} else {
 		sha = strings.ToLower(args[1])
 		if !n.scripts[sha] {
