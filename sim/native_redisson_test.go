@@ -1,13 +1,17 @@
 package sim
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
+	"testing"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/alicebob/miniredis/v2/server"
 
 	"github.com/locksim/locksim/locks"
 )
@@ -228,4 +232,41 @@ func (s *subscribers) done() string {
 	s.pt.Close()
 	s.wg.Wait()
 	return s.logCh.String() + s.logPt.String()
+}
+
+// BenchmarkRedissonFairPoll: one waiter's poll of a held fair lock (the
+// redisson-fair run's commonest EVAL), natively and through the
+// interpreter.
+func BenchmarkRedissonFairPoll(b *testing.B) {
+	body := locks.RedissonFairLockScript
+	keys := []string{rLock, rQueue, rTimeout}
+	argv := []string{"30000", "u2:1", "5000", fmt.Sprint(rNow)}
+	setup := func(b *testing.B) (*miniredis.Miniredis, func(...string) string) {
+		m, do := startMini(b)
+		do("HSET", rLock, "u1:1", "1")
+		do("PEXPIRE", rLock, "30000")
+		do("RPUSH", rQueue, "u2:1")
+		do("ZADD", rTimeout, fmt.Sprint(rNow+35000), "u2:1")
+		return m, do
+	}
+	b.Run("native", func(b *testing.B) {
+		m, _ := setup(b)
+		s := nativeScripts[sha1hex(body)]
+		p := server.NewPeer(bufio.NewWriter(io.Discard))
+		b.ReportAllocs()
+		for b.Loop() {
+			if !s.run(m, p, keys, argv) {
+				b.Fatal("fell back")
+			}
+		}
+	})
+	b.Run("lua", func(b *testing.B) {
+		m, _ := setup(b)
+		args := append(append([]string{"EVAL", body, "3"}, keys...), argv...)
+		p := server.NewPeer(bufio.NewWriter(io.Discard))
+		b.ReportAllocs()
+		for b.Loop() {
+			m.Server().Dispatch(p, args)
+		}
+	})
 }
