@@ -43,11 +43,43 @@ var nativeScripts = map[string]nativeScript{
 	"eb0c00d98f6f33b4262419a509002884540f30be": {"redislock-obtain", nativeRedislockObtain},
 	"9470c810040e272ee6c579d8d4331aaf6332a7b1": {"redislock-release", nativeRedislockRelease},
 	"5a22d7e8431313862816d4416b5e46dd70fc340d": {"redislock-refresh", nativeRedislockRefresh},
+	// Redisson 3.16 as locks/redisson*.go send it (native_redisson.go).
+	"dad0f8d619e548e04f21fb48d50be5034df3adae": {"redisson-lock", viaCalls("redisson-lock", nativeRedissonLock)},
+	"3ffe249c16dee540ac8ab32e39bd408626b9aff7": {"redisson-unlock", viaCalls("redisson-unlock", nativeRedissonUnlock)},
+	"8e19a1ddbdee9138df9f32a480c57addab4353d1": {"redisson-renew", viaCalls("redisson-renew", nativeRedissonRenew)},
+	"762bfafa6be221431a0b668685dd15c926483619": {"redisson-fair-lock", viaCalls("redisson-fair-lock", nativeRedissonFairLock)},
+	"35d32367b21753c39b55dc64d1906fee627cc9a8": {"redisson-fair-unlock", viaCalls("redisson-fair-unlock", nativeRedissonFairUnlock)},
+	"d1ddef65ad80886b5d36e023c99930044ddd653a": {"redisson-fair-failed", viaCalls("redisson-fair-failed", nativeRedissonFairFailed)},
+	"95553a6ff11176c18e71344e89d116b06fd6f753": {"redisson-read-lock", viaCalls("redisson-read-lock", nativeRedissonReadLock)},
+	"f5469be4bfe5232d519471092634b3ee84e5ee6f": {"redisson-read-unlock", viaCalls("redisson-read-unlock", nativeRedissonReadUnlock)},
+	"6563941ff57e01b8cf61e86907b80686438a2f74": {"redisson-read-renew", viaCalls("redisson-read-renew", nativeRedissonReadRenew)},
+	"6306ba3bf1f563b284bed52d305fce615c6664d9": {"redisson-write-lock", viaCalls("redisson-write-lock", nativeRedissonWriteLock)},
+	"baa634f6184acc1b8f145e810a0e0e00967a3cbe": {"redisson-write-unlock", viaCalls("redisson-write-unlock", nativeRedissonWriteUnlock)},
 }
 
 func sha1hex(s string) string {
 	h := sha1.Sum([]byte(s))
 	return hex.EncodeToString(h[:])
+}
+
+// maxSHAs bounds the world's cache of script SHA1s (a lock that builds a
+// new script text per call would otherwise grow it without end).
+const maxSHAs = 64
+
+// scriptSHA is sha1hex(body), cached per world: Redisson sends its
+// scripts by EVAL with their text (up to 2 KB) on every call.
+func (w *World) scriptSHA(body string) string {
+	if sha, ok := w.shas[body]; ok {
+		return sha
+	}
+	sha := sha1hex(body)
+	if w.shas == nil {
+		w.shas = map[string]string{}
+	}
+	if len(w.shas) < maxSHAs {
+		w.shas[strings.Clone(body)] = sha
+	}
+	return sha
 }
 
 // native runs EVAL/EVALSHA of a known script in Go. It reports false to
@@ -58,7 +90,7 @@ func (n *Node) native(c *conn, cmd string, args []string) bool {
 	}
 	var sha string
 	if cmd == "EVAL" {
-		sha = sha1hex(args[1])
+		sha = n.w.scriptSHA(args[1])
 	} else {
 		sha = strings.ToLower(args[1])
 		if !n.scripts[sha] {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -56,6 +57,9 @@ func TestNativeTableMatchesBodies(t *testing.T) {
 	for k, v := range nativeBodies {
 		all[k] = v
 	}
+	for k, v := range redissonBodies {
+		all[k] = v
+	}
 	if len(all) != len(nativeScripts) {
 		t.Errorf("%d bodies for %d native scripts", len(all), len(nativeScripts))
 	}
@@ -86,14 +90,40 @@ func startMini(t testing.TB) (*miniredis.Miniredis, func(args ...string) string)
 	}
 }
 
+// dumpState is the whole keyspace: every key's type, TTL and contents
+// (strings, hashes field by field, lists in order, sorted sets with their
+// scores' exact bits).
 func dumpState(m *miniredis.Miniredis) string {
 	var b strings.Builder
 	keys := m.Keys()
 	sort.Strings(keys)
 	for _, k := range keys {
 		fmt.Fprintf(&b, "%s type=%s ttl=%v", k, m.Type(k), m.TTL(k))
-		if v, err := m.Get(k); err == nil {
+		switch m.Type(k) {
+		case "string":
+			v, _ := m.Get(k)
 			fmt.Fprintf(&b, " v=%q", v)
+		case "hash":
+			fields, _ := m.HKeys(k)
+			sort.Strings(fields)
+			for _, f := range fields {
+				fmt.Fprintf(&b, " %q=%q", f, m.HGet(k, f))
+			}
+		case "list":
+			l, _ := m.List(k)
+			fmt.Fprintf(&b, " %q", l)
+		case "zset":
+			ss, _ := m.SortedSet(k)
+			members := make([]string, 0, len(ss))
+			for mem := range ss {
+				members = append(members, mem)
+			}
+			sort.Strings(members)
+			for _, mem := range members {
+				fmt.Fprintf(&b, " %q=%x", mem, math.Float64bits(ss[mem]))
+			}
+		default:
+			fmt.Fprintf(&b, " (contents not compared)")
 		}
 		b.WriteByte('\n')
 	}
@@ -102,13 +132,19 @@ func dumpState(m *miniredis.Miniredis) string {
 
 // TestNativeMatchesLua runs every native script and miniredis's Lua
 // interpreter on the same random states and arguments and demands the same
-// reply bytes and the same resulting keyspace. Inputs include missing keys,
-// keys of the wrong type, matching and mismatching values, prefixes, and
-// TTL arguments that are negative, zero, huge or not numbers (where the
-// native path must fall back, which is then also compared).
+// reply bytes, the same resulting keyspace and, for the Redisson scripts,
+// the same messages delivered to pub/sub subscribers. Inputs include
+// missing keys, keys of the wrong type, matching and mismatching values,
+// prefixes, and TTL arguments that are negative, zero, huge or not numbers
+// (where the native path must fall back, which is then also compared);
+// redissonCase (native_redisson_test.go) builds the Redisson family's
+// hashes, queues, timeout sets and timeout keys.
 func TestNativeMatchesLua(t *testing.T) {
 	bodies := map[string]string{}
 	for k, v := range nativeBodies {
+		bodies[k] = v
+	}
+	for k, v := range redissonBodies {
 		bodies[k] = v
 	}
 	bodies["redislock-obtain"] = mustReadLib(t, "obtain.lua")
@@ -121,60 +157,34 @@ func TestNativeMatchesLua(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	values := []string{"v1", "v2", "v1-meta", "v", "", "tok12345"}
 	ttls := []string{"1000", "1", "0", "-5", "abc", "99999999999999", "3000", "2.5"}
-	iters := 3000
+	iters := 150 * len(names)
 	if testing.Short() {
-		iters = 600
+		iters = 40 * len(names)
 	}
-	native, fell := 0, 0
+	native, fell := map[string]int{}, map[string]int{}
 	for i := 0; i < iters; i++ {
 		name := names[r.IntN(len(names))]
 		body := bodies[name]
 		mA, doA := startMini(t)
 		mB, doB := startMini(t)
-		keys := []string{"k1", "k2", "k3"}[:1+r.IntN(2)]
-		for _, k := range keys {
-			switch r.IntN(4) {
-			case 0: // missing
-			case 1, 2:
-				v := values[r.IntN(len(values))]
-				for _, do := range []func(...string) string{doA, doB} {
-					do("SET", k, v)
-				}
-				if r.IntN(2) == 0 {
-					for _, do := range []func(...string) string{doA, doB} {
-						do("PEXPIRE", k, "5000")
-					}
-				}
-			case 3:
-				for _, do := range []func(...string) string{doA, doB} {
-					do("HSET", k, "f", "x")
+		var args []string
+		var nk int
+		if _, ok := redissonBodies[name]; ok {
+			var setup [][]string
+			var keys, argv []string
+			setup, keys, argv = redissonCase(r, name)
+			for _, cmd := range setup {
+				if a, b := doA(cmd...), doB(cmd...); a != b {
+					t.Fatalf("setup %q: %q vs %q", cmd, a, b)
 				}
 			}
+			nk = len(keys)
+			args = append([]string{"EVAL", body, fmt.Sprint(nk)}, keys...)
+			args = append(args, argv...)
+		} else {
+			args, nk = oldNativeCase(r, name, body, values, ttls, doA, doB)
 		}
-		nk := len(keys)
-		if !strings.HasPrefix(name, "redislock") {
-			nk = 1
-		}
-		if name == "fenced-acquire" {
-			keys = []string{"k1", "k2"}
-			if r.IntN(3) == 0 { // a counter that is not an integer, or has a TTL
-				v := []string{"abc", "7", "-3", "9223372036854775807"}[r.IntN(4)]
-				for _, do := range []func(...string) string{doA, doB} {
-					do("SET", "k2", v)
-					do("PEXPIRE", "k2", "9000")
-				}
-			}
-			nk = 2
-		}
-		args := []string{"EVAL", body, fmt.Sprint(nk)}
-		args = append(args, keys[:nk]...)
-		args = append(args, values[r.IntN(len(values))])
-		switch name {
-		case "redsync-touch", "redsync-touch-setnx", "redislock-refresh", "fenced-acquire":
-			args = append(args, ttls[r.IntN(len(ttls))])
-		case "redislock-obtain":
-			args = append(args, fmt.Sprint(r.IntN(5)), ttls[r.IntN(len(ttls))])
-		}
+		subsA, subsB := subscribe(mA), subscribe(mB)
 		// A: the interpreter.
 		want := doA(args...)
 		// B: the native path, as the engine calls it.
@@ -183,23 +193,83 @@ func TestNativeMatchesLua(t *testing.T) {
 		s := nativeScripts[sha1hex(body)]
 		ok := s.run(mB, server.NewPeer(bw), args[3:3+nk], args[3+nk:])
 		if !ok {
-			fell++
+			fell[name]++
 			mB.Server().Dispatch(server.NewPeer(bw), args)
 		} else {
-			native++
+			native[name]++
 		}
 		bw.Flush()
 		if got := buf.String(); got != want {
-			t.Fatalf("%s %q: native reply %q, Lua reply %q", name, args[2:], got, want)
+			t.Fatalf("%s %q: native reply %q, Lua reply %q (native path: %v)", name, args[2:], got, want, ok)
 		}
 		if a, b := dumpState(mA), dumpState(mB); a != b {
-			t.Fatalf("%s %q: state differs\nLua:\n%s\nnative:\n%s", name, args[2:], a, b)
+			t.Fatalf("%s %q: state differs (native path: %v)\nLua:\n%s\nnative:\n%s", name, args[2:], ok, a, b)
+		}
+		if a, b := subsA.done(), subsB.done(); a != b {
+			t.Fatalf("%s %q: subscribers got different messages (native path: %v)\nLua:\n%s\nnative:\n%s", name, args[2:], ok, a, b)
 		}
 	}
-	if native < iters/2 {
-		t.Fatalf("native path taken only %d of %d times (fell back %d): the comparison is too weak", native, iters, fell)
+	for _, name := range names {
+		n, f := native[name], fell[name]
+		share := 10 // the older scripts' cases are mostly odd inputs
+		if _, ok := redissonBodies[name]; ok {
+			share = 3
+		}
+		if n < (n+f)/share || n < 5 {
+			t.Errorf("%s: native path taken only %d of %d times: the comparison is too weak", name, n, n+f)
+		}
+		t.Logf("%s: %d native, %d fell back to Lua", name, n, f)
 	}
-	t.Logf("%d cases: %d native, %d fell back to Lua", iters, native, fell)
+}
+
+// oldNativeCase sets up a state on both servers and returns the EVAL and
+// its key count for the scripts other than Redisson's.
+func oldNativeCase(r *rand.Rand, name, body string, values, ttls []string, doA, doB func(...string) string) ([]string, int) {
+	keys := []string{"k1", "k2", "k3"}[:1+r.IntN(2)]
+	for _, k := range keys {
+		switch r.IntN(4) {
+		case 0: // missing
+		case 1, 2:
+			v := values[r.IntN(len(values))]
+			for _, do := range []func(...string) string{doA, doB} {
+				do("SET", k, v)
+			}
+			if r.IntN(2) == 0 {
+				for _, do := range []func(...string) string{doA, doB} {
+					do("PEXPIRE", k, "5000")
+				}
+			}
+		case 3:
+			for _, do := range []func(...string) string{doA, doB} {
+				do("HSET", k, "f", "x")
+			}
+		}
+	}
+	nk := len(keys)
+	if !strings.HasPrefix(name, "redislock") {
+		nk = 1
+	}
+	if name == "fenced-acquire" {
+		keys = []string{"k1", "k2"}
+		if r.IntN(3) == 0 { // a counter that is not an integer, or has a TTL
+			v := []string{"abc", "7", "-3", "9223372036854775807"}[r.IntN(4)]
+			for _, do := range []func(...string) string{doA, doB} {
+				do("SET", "k2", v)
+				do("PEXPIRE", "k2", "9000")
+			}
+		}
+		nk = 2
+	}
+	args := []string{"EVAL", body, fmt.Sprint(nk)}
+	args = append(args, keys[:nk]...)
+	args = append(args, values[r.IntN(len(values))])
+	switch name {
+	case "redsync-touch", "redsync-touch-setnx", "redislock-refresh", "fenced-acquire":
+		args = append(args, ttls[r.IntN(len(ttls))])
+	case "redislock-obtain":
+		args = append(args, fmt.Sprint(r.IntN(5)), ttls[r.IntN(len(ttls))])
+	}
+	return args, nk
 }
 
 func mustReadLib(t *testing.T, name string) string {

@@ -36,6 +36,7 @@ type World struct {
 	dirty    []*Proc            // processes with records not yet in the trace
 	free     []*event           // events to reuse (an event is a few per Redis command)
 	cmds     map[string]cmdInfo // command names as sent, see command
+	shas     map[string]string  // SHA1s of EVAL bodies, see scriptSHA
 	ran      *event             // the event run last, recycled at the next step
 	flushBuf []Event            // flushRecords' scratch
 
