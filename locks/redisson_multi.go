@@ -13,7 +13,7 @@ func init() {
 		ID:       "redisson-multilock",
 		Design:   "Redisson RedissonRedLock over 3 Sentinel groups (a primary with async replicas each): tryLock(500 ms, 30 s) takes Redisson's RLock (hash + Lua) on each group's primary in turn, each try bounded by 500/3 ms with a 1 s lease (2 × waitTime), a majority of 2 suffices, a failed round releases what it took and starts over while the wait lasts, then PEXPIRE 30 s on every lock it took; unlock on every group, failures ignored",
 		Source:   "seed 000 §3.2 (RedissonRedLock(lock1, lock2, lock3).tryLock(500, 30000, MILLISECONDS); \"3 sentinel clusters, at least 3/2+1 = 2 must answer\"); Redisson 3.11 RedissonMultiLock.tryLock, RedissonRedLock failedLocksLimit / calcLockWaitTime / unlock",
-		Weakness: "each group fails over with async replication, so a failover can lose the key on a group that is part of a bare majority (the holder took 2 of 3 because the third group was down): another client then takes that group and the third; no validity check (the holder believes its 30 s lease whatever the round took), no fencing token",
+		Weakness: "each group fails over with async replication, so a failover can lose the key on a group that is part of a bare majority (the holder took 2 of 3 because the third group was down): another client then takes that group and the third; no validity check (the holder believes its 30 s lease whatever the round took), no fencing token; and a group that does not answer (packets held, a paused node) holds each try for its command timeout, more than the 500 ms wait, so nobody can lock while any one group is silent (multilock-silent-group)",
 		Topology: Groups,
 		TTL:      30 * time.Second,
 		New: func(env Env) (Lock, error) {

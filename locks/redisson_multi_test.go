@@ -114,3 +114,32 @@ func TestRedissonMultiLockBareMajority(t *testing.T) {
 	}
 	t.Logf("%d of %d seeds unsafe with a bare majority; 0 without", unsafe, seeds)
 }
+
+// One silent group of three stops redisson-multilock altogether, although
+// two groups answer: each try waits for its command's reply (a timeout)
+// before tryLock checks its 500 ms wait. multilock-silent-group holds every
+// client's packets to g0's primary for the safety phase: no acquisition
+// succeeds until the heal, and the run is a liveness failure, never unsafe.
+func TestRedissonMultiLockSilentGroup(t *testing.T) {
+	j := judge(t, locksimrun.Spec{Scenario: "multilock-silent-group", Lock: "redisson-multilock", Seed: 1})
+	if j.Verdict() != checker.VerdictLiveness {
+		t.Fatalf("%s: %v, want liveness", j.Verdict(), j.Check.Reasons)
+	}
+	heal := int64(60 * time.Second)
+	before, after := 0, 0
+	for _, ev := range j.Result.History {
+		if ev.Kind == "ok" && ev.Op == "acquire" {
+			if ev.T < heal {
+				before++
+			} else {
+				after++
+			}
+		}
+	}
+	if before != 0 || after == 0 {
+		t.Fatalf("acquisitions: %d before the heal, %d after; want none before, some after", before, after)
+	}
+	if j.Result.Stats.Failovers != 0 {
+		t.Fatalf("%d failovers: Sentinel still reaches n0, nothing should fail over", j.Result.Stats.Failovers)
+	}
+}
