@@ -75,7 +75,7 @@ var (
 // lockOrder is the columns' order: DESIGN §8a's list (simplest designs
 // first, libraries last); other locks follow alphabetically.
 var lockOrder = []string{"setnx-del", "setnx-expire", "set-nx-del", "getset-expiry", "set-nx-getdel", "set-nx-cad", "spin-retry", "watchdog", "redisson-lock", "redisson-rw", "redisson-fair",
-	"primary-replica", "redlock", "fencing", "fencing-strict", "token-cas", "version-cas", "redsync", "redislock", "go-zero", "gocron", "zk-lock", "zk-fencing"}
+	"primary-replica", "redisson-multilock", "redlock", "fencing", "fencing-strict", "token-cas", "version-cas", "redsync", "redislock", "go-zero", "gocron", "zk-lock", "zk-fencing"}
 
 // Options is the report a user asks for.
 type Options struct {
