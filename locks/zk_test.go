@@ -126,3 +126,48 @@ func TestZKPauseAfterCheck(t *testing.T) {
 		t.Logf("seed %d: zk-lock unsafe (%s, %d session expiries); zk-fencing safe, %d operations fenced", seed, j.Check.First.Kind, expired, fenced)
 	}
 }
+
+// token-regression's consensus row: the same six failures as the Redis
+// rows' failovers, as crashes of the raft members in turn. Some crash the
+// leader (a new one is elected); the tokens (creation revisions) still
+// grow strictly in grant order, and the run is safe, where the
+// Redis-minted fencing row repeats tokens (TestBuiltinScenarios).
+func TestZKFencingTokenRegression(t *testing.T) {
+	seeds := 2
+	if testing.Short() {
+		seeds = 1
+	}
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		j := judge(t, locksimrun.Spec{Scenario: "token-regression", Lock: "zk-fencing", Seed: seed})
+		if j.Verdict() != checker.VerdictSafe {
+			t.Fatalf("seed %d: %s, want safe: %v", seed, j.Verdict(), j.Check.Reasons)
+		}
+		leader, leaderCrashes, crashes := "", 0, 0
+		var tokens []int64
+		for _, ev := range j.Result.History {
+			switch {
+			case ev.Kind == "zk-leader":
+				leader = ev.Proc
+			case ev.Kind == "crash" && strings.HasPrefix(ev.Proc, "zk"):
+				crashes++
+				if ev.Proc == leader {
+					leaderCrashes++
+				}
+			case ev.Kind == "ok" && ev.Op == "acquire":
+				tokens = append(tokens, ev.Token)
+			}
+		}
+		if crashes != 6 || leaderCrashes == 0 {
+			t.Fatalf("seed %d: %d member crashes, %d of the leader; want 6, some of the leader", seed, crashes, leaderCrashes)
+		}
+		for i := 1; i < len(tokens); i++ {
+			if tokens[i] <= tokens[i-1] {
+				t.Fatalf("seed %d: grant %d has token %d after %d", seed, i, tokens[i], tokens[i-1])
+			}
+		}
+		if len(tokens) < 10 {
+			t.Fatalf("seed %d: %d grants", seed, len(tokens))
+		}
+		t.Logf("seed %d: safe; %d grants with increasing tokens through %d member crashes (%d of the leader)", seed, len(tokens), crashes, leaderCrashes)
+	}
+}
