@@ -35,33 +35,60 @@ import (
 type Cell struct {
 	Scenario string `json:"scenario"`
 	Lock     string `json:"lock"`
+	// TTL, if set, is the lease this cell runs with in both arms instead
+	// of the table's (Options.TTL); a cell of a replicated world runs
+	// with at least ReplicatedTTL whatever it says (Cell.ttl).
+	TTL time.Duration `json:"ttl_ns,omitempty"`
+}
+
+// ReplicatedTTL is the least TTL a cell of a replicated world (primary,
+// replicas, three real Sentinels) runs with. A real Sentinel failover
+// takes down-after plus 0.3 to 1.3 s of real time that scaling cannot
+// shrink (its timer ticks 10 to 19 times a second; during a failover it
+// polls the promoted replica's role once a second): measured 1.8 s from
+// the kill to +switch-master with down-after 500 ms. At 3 s, the
+// primary-replica lock's own TTL, the scenarios run unscaled (×1), so
+// the real arm is the deployment the scenario describes, in real time.
+const ReplicatedTTL = 3 * time.Second
+
+// ttl is the lease cell c runs with when the table's is def, and whether
+// its world is replicated.
+func (c Cell) ttl(def time.Duration) (time.Duration, bool) {
+	t := def
+	if c.TTL > 0 {
+		t = c.TTL
+	}
+	if j, err := realredis.BuildScaled(run.Spec{Scenario: c.Scenario, Lock: c.Lock, Seed: 1}, t); err == nil && j.Config.Topology.Replicated {
+		return max(t, ReplicatedTTL), true
+	}
+	return t, false
 }
 
 // Cells is the fixed set (issue 13): the debate's scenarios with the locks
 // they are about, and no-faults with every lock of the catalogue.
 func Cells() []Cell {
 	cs := []Cell{
-		{"pause-after-check", "set-nx-cad"}, {"pause-after-check", "redlock"}, {"pause-after-check", "fencing"}, {"pause-after-check", "redsync"},
-		{"pause-during-acquire", "set-nx-cad"}, {"pause-during-acquire", "redlock"},
-		{"clock-jump", "redlock"},
-		{"restart-no-persistence", "redlock"}, {"restart-fsync-always", "redlock"}, {"delayed-restart", "redlock"},
-		{"failover", "primary-replica"}, {"failover-wait", "primary-replica"}, {"split-brain", "primary-replica"},
-		{"delayed-write", "set-nx-cad"},
-		{"foreign-release", "set-nx-del"},
-		{"redlock-2-of-5", "redlock"},
+		{Scenario: "pause-after-check", Lock: "set-nx-cad"}, {Scenario: "pause-after-check", Lock: "redlock"}, {Scenario: "pause-after-check", Lock: "fencing"}, {Scenario: "pause-after-check", Lock: "redsync"},
+		{Scenario: "pause-during-acquire", Lock: "set-nx-cad"}, {Scenario: "pause-during-acquire", Lock: "redlock"},
+		{Scenario: "clock-jump", Lock: "redlock"},
+		{Scenario: "restart-no-persistence", Lock: "redlock"}, {Scenario: "restart-fsync-always", Lock: "redlock"}, {Scenario: "delayed-restart", Lock: "redlock"},
+		{Scenario: "failover", Lock: "primary-replica"}, {Scenario: "failover-wait", Lock: "primary-replica"}, {Scenario: "split-brain", Lock: "primary-replica"},
+		{Scenario: "delayed-write", Lock: "set-nx-cad"},
+		{Scenario: "foreign-release", Lock: "set-nx-del"},
+		{Scenario: "redlock-2-of-5", Lock: "redlock"},
 	}
 	for _, id := range locks.IDs() {
 		if info, _ := locks.Get(id); info.Topology == locks.Consensus {
 			continue // the real arm has no coordination service
 		}
-		cs = append(cs, Cell{"no-faults", id})
+		cs = append(cs, Cell{Scenario: "no-faults", Lock: id})
 	}
 	return cs
 }
 
 // QuickCells is the slice CI runs (a few cells, a few runs).
 func QuickCells() []Cell {
-	return []Cell{{"pause-after-check", "set-nx-cad"}, {"pause-after-check", "fencing"}, {"restart-no-persistence", "redlock"}, {"no-faults", "set-nx-cad"}}
+	return []Cell{{Scenario: "pause-after-check", Lock: "set-nx-cad"}, {Scenario: "pause-after-check", Lock: "fencing"}, {Scenario: "restart-no-persistence", Lock: "redlock"}, {Scenario: "no-faults", Lock: "set-nx-cad"}}
 }
 
 // Options configure a parity run.
@@ -70,8 +97,11 @@ type Options struct {
 	SimRuns  int           // seeds 1..SimRuns in the simulator
 	RealRuns int           // seeds 1..RealRuns against real Redis
 	TTL      time.Duration // the lease both arms run with (0: realredis.DefaultTTL)
-	// RealJobs is how many real runs go at once (each has its own
-	// processes and ports; a run mostly waits, in real time).
+	// ReplicatedRuns, if set, caps the real runs of a cell of a
+	// replicated world (each takes over a minute at ReplicatedTTL).
+	ReplicatedRuns int
+	// RealJobs is how many real runs go at once, across cells (each has
+	// its own processes and ports; a run mostly waits, in real time).
 	RealJobs int
 	// Progress, if set, gets one line per finished cell and arm.
 	Progress io.Writer
@@ -79,8 +109,8 @@ type Options struct {
 
 // Full and Quick are the CLI's presets.
 var (
-	Full  = Options{SimRuns: 200, RealRuns: 20, RealJobs: 3}
-	Quick = Options{SimRuns: 40, RealRuns: 4, RealJobs: 4}
+	Full  = Options{SimRuns: 200, RealRuns: 20, ReplicatedRuns: 8, RealJobs: 3}
+	Quick = Options{SimRuns: 40, RealRuns: 4, ReplicatedRuns: 2, RealJobs: 4}
 )
 
 // Result is parity.json.
@@ -95,8 +125,11 @@ type Result struct {
 
 // CellResult is one cell in both arms.
 type CellResult struct {
-	Scenario    string `json:"scenario"`
-	Lock        string `json:"lock"`
+	Scenario string `json:"scenario"`
+	Lock     string `json:"lock"`
+	// TTLNS is the lease the cell ran with in both arms (the table's
+	// ttl_ns, or more: Cell.ttl).
+	TTLNS       int64  `json:"ttl_ns"`
 	SimRuns     int    `json:"sim_runs"`
 	SimUnsafe   int    `json:"sim_unsafe"`
 	RealRuns    int    `json:"real_runs"`
@@ -133,6 +166,8 @@ type CellResult struct {
 	RealOtherSeeds map[string][]uint64 `json:"real_other_seeds,omitempty"`
 	// Errors are real runs that could not be judged at all.
 	Errors []string `json:"errors,omitempty"`
+
+	replicated bool // a replicated world (Options.ReplicatedRuns)
 }
 
 // Seed names one run.
@@ -175,7 +210,8 @@ func Run(ctx context.Context, b sim.Bubble, opt Options) (*Result, error) {
 	res := &Result{TTLNS: int64(opt.TTL), Redis: realredis.RedisVersion(),
 		Note: "both arms run each scenario scaled so that the lock's TTL is ttl_ns (realredis.Scale); real runs are not replayable"}
 	for _, c := range cells {
-		res.Cells = append(res.Cells, CellResult{Scenario: c.Scenario, Lock: c.Lock, SimVerdicts: map[string]int{}, RealVerdicts: map[string]int{}})
+		ttl, repl := c.ttl(opt.TTL)
+		res.Cells = append(res.Cells, CellResult{Scenario: c.Scenario, Lock: c.Lock, TTLNS: int64(ttl), replicated: repl, SimVerdicts: map[string]int{}, RealVerdicts: map[string]int{}})
 	}
 	for i := range res.Cells {
 		cr := &res.Cells[i]
@@ -188,14 +224,31 @@ func Run(ctx context.Context, b sim.Bubble, opt Options) (*Result, error) {
 		cr.Expected = expected(cr.Scenario, cr.Lock)
 		progress(opt.Progress, "%6.1fs sim  %-24s %-16s %d/%d unsafe (%s)", time.Since(began).Seconds(), cr.Scenario, cr.Lock, cr.SimUnsafe, cr.SimRuns, cr.SimVerdict)
 	}
+	// The real arm: every cell's runs share one pool of RealJobs, so a
+	// cell of long runs (a replicated world at ReplicatedTTL) overlaps
+	// the short ones.
 	var notes sync.Map
+	var pmu sync.Mutex
+	sem := make(chan struct{}, max(1, opt.RealJobs))
+	errs := make([]error, len(res.Cells))
+	var wg sync.WaitGroup
 	for i := range res.Cells {
-		cr := &res.Cells[i]
-		if err := cr.realArm(ctx, opt, &notes); err != nil {
-			return nil, err
-		}
-		cr.finish()
-		progress(opt.Progress, "%6.1fs real %-24s %-16s %s", time.Since(began).Seconds(), cr.Scenario, cr.Lock, cr.realLine())
+		wg.Add(1)
+		go func(cr *CellResult, err *error) {
+			defer wg.Done()
+			if *err = cr.realArm(ctx, opt, &notes, sem); *err != nil {
+				return
+			}
+			cr.finish()
+			pmu.Lock()
+			progress(opt.Progress, "%6.1fs real %-24s %-16s %s", time.Since(began).Seconds(), cr.Scenario, cr.Lock, cr.realLine())
+			pmu.Unlock()
+		}(&res.Cells[i], &errs[i])
+		time.Sleep(time.Millisecond) // cells queue for the pool in table order
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	notes.Range(func(k, _ any) bool {
 		res.NodeClocks = k.(string)
@@ -232,7 +285,7 @@ func (cr *CellResult) simArm(b sim.Bubble, opt Options) (err error) {
 	}()
 	for seed := uint64(1); seed <= uint64(opt.SimRuns); seed++ {
 		spec := run.Spec{Scenario: cr.Scenario, Lock: cr.Lock, Seed: seed}
-		job, err := realredis.BuildScaled(spec, opt.TTL)
+		job, err := realredis.BuildScaled(spec, time.Duration(cr.TTLNS))
 		if err != nil {
 			var ie *run.InputError
 			if errors.As(err, &ie) {
@@ -279,14 +332,16 @@ func addReason(rs []string, reasons []string) []string {
 	return append(rs, r)
 }
 
-// realArm runs the cell's seeds against real Redis, RealJobs at a time.
-func (cr *CellResult) realArm(ctx context.Context, opt Options, notes *sync.Map) error {
+// realArm runs the cell's seeds against real Redis, as the pool sem
+// lets it.
+func (cr *CellResult) realArm(ctx context.Context, opt Options, notes *sync.Map, sem chan struct{}) error {
 	if cr.NotSupported != "" {
 		return nil
 	}
 	began := time.Now()
 	defer func() { cr.RealWallNS = int64(time.Since(began)) }()
-	if _, err := realredis.Build(run.Spec{Scenario: cr.Scenario, Lock: cr.Lock, Seed: 1}, opt.TTL); err != nil {
+	ttl := time.Duration(cr.TTLNS)
+	if _, err := realredis.Build(run.Spec{Scenario: cr.Scenario, Lock: cr.Lock, Seed: 1}, ttl); err != nil {
 		cr.NotSupported = err.Error()
 		cr.RealVerdict = "not-supported"
 		return nil
@@ -296,9 +351,11 @@ func (cr *CellResult) realArm(ctx context.Context, opt Options, notes *sync.Map)
 		jd   *realredis.Judged
 		err  error
 	}
-	jobs := max(1, opt.RealJobs)
-	outs := make([]out, opt.RealRuns)
-	sem := make(chan struct{}, jobs)
+	runs := opt.RealRuns
+	if cr.replicated && opt.ReplicatedRuns > 0 {
+		runs = min(runs, opt.ReplicatedRuns)
+	}
+	outs := make([]out, runs)
 	var wg sync.WaitGroup
 	for i := range outs {
 		seed := uint64(i + 1)
@@ -308,7 +365,7 @@ func (cr *CellResult) realArm(ctx context.Context, opt Options, notes *sync.Map)
 		go func(o *out) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			job, err := realredis.Build(run.Spec{Scenario: cr.Scenario, Lock: cr.Lock, Seed: o.seed}, opt.TTL)
+			job, err := realredis.Build(run.Spec{Scenario: cr.Scenario, Lock: cr.Lock, Seed: o.seed}, ttl)
 			if err != nil {
 				o.err = err
 				return
@@ -403,8 +460,11 @@ func (r *Result) WriteTable(w io.Writer) {
 			continue
 		}
 		note := ""
+		if c.TTLNS != 0 && c.TTLNS != r.TTLNS {
+			note = fmt.Sprintf("TTL %v ", time.Duration(c.TTLNS))
+		}
 		if !c.Agree {
-			note = "DISAGREE"
+			note += "DISAGREE"
 			if c.SimVerdict != c.RealVerdict {
 				note += fmt.Sprintf(" (sim %s, real %s)", c.SimVerdict, c.RealVerdict)
 			} else {
@@ -417,7 +477,7 @@ func (r *Result) WriteTable(w io.Writer) {
 		sort.Strings(unsupported)
 		fmt.Fprintf(w, "\nnot yet supported by the real arm (%d cells):\n%s\n", len(unsupported), strings.Join(unsupported, "\n"))
 	}
-	fmt.Fprintf(w, "\nTTL %v in both arms (each scenario scaled to it); %s; node clocks: %s\n", time.Duration(r.TTLNS), orDash(r.Redis), orDash(r.NodeClocks))
+	fmt.Fprintf(w, "\nTTL %v in both arms (each scenario scaled to it), unless the note names the cell's own (a replicated world runs with at least %v: a real Sentinel failover takes seconds); %s; node clocks: %s\n", time.Duration(r.TTLNS), ReplicatedTTL, orDash(r.Redis), orDash(r.NodeClocks))
 }
 
 func rate(k, n int, verdict string) string {

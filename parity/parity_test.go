@@ -74,7 +74,7 @@ func TestRunWriteRead(t *testing.T) {
 		}
 		t.Skipf("real-Redis arm skipped: %v", err)
 	}
-	opt := Options{Cells: []Cell{{"pause-after-check", "fencing"}, {"failover", "primary-replica"}}, SimRuns: 2, RealRuns: 1, RealJobs: 1, TTL: 200e6}
+	opt := Options{Cells: []Cell{{Scenario: "pause-after-check", Lock: "fencing"}, {Scenario: "delayed-restart-jump", Lock: "set-nx-cad"}}, SimRuns: 2, RealRuns: 1, RealJobs: 1, TTL: 200e6}
 	res, err := Run(context.Background(), sim.TestBubble(t), opt)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestRunWriteRead(t *testing.T) {
 		t.Errorf("fencing cell %+v: want 2 sim and 1 real run, safe, agreeing", f)
 	}
 	if u.NotSupported == "" || u.RealVerdict != "not-supported" || u.Agree || u.SimRuns != 2 {
-		t.Errorf("failover cell %+v: want the sim arm run and the real arm not supported", u)
+		t.Errorf("delayed-restart-jump cell %+v: want the sim arm run and the real arm not supported", u)
 	}
 	dir := t.TempDir()
 	if err := res.Write(dir); err != nil {
@@ -99,7 +99,7 @@ func TestRunWriteRead(t *testing.T) {
 	}
 	var tbl bytes.Buffer
 	res.WriteTable(&tbl)
-	if !strings.Contains(tbl.String(), "not yet supported") || !strings.Contains(tbl.String(), "failover × primary-replica") {
+	if !strings.Contains(tbl.String(), "not yet supported") || !strings.Contains(tbl.String(), "delayed-restart-jump × set-nx-cad") {
 		t.Errorf("table does not list the unsupported cell:\n%s", tbl.String())
 	}
 	png, err := os.ReadFile(dir + "/" + ChartFile)

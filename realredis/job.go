@@ -117,9 +117,6 @@ func BuildScaled(spec run.Spec, ttl time.Duration) (*Job, error) {
 // Supported reports what the real arm cannot carry out in parts, or nil.
 func Supported(p scenarios.Parts) error {
 	var why []string
-	if p.Config.Topology.Replicated {
-		why = append(why, "a replicated topology (primary, replicas and Sentinel failover)")
-	}
 	if p.Lock.Topology == locks.Groups || p.Config.Topology.Groups > 1 {
 		why = append(why, "primary/replica groups (Redlock over Sentinel groups)")
 	}
@@ -137,8 +134,6 @@ func Supported(p scenarios.Parts) error {
 		switch f.Kind {
 		case faults.Loss:
 			why = append(why, "loss faults (toxiproxy has no per-packet loss on TCP)")
-		case faults.Failover:
-			why = append(why, "failover faults (need Sentinel)")
 		case faults.NodePause, faults.Crash:
 			if f.NodeClock {
 				why = append(why, fmt.Sprintf("faults[%d]: a crash timed by the node's own clock (node_clock: the real arm restarts after true time)", i))

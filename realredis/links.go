@@ -39,10 +39,17 @@ func newLinks() *links {
 // add starts a proxy on a free loopback port for client→server at
 // upstream, and returns the address the client dials.
 func (ls *links) add(client, server, upstream string) (string, error) {
+	return ls.addNamed(client+"->"+server, client, server, upstream)
+}
+
+// addNamed is add with the proxy's name given (several sources that
+// count as one end of a link, the three Sentinels, need names of their
+// own).
+func (ls *links) addNamed(name, client, server, upstream string) (string, error) {
 	if err := checkLoopback(upstream); err != nil {
 		return "", err
 	}
-	p := toxiproxy.NewProxy(ls.api, client+"->"+server, net.JoinHostPort(Loopback, "0"), upstream)
+	p := toxiproxy.NewProxy(ls.api, name, net.JoinHostPort(Loopback, "0"), upstream)
 	if err := p.Start(); err != nil {
 		return "", fmt.Errorf("proxy %s->%s: %w", client, server, err)
 	}
@@ -93,6 +100,25 @@ func (ls *links) apply(f faults.Fault, hold time.Duration) (string, int, error) 
 		}
 	}
 	return key, n, nil
+}
+
+// lag adds a permanent latency toxic of d to the downstream (server to
+// client) of the link named name: a replica's replication stream, which
+// flows from the primary it connected to. It is no fault: the heal keeps
+// it.
+func (ls *links) lag(name string, d time.Duration) error {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for _, l := range ls.all {
+		if l.proxy.Name != name {
+			continue
+		}
+		body, _ := json.Marshal(map[string]any{"name": "repl-lag", "type": "latency", "stream": "downstream", "toxicity": 1.0,
+			"attributes": map[string]any{"latency": d.Milliseconds(), "jitter": 0}})
+		_, err := l.proxy.Toxics.AddToxicJson(bytes.NewReader(body))
+		return err
+	}
+	return fmt.Errorf("no link %s", name)
 }
 
 // lift removes the toxics added under key.

@@ -28,6 +28,7 @@ type proc struct {
 	clk  *clock.Model // guarded by w.mu
 
 	nodes   []*redis.Client
+	primary *redis.Client // a replicated world's failover client
 	store   *redis.Client
 	armed   []armedPause  // guarded by w.mu
 	paused  int64         // true time until which the process is stopped; guarded by w.mu
@@ -48,8 +49,13 @@ func (p *proc) Rand() *rand.Rand            { return p.rng }
 func (p *proc) Stopping() bool              { return p.w.stopping() }
 func (p *proc) TrueNow() int64              { return p.w.now() }
 func (p *proc) Nodes() []*redis.Client      { return p.nodes }
-func (p *proc) Primary() *redis.Client      { return nil }
-func (p *proc) Primaries() []*redis.Client  { return nil }
+func (p *proc) Primary() *redis.Client      { return p.primary }
+func (p *proc) Primaries() []*redis.Client {
+	if p.primary == nil {
+		return nil
+	}
+	return []*redis.Client{p.primary}
+}
 func (p *proc) Service(i int) *redis.Client { return p.store }
 
 // GoTimeToTrue converts a time read from time.Now (libraries) to true time.

@@ -32,11 +32,12 @@ func requireRedis(t *testing.T) {
 	}
 }
 
-// ours lists live redis-server processes serving one of addrs (redis-server
-// sets its process title to "redis-server ADDR", which pgrep -a shows).
+// ours lists live redis-server and redis-sentinel processes serving one of
+// addrs (they set their process title to "redis-server ADDR" or
+// "redis-sentinel ADDR [sentinel]", which pgrep -a shows).
 func ours(t *testing.T, addrs []string) []string {
 	t.Helper()
-	out, err := exec.Command("pgrep", "-a", "redis-server").Output()
+	out, err := exec.Command("pgrep", "-a", "redis-se").Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() == 1 {
@@ -77,7 +78,7 @@ func short(t *testing.T, scenario, lock string, seed uint64) *Job {
 }
 
 func TestCheckLoopback(t *testing.T) {
-	for addr, ok := range map[string]bool{"127.0.0.1:6379": true, "localhost:6379": false, "0.0.0.0:1": false, "10.0.0.1:6379": false, "[::1]:6379": false, "nonsense": false} {
+	for addr, ok := range map[string]bool{"127.0.0.1:6379": true, "127.163.63.51:28165": true, "127.255.255.254:1": true, "128.0.0.1:1": false, "126.255.255.255:1": false, "[::ffff:127.0.0.1]:1": false, "localhost:6379": false, "0.0.0.0:1": false, "10.0.0.1:6379": false, "[::1]:6379": false, "nonsense": false} {
 		err := checkLoopback(addr)
 		if (err == nil) != ok {
 			t.Errorf("checkLoopback(%q) = %v, want ok=%v", addr, err, ok)
@@ -162,9 +163,8 @@ func TestScaleWorld(t *testing.T) {
 // TestUnsupportedSaysWhy: a scenario the arm cannot run is refused with
 // the reason, before any process starts.
 func TestUnsupportedSaysWhy(t *testing.T) {
-	_, err := Build(run.Spec{Scenario: "failover", Lock: "primary-replica", Seed: 1}, 0)
-	if err == nil || !strings.Contains(err.Error(), "replicated topology") || !strings.Contains(err.Error(), "failover") {
-		t.Errorf("failover: %v, want a refusal naming the replicated topology and failover", err)
+	if _, err := Build(run.Spec{Scenario: "failover", Lock: "primary-replica", Seed: 1}, 3*time.Second); err != nil {
+		t.Errorf("failover: %v, want it accepted (real replicas and Sentinels)", err)
 	}
 	if _, err := Build(run.Spec{Scenario: "delayed-restart-jump", Lock: "set-nx-cad", Seed: 1}, 0); err == nil || !strings.Contains(err.Error(), "node_clock") {
 		t.Errorf("delayed-restart-jump: %v, want a refusal naming node_clock (a real restart would be timed by true time)", err)
@@ -287,7 +287,7 @@ func TestRealVerdicts(t *testing.T) {
 		}
 		for _, a := range append(append([]string(nil), jd.Info.Listeners...), jd.Info.Dials...) {
 			if !strings.HasPrefix(a, Loopback+":") {
-				t.Errorf("%s: address %q is not on %s", tc.lock, a, Loopback)
+				t.Errorf("%s: address %q is not on %s (a world without replicas uses 127.0.0.1 alone)", tc.lock, a, Loopback)
 			}
 		}
 		if got := ours(t, jd.Info.Listeners); len(got) > 0 {
@@ -449,5 +449,84 @@ func TestRetriedDelDeletesNextHolder(t *testing.T) {
 		t.Fatalf("B's key survived (%q): A's DEL ran only once; the retry did not happen", v)
 	} else if !errors.Is(err, redis.Nil) {
 		t.Fatal(err)
+	}
+}
+
+// TestReplicatedWorld: a replicated world runs real replicas and three
+// real Sentinels. The failover scenario (run unscaled, the lock's own
+// 3 s TTL, shortened to its first failover) crashes the primary, Sentinel
+// promotes a replica and the clients follow it; every address is in
+// 127.0.0.0/8, and a run that fails after set-up, or is interrupted,
+// leaves no redis-server, no redis-sentinel and no temp dir.
+func TestReplicatedWorld(t *testing.T) {
+	requireRedis(t)
+	if testing.Short() {
+		t.Skip("a real Sentinel failover takes seconds of real time (run without -short)")
+	}
+	tmp := t.TempDir()
+	j, err := Build(run.Spec{Scenario: "failover", Lock: "primary-replica", Seed: 1}, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Config.Faults = j.Config.Faults[:1] // one failover at 3 s, the primary down 3 s
+	j.Config.Duration, j.Config.Liveness = 8*time.Second, 3*time.Second
+	jd, err := j.RunAndJudge(context.Background(), tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failover, crash bool
+	for _, ev := range jd.Result.History {
+		failover = failover || (ev.Proc == sim.SentinelName && ev.Kind == "failover" && strings.HasPrefix(ev.Detail, "n0 -> "))
+		crash = crash || (ev.Proc == "n0" && ev.Kind == "crash" && ev.Detail == "failover")
+	}
+	if !crash || !failover {
+		t.Errorf("history: crash of n0 %v, Sentinel failover from n0 %v", crash, failover)
+	}
+	acquired := 0
+	for _, ev := range jd.Result.History {
+		if ev.Op == "acquire" && ev.Kind == "ok" {
+			acquired++
+		}
+	}
+	if acquired == 0 || jd.Result.Stats.Failovers == 0 {
+		t.Errorf("%d acquisitions, stats %+v", acquired, jd.Result.Stats)
+	}
+	for _, a := range append(append([]string(nil), jd.Info.Listeners...), jd.Info.Dials...) {
+		if checkLoopback(a) != nil {
+			t.Errorf("address %q is not in 127.0.0.0/8", a)
+		}
+	}
+	if got := ours(t, jd.Info.Listeners); len(got) > 0 {
+		t.Errorf("left running: %v", got)
+	}
+	empty(t, tmp)
+
+	// A failure after set-up, and an interrupt: 3 servers and 3 Sentinels
+	// up, none left after.
+	for _, interrupt := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var addrs, seen []string
+		setupHook = func(w *world) error {
+			addrs = w.listeners()
+			seen = ours(t, addrs)
+			if interrupt {
+				time.AfterFunc(700*time.Millisecond, cancel)
+				return nil
+			}
+			return errors.New("injected failure")
+		}
+		_, err := j.RunAndJudge(ctx, tmp)
+		setupHook = nil
+		cancel()
+		if err == nil {
+			t.Fatalf("interrupt %v: the run did not fail", interrupt)
+		}
+		if len(seen) != 6 {
+			t.Errorf("interrupt %v: %d redis processes of the run while it ran, want 6 (3 servers, 3 Sentinels): %v", interrupt, len(seen), seen)
+		}
+		if got := ours(t, addrs); len(got) > 0 {
+			t.Errorf("interrupt %v: left running: %v", interrupt, got)
+		}
+		empty(t, tmp)
 	}
 }

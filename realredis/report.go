@@ -141,7 +141,12 @@ func (jd *Judged) WriteSummary(w io.Writer, r *run.Report) {
 		fmt.Fprintf(w, "%-16s%s\n", key+":", fmt.Sprintf(format, a...))
 	}
 	j := jd.Job
-	line("backend", "real: %d redis-server processes on %s (%s), the storage and one toxiproxy proxy per client→server link in-process", len(j.Config.Nodes), Loopback, orUnknown(RedisVersion()))
+	if j.Config.Topology.Replicated {
+		line("backend", "real: %d redis-server processes (a primary and its replicas) and %d redis-sentinel processes (quorum %d, down-after %v, failover-timeout %v, internal periods × %.4g), each on its own address in 127.0.0.0/8 (%s), the storage and one toxiproxy proxy per link (client→node, client→Sentinel, Sentinel→node, replica→node with the replication lag %v) in-process",
+			len(j.Config.Nodes), nSentinels, quorum, j.Config.Topology.DownAfter, failoverTimeout(jd.Real.TTL), jd.Info.Scale, orUnknown(RedisVersion()), j.Config.Topology.ReplLag)
+	} else {
+		line("backend", "real: %d redis-server processes on %s (%s), the storage and one toxiproxy proxy per client→server link in-process", len(j.Config.Nodes), Loopback, orUnknown(RedisVersion()))
+	}
 	own := "the lock's own TTL is " + jd.Real.OrigTTL.String()
 	if j.Lock.TTL == 0 {
 		own = "the lock has no TTL: scaled as if it were " + NominalTTL.String()

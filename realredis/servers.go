@@ -21,6 +21,7 @@ import (
 // Binaries the real arm needs, with the Debian package that has each.
 var Binaries = []struct{ Name, Package string }{
 	{"redis-server", "redis-server"},
+	{"redis-sentinel", "redis-sentinel"},
 }
 
 // MissingError says which binaries are absent and how to get them.
@@ -46,7 +47,11 @@ func CheckBinaries() error {
 	return nil
 }
 
-// Loopback is the only address the real arm listens on or dials.
+// Loopback is the address the real arm listens on and dials, except in a
+// replicated world, whose redis-server and redis-sentinel processes each
+// get an address of their own in 127.0.0.0/8 (still loopback: Linux routes
+// the whole block to lo), so that a node can tell who connects to it by the
+// source address (gateway). Nothing outside 127.0.0.0/8 is ever used.
 const Loopback = "127.0.0.1"
 
 // startTimeout bounds how long a redis-server may take to accept
@@ -57,9 +62,15 @@ const startTimeout = 10 * time.Second
 // (its append-only file survives a crash there).
 type server struct {
 	name        string
+	ip          string // "" for Loopback
 	port        int
 	dir         string
 	persistence string // none, everysec, always
+	// conf, if set, are the lines of a config file the server runs from
+	// (written once, before the first start; Sentinel's CONFIG REWRITE
+	// keeps a promoted or re-pointed node's role in it across a restart,
+	// as in a real deployment). Without it the server runs from args.
+	conf []string
 
 	// op serialises start, crash and close: a crash that comes while a
 	// restart is still starting the process waits for it (the node is
@@ -75,24 +86,34 @@ type server struct {
 	hold    net.Listener  // holds the port while the node is down (holdPort)
 }
 
-func (s *server) addr() string { return net.JoinHostPort(Loopback, strconv.Itoa(s.port)) }
+func (s *server) host() string {
+	if s.ip != "" {
+		return s.ip
+	}
+	return Loopback
+}
+
+func (s *server) addr() string { return net.JoinHostPort(s.host(), strconv.Itoa(s.port)) }
 
 // Redis ports are drawn below Linux's default ephemeral range
 // (32768-60999), so that a connection's source port or another run's proxy
 // is unlikely to take the port of a node that is down for a restart.
 const portLow, portHigh = 20000, 32000
 
-// freePort finds a free loopback port for a redis-server.
-func freePort() (int, error) {
+// freePort finds a free loopback port for a redis-server on 127.0.0.1.
+func freePort() (int, error) { return freePortOn(Loopback) }
+
+// freePortOn finds a free port on the loopback address ip.
+func freePortOn(ip string) (int, error) {
 	for try := 0; try < 64; try++ {
 		port := portLow + mathrand.IntN(portHigh-portLow)
-		l, err := net.Listen("tcp", net.JoinHostPort(Loopback, strconv.Itoa(port)))
+		l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
 		if err == nil {
 			l.Close()
 			return port, nil
 		}
 	}
-	l, err := net.Listen("tcp", net.JoinHostPort(Loopback, "0"))
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		return 0, err
 	}
@@ -157,7 +178,17 @@ func (s *server) start(ctx context.Context) error {
 		return errRunning // already restarted (the heal and a crash's end both ask)
 	}
 	s.releasePort()
-	cmd := exec.Command("redis-server", s.args()...)
+	args := s.args()
+	if s.conf != nil {
+		path := filepath.Join(s.dir, "redis.conf")
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			if err := os.WriteFile(path, []byte(strings.Join(s.conf, "\n")+"\n"), 0o644); err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+		}
+		args = []string{path}
+	}
+	cmd := exec.Command("redis-server", args...)
 	// Its own process group (a Ctrl-C on the terminal reaches locksim,
 	// which kills it), and killed with locksim if locksim dies.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -274,7 +305,7 @@ func (s *server) isDown() bool {
 	return s.down
 }
 
-// loopbackDialer dials only 127.0.0.1; seen, if set, is told every
+// loopbackDialer dials only loopback addresses (127.0.0.0/8); seen, if set, is told every
 // address dialled (the loopback test reads it).
 func loopbackDialer(seen func(string)) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -292,16 +323,26 @@ func loopbackDialer(seen func(string)) func(ctx context.Context, network, addr s
 // errRunning: start found the server already running.
 var errRunning = errors.New("already running")
 
-// errNotLoopback is returned for any address other than 127.0.0.1.
+// errNotLoopback is returned for any address outside 127.0.0.0/8.
 var errNotLoopback = errors.New("not a loopback address")
+
+// IsLoopback reports whether host is a literal IPv4 address in
+// 127.0.0.0/8 (no names, no IPv6).
+func IsLoopback(host string) bool {
+	ip := net.ParseIP(host)
+	if ip == nil || ip.To4() == nil || strings.Contains(host, ":") {
+		return false
+	}
+	return ip.To4()[0] == 127
+}
 
 func checkLoopback(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("%s: %w", addr, err)
 	}
-	if host != Loopback {
-		return fmt.Errorf("%s: %w (the real arm uses %s only)", addr, errNotLoopback, Loopback)
+	if !IsLoopback(host) {
+		return fmt.Errorf("%s: %w (the real arm uses 127.0.0.0/8 only)", addr, errNotLoopback)
 	}
 	return nil
 }

@@ -34,6 +34,7 @@ type world struct {
 	dials   []string
 
 	servers []*server
+	repl    *replication // a replicated world's Sentinels and gateways
 	store   *storeServer
 	links   *links
 	procs   []*proc
@@ -99,7 +100,15 @@ type Info struct {
 // setup starts the servers, the storage, the proxies and the clients.
 func (w *world) setup(dir string) error {
 	cfg := w.cfg
+	if cfg.Topology.Replicated {
+		if err := w.setupReplicated(dir); err != nil {
+			return err
+		}
+	}
 	for i, n := range cfg.Nodes {
+		if cfg.Topology.Replicated {
+			break
+		}
 		port, err := freePort()
 		if err != nil {
 			return err
@@ -126,7 +135,9 @@ func (w *world) setup(dir string) error {
 		}
 		w.store = st
 	}
-	w.links = newLinks()
+	if w.links == nil {
+		w.links = newLinks()
+	}
 	streams := sim.NewStreams(cfg.Seed)
 	for i := 0; i < cfg.Clients; i++ {
 		clk, err := clock.NewModel(0, cfg.ClientClockOffset(i), cfg.ClientDriftPPM(i))
@@ -134,11 +145,13 @@ func (w *world) setup(dir string) error {
 			return err
 		}
 		p := &proc{w: w, id: i, name: fmt.Sprintf("c%d", i), rng: streams.Get(fmt.Sprintf("client/%d", i)), clk: clk, wake: make(chan struct{})}
+		var nodeLinks []string
 		for _, s := range w.servers {
 			addr, err := w.links.add(p.name, s.name, s.addr())
 			if err != nil {
 				return err
 			}
+			nodeLinks = append(nodeLinks, addr)
 			p.nodes = append(p.nodes, p.client(addr, false))
 		}
 		if w.store != nil {
@@ -147,6 +160,20 @@ func (w *world) setup(dir string) error {
 				return err
 			}
 			p.store = p.client(addr, true)
+		}
+		if w.repl != nil {
+			routes := map[string]string{}
+			for x, g := range w.repl.gateways {
+				routes[g.addr()] = nodeLinks[x] // the node as Sentinel names it: this client's link to it
+			}
+			for _, sp := range w.repl.sentinels {
+				a, err := w.links.addNamed(p.name+"->"+sp.name, p.name, sim.SentinelName, sp.addr())
+				if err != nil {
+					return err
+				}
+				routes[sp.addr()] = a
+			}
+			p.primary = p.failoverClient(routes)
 		}
 		w.procs = append(w.procs, p)
 	}
@@ -158,6 +185,14 @@ func (w *world) listeners() []string {
 	var out []string
 	for _, s := range w.servers {
 		out = append(out, s.addr())
+	}
+	if w.repl != nil {
+		for _, g := range w.repl.gateways {
+			out = append(out, g.addr())
+		}
+		for _, sp := range w.repl.sentinels {
+			out = append(out, sp.addr())
+		}
 	}
 	if w.store != nil {
 		out = append(out, w.store.addr())
@@ -181,6 +216,12 @@ func (w *world) teardown() {
 		if p.store != nil {
 			_ = p.store.Close()
 		}
+		if p.primary != nil {
+			_ = p.primary.Close()
+		}
+	}
+	if w.repl != nil {
+		w.repl.close()
 	}
 	if w.links != nil {
 		w.links.close()
@@ -232,6 +273,7 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 		}
 	}
 	w.start = time.Now() // true time 0: the clients start now
+	w.watchSentinel()
 
 	safety, end := j.Config.Duration, j.Config.Duration+j.Config.Liveness
 	var timers []*time.Timer
@@ -365,6 +407,15 @@ func (w *world) startFault(i int, f faults.Fault) {
 				_ = w.servers[n].resume()
 			}
 		}
+	case faults.Failover:
+		// The current primary, as Sentinel names it, crashes.
+		n, err := w.currentPrimary()
+		if err != nil {
+			w.harnessError(fmt.Errorf("fault %d: which node is the primary: %w", i+1, err))
+			break
+		}
+		w.crashAs(n, "failover")
+		onEnd = func() { w.crashEnded(n) }
 	case faults.Crash:
 		idx := w.faultServers(f.Targets)
 		for _, n := range idx {
@@ -425,14 +476,18 @@ func (w *world) startFault(i int, f faults.Fault) {
 
 // crash kills node n (SIGKILL); crashes of one node combine, as in the
 // simulator.
-func (w *world) crash(n int) {
+func (w *world) crash(n int) { w.crashAs(n, string(w.cfg.Nodes[n].Persistence)) }
+
+// crashAs is crash with the event's detail given (the simulator says
+// "failover" for a failover's crash).
+func (w *world) crashAs(n int, detail string) {
 	w.mu.Lock()
 	w.downs[n]++
 	first := w.downs[n] == 1
 	if first {
 		w.stats.Crashes++
 		w.downSince[n] = w.now()
-		w.addLocked(sim.Event{T: w.downSince[n], Proc: w.servers[n].name, Kind: "crash", Detail: string(w.cfg.Nodes[n].Persistence)})
+		w.addLocked(sim.Event{T: w.downSince[n], Proc: w.servers[n].name, Kind: "crash", Detail: detail})
 	}
 	w.mu.Unlock()
 	if first {

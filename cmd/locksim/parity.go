@@ -69,6 +69,7 @@ Needs redis-server: apt-get install -y redis-server redis-sentinel faketime.`,
 			}
 			if realRuns.set {
 				opt.RealRuns = realRuns.v
+				opt.ReplicatedRuns = 0 // the runs asked for, in every cell
 			}
 			if jobs.set {
 				opt.RealJobs = jobs.v

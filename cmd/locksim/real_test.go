@@ -118,8 +118,8 @@ func TestSweepReal(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "backend") {
 		t.Errorf("a simulator sweep into the real sweep's folder: exit %d, %s", code, stderr)
 	}
-	code, _, stderr = cli(t, testHost(t), "sweep", "--backend", "real", "--scenario", "failover", "--locks", "primary-replica", "--seeds", "1", "--out", filepath.Join(t.TempDir(), "f"))
+	code, _, stderr = cli(t, testHost(t), "sweep", "--backend", "real", "--scenario", "delayed-restart-jump", "--locks", "set-nx-cad", "--seeds", "1", "--out", filepath.Join(t.TempDir(), "f"))
 	if code != exitUsage || !strings.Contains(stderr, "not supported by the real backend") {
-		t.Errorf("failover on real Redis: exit %d, %s", code, stderr)
+		t.Errorf("delayed-restart-jump on real Redis: exit %d, %s", code, stderr)
 	}
 }
