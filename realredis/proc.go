@@ -43,13 +43,13 @@ type armedPause struct {
 	fault int
 }
 
-func (p *proc) Name() string                { return p.name }
-func (p *proc) Context() context.Context    { return p.w.ctx }
-func (p *proc) Rand() *rand.Rand            { return p.rng }
-func (p *proc) Stopping() bool              { return p.w.stopping() }
-func (p *proc) TrueNow() int64              { return p.w.now() }
-func (p *proc) Nodes() []*redis.Client      { return p.nodes }
-func (p *proc) Primary() *redis.Client      { return p.primary }
+func (p *proc) Name() string             { return p.name }
+func (p *proc) Context() context.Context { return p.w.ctx }
+func (p *proc) Rand() *rand.Rand         { return p.rng }
+func (p *proc) Stopping() bool           { return p.w.stopping() }
+func (p *proc) TrueNow() int64           { return p.w.now() }
+func (p *proc) Nodes() []*redis.Client   { return p.nodes }
+func (p *proc) Primary() *redis.Client   { return p.primary }
 func (p *proc) Primaries() []*redis.Client {
 	if p.primary == nil {
 		return nil
