@@ -72,6 +72,13 @@ func TestParseErrors(t *testing.T) {
 		{"fault needs targets", minimal + "faults:\n  - {kind: crash, duration: 1s}\n", `t.yaml:4:5: faults[0].targets: crash: needs targets`},
 		{"fault unknown target", minimal + "locks: [set-nx-cad]\nexpect: {set-nx-cad: {agreed: safe}}\nfaults:\n  - {kind: crash, targets: [n7], duration: 1s}\n", `t.yaml:6:5: faults[0]: crash: unknown process "n7" in the world of lock set-nx-cad`},
 		{"fault after the end", minimal + "duration: 10s\nlocks: [set-nx-cad]\nexpect: {set-nx-cad: {agreed: safe}}\nfaults:\n  - {kind: crash, targets: [n0], start: 20s, duration: 1s}\n", `faults[0].start: occurrence 1 starts at 20s, not before the end of the 10s safety phase`},
+		{"groups not replicated", minimal + "topology: {nodes: 3, groups: 3}\n", `topology.groups: 3 groups need replicated: true`},
+		{"groups negative", minimal + "topology: {replicated: true, groups: -1}\n", `topology.groups: -1 out of range`},
+		{"group of one", minimal + "topology: {replicated: true, nodes: 1, groups: 2}\n", `topology.nodes: a replicated topology needs at least 2 nodes`},
+		{"group per_node beyond", minimal + "topology:\n  replicated: true\n  nodes: 2\n  groups: 2\n  per_node:\n    n4: {persistence: always}\n", `topology.per_node.n4: no node n4: the topology has 4 nodes (n0..n3)`},
+		{"failover names a node", minimal + "topology: {replicated: true, nodes: 2, groups: 2}\nlocks: [primary-replica]\nexpect: {primary-replica: {agreed: unsafe}}\nfaults:\n  - {kind: failover, duration: 1s, targets: [n0]}\n", `faults[0].targets: failover: "n0" is not a primary/replica group of lock primary-replica's world (g0, g1)`},
+		{"partition names a group", minimal + "topology: {replicated: true, nodes: 2, groups: 2}\nlocks: [primary-replica]\nexpect: {primary-replica: {agreed: unsafe}}\nfaults:\n  - {kind: partition, duration: 1s, from: [g1], to: [c0]}\n", `faults[0]: partition: "g1" is a group, which only a failover names`},
+		{"groups lock, no replicas", minimal + "topology: {replicated: false}\nlocks: [redisson-multilock]\nexpect: {redisson-multilock: {agreed: safe}}\n", `topology.replicated: lock redisson-multilock needs primary/replica groups, and the file's world is not replicated`},
 		{"failover single", minimal + "locks: [set-nx-cad]\nexpect: {set-nx-cad: {agreed: safe}}\nfaults:\n  - {kind: failover, duration: 1s}\n", `faults[0].kind: failover needs a replicated topology`},
 		{"ttl multiple without ttl", minimal + "duration: 5ttl\nlocks: [version-cas]\nexpect: {version-cas: {agreed: safe}}\n", `t.yaml:3:1: duration: 5ttl is relative to the lock's TTL, and this lock has none (lock version-cas)`},
 		{"repeat count", minimal + "faults:\n  - {kind: crash, targets: [n0], duration: 1s, repeat: {count: 5000, every: 1s}}\n", `faults[0].repeat.count: 5000 out of range`},
@@ -537,5 +544,58 @@ func TestReadFractionWorkload(t *testing.T) {
 	t.Logf("redisson-rw, read_fraction 0.7: %d read holds, %d write holds (%d storage reads, %d writes)", r, w, ro, wo)
 	if r, w, _, _ := count(runFile(without, "redisson-rw")); r != 0 || w == 0 {
 		t.Fatalf("redisson-rw without read_fraction: %d read holds, %d write holds", r, w)
+	}
+}
+
+// A file written for one primary/replica group runs a groups lock on
+// locks.DefaultGroups copies of it: node nX of the file is nX of every
+// group, in faults and per_node alike; names past the first group are the
+// world's own.
+func TestCopiedGroups(t *testing.T) {
+	src := minimal + `topology:
+  replicated: true
+  nodes: 3
+  per_node:
+    n1: {persistence: always}
+locks: [redisson-multilock]
+expect: {redisson-multilock: {agreed: unsafe}}
+faults:
+  - {kind: crash, start: 1s, duration: 1s, targets: [n0]}
+  - {kind: partition, start: 1s, duration: 1s, from: [c0], to: [n2, n7]}
+  - {kind: failover, start: 2s, duration: 1s, targets: [g1]}
+`
+	f, err := Parse("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := locks.Get("redisson-multilock")
+	cfg, err := f.build(info, 1, Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Nodes) != 9 || cfg.Topology.Groups != 3 || !cfg.Topology.Replicated {
+		t.Fatalf("world: %d nodes, %d groups, replicated %v; want 9, 3, true", len(cfg.Nodes), cfg.Topology.Groups, cfg.Topology.Replicated)
+	}
+	for i, n := range cfg.Nodes {
+		want := sim.PersistNone
+		if i%3 == 1 {
+			want = sim.PersistAlways
+		}
+		if n.Persistence != want {
+			t.Errorf("%s: persistence %s, want %s", n.Name, n.Persistence, want)
+		}
+	}
+	got := map[faults.Kind][]string{}
+	for _, fl := range cfg.Faults {
+		got[fl.Kind] = append(append(got[fl.Kind], fl.Targets...), fl.To...)
+	}
+	for kind, want := range map[faults.Kind][]string{
+		faults.Crash:     {"n0", "n3", "n6"},
+		faults.Partition: {"n2", "n5", "n8", "n7"},
+		faults.Failover:  {"g1"},
+	} {
+		if !slices.Equal(got[kind], want) {
+			t.Errorf("%s targets: %v, want %v", kind, got[kind], want)
+		}
 	}
 }
