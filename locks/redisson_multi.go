@@ -3,6 +3,7 @@ package locks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"time"
@@ -11,9 +12,9 @@ import (
 func init() {
 	Register(Info{
 		ID:       "redisson-multilock",
-		Design:   "Redisson RedissonRedLock over 3 Sentinel groups (a primary with async replicas each): tryLock(500 ms, 30 s) takes Redisson's RLock (hash + Lua) on each group's primary in turn, each try bounded by 500/3 ms with a 1 s lease (2 × waitTime), a majority of 2 suffices, a failed round releases what it took and starts over while the wait lasts, then PEXPIRE 30 s on every lock it took; unlock on every group, failures ignored",
+		Design:   "Redisson RedissonRedLock over 3 Sentinel groups (a primary with async replicas each): tryLock(500 ms, 30 s) takes Redisson's RLock (hash + Lua) on each group's primary in turn, each try's own waiting bounded by 500/3 ms with a 1 s lease (2 × waitTime), a majority of 2 suffices, a failed round releases what it took and starts over while the wait lasts, then PEXPIRE 30 s on every lock it took; unlock on every group, failures ignored",
 		Source:   "seed 000 §3.2 (RedissonRedLock(lock1, lock2, lock3).tryLock(500, 30000, MILLISECONDS); \"3 sentinel clusters, at least 3/2+1 = 2 must answer\"); Redisson 3.11 RedissonMultiLock.tryLock, RedissonRedLock failedLocksLimit / calcLockWaitTime / unlock",
-		Weakness: "each group fails over with async replication, so a failover can lose the key on a group that is part of a bare majority (the holder took 2 of 3 because the third group was down): another client then takes that group and the third; no validity check (the holder believes its 30 s lease whatever the round took), no fencing token; and a group that does not answer (packets held, a paused node) holds each try for its command timeout, more than the 500 ms wait, so nobody can lock while any one group is silent (multilock-silent-group)",
+		Weakness: "each group fails over with async replication, so a failover can lose the key on a group that is part of a bare majority (the holder took 2 of 3 because the third group was down): another client then takes that group and the third; no validity check (the holder believes its 30 s lease whatever the round took), no fencing token; a group that does not answer (packets held, a paused node) holds its try for the command timeout, more than the 500 ms wait: with the first group silent nobody can lock (multilock-silent-group); with the last one silent the round reaches its majority after the 1 s sub-leases ran out, and its closing PEXPIRE 30 s extends keys other clients took meanwhile (multilock-silent-last-group: ownership violations, and overlaps)",
 		Topology: Groups,
 		TTL:      30 * time.Second,
 		New: func(env Env) (Lock, error) {
@@ -35,10 +36,16 @@ func init() {
 //     short lease, retried at the PTTL it returns within that bound;
 //   - a try that fails with a response timeout is unlocked on its group
 //     (the script may have run); any other failure counts as not taken;
-//   - up to N − (N/2+1) failures are allowed; one more releases every lock
-//     taken and starts the round over from the first group, while the wait
-//     lasts; the wait running out releases them and fails;
-//   - when the round ends, PEXPIRE LeaseTime on every lock taken.
+//   - up to N − (N/2+1) failures are allowed: a failure that leaves exactly
+//     a majority possible with the locks taken ends the loop at once (its
+//     "break", before the wait is checked: the round has its majority);
+//     one failure more releases every lock taken and starts the round
+//     over from the first group, while the wait lasts; after each try, the
+//     wait running out releases them and fails;
+//   - when the round ends, PEXPIRE LeaseTime on every lock taken (a plain
+//     PEXPIRE, whoever holds the key by then); a PEXPIRE that fails makes
+//     Acquire fail with its error (Redisson's syncUninterruptibly throws),
+//     the locks left taken.
 //
 // There is no validity check: the holder believes it holds until
 // start + LeaseTime on its own clock. Release unlocks every group
@@ -79,7 +86,8 @@ func (l *RedissonRedLock) Acquire(ctx context.Context) (Lease, error) {
 	start := l.Env.Clock.Now()
 	newLease := 2 * l.WaitTime
 	remain := l.WaitTime
-	lockWait := max(remain/time.Duration(len(l.locks)), time.Millisecond) // calcLockWaitTime
+	// calcLockWaitTime: Math.max(remainTime / locks.size(), 1), in whole ms.
+	lockWait := max(time.Duration(remain.Milliseconds()/int64(len(l.locks)))*time.Millisecond, time.Millisecond)
 	failed := l.failedLocksLimit()
 	var taken []*RedissonLock
 	t := l.Env.Clock.Now()
@@ -124,7 +132,9 @@ func (l *RedissonRedLock) Acquire(ctx context.Context) (Lease, error) {
 	}
 	for _, sub := range taken {
 		// RedissonExpirable.expireAsync: a plain PEXPIRE of the lock's hash.
-		_ = sub.Env.Primary.PExpire(ctx, sub.Env.Key, l.LeaseTime).Err()
+		if err := sub.Env.Primary.PExpire(ctx, sub.Env.Key, l.LeaseTime).Err(); err != nil {
+			return Lease{}, fmt.Errorf("redisson multilock: PEXPIRE on a lock taken: %w", err)
+		}
 	}
 	l.Env.At(PointAfterCheck)
 	ids := make([]string, len(taken))

@@ -897,7 +897,7 @@ func (f *File) validateTopology() error {
 	}
 	switch {
 	case t.Groups < 0 || t.Groups > sim.MaxNodes/2:
-		return f.errAt("topology.groups", "%d out of range 1..%d (absent: one group)", t.Groups, sim.MaxNodes/2)
+		return f.errAt("topology.groups", "%d out of range 0..%d (absent: one group)", t.Groups, sim.MaxNodes/2)
 	case t.Groups > 1 && (t.Replicated == nil || !*t.Replicated):
 		return f.errAt("topology.groups", "%d groups need replicated: true (each group is a primary with replicas)", t.Groups)
 	case t.Groups > 1 && t.Nodes == 1:

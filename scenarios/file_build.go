@@ -94,6 +94,13 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 			groups, copied = locks.DefaultGroups, true
 		}
 	}
+	if groups > 1 && p.Nodes > 0 {
+		// --nodes counts the whole world's nodes; the file counts a group's.
+		if p.Nodes%groups != 0 || p.Nodes/groups < 2 {
+			return sim.Config{}, fmt.Errorf("nodes: %d (the nodes parameter) do not split into %d primary/replica groups of at least 2 for lock %s", p.Nodes, groups, info.ID)
+		}
+		nodes = p.Nodes / groups
+	}
 	if nodes == 0 {
 		switch {
 		case replicated:
@@ -138,24 +145,39 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 			cfg.Topology.Groups = groups
 		}
 	}
-	// perGroup maps the file's node names to the world's: nX to nX of
-	// every group when the groups are copies, else itself.
-	perGroup := func(names []string) []string {
+	// perGroup maps the file's node and group names to the world's: when
+	// the groups are copies, the file's nX (X below its group's size) is
+	// nX of every group and its one group g0 is every group; another node
+	// or group name is an error there. Otherwise names are the world's own.
+	perGroup := func(names []string) ([]string, error) {
 		if !copied {
-			return names
+			return names, nil
 		}
 		var out []string
 		for _, n := range names {
-			i, err := strconv.Atoi(strings.TrimPrefix(n, "n"))
-			if !nodeNameRE.MatchString(n) || err != nil || i >= groupSize {
-				out = append(out, n)
+			var i int
+			switch {
+			case n == "g0":
+				for g := 0; g < groups; g++ {
+					out = append(out, fmt.Sprintf("g%d", g))
+				}
 				continue
+			case strings.HasPrefix(n, "g"):
+				return nil, fmt.Errorf("%q: the file's world has one primary/replica group, g0, copied %d times for lock %s (g0 names them all)", n, groups, info.ID)
+			case !nodeNameRE.MatchString(n):
+				out = append(out, n) // a client, the storage, sentinel
+				continue
+			}
+			i, _ = strconv.Atoi(n[1:])
+			if i >= groupSize {
+				return nil, fmt.Errorf("no node %s: the file's world has %d nodes (n0..n%d), copied in each of the %d groups of lock %s (nX names nX of every group)", n, groupSize, groupSize-1, groups, info.ID)
 			}
 			for g := 0; g < groups; g++ {
 				out = append(out, fmt.Sprintf("n%d", g*groupSize+i))
 			}
 		}
-		return out
+		slices.Sort(out)
+		return slices.Compact(out), nil
 	}
 	var nodeNames []string
 	for i := 0; i < nodes; i++ {
@@ -177,7 +199,11 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 		if err != nil {
 			return sim.Config{}, err
 		}
-		for _, each := range perGroup([]string{name}) {
+		each, err := perGroup([]string{name})
+		if err != nil {
+			return sim.Config{}, f.errAt(path, "%v", err)
+		}
+		for _, each := range each {
 			i, _ := strconv.Atoi(each[1:])
 			if ns.Persistence != "" {
 				cfg.Nodes[i].Persistence = sim.Persistence(ns.Persistence)
@@ -286,6 +312,9 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 		cfg.Faults = fs
 	}
 	procGroups := map[string][]string{GroupClients: clientNames, GroupNodes: faultNodes}
+	if copied {
+		procGroups[GroupNodes] = faultNodes[:groupSize] // the file's one group, then copied
+	}
 	filterID := f.faultFilterID(info)
 	for i, fs := range f.Faults {
 		path := fmt.Sprintf("faults[%d]", i)
@@ -296,7 +325,19 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 		if err != nil {
 			return sim.Config{}, f.errAt(path, "%v (lock %s)", err, info.ID)
 		}
-		one.Targets, one.From, one.To = perGroup(expand(one.Targets, procGroups)), perGroup(expand(one.From, procGroups)), perGroup(expand(one.To, procGroups))
+		for _, side := range []struct {
+			field string
+			names *[]string
+		}{{"targets", &one.Targets}, {"from", &one.From}, {"to", &one.To}} {
+			if len(*side.names) == 0 {
+				continue
+			}
+			mapped, err := perGroup(expand(*side.names, procGroups))
+			if err != nil {
+				return sim.Config{}, f.errAt(path+"."+side.field, "%v", err)
+			}
+			*side.names = mapped
+		}
 		for _, t := range append(append(slices.Clone(one.Targets), one.From...), one.To...) {
 			isGroup := slices.Contains(groupNames, t)
 			switch {

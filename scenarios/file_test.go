@@ -79,6 +79,9 @@ func TestParseErrors(t *testing.T) {
 		{"failover names a node", minimal + "topology: {replicated: true, nodes: 2, groups: 2}\nlocks: [primary-replica]\nexpect: {primary-replica: {agreed: unsafe}}\nfaults:\n  - {kind: failover, duration: 1s, targets: [n0]}\n", `faults[0].targets: failover: "n0" is not a primary/replica group of lock primary-replica's world (g0, g1)`},
 		{"partition names a group", minimal + "topology: {replicated: true, nodes: 2, groups: 2}\nlocks: [primary-replica]\nexpect: {primary-replica: {agreed: unsafe}}\nfaults:\n  - {kind: partition, duration: 1s, from: [g1], to: [c0]}\n", `faults[0]: partition: "g1" is a group, which only a failover names`},
 		{"groups lock, no replicas", minimal + "topology: {replicated: false}\nlocks: [redisson-multilock]\nexpect: {redisson-multilock: {agreed: safe}}\n", `topology.replicated: lock redisson-multilock needs primary/replica groups, and the file's world is not replicated`},
+		{"copied world, node past the group", minimal + "topology: {replicated: true, nodes: 3}\nlocks: [redisson-multilock]\nexpect: {redisson-multilock: {agreed: unsafe}}\nfaults:\n  - {kind: crash, start: 1s, duration: 1s, targets: [n5]}\n", `faults[0].targets: no node n5: the file's world has 3 nodes (n0..n2), copied in each of the 3 groups`},
+		{"copied world, per_node past the group", minimal + "topology:\n  replicated: true\n  per_node:\n    n4: {persistence: always}\nlocks: [redisson-multilock]\nexpect: {redisson-multilock: {agreed: safe}}\n", `topology.per_node.n4: no node n4: the file's world has 3 nodes`},
+		{"copied world, second group", minimal + "topology: {replicated: true, nodes: 3}\nlocks: [redisson-multilock]\nexpect: {redisson-multilock: {agreed: unsafe}}\nfaults:\n  - {kind: failover, start: 1s, duration: 1s, targets: [g1]}\n", `faults[0].targets: "g1": the file's world has one primary/replica group, g0`},
 		{"failover single", minimal + "locks: [set-nx-cad]\nexpect: {set-nx-cad: {agreed: safe}}\nfaults:\n  - {kind: failover, duration: 1s}\n", `faults[0].kind: failover needs a replicated topology`},
 		{"ttl multiple without ttl", minimal + "duration: 5ttl\nlocks: [version-cas]\nexpect: {version-cas: {agreed: safe}}\n", `t.yaml:3:1: duration: 5ttl is relative to the lock's TTL, and this lock has none (lock version-cas)`},
 		{"repeat count", minimal + "faults:\n  - {kind: crash, targets: [n0], duration: 1s, repeat: {count: 5000, every: 1s}}\n", `faults[0].repeat.count: 5000 out of range`},
@@ -549,8 +552,8 @@ func TestReadFractionWorkload(t *testing.T) {
 
 // A file written for one primary/replica group runs a groups lock on
 // locks.DefaultGroups copies of it: node nX of the file is nX of every
-// group, in faults and per_node alike; names past the first group are the
-// world's own.
+// group, in faults and per_node alike, its group g0 is every group, and
+// all-nodes names each node once.
 func TestCopiedGroups(t *testing.T) {
 	src := minimal + `topology:
   replicated: true
@@ -561,8 +564,9 @@ locks: [redisson-multilock]
 expect: {redisson-multilock: {agreed: unsafe}}
 faults:
   - {kind: crash, start: 1s, duration: 1s, targets: [n0]}
-  - {kind: partition, start: 1s, duration: 1s, from: [c0], to: [n2, n7]}
-  - {kind: failover, start: 2s, duration: 1s, targets: [g1]}
+  - {kind: partition, start: 1s, duration: 1s, from: [c0], to: [n2]}
+  - {kind: failover, start: 2s, duration: 1s, targets: [g0]}
+  - {kind: clock-jump, start: 3s, jump: 1s, targets: [all-nodes]}
 `
 	f, err := Parse("t.yaml", []byte(src))
 	if err != nil {
@@ -591,8 +595,9 @@ faults:
 	}
 	for kind, want := range map[faults.Kind][]string{
 		faults.Crash:     {"n0", "n3", "n6"},
-		faults.Partition: {"n2", "n5", "n8", "n7"},
-		faults.Failover:  {"g1"},
+		faults.Partition: {"n2", "n5", "n8"},
+		faults.Failover:  {"g0", "g1", "g2"},
+		faults.ClockJump: {"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"}, // each once
 	} {
 		if !slices.Equal(got[kind], want) {
 			t.Errorf("%s targets: %v, want %v", kind, got[kind], want)

@@ -204,7 +204,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("topology.groups: %d out of range 0..%d", g, MaxNodes/2)
 		case g > 1 && !c.Topology.Replicated:
 			return fmt.Errorf("topology.groups: %d groups need a replicated topology", g)
-		case len(c.Nodes)%g != 0 || len(c.Nodes)/g < 2:
+		case g > 1 && (len(c.Nodes)%g != 0 || len(c.Nodes)/g < 2):
 			return fmt.Errorf("topology.groups: %d nodes do not split into %d groups of at least 2 (a primary and a replica each)", len(c.Nodes), g)
 		}
 	}
@@ -251,21 +251,22 @@ func (c Config) Validate() error {
 		return fmt.Errorf("topology: negative replication lag or down-after")
 	}
 	known := func(n string) bool { return names[n] }
-	for _, f := range c.Faults {
-		if f.Kind == faults.Failover {
-			for _, t := range f.Targets {
-				if c.isGroup(t) {
-					names[t] = true // a failover's targets name groups
-				}
-			}
-		}
-	}
 	isClient := func(n string) bool {
 		var i int
 		_, err := fmt.Sscanf(n, "c%d", &i)
 		return err == nil && fmt.Sprintf("c%d", i) == n && i < c.Clients
 	}
 	for i, f := range c.Faults {
+		known := known
+		if f.Kind == faults.Failover {
+			// A failover's targets name groups, and only they do.
+			for _, t := range f.Targets {
+				if !c.isGroup(t) {
+					return fmt.Errorf("faults[%d]: failover: target %q is not a group (g0..g%d)", i, t, c.groupCount()-1)
+				}
+			}
+			known = c.isGroup
+		}
 		if err := f.Validate(known); err != nil {
 			return fmt.Errorf("faults[%d]: %v", i, err)
 		}
@@ -279,13 +280,6 @@ func (c Config) Validate() error {
 		}
 		if f.Kind == faults.Failover && !c.Topology.Replicated {
 			return fmt.Errorf("faults[%d]: failover needs a replicated topology", i)
-		}
-		if f.Kind == faults.Failover {
-			for _, t := range f.Targets {
-				if !c.isGroup(t) {
-					return fmt.Errorf("faults[%d]: failover: target %q is not a group (g0..g%d)", i, t, c.groupCount()-1)
-				}
-			}
 		}
 	}
 	return nil

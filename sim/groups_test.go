@@ -97,7 +97,9 @@ func TestGroupsValidate(t *testing.T) {
 		{"one node a group", Config{Nodes: make([]NodeConfig, 3), Topology: Topology{Replicated: true, Groups: 3}}, "do not split into 3 groups"},
 		{"not replicated", Config{Nodes: make([]NodeConfig, 4), Topology: Topology{Groups: 2}}, "need a replicated topology"},
 		{"unknown group", Config{Nodes: make([]NodeConfig, 4), Topology: Topology{Replicated: true, Groups: 2},
-			Faults: []faults.Fault{{Kind: faults.Failover, Duration: time.Second, Targets: []string{"g2"}}}}, "unknown process \"g2\""},
+			Faults: []faults.Fault{{Kind: faults.Failover, Duration: time.Second, Targets: []string{"g2"}}}}, "failover: target \"g2\" is not a group (g0..g1)"},
+		{"group as a crash target", Config{Nodes: make([]NodeConfig, 4), Topology: Topology{Replicated: true, Groups: 2},
+			Faults: []faults.Fault{{Kind: faults.Crash, Duration: time.Second, Targets: []string{"g0"}}}}, "unknown process \"g0\""},
 		{"node as group", Config{Nodes: make([]NodeConfig, 4), Topology: Topology{Replicated: true, Groups: 2},
 			Faults: []faults.Fault{{Kind: faults.Failover, Duration: time.Second, Targets: []string{"n0"}}}}, "is not a group"},
 	} {
