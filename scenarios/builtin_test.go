@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"testing"
+
+	"github.com/locksim/locksim/locks"
 )
 
 // TestBuiltinFilesParse: every embedded scenario file parses, and the ids
@@ -25,6 +27,35 @@ func TestBuiltinFilesParse(t *testing.T) {
 		}
 		if s.File == nil || s.File.Source == "" || len(s.File.Locks) == 0 {
 			t.Errorf("%s: a built-in scenario file needs a source, locks and expectations", id)
+		}
+	}
+}
+
+// TestBuiltinCellsHaveFaults: in a built-in file that schedules faults,
+// every cell (a lock that fits the file) gets at least one of them. A
+// fault restricted with locks: applies to a lock it never names as to its
+// topology's stand-in, so a restriction can leave a cell with no fault at
+// all: a no-fault run reported under a fault scenario's name (it happened
+// to token-regression's single-node cells).
+func TestBuiltinCellsHaveFaults(t *testing.T) {
+	for _, id := range IDs() {
+		s, err := Get(id)
+		if err != nil || s.File == nil || (len(s.File.Faults) == 0 && s.File.Swarm == nil) {
+			continue
+		}
+		for _, lock := range locks.IDs() {
+			info, _ := locks.Get(lock)
+			if info.Unavailable != "" || s.Fits(info) != "" {
+				continue
+			}
+			cfg, err := s.Build(info, 1, Params{})
+			if err != nil {
+				t.Errorf("%s × %s: %v", id, lock, err)
+				continue
+			}
+			if len(cfg.Faults) == 0 {
+				t.Errorf("%s × %s: the cell runs with no fault (every fault of the file is restricted to other locks)", id, lock)
+			}
 		}
 	}
 }

@@ -380,8 +380,8 @@ func (w *World) fail(err error) {
 // healedInvariants checks what the heal promises, for the rest of the run:
 // every node and service up and unpaused with a resynced clock, no network
 // fault, no client paused or waiting on a pause point, nothing in the queue
-// still held for a fault, and (replicated) exactly one primary that every
-// replica and every client follows.
+// still held for a fault, and (replicated) exactly one primary in each
+// group that the group's replicas and every client follow.
 func (w *World) healedInvariants() error {
 	now := w.now()
 	for _, n := range append(append([]*Node(nil), w.nodes...), w.services...) {
