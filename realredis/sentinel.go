@@ -136,26 +136,7 @@ func (s *sentinelProc) start(ctx context.Context, monitor string, downAfter, fai
 	s.admin = redis.NewClient(&redis.Options{Addr: s.addr(), Protocol: 2, DisableIdentity: true, MaxRetries: -1,
 		DialTimeout: time.Second, ReadTimeout: 2 * time.Second, PoolSize: 2, Dialer: loopbackDialer(nil)})
 	s.mu.Unlock()
-	deadline := time.Now().Add(startTimeout)
-	for {
-		pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		err := s.admin.Ping(pctx).Err()
-		cancel()
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-done:
-			return fmt.Errorf("%s: redis-sentinel exited at start-up (see %s)", s.name, filepath.Join(s.dir, "sentinel.log"))
-		case <-ctx.Done():
-			return ctx.Err()
-		default:
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: redis-sentinel did not answer PING within %v: %v", s.name, startTimeout, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	return awaitPing(ctx, s.admin, done, s.name, "redis-sentinel", filepath.Join(s.dir, "sentinel.log"))
 }
 
 // close kills the process and waits for it.

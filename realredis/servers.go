@@ -204,23 +204,29 @@ func (s *server) start(ctx context.Context) error {
 			DialTimeout: time.Second, ReadTimeout: 2 * time.Second, PoolSize: 2, Dialer: loopbackDialer(nil)})
 	}
 	s.mu.Unlock()
+	return awaitPing(ctx, s.admin, done, s.name, "redis-server", filepath.Join(s.dir, "redis.log"))
+}
+
+// awaitPing waits until a process just started answers PING: an error if
+// it exits first (its log named), ctx ends, or startTimeout passes.
+func awaitPing(ctx context.Context, admin *redis.Client, done <-chan struct{}, name, binary, log string) error {
 	deadline := time.Now().Add(startTimeout)
 	for {
 		pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		err := s.admin.Ping(pctx).Err()
+		err := admin.Ping(pctx).Err()
 		cancel()
 		if err == nil {
 			return nil
 		}
 		select {
 		case <-done:
-			return fmt.Errorf("%s: redis-server exited at start-up (see %s)", s.name, filepath.Join(s.dir, "redis.log"))
+			return fmt.Errorf("%s: %s exited at start-up (see %s)", name, binary, log)
 		case <-ctx.Done():
 			return ctx.Err()
 		default:
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: redis-server did not answer PING within %v: %v", s.name, startTimeout, err)
+			return fmt.Errorf("%s: %s did not answer PING within %v: %v", name, binary, startTimeout, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
