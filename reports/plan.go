@@ -17,12 +17,13 @@ import (
 )
 
 // Report settings. Measured on the project's machine kind (2 cores,
-// 2026-11-24, 299 cells): --quick, 6,936 runs, takes 5m06s of wall time
-// on two worker processes on an otherwise idle machine (23 runs/s); the
-// default's 67,600 runs were not timed on this build. What a cell costs is mostly its Redis commands: its virtual
-// time × its clients × how often they poll; scripts miniredis runs in Lua
-// (the Redisson family's) and the zk locks' raft members cost 3 to 10
-// times a SET NX lock's run.
+// 2026-11-24, 319 cells): --quick, 7,336 runs, takes 3m38s of wall time
+// on two worker processes on an otherwise idle machine (34 runs/s); the
+// default's 71,600 runs were not timed on this build. What a cell costs
+// is mostly its Redis commands: its virtual time × its clients × how often
+// they poll; the zk locks' raft members, Redlock over three Sentinel
+// groups (nine nodes) and Redisson's polling fair lock cost several times
+// a SET NX lock's run.
 const (
 	DefaultSeeds = 200 // seeds per matrix cell
 	QuickSeeds   = 20
