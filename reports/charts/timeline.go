@@ -255,6 +255,16 @@ func buildTimeline(h checker.History, r checker.Result, from, to int64) *timelin
 		value int64
 	}
 	lastWrite := map[string]writeCall{}
+	// A hold's validity deadline is drawn unless the hold ended (its
+	// release was called) before it, or a renewal moved it: a deadline
+	// nobody reached is noise, often inside a later hold's bar.
+	deadline := map[string]int64{}
+	endHold := func(proc string, at int64) {
+		if d, ok := deadline[proc]; ok && d <= at {
+			tl.addMark(mark{proc: proc, t: d, kind: kDeadline})
+		}
+		delete(deadline, proc)
+	}
 	var crashed = map[string]int64{}
 	var crashOrder []string
 	for _, e := range h.Events {
@@ -269,7 +279,7 @@ func buildTimeline(h checker.History, r checker.Result, from, to int64) *timelin
 			switch e.Kind {
 			case "ok":
 				if e.Until > 0 {
-					tl.addMark(mark{proc: e.Proc, t: e.Until, kind: kDeadline})
+					deadline[e.Proc] = e.Until
 				}
 			case "fail":
 				tl.addMark(mark{proc: e.Proc, t: e.T, kind: kAcqFail})
@@ -278,8 +288,10 @@ func buildTimeline(h checker.History, r checker.Result, from, to int64) *timelin
 			}
 		case e.Op == "acquire" && e.Kind == "renew":
 			if e.Until > 0 {
-				tl.addMark(mark{proc: e.Proc, t: e.Until, kind: kDeadline})
+				deadline[e.Proc] = e.Until
 			}
+		case e.Op == "release" && e.Kind == "call":
+			endHold(e.Proc, e.T)
 		case e.Op == "write" && e.Kind == "call":
 			tl.addMark(mark{proc: e.Proc, t: e.T, kind: kWriteCall})
 			lastWrite[e.Proc] = writeCall{t: e.T, value: e.Value}
@@ -329,6 +341,16 @@ func buildTimeline(h checker.History, r checker.Result, from, to int64) *timelin
 				tl.vlines = append(tl.vlines, vline{t: e.T, kind: kHeal, label: "heal"})
 			}
 		}
+	}
+	// Holds not released before the end: their deadlines stand, in a
+	// fixed order.
+	var holding []string
+	for proc := range deadline {
+		holding = append(holding, proc)
+	}
+	slices.Sort(holding)
+	for _, proc := range holding {
+		endHold(proc, math.MaxInt64)
 	}
 	// Acquisitions still in flight and nodes still down at the end.
 	var open []opKey

@@ -54,3 +54,33 @@ func TestTimelineLanes(t *testing.T) {
 		t.Errorf("window [%d, %d] does not fit [100ms, 300ms] with margins", tf.tl.from, tf.tl.to)
 	}
 }
+
+// TestTimelineDeadlines: a hold's validity deadline is drawn when the
+// holder was still in it (released after the deadline, or never), not when
+// it released first or a renewal moved the deadline on.
+func TestTimelineDeadlines(t *testing.T) {
+	ms := int64(1e6)
+	h := checker.History{End: 10_000 * ms, Heal: 9_000 * ms, Clients: []string{"c0", "c1", "c2"}}
+	ev := func(tt int64, proc, kind, op string, id, until int64) checker.Event {
+		return checker.Event{T: tt * ms, Proc: proc, Kind: kind, Op: op, OpID: id, Until: until * ms}
+	}
+	h.Events = []checker.Event{
+		ev(100, "c0", "call", "acquire", 1, 0), ev(110, "c0", "ok", "acquire", 1, 3000), // released early: no deadline
+		ev(120, "c1", "call", "acquire", 1, 0), ev(130, "c1", "ok", "acquire", 1, 1000), // released late: deadline at 1000
+		ev(140, "c2", "call", "acquire", 1, 0), ev(150, "c2", "ok", "acquire", 1, 1000), // renewed to 4000, never released
+		ev(500, "c0", "call", "release", 2, 0), ev(510, "c0", "ok", "release", 2, 0),
+		ev(900, "c2", "renew", "acquire", 1, 4000),
+		ev(1500, "c1", "call", "release", 2, 0), ev(1510, "c1", "ok", "release", 2, 0),
+	}
+	tl := buildTimeline(h, checker.Result{}, 0, h.End)
+	var got []string
+	for _, m := range tl.marks {
+		if m.kind == kDeadline {
+			got = append(got, fmt.Sprintf("%s@%d", m.proc, m.t/ms))
+		}
+	}
+	slices.Sort(got)
+	if want := []string{"c1@1000", "c2@4000"}; !slices.Equal(got, want) {
+		t.Fatalf("deadlines drawn: %v, want %v", got, want)
+	}
+}
