@@ -339,11 +339,8 @@ func nativeRedissonLock(c *scriptCalls, m *miniredis.Miniredis, p *server.Peer, 
 }
 
 func nativeRedissonUnlock(c *scriptCalls, m *miniredis.Miniredis, p *server.Peer, keys, argv []string) bool {
-	if len(keys) < 2 || len(argv) < 3 {
-		return false
-	}
-	k, ch, msg, lease, id := keys[0], keys[1], argv[0], argv[1], argv[2]
-	if _, ok := argInt(lease); !ok || !keyIs(m, k, "hash") || !hashCounterOK(m, k, id) {
+	k, ch, msg, lease, id, ok := unlockArgs(m, keys, argv)
+	if !ok {
 		return false
 	}
 	if c.int("HEXISTS", k, id) == 0 {
@@ -672,11 +669,8 @@ func nativeRedissonWriteLock(c *scriptCalls, m *miniredis.Miniredis, p *server.P
 }
 
 func nativeRedissonWriteUnlock(c *scriptCalls, m *miniredis.Miniredis, p *server.Peer, keys, argv []string) bool {
-	if len(keys) < 2 || len(argv) < 3 {
-		return false
-	}
-	k, ch, msg, lease, id := keys[0], keys[1], argv[0], argv[1], argv[2]
-	if _, ok := argInt(lease); !ok || !keyIs(m, k, "hash") || !hashCounterOK(m, k, id) {
+	k, ch, msg, lease, id, ok := unlockArgs(m, keys, argv)
+	if !ok {
 		return false
 	}
 	mode, ok := c.bulk("HGET", k, "mode")
@@ -703,4 +697,20 @@ func nativeRedissonWriteUnlock(c *scriptCalls, m *miniredis.Miniredis, p *server
 	}
 	p.WriteInt(1)
 	return true
+}
+
+// unlockArgs reads the arguments RLock's and the write lock's unlock
+// scripts share (KEYS: the hash, the channel; ARGV: the message, the
+// lease, the holder field); ok false when the Go version cannot reproduce
+// the script for them (a short call, a lease that is not an integer, a
+// key that is not a hash, a holder count that is not an integer).
+func unlockArgs(m *miniredis.Miniredis, keys, argv []string) (k, ch, msg, lease, id string, ok bool) {
+	if len(keys) < 2 || len(argv) < 3 {
+		return "", "", "", "", "", false
+	}
+	k, ch, msg, lease, id = keys[0], keys[1], argv[0], argv[1], argv[2]
+	if _, ok := argInt(lease); !ok || !keyIs(m, k, "hash") || !hashCounterOK(m, k, id) {
+		return "", "", "", "", "", false
+	}
+	return k, ch, msg, lease, id, true
 }
