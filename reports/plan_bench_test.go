@@ -12,7 +12,8 @@ import (
 // BenchmarkReportRow runs one seed of every cell of the default report
 // (and of every pause-sweep point) per iteration, in one process on one
 // bubble at a time, and reports where the time goes: the whole row and the
-// five most expensive scenarios, in ms per row. The default report is 200
+// five most expensive scenarios and locks (over the cells, the sweep
+// points left out), in ms per row. The default report is 200
 // such rows (the sweep points 50) on two worker processes:
 //
 //	GOMAXPROCS=1 GOGC=400 go test -run '^$' -bench ReportRow -benchtime 3x ./reports
@@ -28,6 +29,7 @@ func BenchmarkReportRow(b *testing.B) {
 		}
 	}
 	per := map[string]time.Duration{}
+	perLock := map[string]time.Duration{}
 	var points time.Duration
 	ok := sim.InTest(func(t *testing.T) {
 		bb := sim.TestBubble(t)
@@ -43,6 +45,7 @@ func BenchmarkReportRow(b *testing.B) {
 					points += time.Since(t0)
 				} else {
 					per[r.req.Spec.ScenarioID()] += time.Since(t0)
+					perLock[r.req.Spec.Lock] += time.Since(t0)
 				}
 			}
 		}
@@ -55,14 +58,18 @@ func BenchmarkReportRow(b *testing.B) {
 		k string
 		v time.Duration
 	}
-	var l []kv
-	for k, v := range per {
-		l = append(l, kv{k, v})
+	top := func(m map[string]time.Duration, prefix string) {
+		var l []kv
+		for k, v := range m {
+			l = append(l, kv{k, v})
+		}
+		sort.Slice(l, func(i, j int) bool { return l[i].v > l[j].v || l[i].v == l[j].v && l[i].k < l[j].k })
+		for _, x := range l[:min(5, len(l))] {
+			b.ReportMetric(float64(x.v.Milliseconds())/float64(b.N), prefix+x.k)
+		}
 	}
-	sort.Slice(l, func(i, j int) bool { return l[i].v > l[j].v })
-	for _, x := range l[:min(5, len(l))] {
-		b.ReportMetric(float64(x.v.Milliseconds())/float64(b.N), "ms/row-"+x.k)
-	}
+	top(per, "ms/row-")
+	top(perLock, "ms/lock-")
 	b.ReportMetric(float64(points.Milliseconds())/float64(b.N), "ms/row-pause-sweep")
 	b.ReportMetric(float64(len(row)), "runs/row")
 }

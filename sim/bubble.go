@@ -66,21 +66,6 @@ func (b *bubbleClock) at(t int64) time.Time { return b.epoch.Add(time.Duration(t
 // fromTime converts a bubble time.Time (e.g. a connection deadline) to true time.
 func (b *bubbleClock) fromTime(t time.Time) int64 { return int64(t.Sub(b.epoch)) }
 
-// waitUntil blocks the scheduler until true time t or until kick fires,
-// whichever comes first; library timers in between run meanwhile.
-func (b *bubbleClock) waitUntil(t int64, kick <-chan struct{}) {
-	d := time.Duration(t - b.trueNow())
-	if d <= 0 {
-		return
-	}
-	b.timer.Reset(d)
-	select {
-	case <-b.timer.C:
-	case <-kick:
-		b.timer.Stop()
-	}
-}
-
 // quiesce returns once every other goroutine in the bubble is durably blocked.
 func quiesce() { synctest.Wait() }
 

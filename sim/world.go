@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -29,16 +30,17 @@ type World struct {
 	mu       sync.Mutex // guards the queue and state client goroutines touch
 	q        eventQueue
 	seq      uint64
-	kick     chan struct{}
-	stopping bool
-	steps    int64
-	lastAt   int64              // true time of the last event run
-	dirty    []*Proc            // processes with records not yet in the trace
-	free     []*event           // events to reuse (an event is a few per Redis command)
-	cmds     map[string]cmdInfo // command names as sent, see command
-	shas     map[string]string  // SHA1s of EVAL bodies, see scriptSHA
-	ran      *event             // the event run last, recycled at the next step
-	flushBuf []Event            // flushRecords' scratch
+	sleeping bool // the scheduler waits on its timer for wakeAt
+	wakeAt      int64 // what the timer is armed for while sleeping
+	stopping    bool
+	steps       int64
+	lastAt      int64              // true time of the last event run
+	dirty       []*Proc            // processes with records not yet in the trace
+	free        []*event           // events to reuse (an event is a few per Redis command)
+	cmds        map[string]cmdInfo // command names as sent, see command
+	shas        map[string]string  // SHA1s of EVAL bodies, see scriptSHA
+	ran         *event             // the event run last, recycled at the next step
+	flushBuf    []Event            // flushRecords' scratch
 
 	procs    []*Proc
 	nodes    []*Node
@@ -100,7 +102,6 @@ func newWorld(cfg Config) *World {
 		cfg:     cfg,
 		streams: NewStreams(cfg.Seed),
 		bc:      newBubbleClock(),
-		kick:    make(chan struct{}, 1),
 		byName:  map[string]int{},
 	}
 	w.trace = newTrace(cfg.Trace, cfg.MaxHistory, cfg.HistoryCommands)
@@ -163,19 +164,30 @@ func (w *World) run() error {
 // loop is the scheduler: wait until every goroutine is blocked, take the
 // earliest event, advance the bubble clock to it, run it. One event at a
 // time; client code runs only between events, one goroutine woken per event.
+//
+// After an event the scheduler does not wait for the goroutine the event
+// woke to block again: the next event is always at a later instant (see
+// below), so it arms its timer for the earliest event it knows and sleeps.
+// The woken goroutine runs meanwhile; an event it schedules earlier than
+// the armed time moves the timer (scheduleHeldLocked), never wakes the
+// scheduler. The bubble clock advances only once every goroutine is
+// blocked, and the scheduler waits for the others again (synctest.Wait)
+// before it takes an event: a library timer due at the same instant as
+// its own runs first. One park less for every event than waiting twice.
 func (w *World) loop(end int64) error {
 	maxEvents := w.cfg.MaxEvents
+	ran := false // an event just ran: what it woke may still be running
 	for {
-		quiesce()
-		w.flushRecords()
+		if !ran {
+			quiesce()
+			w.flushRecords()
+		}
+		settled := !ran // every other goroutine is blocked
+		ran = false
 		w.mu.Lock()
 		if w.ran != nil {
 			w.recycleLocked(w.ran)
 			w.ran = nil
-		}
-		select {
-		case <-w.kick:
-		default:
 		}
 		ev := w.q.peek()
 		for ev != nil && ev.dead {
@@ -184,7 +196,11 @@ func (w *World) loop(end int64) error {
 		}
 		if ev == nil || w.stopping {
 			w.mu.Unlock()
-			return nil
+			if settled {
+				return nil
+			}
+			// What the last event woke may still schedule something.
+			continue
 		}
 		// Every event gets an instant of its own: a goroutine woken at
 		// true time t arms its library timers (retry backoff, tickers) from
@@ -199,11 +215,22 @@ func (w *World) loop(end int64) error {
 			// Advance the bubble clock. Library timers due earlier fire on
 			// the way; either way, look again after everyone settles, so a
 			// goroutine woken at this very instant runs before the event.
+			w.sleeping, w.wakeAt = true, at
+			w.bc.timer.Reset(time.Duration(at - now))
 			w.mu.Unlock()
-			w.bc.waitUntil(at, w.kick)
+			<-w.bc.timer.C
+			w.mu.Lock()
+			w.sleeping = false
+			w.mu.Unlock()
 			continue
 		} else if now > at {
 			at = now
+		}
+		if !settled {
+			// Not reached: after an event the next one is at a later
+			// instant. Settle first all the same.
+			w.mu.Unlock()
+			continue
 		}
 		ev = w.q.pop()
 		ev.at = at
@@ -224,6 +251,7 @@ func (w *World) loop(end int64) error {
 			return fmt.Errorf("sim: event budget of %d exhausted at t=%v (raise MaxEvents or shorten the run)", maxEvents, time.Duration(ev.at))
 		}
 		w.runEvent(ev)
+		ran = true
 		if !ev.requeued {
 			w.ran = ev
 		}
@@ -326,9 +354,12 @@ func (w *World) scheduleHeldLocked(at, hold int64, src uint64, seq uint64, targe
 	ev := w.newEventLocked()
 	ev.at, ev.hold, ev.src, ev.seq, ev.target, ev.kind, ev.fn = at, hold, src, seq, target, kind, fn
 	w.q.push(ev)
-	select {
-	case w.kick <- struct{}{}:
-	default:
+	if w.sleeping && at < w.wakeAt {
+		// The scheduler sleeps until a later event: bring its timer
+		// forward (a time already past fires as soon as every goroutine
+		// is blocked).
+		w.wakeAt = at
+		w.bc.timer.Reset(time.Duration(at - w.now()))
 	}
 	return ev
 }
@@ -735,12 +766,20 @@ func (w *World) flushRecords() {
 	clear(w.dirty)
 	w.dirty = w.dirty[:0]
 	w.mu.Unlock()
+	// Records of several instants (a goroutine an event woke, then one a
+	// library timer woke before the next event) go in time order; at one
+	// instant, in process order.
+	if !slices.IsSortedFunc(recs, cmpRecordTime) {
+		slices.SortStableFunc(recs, cmpRecordTime)
+	}
 	for i := range recs {
 		w.trace.add(recs[i])
 	}
 	clear(recs)
 	w.flushBuf = recs[:0]
 }
+
+func cmpRecordTime(a, b Event) int { return cmp.Compare(a.T, b.T) }
 
 // record adds an engine event to the trace at the current true time.
 func (w *World) record(ev Event) {
