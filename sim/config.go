@@ -98,6 +98,10 @@ type Config struct {
 	// hash, and the history holds what checkers read (client operations,
 	// faults, failovers, crashes).
 	HistoryCommands bool
+	// EagerAcks makes every replica acknowledgement an event, as the
+	// engine did before it kept acks nobody waits for out of the queue
+	// (Node.sendAck): a test runs both and compares the traces.
+	EagerAcks bool
 	// WatchKeys are the lock's keys: on a primary, every write that deletes
 	// such a key or changes its TTL while it holds a value another client
 	// set is recorded as a "key-touch" event (the ground truth of

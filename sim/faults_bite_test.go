@@ -896,6 +896,71 @@ func TestFaultBiteWait(t *testing.T) {
 	}
 }
 
+// A replica's ack that no WAIT is waiting for is kept out of the event
+// queue (Node.sendAck) but must act as the message it is, as it does as an
+// event (EagerAcks): one that has arrived counts at the next WAIT, and one
+// still on its way when a partition starts is held by the partition. The
+// SET at 1 s reaches both replicas at once; n1's ack is back 200 µs later,
+// n2's is slowed by a 2 s delay spike and arrives at about 3 s, inside a
+// partition n0-n2 (2 s to 4 s) that holds it until the heal.
+// (Either rule broken on purpose fails it: no flush before a fault event,
+// no flush in WAIT.)
+func TestFaultBiteLazyAcks(t *testing.T) {
+	var events [2]int64
+	for i, eager := range []bool{false, true} {
+		cfg := biteConfig(3, 1, 6*time.Second)
+		cfg.EagerAcks = eager
+		cfg.Topology = Topology{Replicated: true, DownAfter: 10 * time.Second}
+		cfg.Faults = []faults.Fault{
+			{Kind: faults.Delay, Start: 900 * time.Millisecond, Duration: 300 * time.Millisecond, From: []string{"n2"}, To: []string{"n0"}, OneWay: true, Delay: 2 * time.Second},
+			{Kind: faults.Partition, Start: 2 * time.Second, Duration: 2 * time.Second, From: []string{"n0"}, To: []string{"n2"}},
+		}
+		wait := func(p *Proc, op string, n int) {
+			do(p, op, func() (string, error) {
+				v, err := p.Primary().Wait(p.Context(), n, 100*time.Millisecond).Result()
+				return strconv.FormatInt(v, 10), err
+			})
+		}
+		cfg.Program = func(p *Proc) {
+			sleepUntil(p, time.Second)
+			do(p, "set", func() (string, error) { return p.Primary().Set(p.Context(), "k", "v", 0).Result() })
+			sleepUntil(p, 3500*time.Millisecond)
+			wait(p, "wait1", 1)
+			wait(p, "wait2/held", 2)
+			sleepUntil(p, 4500*time.Millisecond)
+			wait(p, "wait2/healed", 2)
+			// Both acks of a second write arrive before the WAIT and
+			// before Sentinel's next look (every 100 ms): WAIT itself
+			// must take them in.
+			do(p, "set2", func() (string, error) { return p.Primary().Set(p.Context(), "k2", "v", 0).Result() })
+			sleepUntil(p, 4520*time.Millisecond)
+			wait(p, "wait2/pending", 2)
+		}
+		res := runBite(t, cfg)
+		events[i] = res.Stats.Events
+		ops := opsOf(t, res, "c0")
+		for _, tc := range []struct {
+			op     string
+			reply  string
+			lo, hi time.Duration
+		}{
+			{"wait1", "1", 0, time.Millisecond},
+			{"wait2/held", "1", 100 * time.Millisecond, 101 * time.Millisecond},
+			{"wait2/healed", "2", 0, time.Millisecond},
+			{"wait2/pending", "2", 0, time.Millisecond},
+		} {
+			o := one(t, ops, tc.op)
+			if o.Result != resOK || o.Reply != tc.reply || o.rtt() < tc.lo || o.rtt() > tc.hi {
+				t.Errorf("eager acks %v: %s: want %s replicas within [%v, %v], got %v after %v", eager, tc.op, tc.reply, tc.lo, tc.hi, o, o.rtt())
+			}
+		}
+	}
+	if events[0] >= events[1] {
+		t.Errorf("%d events with lazy acks, %d with eager: no ack was kept out of the queue", events[0], events[1])
+	}
+	t.Logf("events: %d lazy, %d eager", events[0], events[1])
+}
+
 // --- the heal ends every fault ----------------------------------------------
 
 // Faults that would outlast the safety phase end at the heal: a client

@@ -46,10 +46,12 @@ type Node struct {
 	// replication
 	replicaOf int // -1 for a primary
 	offset    int64
-	applied   int64          // replica: offset applied
-	acked     map[int]int64  // primary: replica id -> acked offset
-	lastRepl  map[int]*int64 // FIFO per replication link
-	waiters   []*waitReq
+	applied   int64         // replica: offset applied
+	acked     map[int]int64 // primary: replica id -> acked offset
+	// primary: acks sent to it that are not events (see sendAck)
+	pendingAcks []pendingAck
+	lastRepl    map[int]*int64 // FIFO per replication link
+	waiters     []*waitReq
 
 	svc Service // set for a service process (not Redis)
 	// a Member service's incarnation, its streams and per-link order
@@ -482,18 +484,82 @@ func (r *Node) applyRepl(from *Node, states map[string]keyState, full bool, off 
 		}
 	}
 	r.applied = off
+	r.sendAck(from, off, epoch)
+}
+
+// pendingAck is a replica's acknowledgement on its way to its primary,
+// kept out of the event queue (see sendAck).
+type pendingAck struct {
+	r        *Node
+	off      int64
+	epoch    int
+	at, sent int64
+}
+
+// sendAck sends replica r's acknowledgement of offset off to its primary
+// from. An ack matters only to WAIT, so while from has no WAIT pending, is
+// not paused and the link is not partitioned, it is no event: it waits in
+// from.pendingAcks, its latency drawn now as for an event, until something
+// could tell the difference. Then flushAcks applies it if it has arrived
+// (nothing it depends on has changed since it was sent) and makes it an
+// event otherwise. The scheduler flushes before every event that could
+// change a partition, a pause, a node's incarnation or Sentinel's view
+// (World.loop), and WAIT flushes its node first. A replicated world runs
+// a third fewer events.
+func (r *Node) sendAck(from *Node, off int64, epoch int) {
 	w := r.w
-	w.net.deliver(w.net.rng, r.addr(), from.addr(), nil, nil, "repl-ack", func() {
-		from.whenAwake("repl-ack", func() {
-			if from.epoch != epoch || !from.up {
-				return
-			}
-			if off > from.acked[r.id] {
-				from.acked[r.id] = off
-			}
-			from.checkWaiters()
-		})
+	a, b := r.addr(), from.addr()
+	t := w.now()
+	at := t + w.net.latency(w.net.rng, a, b, t)
+	if !w.cfg.EagerAcks && len(from.waiters) == 0 && from.pausedUntil <= t {
+		if _, held := w.net.heldUntil(a, b, t); !held {
+			from.pendingAcks = append(from.pendingAcks, pendingAck{r: r, off: off, epoch: epoch, at: at, sent: t})
+			w.pendingAcks++
+			return
+		}
+	}
+	from.ackEvent(r, off, epoch, at, t)
+}
+
+// ackEvent schedules the arrival of r's ack at from.
+func (from *Node) ackEvent(r *Node, off int64, epoch int, at, sent int64) {
+	w := from.w
+	w.mu.Lock()
+	ev := w.afterLinkLocked(at, nil, "repl-ack", r.addr(), from.addr(), sent)
+	ev.fn = func() { from.ackArrived(r, off, epoch) }
+	w.mu.Unlock()
+}
+
+// ackArrived is r's ack reaching from.
+func (from *Node) ackArrived(r *Node, off int64, epoch int) {
+	from.whenAwake("repl-ack", func() {
+		if from.epoch != epoch || !from.up {
+			return
+		}
+		if off > from.acked[r.id] {
+			from.acked[r.id] = off
+		}
+		from.checkWaiters()
 	})
+}
+
+// flushAcks applies the pending acks that have arrived and makes the
+// others events (see sendAck).
+func (n *Node) flushAcks() {
+	if len(n.pendingAcks) == 0 {
+		return
+	}
+	acks := n.pendingAcks
+	n.pendingAcks = nil
+	n.w.pendingAcks -= len(acks)
+	now := n.w.now()
+	for _, p := range acks {
+		if p.at <= now {
+			n.ackArrived(p.r, p.off, p.epoch)
+		} else {
+			n.ackEvent(p.r, p.off, p.epoch, p.at, p.sent)
+		}
+	}
 }
 
 // fullSync replaces every replica's data with n's (a replica (re)attaching).
@@ -521,6 +587,7 @@ func (n *Node) wait(c *conn, args []string) {
 		c.peer.WriteError("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.")
 		return
 	}
+	n.flushAcks()
 	got := n.ackedCount(n.offset)
 	if got >= need || (ms > 0 && false) {
 		c.peer.WriteInt(got)

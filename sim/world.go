@@ -30,8 +30,10 @@ type World struct {
 	mu       sync.Mutex // guards the queue and state client goroutines touch
 	q        eventQueue
 	seq      uint64
-	sleeping bool // the scheduler waits on its timer for wakeAt
-	wakeAt      int64 // what the timer is armed for while sleeping
+	sleeping bool  // the scheduler waits on its timer for wakeAt
+	wakeAt   int64 // what the timer is armed for while sleeping
+	// pendingAcks counts replica acks kept out of the queue (Node.sendAck)
+	pendingAcks int
 	stopping    bool
 	steps       int64
 	lastAt      int64              // true time of the last event run
@@ -249,6 +251,12 @@ func (w *World) loop(end int64) error {
 		w.stats.Events++
 		if maxEvents > 0 && w.steps > maxEvents {
 			return fmt.Errorf("sim: event budget of %d exhausted at t=%v (raise MaxEvents or shorten the run)", maxEvents, time.Duration(ev.at))
+		}
+		if w.pendingAcks > 0 && ev.op == opFunc && ev.kind != "repl" && ev.kind != "repl-ack" {
+			// The event may change what a pending ack depends on.
+			for _, n := range w.nodes {
+				n.flushAcks()
+			}
 		}
 		w.runEvent(ev)
 		ran = true
