@@ -961,6 +961,49 @@ func TestFaultBiteLazyAcks(t *testing.T) {
 	t.Logf("events: %d lazy, %d eager", events[0], events[1])
 }
 
+// A partition that starts on the very instant a pending ack arrives: the
+// queue runs the fault first (it was scheduled at the start, with a lower
+// sequence number), so the ack is held, as its event would be; a
+// nanosecond later the ack is in. The test finds that instant with eager
+// acks (the WAIT's reply flips from 1 to 2), then demands the same replies
+// with lazy acks on both sides of it.
+func TestFaultBiteLazyAckTie(t *testing.T) {
+	reply := func(start time.Duration, eager bool) string {
+		cfg := biteConfig(3, 1, 3*time.Second)
+		cfg.EagerAcks = eager
+		cfg.Topology = Topology{Replicated: true, DownAfter: 10 * time.Second}
+		cfg.Faults = []faults.Fault{{Kind: faults.Partition, Start: start, Duration: time.Second, From: []string{"n0"}, To: []string{"n2"}}}
+		cfg.Program = func(p *Proc) {
+			sleepUntil(p, time.Second)
+			do(p, "set", func() (string, error) { return p.Primary().Set(p.Context(), "k", "v", 0).Result() })
+			sleepUntil(p, 1500*time.Millisecond)
+			do(p, "wait", func() (string, error) {
+				v, err := p.Primary().Wait(p.Context(), 2, 100*time.Millisecond).Result()
+				return strconv.FormatInt(v, 10), err
+			})
+		}
+		return one(t, opsOf(t, runBite(t, cfg), "c0"), "wait").Reply
+	}
+	lo, hi := time.Second, 1400*time.Millisecond // n2's ack is held at lo, in at hi
+	if reply(lo, true) != "1" || reply(hi, true) != "2" {
+		t.Fatalf("eager acks: want WAIT 2 -> 1 with the partition from %v, 2 from %v; got %s, %s", lo, hi, reply(lo, true), reply(hi, true))
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if reply(mid, true) == "1" {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	for start := lo - 2; start <= hi+2; start++ {
+		if e, l := reply(start, true), reply(start, false); e != l {
+			t.Errorf("partition from %v (the ack arrives at %v): WAIT 2 -> %s with eager acks, %s with lazy ones", start, lo, e, l)
+		}
+	}
+	t.Logf("n2's ack arrives at %v: a partition starting then holds it, one starting at %v does not", lo, hi)
+}
+
 // --- the heal ends every fault ----------------------------------------------
 
 // Faults that would outlast the safety phase end at the heal: a client

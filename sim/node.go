@@ -488,22 +488,24 @@ func (r *Node) applyRepl(from *Node, states map[string]keyState, full bool, off 
 }
 
 // pendingAck is a replica's acknowledgement on its way to its primary,
-// kept out of the event queue (see sendAck).
+// kept out of the event queue (see sendAck). seq is the queue sequence
+// number its event would have had.
 type pendingAck struct {
 	r        *Node
 	off      int64
 	epoch    int
 	at, sent int64
+	seq      uint64
 }
 
 // sendAck sends replica r's acknowledgement of offset off to its primary
 // from. An ack matters only to WAIT, so while from has no WAIT pending, is
 // not paused and the link is not partitioned, it is no event: it waits in
-// from.pendingAcks, its latency drawn now as for an event, until something
-// could tell the difference. Then flushAcks applies it if it has arrived
-// (nothing it depends on has changed since it was sent) and makes it an
-// event otherwise. The scheduler flushes before every event that could
-// change a partition, a pause, a node's incarnation or Sentinel's view
+// from.pendingAcks, its latency drawn and its sequence number taken now as
+// for an event, until something could tell the difference. Then flushAcks
+// applies it if its event would already have run and makes it that event
+// otherwise. The scheduler flushes before every event that could change a
+// partition, a pause, a node's incarnation or Sentinel's view
 // (World.loop), and WAIT flushes its node first. A replicated world runs
 // a third fewer events.
 func (r *Node) sendAck(from *Node, off int64, epoch int) {
@@ -511,22 +513,31 @@ func (r *Node) sendAck(from *Node, off int64, epoch int) {
 	a, b := r.addr(), from.addr()
 	t := w.now()
 	at := t + w.net.latency(w.net.rng, a, b, t)
+	w.mu.Lock()
+	w.seq++
+	seq := w.seq
+	w.mu.Unlock()
+	p := pendingAck{r: r, off: off, epoch: epoch, at: at, sent: t, seq: seq}
 	if !w.cfg.EagerAcks && len(from.waiters) == 0 && from.pausedUntil <= t {
 		if _, held := w.net.heldUntil(a, b, t); !held {
-			from.pendingAcks = append(from.pendingAcks, pendingAck{r: r, off: off, epoch: epoch, at: at, sent: t})
+			from.pendingAcks = append(from.pendingAcks, p)
 			w.pendingAcks++
 			return
 		}
 	}
-	from.ackEvent(r, off, epoch, at, t)
+	from.ackEvent(p)
 }
 
-// ackEvent schedules the arrival of r's ack at from.
-func (from *Node) ackEvent(r *Node, off int64, epoch int, at, sent int64) {
+// ackEvent schedules the arrival of an ack at from, as the event it is.
+func (from *Node) ackEvent(p pendingAck) {
 	w := from.w
 	w.mu.Lock()
-	ev := w.afterLinkLocked(at, nil, "repl-ack", r.addr(), from.addr(), sent)
+	ev := w.newEventLocked()
+	ev.at, ev.seq, ev.kind = p.at, p.seq, "repl-ack"
+	ev.link, ev.a, ev.b, ev.sent = true, p.r.addr(), from.addr(), p.sent
+	r, off, epoch := p.r, p.off, p.epoch
 	ev.fn = func() { from.ackArrived(r, off, epoch) }
+	w.q.push(ev)
 	w.mu.Unlock()
 }
 
@@ -543,8 +554,9 @@ func (from *Node) ackArrived(r *Node, off int64, epoch int) {
 	})
 }
 
-// flushAcks applies the pending acks that have arrived and makes the
-// others events (see sendAck).
+// flushAcks applies the pending acks whose events the queue would have
+// run before the event now running (World.cur) and makes the others
+// those events.
 func (n *Node) flushAcks() {
 	if len(n.pendingAcks) == 0 {
 		return
@@ -552,13 +564,16 @@ func (n *Node) flushAcks() {
 	acks := n.pendingAcks
 	n.pendingAcks = nil
 	n.w.pendingAcks -= len(acks)
-	now := n.w.now()
 	for _, p := range acks {
-		if p.at <= now {
+		if before(&event{at: p.at, seq: p.seq}, &n.w.cur) {
 			n.ackArrived(p.r, p.off, p.epoch)
 		} else {
-			n.ackEvent(p.r, p.off, p.epoch, p.at, p.sent)
+			n.ackEvent(p)
 		}
+	}
+	if n.pendingAcks == nil {
+		clear(acks)
+		n.pendingAcks = acks[:0] // reuse the array
 	}
 }
 

@@ -52,9 +52,11 @@ const (
 
 type eventHeap []*event
 
-func (h eventHeap) Len() int { return len(h) }
-func (h eventHeap) Less(i, j int) bool {
-	a, b := h[i], h[j]
+func (h eventHeap) Len() int           { return len(h) }
+func (h eventHeap) Less(i, j int) bool { return before(h[i], h[j]) }
+
+// before is the queue's order: time, then source, then the source's sequence.
+func before(a, b *event) bool {
 	if a.at != b.at {
 		return a.at < b.at
 	}

@@ -34,15 +34,17 @@ type World struct {
 	wakeAt   int64 // what the timer is armed for while sleeping
 	// pendingAcks counts replica acks kept out of the queue (Node.sendAck)
 	pendingAcks int
-	stopping    bool
-	steps       int64
-	lastAt      int64              // true time of the last event run
-	dirty       []*Proc            // processes with records not yet in the trace
-	free        []*event           // events to reuse (an event is a few per Redis command)
-	cmds        map[string]cmdInfo // command names as sent, see command
-	shas        map[string]string  // SHA1s of EVAL bodies, see scriptSHA
-	ran         *event             // the event run last, recycled at the next step
-	flushBuf    []Event            // flushRecords' scratch
+	// cur is the queue key (at as queued, src, seq) of the event running
+	cur      event
+	stopping bool
+	steps    int64
+	lastAt   int64              // true time of the last event run
+	dirty    []*Proc            // processes with records not yet in the trace
+	free     []*event           // events to reuse (an event is a few per Redis command)
+	cmds     map[string]cmdInfo // command names as sent, see command
+	shas     map[string]string  // SHA1s of EVAL bodies, see scriptSHA
+	ran      *event             // the event run last, recycled at the next step
+	flushBuf []Event            // flushRecords' scratch
 
 	procs    []*Proc
 	nodes    []*Node
@@ -235,6 +237,7 @@ func (w *World) loop(end int64) error {
 			continue
 		}
 		ev = w.q.pop()
+		w.cur.at, w.cur.src, w.cur.seq = ev.at, ev.src, ev.seq
 		ev.at = at
 		ev.requeued = false
 		if ev.target != nil && ev.target.pausedUntil > ev.at && !w.stopping {
@@ -253,7 +256,8 @@ func (w *World) loop(end int64) error {
 			return fmt.Errorf("sim: event budget of %d exhausted at t=%v (raise MaxEvents or shorten the run)", maxEvents, time.Duration(ev.at))
 		}
 		if w.pendingAcks > 0 && ev.op == opFunc && ev.kind != "repl" && ev.kind != "repl-ack" {
-			// The event may change what a pending ack depends on.
+			// The event may change what a pending ack depends on: the
+			// acks whose events would have run before it arrive first.
 			for _, n := range w.nodes {
 				n.flushAcks()
 			}
@@ -364,8 +368,9 @@ func (w *World) scheduleHeldLocked(at, hold int64, src uint64, seq uint64, targe
 	w.q.push(ev)
 	if w.sleeping && at < w.wakeAt {
 		// The scheduler sleeps until a later event: bring its timer
-		// forward (a time already past fires as soon as every goroutine
-		// is blocked).
+		// forward (a time already past fires at once or once every
+		// goroutine is blocked; either way the scheduler waits for the
+		// others before it takes an event).
 		w.wakeAt = at
 		w.bc.timer.Reset(time.Duration(at - w.now()))
 	}
