@@ -17,9 +17,9 @@ import (
 )
 
 // Report settings. Measured on the project's machine kind (2 cores,
-// 2026-11-24, 319 cells): --quick, 7,336 runs, takes 3m38s of wall time
-// on two worker processes on an otherwise idle machine (34 runs/s); the
-// default's 71,600 runs take 36m38s (33 runs/s). What a cell costs
+// 2026-11-24, 319 cells): --quick, 7,336 runs, takes 3m32s of wall time
+// on two worker processes on an otherwise idle machine (35 runs/s); the
+// default's 71,600 runs take 29m29s (40 runs/s). What a cell costs
 // is mostly its Redis commands: its virtual time × its clients × how often
 // they poll; the zk locks' raft members, Redlock over three Sentinel
 // groups (nine nodes) and Redisson's polling fair lock cost several times

@@ -50,8 +50,8 @@ Redlock and the two fencing designs, and write into DIR:
   timelines/    counterexample timelines (PNG)
 
 The same flags give the same files, byte for byte. Default: 200 seeds per
-cell (71,600 runs, 36m38s on 2 cores); --quick: 20 seeds and
-coarser curves (7,336 runs, 3m38s on 2 cores). The report is written
+cell (71,600 runs, 29m29s on 2 cores); --quick: 20 seeds and
+coarser curves (7,336 runs, 3m32s on 2 cores). The report is written
 beside DIR and moved into place when complete: Ctrl-C stops (exit 130) and writes
 nothing, and a rerun replaces exactly the files above (others in DIR
 stay).`,
