@@ -73,6 +73,21 @@ func traceRun(t *testing.T, lock string, seed uint64) (traced, sim.Config) {
 
 // firstDiff names the first trace line on which two runs disagree.
 func firstDiff(a, b []byte) string {
+	err := eachLinePair(a, b, func(line int, la, lb []byte) error {
+		if !bytes.Equal(la, lb) {
+			return fmt.Errorf("first divergence at event %d:\n  run 1: %s\n  run 2: %s", line, la, lb)
+		}
+		return nil
+	})
+	if err != nil {
+		return err.Error()
+	}
+	return "traces equal line by line (hash mismatch elsewhere)"
+}
+
+// eachLinePair calls f with each pair of trace lines, numbered from 1,
+// until f fails; traces of different lengths fail where the shorter ends.
+func eachLinePair(a, b []byte, f func(line int, la, lb []byte) error) error {
 	sa, sb := bufio.NewScanner(bytes.NewReader(a)), bufio.NewScanner(bytes.NewReader(b))
 	sa.Buffer(nil, 1<<20)
 	sb.Buffer(nil, 1<<20)
@@ -80,12 +95,12 @@ func firstDiff(a, b []byte) string {
 		okA, okB := sa.Scan(), sb.Scan()
 		if !okA || !okB {
 			if okA != okB {
-				return fmt.Sprintf("traces differ in length at event %d", line)
+				return fmt.Errorf("traces differ in length at event %d", line)
 			}
-			return "traces equal line by line (hash mismatch elsewhere)"
+			return nil
 		}
-		if !bytes.Equal(sa.Bytes(), sb.Bytes()) {
-			return fmt.Sprintf("first divergence at event %d:\n  run 1: %s\n  run 2: %s", line, sa.Text(), sb.Text())
+		if err := f(line, sa.Bytes(), sb.Bytes()); err != nil {
+			return err
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -71,29 +70,19 @@ func ackRun(t *testing.T, scenario, lock string, seed uint64, eager bool) ([]byt
 // sameTrace compares two traces event by event: every field equal, the
 // times ("t", "local", "until") within 3 ns.
 func sameTrace(a, b []byte) error {
-	sa, sb := bufio.NewScanner(bytes.NewReader(a)), bufio.NewScanner(bytes.NewReader(b))
-	sa.Buffer(nil, 1<<20)
-	sb.Buffer(nil, 1<<20)
-	for line := 1; ; line++ {
-		okA, okB := sa.Scan(), sb.Scan()
-		if !okA || !okB {
-			if okA != okB {
-				return fmt.Errorf("traces differ in length at event %d", line)
-			}
-			return nil
-		}
+	return eachLinePair(a, b, func(line int, la, lb []byte) error {
 		var ea, eb map[string]any
-		if err := json.Unmarshal(sa.Bytes(), &ea); err != nil {
+		if err := json.Unmarshal(la, &ea); err != nil {
 			return err
 		}
-		if err := json.Unmarshal(sb.Bytes(), &eb); err != nil {
+		if err := json.Unmarshal(lb, &eb); err != nil {
 			return err
 		}
 		for _, k := range []string{"t", "local", "until"} {
 			va, _ := ea[k].(float64)
 			vb, _ := eb[k].(float64)
 			if d := va - vb; d > 3 || d < -3 {
-				return fmt.Errorf("event %d: %s %v against %v\n  eager: %s\n  lazy:  %s", line, k, va, vb, sa.Text(), sb.Text())
+				return fmt.Errorf("event %d: %s %v against %v\n  eager: %s\n  lazy:  %s", line, k, va, vb, la, lb)
 			}
 			delete(ea, k)
 			delete(eb, k)
@@ -101,7 +90,8 @@ func sameTrace(a, b []byte) error {
 		ja, _ := json.Marshal(ea)
 		jb, _ := json.Marshal(eb)
 		if !bytes.Equal(ja, jb) {
-			return fmt.Errorf("event %d:\n  eager: %s\n  lazy:  %s", line, sa.Text(), sb.Text())
+			return fmt.Errorf("event %d:\n  eager: %s\n  lazy:  %s", line, la, lb)
 		}
-	}
+		return nil
+	})
 }
