@@ -56,7 +56,7 @@ func init() {
 		ID:        "redisson-lock",
 		Design:    "Redisson RLock: a hash per lock, field uuid:threadId = reentrancy count; acquire by Lua (HINCRBY + PEXPIRE if free or ours, else PTTL), tryLock(500 ms, no leaseTime) retrying at the PTTL it returns, a watchdog that renews 30 s every 10 s by Lua (HEXISTS then PEXPIRE), release by Lua (HINCRBY -1, PEXPIRE while above 0, else DEL and PUBLISH)",
 		Source:    "seed 000 (tryLock(500, ..., MILLISECONDS)), seed 003 v5 (lock() with Redisson's watchdog); Redisson 3.16 RedissonLock tryLockInnerAsync / unlockInnerAsync, RedissonBaseLock renewExpirationAsync, lockWatchdogTimeout 30 s",
-		Weakness:  "as watchdog: a pause longer than the 30 s lease stops the watchdog with the holder, the key expires and another client takes it while the paused holder is in its critical section; one node (or an async replica) is a single point of failure; no fencing token",
+		Weakness:  "as watchdog: a pause longer than the 30 s lease stops the watchdog with the holder, the key expires and another client takes it while the paused holder is in its critical section; one node (or an async replica) is a single point of failure; no fencing token; the holder field (uuid:threadId) is the same for every hold of a thread and this unlock is not idempotent: go-redis sends an unlock again when its reply times out, and the first copy, held up in the network, can land after the thread locked again and delete that hold (later Redisson versions answer a repeated unlock from an unlock latch keyed by a request id)",
 		Topology:  Single,
 		TTL:       RedissonWatchdogTimeout,
 		Reentrant: true,
@@ -111,7 +111,12 @@ func init() {
 // Weakness: the watchdog's (a process pause longer than the lease starves
 // it: the key expires under a holder that still believes) and set-nx-cad's
 // (one node; a node restart without persistence, a forward clock jump
-// hand the key to another client); no fencing token.
+// hand the key to another client); no fencing token. And a stale unlock:
+// every hold of the thread has the same field, so an unlock that go-redis
+// sent twice (its first reply timed out: go-redis retries a command after
+// a read timeout) can run twice, the second copy after the thread locked
+// again, and delete that hold while the thread still believes it holds
+// (run.TestStaleSelfRelease, redisson-lock seed 22: one 1 s delay spike).
 type RedissonLock struct {
 	Env Env
 	// WaitTime is tryLock's waitTime; LeaseTime its leaseTime (0: none,
