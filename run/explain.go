@@ -35,10 +35,19 @@ func Explain(j *Judged) string {
 			parts = append(parts, s)
 		}
 	}
-	// Faults already in force when the story starts (a drift from t=0).
+	// Faults already in force when the story starts (a drift from t=0),
+	// and delay spikes over by then whose messages still land: a message
+	// sent at a spike's end arrives up to its delay later (a release sent
+	// again after a timeout, whose first copy lands after a new hold).
 	for i, f := range h.Faults {
-		if f.Start < time.Duration(v.Since) && endOf(h, i, f) > v.Since && tookEffect(h, i+1) && !targeted(f) {
+		if f.Start >= time.Duration(v.Since) || !tookEffect(h, i+1) || targeted(f) {
+			continue
+		}
+		switch end := endOf(h, i, f); {
+		case end > v.Since:
 			add(fmt.Sprintf("in force since %s: %s", at(int64(f.Start)), f))
+		case f.Kind == faults.Delay && end+int64(f.Delay) > v.Since:
+			add(fmt.Sprintf("messages held up by %s landing until %s", f, at(end+int64(f.Delay))))
 		}
 	}
 	for _, e := range h.Events {

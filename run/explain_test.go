@@ -81,3 +81,25 @@ func TestExplainNodeClockCrash(t *testing.T) {
 		t.Fatalf("story %q: want only the crash still running in force", got)
 	}
 }
+
+// A delay spike over before the story starts still tells, while what it
+// held up may land: redisson-lock's stale unlock (TestStaleSelfRelease),
+// where c2's unlock sent in the spike lands after c2 locked again. A spike
+// whose messages have all landed does not.
+func TestExplainDelayLanding(t *testing.T) {
+	s := time.Second
+	spike := faults.Fault{Kind: faults.Delay, Start: 2 * s, Duration: s, From: []string{"c2"}, To: []string{"n0"}, Delay: s}
+	early := faults.Fault{Kind: faults.Delay, Start: 0, Duration: s / 2, From: []string{"c1"}, To: []string{"n0"}, Delay: s / 2}
+	h := checker.History{Faults: []faults.Fault{early, spike}, Events: []checker.Event{
+		{T: 0, Proc: "world", Kind: "fault", Fault: 1, Detail: early.String()},
+		{T: int64(2 * s), Proc: "world", Kind: "fault", Fault: 2, Detail: spike.String()},
+		{T: int64(3*s + s/2), Proc: "c2", Kind: "ok", Op: "acquire", Until: int64(33 * s)},
+		{T: int64(4 * s), Proc: "c0", Kind: "ok", Op: "acquire", Until: int64(34 * s)},
+	}}
+	j := &Judged{History: h, Check: checker.Result{First: &checker.Violation{Kind: checker.KindLeaseOverlap, T: int64(4 * s), Since: int64(3*s + s/2),
+		Clients: []string{"c2", "c0"}, Detail: "lease overlap"}}}
+	want := "messages held up by " + spike.String() + " landing until 4s; c2 acquired at 3.5s (believing until 33s); c0 acquired at 4s (believing until 34s); then lease overlap"
+	if got := Explain(j); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}

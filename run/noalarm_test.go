@@ -303,10 +303,8 @@ func TestStaleSelfRelease(t *testing.T) {
 		// connection (+OK: deleted), c2 locks again at 3.5 s with the same
 		// holder field, and the first copy lands at 3.9 s and deletes that
 		// hold; c0 takes the free key. Found by TestNoFalseAlarms (seed 22,
-		// shrunk to this one fault).
-		{"redisson-lock", 22, []faults.Fault{
-			{Kind: faults.Delay, Start: 2400 * time.Millisecond, Duration: time.Second, From: []string{"c2"}, To: []string{"c0", "c1", "c3", "c4", "n0", "store"}, Delay: time.Second},
-		}, true},
+		// shrunk to this one fault; README runs it from this file).
+		{"redisson-lock", 22, mustReadFaults(t, "../examples/faults/redisson-stale-unlock.json"), true},
 		// Our redlock (redis.io's algorithm) has the same weakness.
 		{"redlock", 60144622, []faults.Fault{
 			{Kind: faults.Loss, Start: 1516577, Duration: 1000037936, From: []string{"n3", "c1", "c2"}, To: []string{"c0", "c3", "c4", "n0", "n1", "n2", "n4", "store"}, LossProb: 0.23883056640625},
@@ -355,6 +353,15 @@ func TestStaleSelfRelease(t *testing.T) {
 			}
 		})
 	}
+}
+
+func mustReadFaults(t *testing.T, path string) []faults.Fault {
+	t.Helper()
+	fs, err := ReadFaults(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
 }
 
 // The classifier explains nothing else: Redlock's overlaps under a node's
