@@ -80,10 +80,26 @@ func (j *Job) Judge(res *sim.Result, runErr error) *Judged {
 		opt.MaxUnavailable = j.Judging.MaxUnavailable
 	}
 	h := History(res, j.Config, j.Lock, j.Judging.Resource, j.Judging.Initial)
+	if runErr == nil {
+		runErr = factoryError(h)
+	}
 	c := checker.Check(h, opt)
 	if runErr != nil && c.Verdict != checker.VerdictUnsafe {
 		c.Verdict = checker.VerdictUnknown
 		c.Reasons = append([]string{"the run did not complete: " + runErr.Error()}, c.Reasons...)
 	}
 	return &Judged{Job: j, Result: res, History: h, Check: c, Err: runErr}
+}
+
+// factoryError is the first client whose lock could not be built (the
+// lock's factory, Info.New, returned an error: the client recorded it and
+// never ran). Such a run is not judged on its merits: nobody taking the
+// lock would read as a liveness failure.
+func factoryError(h checker.History) error {
+	for _, e := range h.Events {
+		if e.Kind == "error" && e.Proc != "world" {
+			return fmt.Errorf("the factory failed for client %s: %s", e.Proc, e.Detail)
+		}
+	}
+	return nil
 }

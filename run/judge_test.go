@@ -8,6 +8,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -64,5 +65,28 @@ func TestJudge(t *testing.T) {
 				t.Errorf("violation %+v, want the lease overlap", ce.Violation)
 			}
 		})
+	}
+}
+
+// A lock whose factory fails never runs: the run is not judged as if
+// nobody could take the lock (liveness) but is unknown, and says which
+// client's factory failed and why. TestNoFalseAlarms met this with the
+// go-zero stub (a binary built without -tags gozero).
+func TestJudgeFactoryError(t *testing.T) {
+	info, err := locks.Get("set-nx-cad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info.New = func(locks.Env) (locks.Lock, error) { return nil, errors.New("no such node: redis-7") }
+	cfg, err := scenarios.World(info, 1, scenarios.Params{Clients: 2, Duration: time.Second, Liveness: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := runChecked(sim.TestBubble(t), cfg, "factory-error", info, checker.Options{})
+	if err == nil || !strings.Contains(err.Error(), "the factory failed for client c0: no such node: redis-7") {
+		t.Fatalf("error %v, want the failed factory of c0 named", err)
+	}
+	if j.Check.Verdict != checker.VerdictUnknown {
+		t.Fatalf("verdict %s, want unknown (reasons %q)", j.Check.Verdict, j.Check.Reasons)
 	}
 }
