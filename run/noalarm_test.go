@@ -24,14 +24,28 @@ import (
 // schedules (faults.Gen, schedules that outlast the safety phase included)
 // never end in a liveness verdict, and under faults that only delay or
 // hold messages (partitions, delay spikes, loss, node pauses) never show a
-// lease overlap. A verdict that breaks either is a harness bug, or a
+// lease overlap; the other designs that expire their keys (liveLocks) are
+// held to the first property. A verdict that breaks either is a harness bug, or a
 // documented property of the lock with a test of its own.
 
 var noAlarmRuns = flag.Int("locksim.noalarm", 0,
-	"total runs of TestNoFalseAlarms, split over its two properties and the correct locks (default 140, -short 42; e.g. 10000)")
+	"total runs of TestNoFalseAlarms, split over its properties and their locks (default 140, -short 42; e.g. 10000)")
 
 // correctLocks are the designs that must raise no false alarm.
 var correctLocks = []string{"set-nx-cad", "spin-retry", "redisson-lock", "redlock", "redsync", "redislock", "fencing", "fencing-strict", "token-cas"}
+
+// liveLocks must also be live after the heal under any faults, though a
+// lease overlap under delay alone is a known weakness of theirs (a plain
+// DEL, GET then DEL, a replica's lag) or not what they claim. Left out:
+// setnx-del and setnx-expire (a key without an expiry outlives a lost
+// release: their documented deadlock) and go-zero (behind a build tag).
+var liveLocks = []string{"redisson-fair", "redisson-rw", "redisson-multilock", "watchdog", "zk-lock", "zk-fencing",
+	"getset-expiry", "gocron", "primary-replica", "version-cas", "set-nx-del", "set-nx-getdel"}
+
+// countsHolds are the designs whose key counts a holder's reentrant holds
+// (Redisson's hash, field uuid:threadId): a crash can bring back a count
+// its holder already released (phantomHold).
+var countsHolds = map[string]bool{"redisson-lock": true, "redisson-fair": true}
 
 // noAlarmWorld: 10 s of faults, 30 s of liveness; faults start in the
 // first 8 s and last up to 30 s, so many outlast the safety phase.
@@ -54,6 +68,12 @@ func TestNoFalseAlarms(t *testing.T) {
 	}{
 		{"live after the heal, any faults", nil, func(j *Judged) string {
 			if j.Check.Verdict == checker.VerdictLiveness {
+				if _, ok := phantomHold(j); ok && countsHolds[j.Job.Lock.ID] {
+					mu.Lock()
+					documented[j.Job.Lock.ID+" (phantom hold)"]++
+					mu.Unlock()
+					return ""
+				}
 				return fmt.Sprintf("liveness verdict: %q", j.Check.Liveness.Reasons)
 			}
 			return ""
@@ -76,7 +96,8 @@ func TestNoFalseAlarms(t *testing.T) {
 				return ""
 			}},
 	}
-	per := max(1, (total+len(props)*len(correctLocks)-1)/(len(props)*len(correctLocks)))
+	lockRuns := len(props)*len(correctLocks) + len(liveLocks)
+	per := max(1, (total+lockRuns-1)/lockRuns)
 	checks := per
 	if testing.Short() {
 		checks *= 5 // rapid divides -rapid.checks by 5 under -short
@@ -89,8 +110,12 @@ func TestNoFalseAlarms(t *testing.T) {
 	verdicts := map[string]int{}
 	runs := 0
 	t.Run("group", func(t *testing.T) {
-		for _, pr := range props {
-			for _, id := range correctLocks {
+		for i, pr := range props {
+			ids := correctLocks
+			if i == 0 {
+				ids = append(slices.Clone(correctLocks), liveLocks...)
+			}
+			for _, id := range ids {
 				t.Run(pr.name+"/"+id, func(t *testing.T) {
 					t.Parallel()
 					info, err := locks.Get(id)
@@ -118,7 +143,8 @@ func TestNoFalseAlarms(t *testing.T) {
 							rt.Fatal(err)
 						}
 						cfg.Faults = schedule
-						cfg.HistoryCommands = pr.kinds != nil // staleSelfRelease reads the nodes' commands
+						// staleSelfRelease and phantomHold read the nodes' commands.
+						cfg.HistoryCommands = pr.kinds != nil || countsHolds[id]
 						j, err := runChecked(sim.TestBubble(t), cfg, "no-false-alarms", info, checker.Options{})
 						if err != nil {
 							rt.Fatalf("seed %d: %v", seed, err) // an internal error (a broken heal invariant) is a harness bug
@@ -141,7 +167,7 @@ func TestNoFalseAlarms(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	t.Logf("%d runs (%d per property and lock); overlaps explained by a stale self-release (documented, TestStaleSelfRelease): %v; verdicts:", runs, per, documented)
+	t.Logf("%d runs (%d per property and lock); explained by a stale self-release (TestStaleSelfRelease) or a phantom hold (TestPhantomHold): %v; verdicts:", runs, per, documented)
 	for _, k := range keys {
 		t.Logf("  %-90s %d", k, verdicts[k])
 	}
@@ -362,6 +388,85 @@ func mustReadFaults(t *testing.T, path string) []faults.Fault {
 		t.Fatal(err)
 	}
 	return fs
+}
+
+// phantomHold explains a run's liveness verdict by a hold its holder
+// believes it gave up: a release of a design that counts reentrant holds
+// replied 0 (the count is still above 0: still held), though no client
+// here takes the lock it holds again. An earlier release did not take: it
+// failed while the node was down (the holder moved on), or the node lost
+// it in a crash (appendfsync everysec restarts with the keyspace of up to
+// a second before). The holder's next acquisition re-enters the hold
+// (count 2), its release leaves count 1 with a fresh lease and no
+// watchdog, and a holder that comes back within the lease re-enters
+// again: the others wait behind a hold that never ends. It needs the
+// nodes' commands in the history.
+func phantomHold(j *Judged) (string, bool) {
+	script := func(s string) string { return fmt.Sprintf("eval <script %d bytes> ", len(s)) }
+	for _, e := range j.Result.History {
+		if e.Kind == "cmd" && e.Reply == ":0" &&
+			(strings.HasPrefix(e.Cmd, script(locks.RedissonUnlockScript)) || strings.HasPrefix(e.Cmd, script(locks.RedissonFairUnlockScript))) {
+			return fmt.Sprintf("%s's release on %s at t=%v left its hold counted (reply 0: still held)", e.Peer, e.Proc, time.Duration(e.T)), true
+		}
+	}
+	return "", false
+}
+
+// A phantom hold (phantomHold), found by TestNoFalseAlarms over
+// redisson-fair: n0 crashes at 2.4 s and is back at the heal (10 s). With
+// appendfsync everysec it comes back with c3's hold of a moment before the
+// crash, which c3 had released; with appendfsync always, with c0's hold,
+// whose release failed while n0 was down. Either holder re-enters its hold
+// at each acquisition, and the four others, queued behind it, never get
+// the lock in the 30 s after the heal: a fair lock promises better, so a
+// liveness failure, and a real one (Redisson's unlock replies 0, still
+// held, without an error). redisson-lock starves four clients the same
+// way, a fairness figure only (it promises no fairness). Without the crash
+// nothing is left counted.
+func TestPhantomHold(t *testing.T) {
+	crash := []faults.Fault{{Kind: faults.Crash, Start: 2400 * time.Millisecond, Duration: 10 * time.Second, Targets: []string{"n0"}}}
+	for _, c := range []struct {
+		lock    string
+		persist sim.Persistence
+		faults  []faults.Fault
+		want    checker.Verdict
+	}{
+		{"redisson-fair", sim.PersistEverysec, crash, checker.VerdictLiveness},
+		{"redisson-fair", sim.PersistAlways, crash, checker.VerdictLiveness},
+		{"redisson-lock", sim.PersistEverysec, crash, checker.VerdictSafe},
+		{"redisson-fair", sim.PersistEverysec, nil, checker.VerdictSafe},
+	} {
+		t.Run(fmt.Sprintf("%s/%s/%d faults", c.lock, c.persist, len(c.faults)), func(t *testing.T) {
+			info, err := locks.Get(c.lock)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := scenarios.World(info, 1, noAlarmParams)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Faults = c.faults
+			cfg.HistoryCommands = true
+			for i := range cfg.Nodes {
+				cfg.Nodes[i].Persistence = c.persist
+			}
+			j, err := runChecked(sim.TestBubble(t), cfg, "phantom-hold", info, checker.Options{SkipPorcupine: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.Check.Verdict != c.want {
+				t.Fatalf("verdict %s, want %s: %q", j.Check.Verdict, c.want, j.Check.Reasons)
+			}
+			why, ok := phantomHold(j)
+			if ok != (c.faults != nil) {
+				t.Fatalf("phantom hold found: %v (%s), want it only after the crash", ok, why)
+			}
+			if c.faults != nil && len(j.Check.Liveness.Starved) == 0 {
+				t.Fatal("nobody starved: the phantom hold held no one back")
+			}
+			t.Logf("%s: %s", why, strings.Join(j.Check.Reasons, "; "))
+		})
+	}
 }
 
 // The classifier explains nothing else: Redlock's overlaps under a node's
