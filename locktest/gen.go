@@ -7,7 +7,10 @@ import (
 )
 
 // Schedules is a rapid generator of fault schedules for a world shaped by
-// o: faults.Gen with up to MaxFaults faults (none with NoFaults) of the
+// o: faults.Gen with 1 to MaxFaults faults (none with NoFaults: an empty
+// schedule was a third of the draws, a run that tests nothing the first
+// one did not; TestSearchPower measured the search finding its bugs
+// 1.1-2.3 times as often without them) of the
 // allowed kinds, over this world's clients and nodes, sized relative to
 // o.TTL within o.Limits. rapid shrinks a failing schedule toward fewer
 // faults, earlier starts, shorter durations and smaller magnitudes.
@@ -15,7 +18,7 @@ func Schedules(o Options) *rapid.Generator[[]faults.Fault] {
 	o = o.withDefaults()
 	clients, nodes, replicated := names(o)
 	return faults.Gen(faults.Bounds{Duration: o.Duration, Clients: clients, Nodes: nodes, Replicated: replicated,
-		MaxFaults: o.maxFaults(), Kinds: o.Kinds, TTL: o.TTL, Limits: o.Limits})
+		MinFaults: min(1, o.maxFaults()), MaxFaults: o.maxFaults(), Kinds: o.Kinds, TTL: o.TTL, Limits: o.Limits})
 }
 
 func (o Options) maxFaults() int {

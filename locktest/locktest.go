@@ -67,7 +67,7 @@ type Options struct {
 	// from the seed; the counterexample names the modes it drew].
 	Persistence sim.Persistence
 	// Kinds are the fault kinds that may be drawn [every kind that applies
-	// to the topology]; MaxFaults bounds a schedule [4]. NoFaults draws
+	// to the topology]; a schedule has 1 to MaxFaults faults [4]. NoFaults draws
 	// none at all (MaxFaults 0 means the default, not zero).
 	Kinds     []faults.Kind
 	MaxFaults int
@@ -96,6 +96,13 @@ type Options struct {
 	// a Find with Checks set holds the flag for the whole search: Find
 	// calls of parallel tests wait for it (and it for them).
 	Checks int
+	// Seed fixes the search's random source (rapid's -rapid.seed) and
+	// skips rapid's fail file, so Find draws the same schedules on every
+	// machine and every run: a search in CI that finds a bug finds it
+	// always [0: rapid's own, a new seed each run unless -rapid.seed is
+	// set, replaying the last failure's fail file first]. Like Checks, a
+	// Find with Seed set holds rapid's flags for the whole search.
+	Seed uint64
 	// Determinism runs every schedule twice and demands the same trace
 	// hash (twice the cost).
 	Determinism bool
@@ -404,17 +411,32 @@ func Find(t *testing.T, f Factory, o Options) *Outcome {
 			rt.Fatalf("%s: %s", out.Check.Verdict, strings.Join(out.Check.Reasons, "; "))
 		}
 	}
-	if o.Checks > 0 {
-		n := o.Checks
-		if testing.Short() {
-			n *= 5 // rapid divides by 5 under -short; Checks means what it says
-		}
+	if o.Checks > 0 || o.Seed != 0 {
 		rapidFlags.Lock()
 		defer rapidFlags.Unlock()
-		if fl := flag.Lookup("rapid.checks"); fl != nil {
-			old := fl.Value.String()
-			flag.Set("rapid.checks", strconv.Itoa(n))
-			defer flag.Set("rapid.checks", old)
+		var restore []func()
+		defer func() { // before the Unlock
+			for _, r := range restore {
+				r()
+			}
+		}()
+		set := func(name, v string) {
+			if fl := flag.Lookup(name); fl != nil {
+				old := fl.Value.String()
+				flag.Set(name, v)
+				restore = append(restore, func() { flag.Set(name, old) })
+			}
+		}
+		if o.Checks > 0 {
+			n := o.Checks
+			if testing.Short() {
+				n *= 5 // rapid divides by 5 under -short; Checks means what it says
+			}
+			set("rapid.checks", strconv.Itoa(n))
+		}
+		if o.Seed != 0 {
+			set("rapid.seed", strconv.FormatUint(o.Seed, 10))
+			set("rapid.nofailfile", "true")
 		}
 	} else {
 		rapidFlags.RLock()

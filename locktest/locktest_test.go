@@ -16,12 +16,9 @@ import (
 // default budget: the failure names the violation, the seed, a shrunk
 // schedule of a few faults, and the repro line.
 func TestBrokenUserLockIsFound(t *testing.T) {
-	// 300 random schedules, in a shorter world so the search and its
-	// shrinking stay quick. About 3–7% of random schedules break this
-	// lock (most fault kinds cannot; measured over 300-schedule samples),
-	// so 100 would miss it in up to 6% of runs; 300 in fewer than 1 in
-	// 3,000 at the low end.
-	out := locktest.ExpectUnsafe(t, newMyLock(false, false), locktest.Options{Topology: locks.Single, Checks: 300, Duration: 10 * time.Second, Liveness: 5 * time.Second})
+	// In a shorter world so the search and its shrinking stay quick; the
+	// budget and seed are brokenAll's (TestSearchPower).
+	out := locktest.ExpectUnsafe(t, newMyLock(false, false), brokenAll)
 	if out.Check.Verdict != "unsafe" {
 		t.Fatalf("verdict %q", out.Check.Verdict)
 	}

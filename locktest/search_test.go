@@ -33,10 +33,9 @@ func found(t *testing.T, f locktest.Factory, o locktest.Options) int {
 // nothing; now the shrunk counterexample holds a pause longer than the
 // lease.
 func TestTTLSizesPauses(t *testing.T) {
-	ttl := 20 * time.Second
-	failed := locktest.Find(t, newWatchdogLock(true), locktest.Options{TTL: ttl, Kinds: []faults.Kind{faults.ClientPause}, Checks: 100})
+	failed := locktest.Find(t, newWatchdogLock(true), ttlPauses)
 	if failed == nil {
-		t.Fatal("a watchdog that believes failed renewals passed 100 pause schedules with a 20 s TTL")
+		t.Fatalf("a watchdog that believes failed renewals passed %d pause schedules with a 20 s TTL", ttlPauses.Checks)
 	}
 	longest := time.Duration(0)
 	for _, f := range failed.Faults {
@@ -54,7 +53,7 @@ func TestTTLSizesPauses(t *testing.T) {
 // the key while the holder still believes in it). Before, jumps were
 // mostly tiny and 100 schedules found nothing.
 func TestClockJumpsBreakSingleNode(t *testing.T) {
-	if n := found(t, newMyLock(true, false), locktest.Options{Kinds: []faults.Kind{faults.ClockJump}, Checks: 100}); n == 0 {
+	if n := found(t, newMyLock(true, false), clockJumps); n == 0 {
 		t.Fatal("a single-node lock passed 100 clock-jump schedules")
 	}
 }
@@ -86,7 +85,7 @@ func TestCorrectLocksPassNetworkFaults(t *testing.T) {
 // next holder. Before (critical sections of at most 1 s, a careless
 // workload), 100 schedules found nothing.
 func TestRedlockForgettingElapsedIsFound(t *testing.T) {
-	if n := found(t, newRedlockLock(true), locktest.Options{Topology: locks.Independent, Kinds: network, Checks: 100}); n == 0 {
+	if n := found(t, newRedlockLock(true), redlockNetwork); n == 0 {
 		t.Fatal("a Redlock that forgets the elapsed acquisition time passed 100 network-fault schedules")
 	}
 }
@@ -94,12 +93,12 @@ func TestRedlockForgettingElapsedIsFound(t *testing.T) {
 // A release by GET, compare, then DEL (two commands) deletes the next
 // holder's key when the lease runs out between them: found with network
 // faults alone once critical sections reach the lease's end. It is a
-// narrow race: about 2% of schedules hit it (6 of 300 with -rapid.seed=1),
-// so the search gets 500 (a miss in fewer than 1 in 10,000 runs).
+// narrow race: 2.5% of schedules hit it (TestSearchPower), so the search
+// gets 500.
 func TestGetCompareDelIsFound(t *testing.T) {
-	failed := locktest.Find(t, newGetDelLock, locktest.Options{Kinds: network, Checks: 500})
+	failed := locktest.Find(t, newGetDelLock, getDelNetwork)
 	if failed == nil {
-		t.Fatal("a GET-compare-DEL release passed 500 network-fault schedules")
+		t.Fatalf("a GET-compare-DEL release passed %d network-fault schedules", getDelNetwork.Checks)
 	}
 	if failed.Check.OwnershipViolations == 0 {
 		t.Errorf("want an ownership violation (a DEL of another holder's key): %v", failed.Check.Reasons)
