@@ -97,11 +97,13 @@ type Options struct {
 	// calls of parallel tests wait for it (and it for them).
 	Checks int
 	// Seed fixes the search's random source (rapid's -rapid.seed) and
-	// skips rapid's fail file, so Find draws the same schedules on every
-	// machine and every run: a search in CI that finds a bug finds it
-	// always [0: rapid's own, a new seed each run unless -rapid.seed is
-	// set, replaying the last failure's fail file first]. Like Checks, a
-	// Find with Seed set holds rapid's flags for the whole search.
+	// neither replays nor writes rapid's fail files, so Find draws the
+	// same schedules on every machine and every run: a search in CI that
+	// finds a bug finds it always [0: rapid's own, a new seed each run
+	// unless -rapid.seed is set, replaying the test's fail files first].
+	// It wins over -rapid.seed and -rapid.failfile on the command line.
+	// Like Checks, a Find with Seed set holds rapid's flags for the whole
+	// search; a rapid.Check of your own in a parallel test may see them.
 	Seed uint64
 	// Determinism runs every schedule twice and demands the same trace
 	// hash (twice the cost).
@@ -436,7 +438,8 @@ func Find(t *testing.T, f Factory, o Options) *Outcome {
 		}
 		if o.Seed != 0 {
 			set("rapid.seed", strconv.FormatUint(o.Seed, 10))
-			set("rapid.nofailfile", "true")
+			set("rapid.nofailfile", "true") // write none
+			set("rapid.failfile", "")       // replay none given by flag
 		}
 	} else {
 		rapidFlags.RLock()
@@ -448,6 +451,12 @@ func Find(t *testing.T, f Factory, o Options) *Outcome {
 		}
 	})
 	rec := &recorder{T: t, name: failFileKey(t)}
+	if o.Seed != 0 {
+		// rapid replays every fail file stored under the test's name
+		// before it searches; a name no test has (they start with "Test")
+		// makes a pinned search replay none.
+		rec.name = "seeded-" + rec.name
+	}
 	rapid.Check(rec, prop)
 	warnings := pointWarnings(drawn, fired)
 	for _, w := range warnings {
