@@ -199,6 +199,11 @@ type matrixCell struct {
 	Unsafe, Runs int
 	Expected     string // the expectation in short ("K unsafe, A safe")
 	Miss         bool
+	// Unseen says, for a cell expected unsafe that no run broke, how rare
+	// a violation may still be ("not seen in 20 runs: below 16.1% at
+	// 95%"): a rare violation a few seeds miss, or a real disagreement;
+	// more seeds tell them apart. Its class is "unseen", not "miss".
+	Unseen string
 }
 
 type scenarioView struct {
@@ -238,7 +243,10 @@ func (p *Plan) view(res Results, figs []figure) view {
 		results[anchor(res.Cells[i].Scenario, res.Cells[i].Lock)] = &res.Cells[i]
 	}
 	class := func(j *CellResult) string {
-		if j.Missed() {
+		switch {
+		case unseen(j) != "":
+			return string(j.Verdict) + " unseen"
+		case j.Missed():
 			return string(j.Verdict) + " miss"
 		}
 		return string(j.Verdict)
@@ -261,7 +269,7 @@ func (p *Plan) view(res Results, figs []figure) view {
 			}
 			j := results[anchor(s.ID, id)]
 			mr.Cells = append(mr.Cells, matrixCell{Anchor: anchor(s.ID, id), Verdict: string(j.Verdict), Class: class(j), Unsafe: j.UnsafeRuns, Runs: j.Runs,
-				Expected: expectShort(c.expect), Miss: j.Missed()})
+				Expected: expectShort(c.expect), Miss: j.Missed(), Unseen: unseen(j)})
 		}
 		v.Matrix = append(v.Matrix, mr)
 
@@ -334,6 +342,16 @@ func (p *Plan) view(res Results, figs []figure) view {
 }
 
 func anchor(scenario, lock string) string { return scenario + "--" + lock }
+
+// unseen is a matrix cell's note when the scenario file expects a
+// violation and none of its runs showed one: the top of the unsafe rate's
+// 95% interval ("" otherwise).
+func unseen(j *CellResult) string {
+	if !j.Missed() || j.UnsafeRuns > 0 || j.Expected == nil || j.Expected.Want != "unsafe" {
+		return ""
+	}
+	return fmt.Sprintf("not seen in %d runs: below %.1f%% at 95%%", j.Runs, 100*j.UnsafeRateCI95[1])
+}
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
