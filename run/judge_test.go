@@ -2,6 +2,7 @@ package run
 
 import (
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,13 @@ func TestJudge(t *testing.T) {
 			r := job.Judge(c.res, c.runErr).Report(repro)
 			if r.Verdict != c.verdict {
 				t.Fatalf("verdict %q (%s), want %q", r.Verdict, r.VerdictReason, c.verdict)
+			}
+			// The summary's verdict line starts with the verdict (an
+			// unsafe run's first reason names its check, not the verdict).
+			var sum strings.Builder
+			r.WriteSummary(&sum)
+			if !regexp.MustCompile(`(?m)^verdict: +` + string(c.verdict) + `(: |$)`).MatchString(sum.String()) {
+				t.Errorf("the summary's verdict line does not start with %q:\n%s", c.verdict, sum.String())
 			}
 			if c.verdict != checker.VerdictUnsafe {
 				if r.Counterexample != nil || r.LeaseOverlaps != 0 {

@@ -285,7 +285,16 @@ func (r *Report) WriteSummary(w io.Writer) {
 		}
 	}
 	line("claim", "%s", r.Claim)
-	line("verdict", "%s", r.VerdictReason)
+	// The line starts with the verdict itself: an unsafe run's first
+	// reason names the check ("resource: ...", "lease overlap: ...").
+	verdict := r.VerdictReason
+	switch {
+	case verdict == "":
+		verdict = string(r.Verdict)
+	case !strings.HasPrefix(verdict, string(r.Verdict)+":"):
+		verdict = string(r.Verdict) + ": " + verdict
+	}
+	line("verdict", "%s", verdict)
 	if check != nil {
 		for _, why := range check.Reasons[min(1, len(check.Reasons)):] {
 			fmt.Fprintf(w, "%-16s%s\n", "", why)
