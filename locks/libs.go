@@ -51,7 +51,7 @@ func newRedsync(env Env) (Lock, error) { return NewRedsync(env, redsyncExpiry) }
 func NewRedsync(env Env, expiry time.Duration) (Lock, error) {
 	pools := make([]rsredis.Pool, len(env.Nodes))
 	for i, c := range env.Nodes {
-		pools[i] = rsgoredis.NewPool(c)
+		pools[i] = grownPool{rsgoredis.NewPool(c)}
 	}
 	return &redsyncLock{env: env, rs: redsync.New(pools...), expiry: expiry, points: hookLibPoints(env, env.Nodes...)}, nil
 }
