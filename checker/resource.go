@@ -442,7 +442,10 @@ func Linearizable(h History, timeout time.Duration, maxSections int) Linearizabi
 
 // stuck returns the operation porcupine could not place: among the
 // operations outside the longest partial linearization of their partition,
-// the one that returns first.
+// the one that returns first. Porcupine lists a partition's partial
+// linearizations in map order, so among several of the greatest length
+// the first by (call, client) of their operations in order is taken:
+// the answer must not change from one call to the next.
 func stuck(info *porcupine.LinearizationInfo, ops []porcupine.Operation) *porcupine.Operation {
 	type key struct {
 		call   int64
@@ -452,7 +455,7 @@ func stuck(info *porcupine.LinearizationInfo, ops []porcupine.Operation) *porcup
 	for _, part := range info.PartialLinearizationsOperations() {
 		var longest []porcupine.Operation
 		for _, l := range part {
-			if len(l) > len(longest) {
+			if len(l) > len(longest) || len(l) == len(longest) && firstByCall(l, longest) {
 				longest = l
 			}
 		}
@@ -475,4 +478,18 @@ func stuck(info *porcupine.LinearizationInfo, ops []porcupine.Operation) *porcup
 	}
 	o := *best
 	return &o
+}
+
+// firstByCall orders two partial linearizations of one length by the
+// (call, client) of their operations, position by position.
+func firstByCall(a, b []porcupine.Operation) bool {
+	for i := range min(len(a), len(b)) {
+		if a[i].Call != b[i].Call {
+			return a[i].Call < b[i].Call
+		}
+		if a[i].ClientId != b[i].ClientId {
+			return a[i].ClientId < b[i].ClientId
+		}
+	}
+	return false
 }
