@@ -3,6 +3,7 @@ package run
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/locks"
@@ -12,6 +13,11 @@ import (
 // History converts a run's result into the checkers' input. Resource and
 // initial are the workload's object (scenarios.Judging).
 func History(res *sim.Result, cfg sim.Config, info locks.Info, resourceKind string, initial int64) checker.History {
+	return history(nil, res, cfg, info, resourceKind, initial)
+}
+
+// history is History appending the events to buf[:0].
+func history(buf []checker.Event, res *sim.Result, cfg sim.Config, info locks.Info, resourceKind string, initial int64) checker.History {
 	h := checker.History{
 		Heal:     int64(cfg.Duration),
 		End:      int64(cfg.Duration + cfg.Liveness),
@@ -30,7 +36,7 @@ func History(res *sim.Result, cfg sim.Config, info locks.Info, resourceKind stri
 	for i := 0; i < cfg.Clients; i++ {
 		h.Clients = append(h.Clients, fmt.Sprintf("c%d", i))
 	}
-	h.Events = make([]checker.Event, 0, len(res.History))
+	h.Events = slices.Grow(buf[:0], len(res.History))
 	for _, e := range res.History {
 		if e.Proc == "world" && e.Kind == "heal" {
 			h.Heal = e.T
@@ -61,25 +67,39 @@ func (j *Judged) Verdict() checker.Verdict { return j.Check.Verdict }
 // all come here). The checkers run outside the bubble (porcupine uses
 // goroutines and real timers). The error is set only when the simulator
 // returned no result at all; an incomplete run is a Judged with Err.
-func (j *Job) Run(b sim.Bubble) (*Judged, error) {
-	res, err := sim.Run(b, j.Config)
+func (j *Job) Run(b sim.Bubble) (*Judged, error) { return j.RunReusing(b, nil) }
+
+// RunReusing is Run on the memory r holds (nil: none): the histories of
+// a run the caller is done with (Reuse.Recycle).
+func (j *Job) RunReusing(b sim.Bubble, r *Reuse) (*Judged, error) {
+	cfg := j.Config
+	if r != nil {
+		cfg.HistoryBuf, r.sim = r.sim, nil
+	}
+	res, err := sim.Run(b, cfg)
 	if res == nil {
 		if err == nil {
 			err = errors.New("the simulator returned no result")
 		}
 		return nil, err
 	}
-	return j.Judge(res, err), nil
+	return j.judge(res, err, r), nil
 }
 
 // Judge checks a run of the job's world (res, and the error sim.Run
 // returned with it).
-func (j *Job) Judge(res *sim.Result, runErr error) *Judged {
+func (j *Job) Judge(res *sim.Result, runErr error) *Judged { return j.judge(res, runErr, nil) }
+
+func (j *Job) judge(res *sim.Result, runErr error, r *Reuse) *Judged {
 	opt := j.Check
 	if opt.MaxUnavailable == 0 {
 		opt.MaxUnavailable = j.Judging.MaxUnavailable
 	}
-	h := History(res, j.Config, j.Lock, j.Judging.Resource, j.Judging.Initial)
+	var buf []checker.Event
+	if r != nil {
+		buf, r.check = r.check, nil
+	}
+	h := history(buf, res, j.Config, j.Lock, j.Judging.Resource, j.Judging.Initial)
 	if runErr == nil {
 		runErr = factoryError(h)
 	}
@@ -102,4 +122,43 @@ func factoryError(h checker.History) error {
 		}
 	}
 	return nil
+}
+
+// Reuse carries the memory of one judged run into the next: a worker that
+// runs job after job recycles each run's histories (the simulator's and
+// the checkers') once it has taken what it needs from them, and the next
+// run appends to them instead of growing new ones from nothing. Growing
+// a history copies it at every doubling into fresh memory, and fresh
+// memory is dear: a page the process touches for the first time costs a
+// fault (measured on this machine kind: some 10,000 page faults a run of
+// redisson-multilock in pause-during-acquire, whose history holds 46,000
+// events). The zero value is ready; a Reuse serves one goroutine.
+type Reuse struct {
+	sim   []sim.Event
+	check []checker.Event
+}
+
+// maxReuse bounds the histories a Reuse keeps (events): a worker holds at
+// most two of them between runs, some 100 MiB; a larger one is left to
+// the garbage collector.
+const maxReuse = 1 << 18
+
+// Recycle takes back j's histories (j.Result.History, j.History.Events):
+// the caller must not use them, nor anything sliced from them, again.
+// Strings the events point to stay valid; the events are cleared so the
+// buffers keep nothing else alive.
+func (r *Reuse) Recycle(j *Judged) {
+	if r == nil || j == nil {
+		return
+	}
+	if j.Result != nil && cap(j.Result.History) > cap(r.sim) && cap(j.Result.History) <= maxReuse {
+		clear(j.Result.History)
+		r.sim = j.Result.History[:0]
+		j.Result.History = nil
+	}
+	if cap(j.History.Events) > cap(r.check) && cap(j.History.Events) <= maxReuse {
+		clear(j.History.Events)
+		r.check = j.History.Events[:0]
+		j.History.Events = nil
+	}
 }

@@ -98,6 +98,11 @@ type Config struct {
 	// hash, and the history holds what checkers read (client operations,
 	// faults, failovers, crashes).
 	HistoryCommands bool
+	// HistoryBuf, if set, is memory the history may reuse: the run appends
+	// its history to HistoryBuf[:0]. Whoever sets it gives up what it held
+	// (a worker hands each run the previous run's history, run.Reuse), so
+	// a long sweep does not grow a new history, copy by copy, every run.
+	HistoryBuf []Event
 	// EagerAcks makes every replica acknowledgement an event, as the
 	// engine did before it kept acks nobody waits for out of the queue
 	// (Node.sendAck): a test runs both and compares the traces.

@@ -108,7 +108,19 @@ func TestParseCommands(t *testing.T) {
 			t.Fatalf("rest %q, want %q", rest, buf[start:cut])
 		}
 	})
-	if _, _, err := parseCommands([]byte("+OK\r\n")); err == nil {
-		t.Error("a non-array request parsed")
+	for _, bad := range []string{
+		"+OK\r\n",               // not an array
+		"*0\r\n",                // no arguments
+		"*-1\r\n",               // negative count
+		"*+1\r\n$1\r\na\r\n",    // a sign RESP does not write
+		"*1\r\n$x\r\n",          // length not a number
+		"*1\r\n$-1\r\n",         // a null bulk string as an argument
+		"*1\r\n$1234567890\r\n", // longer than any request
+		"*1\r\n+a\r\n",          // argument not a bulk string
+		"*1\n$1\r\na\r\n",       // LF without CR ends no line
+	} {
+		if cmds, _, err := parseCommands([]byte(bad)); err == nil {
+			t.Errorf("%q parsed as %q", bad, cmds)
+		}
 	}
 }

@@ -328,23 +328,27 @@ func (n *Node) capture(keys []string) map[string]keyState {
 }
 
 func (n *Node) captureKey(k string, local int64) keyState {
-	if !n.m.Exists(k) {
+	// One database handle for the reads (db 0, the direct API's): a key
+	// that does not exist has no type.
+	db := n.m.DB(0)
+	typ := db.Type(k)
+	if typ == "" {
 		return keyState{}
 	}
-	s := keyState{exists: true, typ: n.m.Type(k), creator: n.creator[k]}
+	s := keyState{exists: true, typ: typ, creator: n.creator[k]}
 	switch s.typ {
 	case "string":
-		s.str, _ = n.m.Get(k)
+		s.str, _ = db.Get(k)
 	case "hash":
-		fields, _ := n.m.HKeys(k)
+		fields, _ := db.HKeys(k)
 		sort.Strings(fields)
 		for _, f := range fields {
-			s.hash = append(s.hash, [2]string{f, n.m.HGet(k, f)})
+			s.hash = append(s.hash, [2]string{f, db.HGet(k, f)})
 		}
 	default:
 		return keyState{} // only strings and hashes are replicated and persisted
 	}
-	if ttl := n.m.TTL(k); ttl > 0 {
+	if ttl := db.TTL(k); ttl > 0 {
 		s.expireAt = local + int64(ttl)
 	}
 	return s

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"bytes"
-	"strconv"
 	"unsafe"
 )
 
@@ -41,12 +40,12 @@ func parseCommands(buf []byte) (cmds [][]string, rest []byte, err error) {
 	pos := 0
 	for range ncmd {
 		line, next, _ := readLine(buf, pos)
-		count, _ := strconv.Atoi(unsafeString(line[1:]))
+		count, _ := atoi(line[1:])
 		first := len(all)
 		pos = next
 		for range count {
 			line, next, _ := readLine(buf, pos)
-			l, _ := strconv.Atoi(unsafeString(line[1:]))
+			l, _ := atoi(line[1:])
 			all = append(all, str[next:next+l])
 			pos = next + l + 2
 		}
@@ -65,8 +64,8 @@ func scanOne(buf []byte) (count, n int, err error) {
 	if !ok {
 		return 0, 0, nil
 	}
-	count, err = strconv.Atoi(unsafeString(line[1:]))
-	if err != nil || count < 1 || count > 1<<20 {
+	count, ok = atoi(line[1:])
+	if !ok || count < 1 || count > 1<<20 {
 		return 0, 0, errProtocol
 	}
 	for i := 0; i < count; i++ {
@@ -77,8 +76,8 @@ func scanOne(buf []byte) (count, n int, err error) {
 		if len(line) == 0 || line[0] != '$' {
 			return 0, 0, errProtocol
 		}
-		l, err := strconv.Atoi(unsafeString(line[1:]))
-		if err != nil || l < 0 || l > maxCommandBytes {
+		l, ok := atoi(line[1:])
+		if !ok || l < 0 || l > maxCommandBytes {
 			return 0, 0, errProtocol
 		}
 		if next+l+2 > len(buf) {
@@ -92,12 +91,45 @@ func scanOne(buf []byte) (count, n int, err error) {
 // unsafeString views b as a string for a call that does not keep it.
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-func readLine(buf []byte, from int) ([]byte, int, bool) {
-	i := bytes.Index(buf[from:], []byte("\r\n"))
-	if i < 0 {
-		return nil, 0, false
+// atoi parses a RESP length: decimal digits, at most 9 of them (every
+// length locksim accepts is below 1e9), a leading '-' allowed (a null
+// bulk string's -1). Anything else is not ok.
+func atoi(b []byte) (int, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
 	}
-	return buf[from : from+i], from + i + 2, true
+	if len(b) == 0 || len(b) > 9 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+// readLine returns the line of buf that starts at from, without its
+// CRLF, and where the next line starts; not ok when buf holds no CRLF
+// after from. A lone CR or LF is part of the line.
+func readLine(buf []byte, from int) ([]byte, int, bool) {
+	for i := from; ; {
+		j := bytes.IndexByte(buf[i:], '\n')
+		if j < 0 {
+			return nil, 0, false
+		}
+		i += j
+		if i > from && buf[i-1] == '\r' {
+			return buf[from : i-1], i + 1, true
+		}
+		i++
+	}
 }
 
 type discard struct{}

@@ -109,6 +109,7 @@ func newWorld(cfg Config) *World {
 		byName:  map[string]int{},
 	}
 	w.trace = newTrace(cfg.Trace, cfg.MaxHistory, cfg.HistoryCommands)
+	w.trace.history = cfg.HistoryBuf[:0]
 	w.faultRng = w.streams.Get("faults")
 	w.net = newNetwork(w)
 	for i, nc := range cfg.Nodes {

@@ -56,30 +56,41 @@ type Runner interface {
 }
 
 // InProcess runs jobs in bubbles of this process.
-type InProcess struct{ Bubble sim.Bubble }
+type InProcess struct {
+	Bubble sim.Bubble
+	// Reuse, if set, carries each run's history memory into the next
+	// (run.Reuse): the runner serves one goroutine.
+	Reuse *run.Reuse
+}
 
 // Judge builds, runs and judges one job in bubble b. A run the simulator
 // could not finish (an event budget hit) is a judged run, not an error; a
 // panic or an invalid spec is an error.
-func Judge(b sim.Bubble, spec run.Spec) (j *run.Judged, err error) {
+func Judge(b sim.Bubble, spec run.Spec) (*run.Judged, error) { return judge(b, spec, nil) }
+
+// judge is Judge on the memory r lends (nil: none).
+func judge(b sim.Bubble, spec run.Spec, r *run.Reuse) (j *run.Judged, err error) {
 	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("internal error: panic in %s/%s seed %d: %v\n%s", spec.ScenarioID(), spec.Lock, spec.Seed, r, debug.Stack())
+		if p := recover(); p != nil {
+			err = fmt.Errorf("internal error: panic in %s/%s seed %d: %v\n%s", spec.ScenarioID(), spec.Lock, spec.Seed, p, debug.Stack())
 		}
 	}()
 	job, err := spec.Build()
 	if err != nil {
 		return nil, err
 	}
-	return job.Run(b)
+	return job.RunReusing(b, r)
 }
 
 // Run runs and judges one job, and draws it if asked.
 func (r InProcess) Run(req Request) (Outcome, error) {
-	j, err := Judge(r.Bubble, req.Spec)
+	j, err := judge(r.Bubble, req.Spec, r.Reuse)
 	if err != nil {
 		return Outcome{}, err
 	}
+	// The outcome holds no part of the histories (numbers and strings):
+	// they go back to the runner's memory once the timeline is drawn.
+	defer r.Reuse.Recycle(j)
 	o := OutcomeOf(j)
 	if t := req.Timeline; t != nil && j != nil && j.Check.First != nil {
 		o.Story = run.Explain(j)
@@ -107,7 +118,7 @@ func NewRunners(n int, b sim.Bubble, argv []string, stderr io.Writer) ([]Runner,
 	rs := make([]Runner, n)
 	if len(argv) == 0 || n < 2 {
 		for i := range rs {
-			rs[i] = InProcess{b}
+			rs[i] = InProcess{Bubble: b, Reuse: new(run.Reuse)}
 		}
 		return rs, nil
 	}
@@ -235,6 +246,7 @@ func WorkerRuntime() (procs, gcPercent int) {
 func ServeWorker(stdin io.Reader, stdout io.Writer, b sim.Bubble) error {
 	signal.Ignore(os.Interrupt, syscall.SIGTERM)
 	WorkerRuntime()
+	r := InProcess{Bubble: b, Reuse: new(run.Reuse)}
 	in := bufio.NewReaderSize(stdin, 64<<10)
 	out := bufio.NewWriter(stdout)
 	enc := json.NewEncoder(out)
@@ -248,7 +260,7 @@ func ServeWorker(stdin io.Reader, stdout io.Writer, b sim.Bubble) error {
 		if jerr := json.Unmarshal(line, &req); jerr != nil {
 			rep.Err = fmt.Sprintf("internal error: worker: bad request: %v", jerr)
 		} else {
-			o, rerr := InProcess{b}.Run(req)
+			o, rerr := r.Run(req)
 			rep.Outcome = o
 			if rerr != nil {
 				fmt.Fprintf(os.Stderr, "locksim worker: %v\n", rerr)
