@@ -5,13 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 	"github.com/locksim/locksim/sweep"
 )
 
 // BenchmarkReportRow runs one seed of every cell of the default report
 // (and of every pause-sweep point) per iteration, in one process on one
-// bubble at a time, and reports where the time goes: the whole row and the
+// bubble at a time, the way a worker does (sweep.InProcess with a
+// run.Reuse), and reports where the time goes: the whole row and the
 // five most expensive scenarios and locks (over the cells, the sweep
 // points left out), in ms per row. The default report is 200
 // such rows (the sweep points 50) on two worker processes:
@@ -32,13 +34,15 @@ func BenchmarkReportRow(b *testing.B) {
 	perLock := map[string]time.Duration{}
 	var points time.Duration
 	ok := sim.InTest(func(t *testing.T) {
-		bb := sim.TestBubble(t)
+		// As a worker runs them: one runner, each run's history memory
+		// reused by the next (run.Reuse).
+		runner := sweep.InProcess{Bubble: sim.TestBubble(t), Reuse: new(run.Reuse)}
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			for _, r := range row {
 				r.req.Spec.Seed = uint64(i + 1)
 				t0 := time.Now()
-				if _, err := sweep.Judge(bb, r.req.Spec); err != nil {
+				if _, err := runner.Run(sweep.Request{Spec: r.req.Spec}); err != nil {
 					t.Fatal(err)
 				}
 				if r.point != nil {
