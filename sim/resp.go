@@ -2,7 +2,6 @@ package sim
 
 import (
 	"bytes"
-	"unsafe"
 )
 
 // maxCommandBytes bounds one request; a larger one is a protocol error.
@@ -87,9 +86,6 @@ func scanOne(buf []byte) (count, n int, err error) {
 	}
 	return count, pos, nil
 }
-
-// unsafeString views b as a string for a call that does not keep it.
-func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // atoi parses a RESP length: decimal digits, at most 9 of them (every
 // length locksim accepts is below 1e9), a leading '-' allowed (a null
