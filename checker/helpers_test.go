@@ -27,6 +27,7 @@ type traceLine struct {
 	Peer   string `json:"peer"`
 	Detail string `json:"detail"`
 	Fault  int    `json:"-"`
+	Held   string `json:"-"` // not in trace files: a loaded history judges touches without it
 }
 
 // loadTrace reads a locksim trace (JSON Lines, gzipped if the name ends in

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -135,43 +136,137 @@ func Ownership(h History) (int, *OwnershipViolation) {
 	return n, first
 }
 
-// ownershipFromKeys counts the releases and renewals that touched another
-// client's key, from the nodes' "key-touch" events: a delete is A's release
-// (or whatever A was doing: a delete of B's key takes B's lock away), a TTL
-// change is A's renewal. One release or renewal that touched several nodes
-// (Redlock) counts once.
+// ownershipFromKeys counts the releases and renewals that touched a key
+// of a lock another client held, from the nodes' "key-touch" events: a
+// delete is A's release (or whatever A was doing: a delete of B's key
+// takes B's lock away), a TTL change is A's renewal. One release or
+// renewal that touched several nodes (Redlock) counts once.
+//
+// A touch is a violation only if some client B other than A held the
+// lock when it landed: B's latest acquire ok is not followed by a
+// release call of B's, and its lease (renewals included) had not run out
+// on B's own reckoning. The node names the key's last
+// writer, B when it is one of them; a last writer that holds nothing
+// (getset-expiry's losing GETSET overwrites the value it lost to) takes
+// no one's lock, and a touch then names the latest holder instead, or is
+// no violation when there is none (the holder re-timing its own key that
+// a loser overwrote). A touch that lands between B's winning write and
+// B's acquire ok (the reply still in the network, common when a heal
+// delivers held messages at once) is a violation too: B's acquisition
+// then in flight ends ok with a lease value that names what the key held
+// (Event.Held). A loser that wins later, by a write of its own after the
+// touch, holds another value.
 func ownershipFromKeys(h History) (int, *OwnershipViolation) {
 	lastOK := map[string]int64{}      // client -> latest acquire ok
+	until := map[string]int64{}       // client -> the end of that hold's lease, renewals included (0: none)
 	read := map[string]bool{}         // client -> that acquire ok was a read
 	releaseCall := map[string]int64{} // client -> latest release call
+	var acquirers []string            // clients with an acquire ok, in order of their first
 	type key struct {
 		client, op, other string
 		at                int64
+	}
+	// holds: b, not a, held the lock at t: acquired, not released, its
+	// lease not run out. (Unlike Ownership's inference, b need not have
+	// acquired after a: the node says whose key a touched, and a split
+	// brain's two holders can delete each other's keys.)
+	holds := func(b, a string, t int64) bool {
+		ok, has := lastOK[b]
+		if !has || b == a || ok > t || releaseCall[b] >= ok || (until[b] != 0 && until[b] <= t) {
+			return false
+		}
+		// Two readers share a read-write lock's hash: the last reader's
+		// release deletes it and a reader's renewal re-times it, whoever
+		// wrote it last.
+		return !(read[a] && read[b])
+	}
+	// An acquisition still in flight when a touch lands (its winning
+	// write done, the reply on its way): each acquire call's outcome, and
+	// each client's acquire call still without one.
+	type opKey struct {
+		proc string
+		id   int64
+	}
+	outcome := map[opKey]*Event{}
+	for i := range h.Events {
+		if e := &h.Events[i]; e.Op == "acquire" && (e.Kind == "ok" || e.Kind == "fail" || e.Kind == "unknown") {
+			if _, dup := outcome[opKey{e.Proc, e.OpID}]; !dup {
+				outcome[opKey{e.Proc, e.OpID}] = e
+			}
+		}
+	}
+	inFlight := map[string]int64{} // client -> its acquire call's OpID without an outcome yet
+	// arriving: b's acquisition in flight at a touch ends ok with a lease
+	// value that names what the touched key held: the key was that hold.
+	arriving := func(b, a, held string) (*Event, bool) {
+		id, ok := inFlight[b]
+		if !ok || b == a || held == "" {
+			return nil, false
+		}
+		o := outcome[opKey{b, id}]
+		if o == nil || o.Kind != "ok" || (o.Until != 0 && o.Until <= o.T) {
+			return nil, false
+		}
+		for _, v := range strings.Split(o.Detail, ",") {
+			for _, f := range strings.Split(held, ",") {
+				if v != "" && v == f {
+					return o, true
+				}
+			}
+		}
+		return nil, false
 	}
 	seen := map[key]bool{}
 	n := 0
 	var first *OwnershipViolation
 	for i := range h.Events {
 		e := &h.Events[i]
+		if e.Op == "acquire" {
+			switch e.Kind {
+			case "call":
+				inFlight[e.Proc] = e.OpID
+			case "ok", "fail", "unknown":
+				delete(inFlight, e.Proc)
+			}
+		}
 		switch {
+		case e.Op == "acquire" && e.Kind == "ok" && e.Until != 0 && e.Until <= e.T:
+			// The lease had already run out when Acquire returned (as in
+			// Ownership): a hold of no one's, and A's latest acquisition
+			// stays the one before it.
 		case e.Op == "acquire" && e.Kind == "ok":
+			if _, has := lastOK[e.Proc]; !has {
+				acquirers = append(acquirers, e.Proc)
+			}
 			lastOK[e.Proc] = e.T
+			until[e.Proc] = e.Until
 			read[e.Proc] = e.Result == ModeRead
+		case e.Op == "acquire" && e.Kind == "renew":
+			until[e.Proc] = e.Until
 		case e.Op == "release" && e.Kind == "call":
 			releaseCall[e.Proc] = e.T
 		case e.Kind == "key-touch":
 			c, other := e.Peer, e.Detail
-			if read[c] && read[other] {
-				// Two readers share a read-write lock's hash: the last
-				// reader's release deletes it and a reader's renewal
-				// re-times it, whoever wrote it last.
-				continue
+			otherAt := lastOK[other]
+			if o, ok := arriving(other, c, e.Held); ok {
+				otherAt = o.T
+			} else if !holds(other, c, e.T) {
+				other = ""
+				for _, b := range acquirers {
+					if holds(b, c, e.T) && (other == "" || lastOK[b] > lastOK[other]) {
+						other = b
+					}
+				}
+				if other == "" {
+					continue
+				}
+				otherAt = lastOK[other]
 			}
-			v := OwnershipViolation{Client: c, Op: "release", AcquiredAt: lastOK[c], At: e.T, Other: other, OtherAt: lastOK[other], Node: e.Proc}
+			v := OwnershipViolation{Client: c, Op: "release", AcquiredAt: lastOK[c], At: e.T, Other: other, OtherAt: otherAt, Node: e.Proc}
 			k := key{client: c, op: "release", at: releaseCall[c]}
 			if e.Result == "expire" {
 				v.Op = "renew"
-				k = key{client: c, op: "renew", other: other, at: lastOK[other]}
+				k = key{client: c, op: "renew", other: other, at: otherAt}
 			}
 			if seen[k] {
 				continue

@@ -126,3 +126,79 @@ func TestNoOpReleaseWithKeyTruth(t *testing.T) {
 		t.Errorf("a renewal that re-timed c1's key: %d, %+v; want 1 renew", n, v)
 	}
 }
+
+// getset-expiry's GETSET overwrites the value even when it loses, so the
+// node names a loser as the key's last writer. c1 takes over c0's lock,
+// whose lease ran out at 100 (c0 has not released it yet), by a winning
+// GETSET, and its PEXPIRE then re-times a key whose value c2's losing
+// GETSET just wrote: c1's own lock, no violation. c0, whose lease
+// expired, then DELs that key while c1 holds: a violation, against c1
+// (the holder), not c2 (the last writer, who holds nothing). After c1's
+// release nobody holds, and a DEL of c2's value takes no one's lock.
+func TestOwnershipLastWriterHoldsNothing(t *testing.T) {
+	build := func(touch ...Event) History {
+		b := newHistory("", 0, "", "c0", "c1", "c2")
+		b.acquire("c0", 1, 0, 10, "ok", 100)
+		b.acquire("c1", 1, 150, 200, "ok", 1000)
+		b.acquire("c2", 1, 150, 400, "fail", 0)
+		b.op("c0", "release", 2, 250, 260, "ok", 0)
+		b.op("c1", "release", 2, 500, 510, "ok", 0)
+		b.add(touch...)
+		h := b.history(0, 1200)
+		h.KeyTruth = true
+		return h
+	}
+	touch := func(t int64, peer, result, owner string) Event {
+		return Event{T: t, Proc: "n0", Kind: "key-touch", Peer: peer, Lock: "lock:resource", Result: result, Detail: owner}
+	}
+	if n, v := Ownership(build(touch(190, "c1", "expire", "c2"))); n != 0 {
+		t.Errorf("the holder re-timing its key a loser overwrote: %d violations, first %+v; want none", n, v)
+	}
+	n, v := Ownership(build(touch(255, "c0", "del", "c2")))
+	want := OwnershipViolation{Client: "c0", Op: "release", AcquiredAt: 10, At: 255, Other: "c1", OtherAt: 200, Node: "n0"}
+	if n != 1 || v == nil || *v != want {
+		t.Errorf("an expired holder deleting the key c1 holds, last written by c2: %d, %+v; want 1, %+v", n, v, want)
+	}
+	if n, v := Ownership(build(touch(600, "c0", "del", "c2"))); n != 0 {
+		t.Errorf("a delete after the holder's release: %d violations, first %+v; want none", n, v)
+	}
+	// A renewal keeps a hold alive past its first lease: had c0's watchdog
+	// renewed it to 300, c1's re-timing at 190 extends c0's lock.
+	h := build(Event{T: 90, Proc: "c0", Kind: "renew", Op: "acquire", OpID: 1, Lock: "lock:resource", Until: 300}, touch(190, "c1", "expire", "c2"))
+	if n, v := Ownership(h); n != 1 || v.Other != "c0" || v.Op != "renew" {
+		t.Errorf("a touch of a renewed hold: %d, %+v; want 1 renew against c0", n, v)
+	}
+}
+
+// A touch that lands while the reply of the key's winning write is still
+// in the network (set-nx-del seed 6 after its partition healed: c0's
+// held DEL deleted c3's key 1.2 ms before c3's acquire returned ok) takes
+// the lock from c3: the acquisition in flight ends ok with the value the
+// key held. A loser in flight (getset-expiry: c2's losing GETSET wrote
+// "v1", c0's DEL removed it, c2's spin then won with a SETNX of "v2")
+// held nothing when it was touched.
+func TestOwnershipTouchInFlight(t *testing.T) {
+	build := func(held, detail string) History {
+		b := newHistory("", 0, "", "c0", "c3")
+		b.acquire("c0", 1, 0, 10, "ok", 0)
+		b.add(Event{T: 100, Proc: "c3", Kind: "call", Op: "acquire", OpID: 1},
+			Event{T: 150, Proc: "n0", Kind: "key-touch", Peer: "c0", Lock: "lock:resource", Result: "del", Detail: "c3", Held: held},
+			Event{T: 160, Proc: "c3", Kind: "ok", Op: "acquire", OpID: 1, Until: 1000, Detail: detail})
+		b.op("c0", "release", 2, 140, 170, "ok", 0)
+		h := b.history(0, 1200)
+		h.KeyTruth = true
+		return h
+	}
+	n, v := Ownership(build("c3", "c3"))
+	want := OwnershipViolation{Client: "c0", Op: "release", AcquiredAt: 10, At: 150, Other: "c3", OtherAt: 160, Node: "n0"}
+	if n != 1 || v == nil || *v != want {
+		t.Errorf("a delete of the key c3's acquisition in flight wrote: %d, %+v; want 1, %+v", n, v, want)
+	}
+	if n, v := Ownership(build("v1", "v2")); n != 0 {
+		t.Errorf("a delete of a loser's value, the loser winning later with another: %d violations, first %+v; want none", n, v)
+	}
+	// A multi-key lease (Redisson's MultiLock) names each key's field.
+	if n, _ := Ownership(build("uuid-3:1", "uuid-3:1,uuid-3:1")); n != 1 {
+		t.Errorf("a touch of one key of a multi-key lease in flight: %d violations, want 1", n)
+	}
+}

@@ -42,7 +42,7 @@ func history(buf []checker.Event, res *sim.Result, cfg sim.Config, info locks.In
 			h.Heal = e.T
 		}
 		h.Events = append(h.Events, checker.Event{T: e.T, Proc: e.Proc, Kind: e.Kind, Op: e.Op, OpID: e.OpID,
-			Until: e.Until, Token: e.Token, Value: e.Value, Result: e.Result, Lock: e.Lock, Peer: e.Peer, Detail: e.Detail, Fault: e.Fault})
+			Until: e.Until, Token: e.Token, Value: e.Value, Result: e.Result, Lock: e.Lock, Peer: e.Peer, Detail: e.Detail, Fault: e.Fault, Held: e.Held})
 	}
 	return h
 }

@@ -280,13 +280,29 @@ func (n *Node) noteWatched(c string, k string, was keyState) {
 	case !now.exists:
 		delete(n.creator, k)
 		if was.exists && owner != "" && owner != c {
-			n.w.record(Event{Proc: n.name, Kind: "key-touch", Peer: c, Lock: k, Result: "del", Detail: owner})
+			n.w.record(Event{Proc: n.name, Kind: "key-touch", Peer: c, Lock: k, Result: "del", Detail: owner, Held: was.held()})
 		}
 	case !was.exists || now.str != was.str || !slices.Equal(now.hash, was.hash):
 		n.creator[k] = c
 	case now.expireAt != was.expireAt && owner != "" && owner != c:
-		n.w.record(Event{Proc: n.name, Kind: "key-touch", Peer: c, Lock: k, Result: "expire", Detail: owner})
+		n.w.record(Event{Proc: n.name, Kind: "key-touch", Peer: c, Lock: k, Result: "expire", Detail: owner, Held: was.held()})
 	}
+}
+
+// held is what a key-touch event says the key held (Event.Held): a
+// string's value, or a hash's field names joined by ",".
+func (s keyState) held() string {
+	if s.typ != "hash" {
+		return s.str
+	}
+	var b strings.Builder
+	for i, f := range s.hash {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(f[0])
+	}
+	return b.String()
 }
 
 // afterWrite propagates the effect of a write to replicas and to the
