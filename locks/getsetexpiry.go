@@ -15,7 +15,7 @@ func init() {
 		ID:       "getset-expiry",
 		Design:   "value = the client's own clock + 10 s in epoch ms; SETNX, else GET and, if that expiry has passed on the client's clock, GETSET a new one and win iff the old value is the one read; PEXPIRE 24 h on success; spin 20 retries x 50 ms; unlock is a plain DEL",
 		Source:   "seed 004 (RedisDistributionLock.lock/unlock, RedisLockAdvice spin with @RedisLockAnnoation defaults)",
-		Weakness: "expiry is judged on the clients' clocks, so a client whose clock is ahead takes a lock still held; GETSET overwrites the winner's value even when it loses; the unconditional DEL of a holder whose lock expired deletes another client's lock (and the seed's aspect also DELs when its spin gives up: UnlockOnGiveUp)",
+		Weakness: "expiry is judged on the clients' clocks, so a client whose clock is ahead takes a lock still held; GETSET overwrites the winner's value even when it loses; a GETSET that lands just after the holder's DEL recreates the key with no TTL and no holder, so everyone waits until its stamped expiry passes (10 s, plus however far the writer's clock was ahead); the unconditional DEL of a holder whose lock expired deletes another client's lock (and the seed's aspect also DELs when its spin gives up: UnlockOnGiveUp)",
 		Topology: Single,
 		TTL:      10 * time.Second,
 		New: func(env Env) (Lock, error) {
@@ -58,7 +58,13 @@ func init() {
 //
 // Weaknesses: correctness rests on synchronized client clocks (a client
 // whose clock is ahead sees a live lock as expired and takes it over); a
-// losing GETSET still overwrites the winner's expiry; the unconditional DEL
+// losing GETSET still overwrites the winner's expiry; a GETSET that lands
+// just after the holder's DEL (it read the holder's value, found it
+// expired on its clock, and the DEL overtook it) recreates the key with
+// no TTL, since PEXPIRE follows only a win, and with no holder, since a
+// nil reply throws, so nobody deletes it: every client waits until the
+// stamped expiry passes on its clock, 10 s, or 40 s from a writer whose
+// clock ran 30 s ahead (run.TestStrandedExpiry); the unconditional DEL
 // of a holder whose lock expired deletes another client's lock.
 type GetSetExpiry struct {
 	Env            Env

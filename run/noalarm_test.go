@@ -47,6 +47,12 @@ var liveLocks = []string{"redisson-fair", "redisson-rw", "redisson-multilock", "
 // its holder already released (phantomHold).
 var countsHolds = map[string]bool{"redisson-lock": true, "redisson-fair": true}
 
+// stampsExpiry are the designs whose key holds an expiry read from the
+// writer's clock and written by a GETSET that need not win (seed 004's
+// GETSET scheme): a GETSET that lands just after the holder's DEL leaves
+// a key nobody holds (strandedExpiry).
+var stampsExpiry = map[string]bool{"getset-expiry": true}
+
 // noAlarmWorld: 10 s of faults, 30 s of liveness; faults start in the
 // first 8 s and last up to 30 s, so many outlast the safety phase.
 var noAlarmParams = scenarios.Params{Clients: 5, Duration: 10 * time.Second, Liveness: 30 * time.Second}
@@ -71,6 +77,12 @@ func TestNoFalseAlarms(t *testing.T) {
 				if _, ok := phantomHold(j); ok && countsHolds[j.Job.Lock.ID] {
 					mu.Lock()
 					documented[j.Job.Lock.ID+" (phantom hold)"]++
+					mu.Unlock()
+					return ""
+				}
+				if _, ok := strandedExpiry(j); ok && stampsExpiry[j.Job.Lock.ID] {
+					mu.Lock()
+					documented[j.Job.Lock.ID+" (stranded expiry)"]++
 					mu.Unlock()
 					return ""
 				}
@@ -152,8 +164,8 @@ func TestNoFalseAlarms(t *testing.T) {
 							rt.Fatal(err)
 						}
 						cfg.Faults = schedule
-						// staleSelfRelease and phantomHold read the nodes' commands.
-						cfg.HistoryCommands = pr.kinds != nil || countsHolds[id]
+						// staleSelfRelease, phantomHold and strandedExpiry read the nodes' commands.
+						cfg.HistoryCommands = pr.kinds != nil || countsHolds[id] || stampsExpiry[id]
 						j, err := runChecked(sim.TestBubble(t), cfg, "no-false-alarms", info, checker.Options{})
 						if err != nil {
 							rt.Fatalf("seed %d: %v", seed, err) // an internal error (a broken heal invariant) is a harness bug
@@ -176,7 +188,7 @@ func TestNoFalseAlarms(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	t.Logf("%d runs (%d per property and lock); explained by a stale self-release (TestStaleSelfRelease) or a phantom hold (TestPhantomHold): %v; verdicts:", runs, per, documented)
+	t.Logf("%d runs (%d per property and lock); explained by a stale self-release (TestStaleSelfRelease), a phantom hold (TestPhantomHold) or a stranded expiry (TestStrandedExpiry): %v; verdicts:", runs, per, documented)
 	for _, k := range keys {
 		t.Logf("  %-90s %d", k, verdicts[k])
 	}
@@ -511,6 +523,115 @@ func TestStaleSelfReleaseNotOtherOverlaps(t *testing.T) {
 				return
 			}
 			t.Fatalf("no %s overlap in seeds 1..3 to test against", c.scenario)
+		})
+	}
+}
+
+// bubbleEpoch is true time 0 on the wall clocks that clients read: a
+// testing/synctest bubble's clock starts at midnight UTC, 2000-01-01.
+var bubbleEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// strandedExpiry explains getset-expiry's liveness verdict by a key
+// nobody holds and nobody will delete: the last write to the lock's key
+// in the run is a GETSET that found the key just deleted (reply nil: its
+// writer read the holder's expired value, then the holder's DEL landed
+// first). The seed's GETSET recreates the key with the writer's expiry
+// and no TTL (PEXPIRE follows a win only), and its writer does not hold
+// the lock (a nil reply throws), so no DEL follows. The others see the
+// key held until that expiry passes on their own clocks; it explains
+// the verdict only when that expiry lies past the run's end on every
+// client's clock. A writer whose clock is ahead by J stamps J + 10 s; a
+// synchronised one stamps 10 s, shorter than the liveness phase.
+func strandedExpiry(j *Judged) (string, bool) {
+	key := ""
+	var last *sim.Event
+	for i := range j.Result.History {
+		e := &j.Result.History[i]
+		f := strings.Fields(e.Cmd)
+		if e.Kind != "cmd" || len(f) < 2 {
+			continue
+		}
+		switch f[0] {
+		case "setnx", "getset", "del", "set", "pexpire", "expire":
+		default:
+			continue
+		}
+		if key == "" && f[0] == "setnx" {
+			key = f[1]
+		}
+		if f[1] != key || (f[0] == "setnx" && e.Reply != ":1") || (f[0] == "del" && e.Reply == ":0") {
+			continue // not the lock's key, or it changed nothing
+		}
+		last = e
+	}
+	if last == nil || last.Reply != "$-1" {
+		return "", false
+	}
+	f := strings.Fields(last.Cmd)
+	if f[0] != "getset" || len(f) != 3 {
+		return "", false
+	}
+	ms, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil {
+		return "", false
+	}
+	at := time.UnixMilli(ms).Sub(bubbleEpoch) // the stamped expiry, as true time on a clock without offset
+	cfg := j.Job.Config
+	end := cfg.Duration + cfg.Liveness
+	for i := 0; i < cfg.Clients; i++ {
+		if at-cfg.ClientClockOffset(i) <= end {
+			return "", false // some client sees it expire within the run
+		}
+	}
+	return fmt.Sprintf("%s's GETSET on %s at t=%v found the key just deleted (reply nil) and left it stamped with its expiry, t=%v, past the run's end (%v), with no TTL and no holder",
+		last.Peer, last.Proc, time.Duration(last.T), at, end), true
+}
+
+// A stranded expiry (strandedExpiry), found by TestNoFalseAlarms over
+// getset-expiry: c1's clock jumps 30 s ahead at 1 s; it reads c3's
+// expiry (t=10.545 s), finds it passed on its clock and sends GETSET
+// with its own, t=41.045 s; c3's DEL lands 62 µs before it. The key
+// now says t=41.045 s with no TTL and no holder, and the run ends at
+// 40 s: nobody acquires after 0.548 s. Without the jump, the same seed
+// is safe and live.
+func TestStrandedExpiry(t *testing.T) {
+	jump := func(d time.Duration) []faults.Fault {
+		return []faults.Fault{{Kind: faults.ClockJump, Start: 999835526, Targets: []string{"c1"}, Jump: d}}
+	}
+	for _, c := range []struct {
+		faults   []faults.Fault
+		want     checker.Verdict
+		stranded bool
+	}{
+		{jump(30 * time.Second), checker.VerdictLiveness, true},
+		// The same race with a 15 s jump stamps t=26.045 s: the others
+		// wait until then, and take the lock again within the run.
+		{jump(15 * time.Second), checker.VerdictSafe, false},
+		{nil, checker.VerdictSafe, false},
+	} {
+		t.Run(fmt.Sprint(c.faults), func(t *testing.T) {
+			info, err := locks.Get("getset-expiry")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := scenarios.World(info, 2690880, noAlarmParams)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.Faults = c.faults
+			cfg.HistoryCommands = true
+			j, err := runChecked(sim.TestBubble(t), cfg, "stranded-expiry", info, checker.Options{SkipPorcupine: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.Check.Verdict != c.want {
+				t.Fatalf("verdict %s, want %s: %q", j.Check.Verdict, c.want, j.Check.Reasons)
+			}
+			why, ok := strandedExpiry(j)
+			if ok != c.stranded {
+				t.Fatalf("stranded expiry found: %v (%s), want %v", ok, why, c.stranded)
+			}
+			t.Logf("%s: %s", why, strings.Join(j.Check.Reasons, "; "))
 		})
 	}
 }
