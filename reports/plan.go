@@ -143,10 +143,15 @@ type Plan struct {
 	bgCurves   []*curve // the per-hour estimate's fault classes (bgModel)
 	jobs       []job
 	parity     *parity.Result // Options.Parity's results
+	reruns     int            // timeline reruns made by Run
 }
 
 // Runs is how many simulations the plan runs (timelines aside).
 func (p *Plan) Runs() int { return len(p.jobs) }
+
+// Reruns is how many runs Run repeated to draw the unsafe cells'
+// timelines (known once the planned runs are done).
+func (p *Plan) Reruns() int { return p.reruns }
 
 // Cells are the matrix's cells, in the report's order.
 func (p *Plan) Cells() []*Cell { return p.cells }

@@ -90,6 +90,7 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 	// Timelines: rerun each unsafe cell's first unsafe seed (the same
 	// trace, checked by its hash) and draw it.
 	total += len(unsafe)
+	p.reruns = len(unsafe)
 	n := min(max(1, ex.Workers), max(1, len(unsafe)))
 	runners, err = sweep.NewRunners(n, b, ex.Worker, log)
 	if err != nil {

@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +42,16 @@ func TestReportFiles(t *testing.T) {
 		}
 	}
 	checkResultsJSON(t, filepath.Join(dir, "results.json"), 2)
+
+	// The last line counts what the time was spent on: the planned runs
+	// and the timeline reruns (one per unsafe cell, here at least
+	// pause-after-check × set-nx-cad).
+	last := regexp.MustCompile(`locksim: report: (\d+) runs in \S+ \(\d+ runs/s, 2 workers; (\d+) of them reran an unsafe cell's first unsafe seed to draw its timeline\)\n$`).FindStringSubmatch(stderr)
+	if last == nil {
+		t.Errorf("stderr does not end with the runs line: %q", stderr[max(0, len(stderr)-300):])
+	} else if runs, reruns := atoiT(t, last[1]), atoiT(t, last[2]); reruns < 1 || !strings.Contains(stdout, fmt.Sprintf("; %d runs)", runs-reruns)) {
+		t.Errorf("runs line says %d runs, %d reruns; stdout %q", runs, reruns, stdout)
+	}
 
 	// Self-contained: no external reference; every local one exists.
 	page := readFile(t, filepath.Join(dir, "index.html"))
@@ -258,4 +270,13 @@ func TestReportRerunReplacesItsFiles(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "exists and is not a directory") {
 		t.Errorf("--out onto a file: exit %d, %q", code, stderr)
 	}
+}
+
+func atoiT(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
