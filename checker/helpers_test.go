@@ -14,20 +14,20 @@ import (
 
 // traceLine is one JSON Lines record of a locksim trace (--trace).
 type traceLine struct {
-	T      int64  `json:"t"`
-	Proc   string `json:"p"`
-	Kind   string `json:"k"`
-	Op     string `json:"op"`
-	OpID   int64  `json:"op_id"`
-	Until  int64  `json:"until"`
-	Token  int64  `json:"token"`
-	Value  int64  `json:"value"`
-	Result string `json:"result"`
-	Lock   string `json:"lock"`
-	Peer   string `json:"peer"`
-	Detail string `json:"detail"`
-	Fault  int    `json:"-"`
-	Held   string `json:"-"` // not in trace files: a loaded history judges touches without it
+	T      int64    `json:"t"`
+	Proc   string   `json:"p"`
+	Kind   string   `json:"k"`
+	Op     string   `json:"op"`
+	OpID   int64    `json:"op_id"`
+	Until  int64    `json:"until"`
+	Token  int64    `json:"token"`
+	Value  int64    `json:"value"`
+	Result string   `json:"result"`
+	Lock   string   `json:"lock"`
+	Peer   string   `json:"peer"`
+	Detail string   `json:"detail"`
+	Fault  int      `json:"-"`
+	Held   []string `json:"-"` // not in trace files: a loaded history judges touches without it
 }
 
 // loadTrace reads a locksim trace (JSON Lines, gzipped if the name ends in

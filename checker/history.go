@@ -26,11 +26,12 @@ type Event struct {
 	// Fault is the schedule's fault number (History.Faults[Fault-1]) on
 	// fault, fault-end and targeted pause events; 0 elsewhere.
 	Fault int `json:"fault,omitempty"`
-	// Held is, on a key-touch event, the value the touched key held (a
-	// string's value, or a hash's field names joined by ","); an
-	// acquisition whose lease value (Detail; comma-separated for a
-	// multi-key lease) names it is the hold the key was.
-	Held string `json:"held,omitempty"`
+	// Held is, on a key-touch event, the values the touched key held
+	// since it was created, oldest first (a string's value, or a hash's
+	// field names joined by ","): an acquisition whose lease value
+	// (Detail; comma-separated for a multi-key lease) is among them is a
+	// hold the key was.
+	Held []string `json:"held,omitempty"`
 }
 
 // History is what the checkers judge: one run's events in true-time order

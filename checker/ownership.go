@@ -14,10 +14,10 @@ import (
 type OwnershipViolation struct {
 	Client     string `json:"client"`      // A: released or renewed
 	Op         string `json:"op"`          // "release" | "renew"
-	AcquiredAt int64  `json:"acquired_ns"` // A's acquire ok
-	At         int64  `json:"at_ns"`       // A's release call, or the renewal
-	Other      string `json:"other"`       // B: acquired in between
-	OtherAt    int64  `json:"other_ns"`    // B's acquire ok
+	AcquiredAt int64  `json:"acquired_ns"` // A's acquire ok (0: none with a live lease)
+	At         int64  `json:"at_ns"`       // A's release call, or the renewal (with key truth: the touch)
+	Other      string `json:"other"`       // B: acquired in between (with key truth: held the touched key)
+	OtherAt    int64  `json:"other_ns"`    // B's acquire ok (with key truth, after At when it was in flight)
 	// Node is where A's command touched B's key (History.KeyTruth only).
 	Node string `json:"node,omitempty"`
 }
@@ -28,8 +28,15 @@ func (v OwnershipViolation) String() string {
 		if v.Op == "renew" {
 			what = "extended"
 		}
-		return fmt.Sprintf("%s's %s at t=%v %s %s's key on %s (%s acquired at t=%v; %s's own acquisition at t=%v)",
-			v.Client, v.Op, time.Duration(v.At), what, v.Other, v.Node, v.Other, time.Duration(v.OtherAt), v.Client, time.Duration(v.AcquiredAt))
+		other := fmt.Sprintf("%s acquired at t=%v", v.Other, time.Duration(v.OtherAt))
+		if v.OtherAt > v.At {
+			other = fmt.Sprintf("%s's acquisition was in flight, its reply returning ok at t=%v", v.Other, time.Duration(v.OtherAt))
+		}
+		own := fmt.Sprintf("%s's own acquisition at t=%v", v.Client, time.Duration(v.AcquiredAt))
+		if v.AcquiredAt == 0 {
+			own = fmt.Sprintf("%s held no live lease of its own", v.Client)
+		}
+		return fmt.Sprintf("%s's %s at t=%v %s %s's key on %s (%s; %s)", v.Client, v.Op, time.Duration(v.At), what, v.Other, v.Node, other, own)
 	}
 	return fmt.Sprintf("%s's %s at t=%v succeeded although %s acquired at t=%v, after %s's acquisition at t=%v",
 		v.Client, v.Op, time.Duration(v.At), v.Other, time.Duration(v.OtherAt), v.Client, time.Duration(v.AcquiredAt))
@@ -142,47 +149,41 @@ func Ownership(h History) (int, *OwnershipViolation) {
 // takes B's lock away), a TTL change is A's renewal. One release or
 // renewal that touched several nodes (Redlock) counts once.
 //
-// A touch is a violation only if some client B other than A held the
-// lock when it landed: B's latest acquire ok is not followed by a
-// release call of B's, and its lease (renewals included) had not run out
-// on B's own reckoning. The node names the key's last
-// writer, B when it is one of them; a last writer that holds nothing
-// (getset-expiry's losing GETSET overwrites the value it lost to) takes
-// no one's lock, and a touch then names the latest holder instead, or is
-// no violation when there is none (the holder re-timing its own key that
-// a loser overwrote). A touch that lands between B's winning write and
-// B's acquire ok (the reply still in the network, common when a heal
-// delivers held messages at once) is a violation too: B's acquisition
-// then in flight ends ok with a lease value that names what the key held
-// (Event.Held). A loser that wins later, by a write of its own after the
-// touch, holds another value.
+// A touch counts against a client B other than A that held the lock when
+// it landed: B's acquire oks outnumber its release calls and its latest
+// lease (renewals included) had not run out on its own reckoning; an
+// acquire ok whose lease was already over when it returned is no hold.
+// Unlike Ownership's inference, B need not have acquired after A: the
+// node says whose key A touched, and a split brain's two holders delete
+// each other's keys. The node names the key's last writer and the values
+// it held since it was created (Event.Held):
+//   - the last writer counts if it held the lock, or if its acquisition
+//     in flight at the touch (its write done, the reply still in the
+//     network, common when a heal delivers held messages at once) ends
+//     ok with a lease value among those values;
+//   - else (a last writer that holds nothing: getset-expiry's losing
+//     GETSET overwrites the value it lost to, an abandoned acquisition's
+//     write lands late) the latest other client that held, or whose
+//     acquisition in flight ends ok, with a lease value among them: the
+//     holder whose key a loser overwrote;
+//   - else it is no violation (the holder re-timing its own key that a
+//     loser overwrote; a delete of a key no one holds).
+//
+// Two readers of a read-write lock share its hash: a reader's touch of
+// it never counts against another reader.
 func ownershipFromKeys(h History) (int, *OwnershipViolation) {
 	lastOK := map[string]int64{}      // client -> latest acquire ok
+	lease := map[string]string{}      // client -> that ok's lease value (Detail)
 	until := map[string]int64{}       // client -> the end of that hold's lease, renewals included (0: none)
+	depth := map[string]int{}         // client -> acquire oks not yet followed by a release call (reentrant holds nest)
 	read := map[string]bool{}         // client -> that acquire ok was a read
 	releaseCall := map[string]int64{} // client -> latest release call
-	var acquirers []string            // clients with an acquire ok, in order of their first
 	type key struct {
 		client, op, other string
 		at                int64
 	}
-	// holds: b, not a, held the lock at t: acquired, not released, its
-	// lease not run out. (Unlike Ownership's inference, b need not have
-	// acquired after a: the node says whose key a touched, and a split
-	// brain's two holders can delete each other's keys.)
-	holds := func(b, a string, t int64) bool {
-		ok, has := lastOK[b]
-		if !has || b == a || ok > t || releaseCall[b] >= ok || (until[b] != 0 && until[b] <= t) {
-			return false
-		}
-		// Two readers share a read-write lock's hash: the last reader's
-		// release deletes it and a reader's renewal re-times it, whoever
-		// wrote it last.
-		return !(read[a] && read[b])
-	}
-	// An acquisition still in flight when a touch lands (its winning
-	// write done, the reply on its way): each acquire call's outcome, and
-	// each client's acquire call still without one.
+	// Each acquire call's outcome (looked ahead), and each client's
+	// acquire call still without one.
 	type opKey struct {
 		proc string
 		id   int64
@@ -196,25 +197,39 @@ func ownershipFromKeys(h History) (int, *OwnershipViolation) {
 		}
 	}
 	inFlight := map[string]int64{} // client -> its acquire call's OpID without an outcome yet
-	// arriving: b's acquisition in flight at a touch ends ok with a lease
-	// value that names what the touched key held: the key was that hold.
-	arriving := func(b, a, held string) (*Event, bool) {
-		id, ok := inFlight[b]
-		if !ok || b == a || held == "" {
-			return nil, false
-		}
-		o := outcome[opKey{b, id}]
-		if o == nil || o.Kind != "ok" || (o.Until != 0 && o.Until <= o.T) {
-			return nil, false
-		}
-		for _, v := range strings.Split(o.Detail, ",") {
-			for _, f := range strings.Split(held, ",") {
-				if v != "" && v == f {
-					return o, true
+	among := func(value string, held []string) bool {
+		for _, v := range strings.Split(value, ",") {
+			for _, hv := range held {
+				for _, f := range strings.Split(hv, ",") {
+					if v != "" && v == f {
+						return true
+					}
 				}
 			}
 		}
-		return nil, false
+		return false
+	}
+	// claim: when b's hold began, if b, not a, held the lock at t (any
+	// value when anyValue: the node says the key is b's) or b's
+	// acquisition in flight ends ok with a lease value among held.
+	claim := func(b, a string, t int64, held []string, anyValue bool) (int64, bool) {
+		if b == a {
+			return 0, false
+		}
+		if id, ok := inFlight[b]; ok {
+			if o := outcome[opKey{b, id}]; o != nil && o.Kind == "ok" && (o.Until == 0 || o.Until > o.T) &&
+				!(read[a] && o.Result == ModeRead) && among(o.Detail, held) {
+				return o.T, true
+			}
+		}
+		ok, has := lastOK[b]
+		if !has || depth[b] <= 0 || ok > t || (until[b] != 0 && until[b] <= t) || (read[a] && read[b]) {
+			return 0, false
+		}
+		if !anyValue && !among(lease[b], held) {
+			return 0, false
+		}
+		return ok, true
 	}
 	seen := map[key]bool{}
 	n := 0
@@ -235,32 +250,29 @@ func ownershipFromKeys(h History) (int, *OwnershipViolation) {
 			// Ownership): a hold of no one's, and A's latest acquisition
 			// stays the one before it.
 		case e.Op == "acquire" && e.Kind == "ok":
-			if _, has := lastOK[e.Proc]; !has {
-				acquirers = append(acquirers, e.Proc)
-			}
 			lastOK[e.Proc] = e.T
+			lease[e.Proc] = e.Detail
 			until[e.Proc] = e.Until
+			depth[e.Proc]++
 			read[e.Proc] = e.Result == ModeRead
 		case e.Op == "acquire" && e.Kind == "renew":
 			until[e.Proc] = e.Until
 		case e.Op == "release" && e.Kind == "call":
 			releaseCall[e.Proc] = e.T
+			depth[e.Proc] = max(0, depth[e.Proc]-1)
 		case e.Kind == "key-touch":
 			c, other := e.Peer, e.Detail
-			otherAt := lastOK[other]
-			if o, ok := arriving(other, c, e.Held); ok {
-				otherAt = o.T
-			} else if !holds(other, c, e.T) {
+			otherAt, ok := claim(other, c, e.T, e.Held, true)
+			if !ok {
 				other = ""
-				for _, b := range acquirers {
-					if holds(b, c, e.T) && (other == "" || lastOK[b] > lastOK[other]) {
-						other = b
+				for _, b := range h.Clients {
+					if at, ok := claim(b, c, e.T, e.Held, false); ok && (other == "" || at > otherAt) {
+						other, otherAt = b, at
 					}
 				}
 				if other == "" {
 					continue
 				}
-				otherAt = lastOK[other]
 			}
 			v := OwnershipViolation{Client: c, Op: "release", AcquiredAt: lastOK[c], At: e.T, Other: other, OtherAt: otherAt, Node: e.Proc}
 			k := key{client: c, op: "release", at: releaseCall[c]}

@@ -146,10 +146,17 @@ func TestOwnershipLastWriterHoldsNothing(t *testing.T) {
 		b.add(touch...)
 		h := b.history(0, 1200)
 		h.KeyTruth = true
+		for i, e := range h.Events {
+			if e.Op == "acquire" && e.Kind == "ok" {
+				h.Events[i].Detail = map[string]string{"c0": "v0", "c1": "v1"}[e.Proc]
+			}
+		}
 		return h
 	}
+	// The key held c0's value, then c1's (its winning GETSET), then c2's.
 	touch := func(t int64, peer, result, owner string) Event {
-		return Event{T: t, Proc: "n0", Kind: "key-touch", Peer: peer, Lock: "lock:resource", Result: result, Detail: owner}
+		return Event{T: t, Proc: "n0", Kind: "key-touch", Peer: peer, Lock: "lock:resource", Result: result, Detail: owner,
+			Held: []string{"v0", "v1", "v2"}}
 	}
 	if n, v := Ownership(build(touch(190, "c1", "expire", "c2"))); n != 0 {
 		t.Errorf("the holder re-timing its key a loser overwrote: %d violations, first %+v; want none", n, v)
@@ -161,6 +168,15 @@ func TestOwnershipLastWriterHoldsNothing(t *testing.T) {
 	}
 	if n, v := Ownership(build(touch(600, "c0", "del", "c2"))); n != 0 {
 		t.Errorf("a delete after the holder's release: %d violations, first %+v; want none", n, v)
+	}
+	// A key that never held c1's value is not c1's: a delete of a value
+	// written by an acquisition given up on (set-nx-del, a SET held in a
+	// partition that lands late) takes nothing from c1, whose own key is
+	// gone.
+	other := touch(255, "c0", "del", "c2")
+	other.Held = []string{"v2"}
+	if n, v := Ownership(build(other)); n != 0 {
+		t.Errorf("a delete of a key that never held c1's value: %d violations, first %+v; want none", n, v)
 	}
 	// A renewal keeps a hold alive past its first lease: had c0's watchdog
 	// renewed it to 300, c1's re-timing at 190 extends c0's lock.
@@ -182,7 +198,7 @@ func TestOwnershipTouchInFlight(t *testing.T) {
 		b := newHistory("", 0, "", "c0", "c3")
 		b.acquire("c0", 1, 0, 10, "ok", 0)
 		b.add(Event{T: 100, Proc: "c3", Kind: "call", Op: "acquire", OpID: 1},
-			Event{T: 150, Proc: "n0", Kind: "key-touch", Peer: "c0", Lock: "lock:resource", Result: "del", Detail: "c3", Held: held},
+			Event{T: 150, Proc: "n0", Kind: "key-touch", Peer: "c0", Lock: "lock:resource", Result: "del", Detail: "c3", Held: []string{held}},
 			Event{T: 160, Proc: "c3", Kind: "ok", Op: "acquire", OpID: 1, Until: 1000, Detail: detail})
 		b.op("c0", "release", 2, 140, 170, "ok", 0)
 		h := b.history(0, 1200)
@@ -200,5 +216,50 @@ func TestOwnershipTouchInFlight(t *testing.T) {
 	// A multi-key lease (Redisson's MultiLock) names each key's field.
 	if n, _ := Ownership(build("uuid-3:1", "uuid-3:1,uuid-3:1")); n != 1 {
 		t.Errorf("a touch of one key of a multi-key lease in flight: %d violations, want 1", n)
+	}
+}
+
+// The cold review's cases: a winner in flight behind a loser's write, a
+// reentrant hold whose inner release comes before the touch, and two
+// readers, one of them in flight.
+func TestOwnershipReviewCases(t *testing.T) {
+	kt := func(t int64, peer, result, owner string, held ...string) Event {
+		return Event{T: t, Proc: "n0", Kind: "key-touch", Peer: peer, Lock: "lock:resource", Result: result, Detail: owner, Held: held}
+	}
+	ok := func(t int64, p string, id int64, until int64, detail, mode string) Event {
+		return Event{T: t, Proc: p, Kind: "ok", Op: "acquire", OpID: id, Until: until, Detail: detail, Result: mode}
+	}
+	call := func(t int64, p, op string, id int64) Event {
+		return Event{T: t, Proc: p, Kind: "call", Op: op, OpID: id}
+	}
+	hist := func(es ...Event) History {
+		b := newHistory("", 0, "", "c0", "c1", "c2")
+		b.add(es...)
+		h := b.history(0, 2000)
+		h.KeyTruth = true
+		return h
+	}
+	// getset-expiry: c1's winning GETSET (v1) landed, its ok is still in
+	// flight; c2's losing GETSET wrote v2; c0, its lease over, DELs.
+	n, v := Ownership(hist(call(0, "c0", "acquire", 1), ok(10, "c0", 1, 100, "v0", ""),
+		call(150, "c1", "acquire", 1), call(160, "c2", "acquire", 1),
+		kt(200, "c0", "del", "c2", "v0", "v1", "v2"), call(190, "c0", "release", 2),
+		ok(300, "c1", 1, 1300, "v1", ""), Event{T: 400, Proc: "c2", Kind: "fail", Op: "acquire", OpID: 1}))
+	if n != 1 || v.Other != "c1" || v.OtherAt != 300 {
+		t.Errorf("a delete while the winner's ok is in flight behind a loser's write: %d, %+v; want 1 against c1", n, v)
+	}
+	// Reentrant: c1's outer hold (10), inner hold (30) and inner release
+	// (40); c0's DEL at 50 takes the outer hold, released only at 100.
+	n, v = Ownership(hist(call(5, "c1", "acquire", 1), ok(10, "c1", 1, 1000, "u1", ""), call(25, "c1", "acquire", 2), ok(30, "c1", 2, 1000, "u1", ""),
+		call(40, "c1", "release", 3), kt(50, "c0", "del", "c1", "u1"), call(100, "c1", "release", 4)))
+	if n != 1 || v.Other != "c1" {
+		t.Errorf("a delete between an inner and the outer release: %d, %+v; want 1 against c1", n, v)
+	}
+	// Readers: c0 reads, c1's read acquisition is in flight when c0's
+	// watchdog re-times the shared hash c1 wrote last.
+	n, v = Ownership(hist(call(0, "c0", "acquire", 1), ok(10, "c0", 1, 1000, "u0", ModeRead),
+		call(40, "c1", "acquire", 1), kt(50, "c0", "expire", "c1", "mode,u0", "mode,u0,u1"), ok(60, "c1", 1, 1000, "u1", ModeRead)))
+	if n != 0 {
+		t.Errorf("a reader re-timing the hash another reader's acquisition in flight wrote: %d violations, first %+v; want none", n, v)
 	}
 }

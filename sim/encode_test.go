@@ -61,7 +61,7 @@ func TestCmdTraceText(t *testing.T) {
 			a, b := newTrace(nil, 10, keep), newTrace(nil, 10, keep)
 			a.addCmd(7, "n0", "c1", c.args, []byte(c.reply))
 			b.add(Event{T: 7, Proc: "n0", Kind: "cmd", Peer: "c1", Cmd: c.cmd, Reply: c.line})
-			if a.sum() != b.sum() || len(a.history) != len(b.history) || (keep && a.history[0] != b.history[0]) {
+			if a.sum() != b.sum() || len(a.history) != len(b.history) || (keep && !reflect.DeepEqual(a.history[0], b.history[0])) {
 				t.Errorf("addCmd(%q, %q, keep %v) differs from add", c.args, c.reply, keep)
 			}
 		}

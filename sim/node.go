@@ -63,10 +63,33 @@ type Node struct {
 	keys, watched []string   // exec's scratch
 	was           []keyState // exec's scratch
 
-	// creator is, per watched key (Config.WatchKeys), the client whose write
-	// set its current value (replicas and restarts learn it with the key);
-	// absent when unknown.
-	creator map[string]string
+	// owners is, per watched key (Config.WatchKeys), the client whose
+	// write set its current value and the values it held since it was
+	// created (replicas and restarts learn them with the key); absent
+	// when unknown.
+	owners map[string]keyOwner
+}
+
+// keyOwner is a watched key's ground truth: the client whose write set
+// its current value, and the values (keyState.held) it has held since it
+// was created, oldest first, at most maxHeld of them. The slice is never
+// written in place (replicas and snapshots share it).
+type keyOwner struct {
+	creator string
+	values  []string
+}
+
+// maxHeld bounds keyOwner.values: a key rewritten by more writers than
+// that between its creation and a touch is named by its last ones.
+const maxHeld = 8
+
+// with returns o after client c's write left the key holding v.
+func (o keyOwner) with(c, v string) keyOwner {
+	vs := o.values
+	if len(vs) >= maxHeld {
+		vs = vs[len(vs)-maxHeld+1:]
+	}
+	return keyOwner{creator: c, values: append(slices.Clip(vs), v)}
 }
 
 // keyState is one key's value and absolute expiry on the local clock of
@@ -77,10 +100,9 @@ type keyState struct {
 	str      string
 	hash     [][2]string
 	expireAt int64
-	// creator is the client whose write set the value (a watched key's
-	// ground truth, carried through replication and persistence; "" when
-	// unknown or not watched).
-	creator string
+	// owner is a watched key's ground truth (keyOwner), carried through
+	// replication and persistence; zero when unknown or not watched.
+	owner keyOwner
 }
 
 type waitReq struct {
@@ -135,7 +157,7 @@ func (n *Node) boot() {
 	n.m = m
 	n.srv = m.Server()
 	n.scripts = map[string]bool{}
-	n.creator = nil
+	n.owners = nil
 	n.m.SetTime(n.w.bc.at(n.clk.Local(n.w.now())))
 }
 
@@ -269,23 +291,26 @@ func (n *Node) watchedKeys(out, keys []string) []string {
 
 // noteWatched compares a watched key before and after client c's write: a
 // delete or a TTL change of a value another client set is a "key-touch"
-// event; a new value makes c its creator.
+// event, carrying the values the key held since it was created (Held);
+// a new value makes c its creator.
 func (n *Node) noteWatched(c string, k string, was keyState) {
 	now := n.captureKey(k, n.local())
-	if n.creator == nil {
-		n.creator = map[string]string{}
+	if n.owners == nil {
+		n.owners = map[string]keyOwner{}
 	}
-	owner := n.creator[k]
+	o := n.owners[k]
 	switch {
 	case !now.exists:
-		delete(n.creator, k)
-		if was.exists && owner != "" && owner != c {
-			n.w.record(Event{Proc: n.name, Kind: "key-touch", Peer: c, Lock: k, Result: "del", Detail: owner, Held: was.held()})
+		delete(n.owners, k)
+		if was.exists && o.creator != "" && o.creator != c {
+			n.w.record(Event{Proc: n.name, Kind: "key-touch", Peer: c, Lock: k, Result: "del", Detail: o.creator, Held: o.values})
 		}
-	case !was.exists || now.str != was.str || !slices.Equal(now.hash, was.hash):
-		n.creator[k] = c
-	case now.expireAt != was.expireAt && owner != "" && owner != c:
-		n.w.record(Event{Proc: n.name, Kind: "key-touch", Peer: c, Lock: k, Result: "expire", Detail: owner, Held: was.held()})
+	case !was.exists:
+		n.owners[k] = keyOwner{}.with(c, now.held())
+	case now.str != was.str || !slices.Equal(now.hash, was.hash):
+		n.owners[k] = o.with(c, now.held())
+	case now.expireAt != was.expireAt && o.creator != "" && o.creator != c:
+		n.w.record(Event{Proc: n.name, Kind: "key-touch", Peer: c, Lock: k, Result: "expire", Detail: o.creator, Held: o.values})
 	}
 }
 
@@ -351,7 +376,7 @@ func (n *Node) captureKey(k string, local int64) keyState {
 	if typ == "" {
 		return keyState{}
 	}
-	s := keyState{exists: true, typ: typ, creator: n.creator[k]}
+	s := keyState{exists: true, typ: typ, owner: n.owners[k]}
 	switch s.typ {
 	case "string":
 		s.str, _ = db.Get(k)
@@ -379,15 +404,15 @@ func (n *Node) apply(states map[string]keyState) {
 	for _, k := range sortedKeys(states) {
 		s := states[k]
 		n.m.Del(k)
-		delete(n.creator, k)
+		delete(n.owners, k)
 		if !s.exists || (s.expireAt != 0 && s.expireAt <= local) {
 			continue
 		}
-		if s.creator != "" {
-			if n.creator == nil {
-				n.creator = map[string]string{}
+		if s.owner.creator != "" {
+			if n.owners == nil {
+				n.owners = map[string]keyOwner{}
 			}
-			n.creator[k] = s.creator
+			n.owners[k] = s.owner
 		}
 		switch s.typ {
 		case "string":
@@ -489,7 +514,7 @@ func (r *Node) applyRepl(from *Node, states map[string]keyState, full bool, off 
 	}
 	if full {
 		r.m.FlushAll()
-		r.creator = nil
+		r.owners = nil
 	}
 	r.apply(states)
 	if r.cfg.Persistence == PersistAlways {

@@ -37,11 +37,12 @@ type Event struct {
 	// trace file (whose lines say the fault in Detail) nor in its hash:
 	// it lets a reader of the history find the fault as data.
 	Fault int `json:"-"`
-	// Held is set on key-touch events: the value the touched key held
-	// (a string's value; a hash's field names, sorted, joined by ","),
-	// so that a checker can tell whose lease it was. Like Fault, it is
-	// not in the trace file nor in its hash.
-	Held string `json:"-"`
+	// Held is set on key-touch events: the values the touched key held
+	// since it was created, oldest first, at most 8 (a string's value; a
+	// hash's field names, sorted, joined by ","), so that a checker can
+	// tell whose lease it was. Like Fault, it is not in the trace file
+	// nor in its hash.
+	Held []string `json:"-"`
 }
 
 // Trace hashes every event (SHA-256 over its JSON Lines), optionally writes
