@@ -157,17 +157,28 @@ func Ownership(h History) (int, *OwnershipViolation) {
 // node says whose key A touched, and a split brain's two holders delete
 // each other's keys. The node names the key's last writer and the values
 // it held since it was created (Event.Held):
-//   - the last writer counts if it held the lock, or if its acquisition
-//     in flight at the touch (its write done, the reply still in the
-//     network, common when a heal delivers held messages at once) ends
-//     ok with a lease value among those values;
+//   - the last writer counts if it held the lock;
 //   - else (a last writer that holds nothing: getset-expiry's losing
 //     GETSET overwrites the value it lost to, an abandoned acquisition's
-//     write lands late) the latest other client that held, or whose
-//     acquisition in flight ends ok, with a lease value among them: the
-//     holder whose key a loser overwrote;
+//     write lands late) the latest other client that held the lock with a
+//     lease value among those values: the holder whose key a loser
+//     overwrote;
 //   - else it is no violation (the holder re-timing its own key that a
 //     loser overwrote; a delete of a key no one holds).
+//
+// A re-timing (expire) also counts against a client whose acquisition
+// in flight at the touch returns ok with a lease value among those
+// values: the key it is about to hold (RedissonMultiLock's closing
+// PEXPIRE landing on another client's round). A delete in that moment
+// is not counted: a history cannot tell it from a delete of a stale
+// copy of B's write (a go-redis resend, an abandoned acquisition's SET
+// landing late) that B's live write then replaced, and for designs whose
+// value is the client's name the two carry the same value (a cold review
+// found such runs); the lease-overlap and resource checks see what
+// follows from a real one. (A re-timed key was not replaced: B's live
+// write, had it been another, would have found the key there.) Still counted,
+// though arguable: a touch of a value of the last writer's that a
+// restart or a lagging replica brought back while it holds another.
 //
 // Two readers of a read-write lock share its hash: a reader's touch of
 // it never counts against another reader.
@@ -182,6 +193,7 @@ func ownershipFromKeys(h History) (int, *OwnershipViolation) {
 		client, op, other string
 		at                int64
 	}
+	skipped := map[string]int{} // client -> acquire oks whose lease was over on return, not yet followed by a release call
 	// Each acquire call's outcome (looked ahead), and each client's
 	// acquire call still without one.
 	type opKey struct {
@@ -210,13 +222,14 @@ func ownershipFromKeys(h History) (int, *OwnershipViolation) {
 		return false
 	}
 	// claim: when b's hold began, if b, not a, held the lock at t (any
-	// value when anyValue: the node says the key is b's) or b's
-	// acquisition in flight ends ok with a lease value among held.
-	claim := func(b, a string, t int64, held []string, anyValue bool) (int64, bool) {
+	// value when anyValue: the node says the key is b's), or, for a
+	// re-timing (expire), b's acquisition in flight returns ok with a
+	// lease value among held.
+	claim := func(b, a string, t int64, held []string, anyValue, expire bool) (int64, bool) {
 		if b == a {
 			return 0, false
 		}
-		if id, ok := inFlight[b]; ok {
+		if id, ok := inFlight[b]; ok && expire {
 			if o := outcome[opKey{b, id}]; o != nil && o.Kind == "ok" && (o.Until == 0 || o.Until > o.T) &&
 				!(read[a] && o.Result == ModeRead) && among(o.Detail, held) {
 				return o.T, true
@@ -244,11 +257,21 @@ func ownershipFromKeys(h History) (int, *OwnershipViolation) {
 				delete(inFlight, e.Proc)
 			}
 		}
+		if e.Op == "acquire" {
+			switch e.Kind {
+			case "call":
+				inFlight[e.Proc] = e.OpID
+			case "ok", "fail", "unknown":
+				delete(inFlight, e.Proc)
+			}
+		}
 		switch {
 		case e.Op == "acquire" && e.Kind == "ok" && e.Until != 0 && e.Until <= e.T:
 			// The lease had already run out when Acquire returned (as in
 			// Ownership): a hold of no one's, and A's latest acquisition
-			// stays the one before it.
+			// stays the one before it; its release call ends nothing else.
+			skipped[e.Proc]++
+			read[e.Proc] = e.Result == ModeRead
 		case e.Op == "acquire" && e.Kind == "ok":
 			lastOK[e.Proc] = e.T
 			lease[e.Proc] = e.Detail
@@ -259,14 +282,19 @@ func ownershipFromKeys(h History) (int, *OwnershipViolation) {
 			until[e.Proc] = e.Until
 		case e.Op == "release" && e.Kind == "call":
 			releaseCall[e.Proc] = e.T
-			depth[e.Proc] = max(0, depth[e.Proc]-1)
+			if skipped[e.Proc] > 0 {
+				skipped[e.Proc]--
+			} else {
+				depth[e.Proc] = max(0, depth[e.Proc]-1)
+			}
 		case e.Kind == "key-touch":
 			c, other := e.Peer, e.Detail
-			otherAt, ok := claim(other, c, e.T, e.Held, true)
+			expire := e.Result == "expire"
+			otherAt, ok := claim(other, c, e.T, e.Held, true, expire)
 			if !ok {
 				other = ""
 				for _, b := range h.Clients {
-					if at, ok := claim(b, c, e.T, e.Held, false); ok && (other == "" || at > otherAt) {
+					if at, ok := claim(b, c, e.T, e.Held, false, expire); ok && (other == "" || at > otherAt) {
 						other, otherAt = b, at
 					}
 				}

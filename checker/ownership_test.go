@@ -188,40 +188,41 @@ func TestOwnershipLastWriterHoldsNothing(t *testing.T) {
 
 // A touch that lands while the reply of the key's winning write is still
 // in the network (set-nx-del seed 6 after its partition healed: c0's
-// held DEL deleted c3's key 1.2 ms before c3's acquire returned ok) takes
-// the lock from c3: the acquisition in flight ends ok with the value the
-// key held. A loser in flight (getset-expiry: c2's losing GETSET wrote
-// "v1", c0's DEL removed it, c2's spin then won with a SETNX of "v2")
-// held nothing when it was touched.
-func TestOwnershipTouchInFlight(t *testing.T) {
-	build := func(held, detail string) History {
-		b := newHistory("", 0, "", "c0", "c3")
-		b.acquire("c0", 1, 0, 10, "ok", 0)
-		b.add(Event{T: 100, Proc: "c3", Kind: "call", Op: "acquire", OpID: 1},
-			Event{T: 150, Proc: "n0", Kind: "key-touch", Peer: "c0", Lock: "lock:resource", Result: "del", Detail: "c3", Held: []string{held}},
-			Event{T: 160, Proc: "c3", Kind: "ok", Op: "acquire", OpID: 1, Until: 1000, Detail: detail})
-		b.op("c0", "release", 2, 140, 170, "ok", 0)
-		h := b.history(0, 1200)
-		h.KeyTruth = true
-		return h
+// held DEL deleted a key holding "c3" 1.2 ms before c3's acquire
+// returned ok) is not counted: a second cold review showed that the key
+// there was a stale copy of c3's SET (sent on a connection c3 had
+// closed), and c3's live SET created the key it holds after the DEL.
+// With the client's name as the value the two cannot be told apart; the
+// lease-overlap and resource checks see what follows from a real one.
+func TestOwnershipTouchInFlightNotCounted(t *testing.T) {
+	b := newHistory("", 0, "", "c0", "c3")
+	b.acquire("c0", 1, 0, 10, "ok", 0)
+	b.add(Event{T: 50, Proc: "c3", Kind: "call", Op: "acquire", OpID: 1},
+		Event{T: 90, Proc: "c3", Kind: "unknown", Op: "acquire", OpID: 1},
+		Event{T: 100, Proc: "c3", Kind: "call", Op: "acquire", OpID: 2},
+		Event{T: 150, Proc: "n0", Kind: "key-touch", Peer: "c0", Lock: "lock:resource", Result: "del", Detail: "c3", Held: []string{"c3"}},
+		Event{T: 200, Proc: "c3", Kind: "ok", Op: "acquire", OpID: 2, Until: 2000, Detail: "c3"})
+	b.op("c0", "release", 2, 140, 170, "ok", 0)
+	h := b.history(0, 2200)
+	h.KeyTruth = true
+	if n, v := Ownership(h); n != 0 {
+		t.Errorf("a delete of a stale copy's key before c3's live write: %d violations, first %+v; want none", n, v)
 	}
-	n, v := Ownership(build("c3", "c3"))
-	want := OwnershipViolation{Client: "c0", Op: "release", AcquiredAt: 10, At: 150, Other: "c3", OtherAt: 160, Node: "n0"}
-	if n != 1 || v == nil || *v != want {
-		t.Errorf("a delete of the key c3's acquisition in flight wrote: %d, %+v; want 1, %+v", n, v, want)
+	// A re-timing in that moment counts: the key was not replaced
+	// (RedissonMultiLock's closing PEXPIRE on another client's round).
+	for i, e := range h.Events {
+		if e.Kind == "key-touch" {
+			h.Events[i].Result = "expire"
+		}
 	}
-	if n, v := Ownership(build("v1", "v2")); n != 0 {
-		t.Errorf("a delete of a loser's value, the loser winning later with another: %d violations, first %+v; want none", n, v)
-	}
-	// A multi-key lease (Redisson's MultiLock) names each key's field.
-	if n, _ := Ownership(build("uuid-3:1", "uuid-3:1,uuid-3:1")); n != 1 {
-		t.Errorf("a touch of one key of a multi-key lease in flight: %d violations, want 1", n)
+	n, v := Ownership(h)
+	if n != 1 || v.Other != "c3" || v.Op != "renew" || v.OtherAt != 200 {
+		t.Errorf("a re-timing of the key c3's acquisition in flight holds: %d, %+v; want 1 renew against c3, its ok at 200", n, v)
 	}
 }
 
-// The cold review's cases: a winner in flight behind a loser's write, a
-// reentrant hold whose inner release comes before the touch, and two
-// readers, one of them in flight.
+// The cold reviews' cases: a winner in flight behind a loser's write (not
+// counted, as any touch in flight), reentrant holds, and readers.
 func TestOwnershipReviewCases(t *testing.T) {
 	kt := func(t int64, peer, result, owner string, held ...string) Event {
 		return Event{T: t, Proc: "n0", Kind: "key-touch", Peer: peer, Lock: "lock:resource", Result: result, Detail: owner, Held: held}
@@ -245,8 +246,8 @@ func TestOwnershipReviewCases(t *testing.T) {
 		call(150, "c1", "acquire", 1), call(160, "c2", "acquire", 1),
 		kt(200, "c0", "del", "c2", "v0", "v1", "v2"), call(190, "c0", "release", 2),
 		ok(300, "c1", 1, 1300, "v1", ""), Event{T: 400, Proc: "c2", Kind: "fail", Op: "acquire", OpID: 1}))
-	if n != 1 || v.Other != "c1" || v.OtherAt != 300 {
-		t.Errorf("a delete while the winner's ok is in flight behind a loser's write: %d, %+v; want 1 against c1", n, v)
+	if n != 0 {
+		t.Errorf("a delete while the winner's ok is in flight behind a loser's write (not counted: in flight): %d, %+v; want none", n, v)
 	}
 	// Reentrant: c1's outer hold (10), inner hold (30) and inner release
 	// (40); c0's DEL at 50 takes the outer hold, released only at 100.
@@ -254,6 +255,25 @@ func TestOwnershipReviewCases(t *testing.T) {
 		call(40, "c1", "release", 3), kt(50, "c0", "del", "c1", "u1"), call(100, "c1", "release", 4)))
 	if n != 1 || v.Other != "c1" {
 		t.Errorf("a delete between an inner and the outer release: %d, %+v; want 1 against c1", n, v)
+	}
+	// The second review's: an inner reentrant hold whose lease was over
+	// on return; its release call must not end the live outer hold.
+	n, v = Ownership(hist(call(0, "c1", "acquire", 1), ok(10, "c1", 1, 1000, "u1", ""),
+		call(20, "c1", "acquire", 2), ok(300, "c1", 2, 250, "u1", ""),
+		call(350, "c1", "release", 3), kt(400, "c0", "del", "c1", "u1"), call(900, "c1", "release", 4)))
+	if n != 1 || v.Other != "c1" {
+		t.Errorf("a delete after a dead inner hold's release, the outer live: %d, %+v; want 1 against c1", n, v)
+	}
+	// And a reader whose read ok was over on return still reads: its
+	// watchdog's renewal of the shared hash is no violation against
+	// another reader.
+	n, v = Ownership(hist(call(0, "c0", "acquire", 1), ok(40000, "c0", 1, 30000, "u0", ModeRead),
+		call(100, "c1", "acquire", 1), ok(200, "c1", 1, 30200, "u1", ModeRead),
+		Event{T: 30000, Proc: "c1", Kind: "renew", Op: "acquire", OpID: 1, Until: 60000},
+		Event{T: 41000, Proc: "c0", Kind: "renew", Op: "acquire", OpID: 1, Until: 71000},
+		kt(41000, "c0", "expire", "c1", "mode,u0", "mode,u0,u1")))
+	if n != 0 {
+		t.Errorf("a reader's renewal after a dead read ok: %d violations, first %+v; want none", n, v)
 	}
 	// Readers: c0 reads, c1's read acquisition is in flight when c0's
 	// watchdog re-times the shared hash c1 wrote last.
