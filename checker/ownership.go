@@ -257,14 +257,6 @@ func ownershipFromKeys(h History) (int, *OwnershipViolation) {
 				delete(inFlight, e.Proc)
 			}
 		}
-		if e.Op == "acquire" {
-			switch e.Kind {
-			case "call":
-				inFlight[e.Proc] = e.OpID
-			case "ok", "fail", "unknown":
-				delete(inFlight, e.Proc)
-			}
-		}
 		switch {
 		case e.Op == "acquire" && e.Kind == "ok" && e.Until != 0 && e.Until <= e.T:
 			// The lease had already run out when Acquire returned (as in

@@ -83,9 +83,14 @@ type keyOwner struct {
 // that between its creation and a touch is named by its last ones.
 const maxHeld = 8
 
-// with returns o after client c's write left the key holding v.
+// with returns o after client c's write left the key holding v. A value
+// the key held just before (a Redisson hash whose count changed: the
+// same field names) is not listed twice.
 func (o keyOwner) with(c, v string) keyOwner {
 	vs := o.values
+	if len(vs) > 0 && vs[len(vs)-1] == v {
+		return keyOwner{creator: c, values: vs}
+	}
 	if len(vs) >= maxHeld {
 		vs = vs[len(vs)-maxHeld+1:]
 	}
