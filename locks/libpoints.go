@@ -11,11 +11,15 @@ import (
 // libPoints marks the pause points inside a library's lock call, where the
 // library offers no callback: a go-redis hook on the clients the library
 // talks through. While Acquire runs the library's lock call (arm .. disarm),
-// the first command or pipeline whose reply has come back marks
-// PointAcquiring, once: the request is on the wire and its reply sits in
-// the client's buffer, the outcome not yet known to the library (for a
+// every command or pipeline whose reply has come back marks
+// PointAcquiring: the request is on the wire and its reply sits in the
+// client's buffer, the outcome not yet known to the library (for a
 // Redlock library, between nodes). This is the moment the catalogue's own
-// locks mark (pause-during-acquire.yaml). The adapter itself marks
+// locks mark, after each of their requests (set-nx-cad after every SET,
+// redlock after every node's): a library's retry loop is paused at its
+// winning try as often as theirs (pause-during-acquire.yaml). Until
+// 2026-11 only the first reply marked it, so a pause landed on a losing
+// first try far more often than for the catalogue's locks. The adapter itself marks
 // PointAfterCheck once the library's lock call has returned success, before
 // Acquire returns. No adapter renews (none turns on its library's
 // auto-extend), so none reaches PointRenewing: a scenario that pauses a
@@ -41,7 +45,7 @@ func hookLibPoints(env Env, clients ...redis.UniversalClient) *libPoints {
 	return h
 }
 
-// arm starts an acquisition: the next reply marks PointAcquiring.
+// arm starts an acquisition: each reply until disarm marks PointAcquiring.
 func (h *libPoints) arm() { h.armed.Store(true) }
 
 // disarm ends it (the library made no request, or its lock call returned).
@@ -54,9 +58,7 @@ func (h *libPoints) replied(cmds ...redis.Cmder) {
 	if !h.armed.Load() || !slices.ContainsFunc(cmds, libRequest) {
 		return
 	}
-	if h.armed.CompareAndSwap(true, false) {
-		h.env.At(PointAcquiring)
-	}
+	h.env.At(PointAcquiring)
 }
 
 // libRequest reports whether cmd is a library's own request rather than
