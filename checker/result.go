@@ -86,6 +86,32 @@ const (
 	KindOwnership Kind = "ownership"
 )
 
+// Class says which claim an unsafe run broke (Result.Class). locksim's
+// one definition of unsafe: the lock's claim broke in the run, in one of
+// three ways, worst first:
+//
+//   - ClassDoubleHold: two clients believed they held the lock at the same
+//     instant (a lease overlap; not counted for a fenced lock, whose claim
+//     is the resource's).
+//   - ClassResource: the protected resource broke: the storage lost an
+//     update or accepted a stale write, or porcupine found the clients'
+//     history not linearizable.
+//   - ClassOwnership: neither of those, but a client deleted or re-timed
+//     the lock key while another client held it (a release or renewal of
+//     a lock it no longer held): the other holder's lease was cut short,
+//     though no second holder acted on it in this run.
+type Class string
+
+// The classes of an unsafe run.
+const (
+	ClassDoubleHold Class = "double-hold"
+	ClassResource   Class = "resource"
+	ClassOwnership  Class = "ownership"
+)
+
+// Classes lists the classes, worst first.
+var Classes = []Class{ClassDoubleHold, ClassResource, ClassOwnership}
+
 // Violation is the first verdict-relevant violation, for counterexamples.
 type Violation struct {
 	Kind    Kind     `json:"kind"` // lease-overlap | resource | linearizability | ownership
@@ -97,7 +123,10 @@ type Violation struct {
 
 // Result is the checkers' judgement of one history.
 type Result struct {
-	Verdict Verdict  `json:"verdict"` // safe | unsafe | liveness | unknown
+	Verdict Verdict `json:"verdict"` // safe | unsafe | liveness | unknown
+	// Class is an unsafe run's class (double-hold | resource | ownership);
+	// "" for any other verdict.
+	Class   Class    `json:"class,omitempty"`
 	Claim   string   `json:"claim"`   // mutual-exclusion | resource-safety
 	Reasons []string `json:"reasons"` // one line each, verdict-relevant first
 
@@ -275,8 +304,12 @@ func Check(h History, o Options) Result {
 		r.First = &f
 	}
 	switch {
-	case r.ResourceViolations > 0 || r.Porcupine == LinIllegal || (!fenced && (r.LeaseOverlaps > 0 || r.OwnershipViolations > 0)):
-		r.Verdict = VerdictUnsafe
+	case !fenced && r.LeaseOverlaps > 0:
+		r.Verdict, r.Class = VerdictUnsafe, ClassDoubleHold
+	case r.ResourceViolations > 0 || r.Porcupine == LinIllegal:
+		r.Verdict, r.Class = VerdictUnsafe, ClassResource
+	case !fenced && r.OwnershipViolations > 0:
+		r.Verdict, r.Class = VerdictUnsafe, ClassOwnership
 	case r.Liveness.Failure:
 		r.Verdict = VerdictLiveness
 	case h.Capped || r.Porcupine == LinUnknown:

@@ -43,7 +43,7 @@ seed always gives the same trace (its SHA-256 is the last line of "run").
 
 Exit codes:
   0   safe: the run finished and no violation was found
-  1   unsafe: a safety violation (two clients held the lock at once)
+  1   unsafe: the lock's claim broke (class double-hold, resource or ownership; see run --help)
   3   liveness failure: no client got the lock after the faults healed
   4   unknown: the run could not be judged completely
   64  usage or input error (bad flag, unknown lock or scenario)

@@ -87,9 +87,11 @@ the seed's fault schedule, heal, run the liveness phase, and judge the
 history. The summary's last line is "trace sha256: <64 hex>"; the same
 flags always give the same hash.
 
-Verdicts: safe (exit 0); unsafe (exit 1: the lock's claim broke: two clients
-believed they held it at once, or for fenced designs the protected resource
-lost an update or accepted a stale write); liveness (exit 3: a client could
+Verdicts: safe (exit 0); unsafe (exit 1: the lock's claim broke, in one of
+three classes, worst first: double-hold, two clients believed they held it
+at the same instant (unfenced designs); resource, the protected resource
+lost an update or accepted a stale write; ownership, neither, but a client
+deleted or re-timed the key while another client held it); liveness (exit 3: a client could
 not get the lock after the heal); unknown (exit 4: the run could not be
 judged completely).`,
 		Example: `  locksim run --lock redlock --seed 1
