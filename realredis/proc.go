@@ -117,6 +117,10 @@ func (p *proc) Record(ev sim.Event) {
 // Point pauses the process if a pause armed at point is due (the same
 // rule as the simulator's: the first time the process reaches the point at
 // or after the fault's start, in the safety phase).
+// LockClock is the process's own clock: the real arm does not track which
+// code reads it.
+func (p *proc) LockClock() clock.Clock { return p }
+
 func (p *proc) Point(point string) {
 	w := p.w
 	w.mu.Lock()

@@ -17,23 +17,26 @@ import (
 // Report is a judged run as the user reads it: the 'locksim run --json'
 // object and the human summary's data (WriteSummary).
 type Report struct {
-	Scenario            string          `json:"scenario"`
-	Lock                string          `json:"lock"`
-	Seed                uint64          `json:"seed"`
-	Verdict             checker.Verdict `json:"verdict"`
-	VerdictReason       string          `json:"verdict_reason"`
-	LeaseOverlaps       int             `json:"lease_overlaps"`
-	LeaseOverlapNS      int64           `json:"lease_overlap_ns"`
-	FirstOverlap        *OverlapReport  `json:"first_overlap,omitempty"`
-	ResourceViolations  int             `json:"resource_violations"`
-	Porcupine           string          `json:"porcupine"`
-	Claim               string          `json:"claim"`
-	OwnershipViolations int             `json:"ownership_violations"`
-	StaleSections       int             `json:"stale_sections"`
-	StaleAccepted       int             `json:"stale_accepted"`
-	FencedRejections    int             `json:"fenced_rejections"`
-	Starved             []string        `json:"starved"`
-	LongestWaitNS       int64           `json:"longest_wait_ns"`
+	Scenario string          `json:"scenario"`
+	Lock     string          `json:"lock"`
+	Seed     uint64          `json:"seed"`
+	Verdict  checker.Verdict `json:"verdict"`
+	// Class is an unsafe run's class: double-hold | resource | ownership
+	// (checker.Class); absent for any other verdict.
+	Class               checker.Class  `json:"class,omitempty"`
+	VerdictReason       string         `json:"verdict_reason"`
+	LeaseOverlaps       int            `json:"lease_overlaps"`
+	LeaseOverlapNS      int64          `json:"lease_overlap_ns"`
+	FirstOverlap        *OverlapReport `json:"first_overlap,omitempty"`
+	ResourceViolations  int            `json:"resource_violations"`
+	Porcupine           string         `json:"porcupine"`
+	Claim               string         `json:"claim"`
+	OwnershipViolations int            `json:"ownership_violations"`
+	StaleSections       int            `json:"stale_sections"`
+	StaleAccepted       int            `json:"stale_accepted"`
+	FencedRejections    int            `json:"fenced_rejections"`
+	Starved             []string       `json:"starved"`
+	LongestWaitNS       int64          `json:"longest_wait_ns"`
 	// Grants and Overtakes: acquisitions that began a hold, and those
 	// granted ahead of an earlier waiting request (checker.Overtaking).
 	Grants           int               `json:"grants"`
@@ -48,8 +51,16 @@ type Report struct {
 	FaultSchedule    []faults.Fault    `json:"fault_schedule"`
 	// FaultsInjected counts the faults that took effect: Stats.Faults less
 	// the targeted pauses that never fired (UnfiredPauses).
-	FaultsInjected int             `json:"faults_injected"`
-	UnfiredPauses  []faults.Fault  `json:"unfired_pauses"`
+	FaultsInjected int            `json:"faults_injected"`
+	UnfiredPauses  []faults.Fault `json:"unfired_pauses"`
+	// FaultEffects says, per fault of the schedule, whether it was
+	// injected, reached the code under test, and bit (Effects); Faults
+	// counts them. ClientClocks lists the clients whose clocks the world
+	// set wrong from the start and whether their lock read them. Absent
+	// when the history was capped.
+	FaultEffects   []FaultEffect   `json:"fault_effects,omitempty"`
+	Faults         *EffectCounts   `json:"faults,omitempty"`
+	ClientClocks   []ClockReach    `json:"client_clocks,omitempty"`
 	Stats          sim.Stats       `json:"stats"`
 	TraceEvents    int64           `json:"trace_events"`
 	HistoryCapped  bool            `json:"history_capped"`
@@ -142,6 +153,12 @@ func (jd *Judged) Report(repro string) *Report {
 		r.UnfiredPauses = []faults.Fault{}
 	}
 	r.FaultsInjected = res.Stats.Faults - len(r.UnfiredPauses)
+	if es := Effects(jd.History, res, cfg); es != nil {
+		r.FaultEffects = es
+		c := Count(es)
+		r.Faults = &c
+	}
+	r.ClientClocks = ClockReaches(cfg, res)
 	r.Story = Explain(jd)
 	if jd.Err != nil {
 		r.Error = jd.Err.Error()
@@ -181,7 +198,7 @@ func (jd *Judged) Report(repro string) *Report {
 		r.Blockers = chk.Liveness.Blockers
 	}
 	r.Claim = chk.Claim
-	r.Verdict = chk.Verdict
+	r.Verdict, r.Class = chk.Verdict, chk.Class
 	if len(chk.Reasons) > 0 {
 		r.VerdictReason = chk.Reasons[0]
 	}
@@ -244,9 +261,32 @@ func (r *Report) WriteSummary(w io.Writer) {
 	line("virtual time", "%v (safety %v, then liveness %v)", time.Duration(r.Stats.VirtualNS), time.Duration(r.DurationNS), time.Duration(r.LivenessNS))
 	line("events", "%d scheduler steps, %d trace lines", r.Stats.Events, r.TraceEvents)
 	line("commands", "%d Redis commands", r.Stats.Commands)
-	line("faults", "%d scheduled, %d injected", len(r.FaultSchedule), r.FaultsInjected)
-	for _, f := range r.FaultSchedule {
-		fmt.Fprintf(w, "%-16s%s\n", "", f)
+	if c := r.Faults; c != nil {
+		line("faults", "%s", c)
+		for _, e := range r.FaultEffects {
+			mark := "bit"
+			switch {
+			case !e.Injected:
+				mark = "not injected: " + e.Why
+			case !e.Reached:
+				mark = "did not reach the lock: " + e.Why
+			case !e.Bit:
+				mark = "did not bite: " + e.Why
+			}
+			fmt.Fprintf(w, "%-16s%s  [%s]\n", "", e.Fault, mark)
+		}
+	} else {
+		line("faults", "%d scheduled, %d injected", len(r.FaultSchedule), r.FaultsInjected)
+		for _, f := range r.FaultSchedule {
+			fmt.Fprintf(w, "%-16s%s\n", "", f)
+		}
+	}
+	for _, c := range r.ClientClocks {
+		what := "read by the lock"
+		if !c.Reached {
+			what = "NOT read by the lock: it reads time.Now (one bubble has one clock), so this clock reaches only the workload"
+		}
+		line("client clock", "%s %s: %s", c.Client, clockSetting(c), what)
 	}
 	if n := len(r.UnfiredPauses); n > 0 {
 		what := "1 targeted pause: its client never reached its point"
@@ -295,6 +335,9 @@ func (r *Report) WriteSummary(w io.Writer) {
 		verdict = string(r.Verdict) + ": " + verdict
 	}
 	line("verdict", "%s", verdict)
+	if r.Class != "" {
+		line("unsafe class", "%s: %s", r.Class, classWords[r.Class])
+	}
 	if check != nil {
 		for _, why := range check.Reasons[min(1, len(check.Reasons)):] {
 			fmt.Fprintf(w, "%-16s%s\n", "", why)
@@ -423,4 +466,24 @@ func WriteFaults(path string, fs []faults.Fault) error {
 		}
 	}
 	return WriteFileAtomic(path, []byte(b.String()))
+}
+
+// clockSetting says a client's configured clock error: "drift -200000 ppm,
+// offset 1s".
+func clockSetting(c ClockReach) string {
+	var parts []string
+	if c.DriftPPM != 0 {
+		parts = append(parts, fmt.Sprintf("drift %+d ppm", c.DriftPPM))
+	}
+	if c.OffsetNS != 0 {
+		parts = append(parts, fmt.Sprintf("offset %v", time.Duration(c.OffsetNS)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// classWords says what each unsafe class means (checker.Class).
+var classWords = map[checker.Class]string{
+	checker.ClassDoubleHold: "two clients believed they held the lock at the same instant",
+	checker.ClassResource:   "the protected resource lost an update or accepted a stale write",
+	checker.ClassOwnership:  "no double hold and the resource intact, but a client deleted or re-timed the lock key while another client held it",
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locksim/locksim/clock"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/resource"
 	"github.com/locksim/locksim/sim"
@@ -72,6 +73,9 @@ type Proc interface {
 	GoTimeToTrue(t time.Time) int64
 	Record(ev sim.Event)
 	Point(point string)
+	// LockClock is the clock handed to the lock (locks.Env.Clock): the
+	// process's own; the simulator notes when the lock reads it.
+	LockClock() clock.Clock
 	Go(f func())
 	Nodes() []*redis.Client
 	Primary() *redis.Client
@@ -93,7 +97,7 @@ func RunClient(p Proc, info locks.Info, wl Workload) {
 			rec(validUntil)
 		}
 	}
-	env := locks.Env{Nodes: locks.UniversalClients(p.Nodes()), Primary: p.Primary(), Clock: p, Rand: p.Rand(), Client: p.Name(), Key: wl.Key, TTL: info.TTL,
+	env := locks.Env{Nodes: locks.UniversalClients(p.Nodes()), Primary: p.Primary(), Clock: p.LockClock(), Rand: p.Rand(), Client: p.Name(), Key: wl.Key, TTL: info.TTL,
 		Hooks: locks.Hooks{At: func(pt locks.PausePoint) { p.Point(string(pt)) }, Go: p.Go, Renewed: believe}}
 	if env.Primary == nil {
 		env.Primary = p.Nodes()[0]

@@ -167,7 +167,7 @@ func TestHealInvariantsAreEnforced(t *testing.T) {
 		{"node down", `invariant "every node up"`, nil, func(w *World) { w.nodes[0].up = false }},
 		{"node paused", `invariant "no fault active"`, nil, func(w *World) { w.nodes[1].pausedUntil = w.now() + 1 }},
 		{"partition", `invariant "no fault active"`, nil, func(w *World) {
-			w.net.add(faults.Fault{Kind: faults.Partition, From: []string{"c0"}, To: []string{"n0"}}, w.now()+int64(time.Hour))
+			w.net.add(faults.Fault{Kind: faults.Partition, From: []string{"c0"}, To: []string{"n0"}}, w.now()+int64(time.Hour), 0)
 		}},
 		{"client paused", `invariant "no fault active"`, nil, func(w *World) { w.procs[0].pausedUntil = w.now() + 1 }},
 		{"clock", `invariant "clocks resynced"`, nil, func(w *World) { w.procs[1].clk.Jump(w.now(), time.Second) }},

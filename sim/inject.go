@@ -22,6 +22,7 @@ func (w *World) scheduleFault(i int, f faults.Fault) {
 		}
 		w.stats.Faults++
 		w.record(Event{Proc: "world", Kind: "fault", Detail: f.String(), Fault: i + 1})
+		w.noteStart(i, f)
 		w.apply(i, f, start, end)
 	})
 }
@@ -71,7 +72,7 @@ func (w *World) apply(i int, f faults.Fault, start, end int64) {
 		}
 		w.clocksMoved(f.Targets)
 	case faults.Partition, faults.Delay, faults.Loss:
-		lf := w.net.add(f, end)
+		lf := w.net.add(f, end, i+1)
 		healed(func() { w.net.remove(lf) })
 	case faults.Crash:
 		targets := w.targetNodes(f.Targets)
@@ -102,6 +103,9 @@ func (w *World) apply(i int, f faults.Fault, start, end int64) {
 			}
 		}
 		for _, n := range down {
+			if g := w.sentinel.groupOf(n.id); g != nil {
+				g.fault, g.lostKeys = i+1, n.liveValues()
+			}
 			w.crashNode(n, "failover")
 		}
 		healed(func() {
@@ -243,4 +247,32 @@ func (p *Proc) Point(point string) {
 	ev := Event{T: now, Proc: p.name, Kind: "pause", Local: p.clk.Local(now), Detail: a.desc, Fault: a.fault}
 	p.addRecordLocked(ev)
 	p.blockUntilLocked(until, until, "resume")
+}
+
+// noteStart records what fault i (f) found when it started: which of its
+// target nodes exist, and the lock keys live on them (Result.Effects).
+func (w *World) noteStart(i int, f faults.Fault) {
+	e := &w.effects[i]
+	e.Started = true
+	switch f.Kind {
+	case faults.NodePause, faults.Crash, faults.ClockDrift, faults.ClockJump:
+		for _, n := range w.targetNodes(f.Targets) {
+			if n.svc != nil {
+				e.Members++
+				continue
+			}
+			e.Nodes++
+			e.LiveKeys += n.liveKeys()
+		}
+	case faults.Failover:
+		if w.sentinel == nil {
+			return
+		}
+		for _, g := range w.sentinel.groups {
+			if len(f.Targets) == 0 || slices.Contains(f.Targets, groupName(g.id)) {
+				e.Nodes++
+				e.LiveKeys += w.nodes[g.primary].liveKeys()
+			}
+		}
+	}
 }

@@ -31,6 +31,7 @@ type linkFault struct {
 	end    int64
 	delay  int64
 	loss   float64
+	fault  int // the schedule's fault number, 1-based (Result.Effects)
 }
 
 func (f *linkFault) matches(a, b int) bool {
@@ -66,11 +67,15 @@ func (n *network) latency(rng *rand.Rand, a, b int, t int64) int64 {
 		switch f.kind {
 		case faults.Delay:
 			d += f.delay
+			n.w.noteLinkEffect(f, a, b)
 		case faults.Loss:
 			rto := int64(200e6)
 			for i := 0; i < 8 && rng.Float64() < f.loss; i++ {
 				d += rto
 				rto *= 2
+				if i == 0 {
+					n.w.noteLinkEffect(f, a, b)
+				}
 			}
 		}
 	}
@@ -99,8 +104,8 @@ func (n *network) reachable(a, b int) bool {
 	return !h1 && !h2
 }
 
-func (n *network) add(f faults.Fault, end int64) *linkFault {
-	lf := &linkFault{kind: f.Kind, from: n.addrs(f.From), to: n.addrs(f.To), oneWay: f.OneWay, end: end, delay: int64(f.Delay), loss: f.LossProb}
+func (n *network) add(f faults.Fault, end int64, fault int) *linkFault {
+	lf := &linkFault{kind: f.Kind, from: n.addrs(f.From), to: n.addrs(f.To), oneWay: f.OneWay, end: end, delay: int64(f.Delay), loss: f.LossProb, fault: fault}
 	n.active = append(n.active, lf)
 	return lf
 }
@@ -159,6 +164,11 @@ func (n *network) held(ev *event) bool {
 	until, held := n.heldUntil(ev.a, ev.b, now)
 	if !held {
 		return false
+	}
+	for _, f := range n.active {
+		if f.kind == faults.Partition && f.end > now && f.matches(ev.a, ev.b) {
+			n.w.noteLinkEffect(f, ev.a, ev.b)
+		}
 	}
 	if until-ev.sent > int64(n.w.cfg.Net.MaxHold) || until == math.MaxInt64 {
 		return true // the connection gave up: the message is lost

@@ -26,6 +26,21 @@ type sentinelGroup struct {
 	primary   int
 	downSince int64
 	epoch     int // bumps at every failover; clients ignore older news
+	// fault is the failover fault (1-based) that crashed the primary and
+	// awaits a promotion; lostKeys the watched keys' values live on that
+	// primary at the crash (Result.Effects).
+	fault    int
+	lostKeys map[string]string
+}
+
+// groupOf returns the group whose primary is node id, or nil.
+func (s *sentinel) groupOf(id int) *sentinelGroup {
+	for _, g := range s.groups {
+		if g.primary == id {
+			return g
+		}
+	}
+	return nil
 }
 
 const sentinelTick = 100 * time.Millisecond
@@ -118,6 +133,11 @@ func (s *sentinel) failover(g *sentinelGroup) {
 		return // nothing to promote; try again next tick
 	}
 	old := g.primary
+	if e := w.effect(g.fault); e != nil && e.Promoted == "" {
+		e.Promoted = best.name
+		e.PromotedLacking = best.lacks(g.lostKeys)
+	}
+	g.fault, g.lostKeys = 0, nil
 	g.primary = best.id
 	g.downSince = -1
 	w.stats.Failovers++

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -54,6 +55,7 @@ type World struct {
 	sentinel *sentinel
 	trace    *Trace
 	faultRng *rand.Rand
+	effects  []FaultEffect // one per Config.Faults entry (Result.Effects)
 
 	phase       string
 	stats       Stats
@@ -81,6 +83,12 @@ type Result struct {
 	TraceEvents int64
 	TraceCapped bool
 	History     []Event // the events a checker needs (ops, beliefs, faults); bounded by Config.MaxHistory
+	// Effects has one entry per fault of Config.Faults: what the engine
+	// saw it do (reach and bite). LockClock has one per client: the last
+	// true time in the safety phase its lock read its clock
+	// (Proc.LockClock), -1 for never. Neither is in the trace.
+	Effects   []FaultEffect
+	LockClock []int64
 }
 
 // Run validates cfg and runs one world to completion inside a bubble.
@@ -144,6 +152,7 @@ func (w *World) run() error {
 	if w.sentinel != nil {
 		w.sentinel.start()
 	}
+	w.effects = make([]FaultEffect, len(w.cfg.Faults))
 	for i, f := range w.cfg.Faults {
 		w.scheduleFault(i, f)
 	}
@@ -528,6 +537,8 @@ func (w *World) result() *Result {
 		TraceEvents: w.trace.n,
 		TraceCapped: w.trace.capped,
 		History:     w.trace.history,
+		Effects:     w.effects,
+		LockClock:   w.lockClockReads(),
 	}
 }
 
@@ -540,17 +551,18 @@ func (w *World) lookup(name string) (int, bool) {
 // Proc is a client process: a goroutine running a Program, its own clock,
 // its own random stream and one go-redis client per node.
 type Proc struct {
-	w        *World
-	id       int
-	name     string
-	src      uint64
-	seq      uint64
-	clk      *clock.Model
-	rng      *rand.Rand
-	ctx      context.Context
-	cancel   context.CancelFunc
-	clients  []*redis.Client
-	services []*redis.Client
+	lockClock atomic.Int64 // 1 + the last safety-phase read of LockClock; 0: never
+	w         *World
+	id        int
+	name      string
+	src       uint64
+	seq       uint64
+	clk       *clock.Model
+	rng       *rand.Rand
+	ctx       context.Context
+	cancel    context.CancelFunc
+	clients   []*redis.Client
+	services  []*redis.Client
 	// primaryClients, primary and sentinelEpoch have one entry a
 	// primary/replica group (replicated topology; nil otherwise): the
 	// client that follows the group's primary, the node this client

@@ -1,0 +1,156 @@
+package sim
+
+import (
+	"slices"
+	"time"
+
+	"github.com/locksim/locksim/clock"
+)
+
+// FaultEffect is what the engine saw one scheduled fault do: the ground
+// truth behind a run's reach and bite accounting (run.Effects). Like
+// Event.Fault and Event.Held it is outside the trace and its hash.
+type FaultEffect struct {
+	// Started: the fault's start ran in the safety phase (Stats.Faults
+	// counts these).
+	Started bool
+	// Nodes counts the target nodes (or services) that exist and serve
+	// the run's clients: a node fault aimed only at names the world lacks
+	// reaches nothing.
+	Nodes int
+	// Members counts its target services that are consensus members (a
+	// member keeps no Redis key: LiveKeys stays 0 for it).
+	Members int
+	// LiveKeys counts, for a node pause, crash or clock fault and for a
+	// failover, the watched lock keys (Config.WatchKeys) live on its
+	// target nodes when it started (the failover's: on the primary it
+	// crashed).
+	LiveKeys int
+	// Messages counts, for a partition, delay or loss, the messages it
+	// held, slowed or lost on links that do not lead to the storage
+	// service (service 0): the lock's own traffic (client-node,
+	// client-member, member-member, replication, Sentinel).
+	Messages int
+	// Promoted is, for a failover, the replica Sentinel promoted in its
+	// place ("" while none was), and PromotedLacking that the promoted
+	// replica lacked a watched key that was live on the crashed primary
+	// (missing, or holding another value): the lock's key was lost.
+	Promoted        string
+	PromotedLacking bool
+}
+
+// effect returns the effect record of fault number f (1-based), or nil.
+func (w *World) effect(f int) *FaultEffect {
+	if f < 1 || f > len(w.effects) {
+		return nil
+	}
+	return &w.effects[f-1]
+}
+
+// liveKeys counts the watched keys live on n now, without moving its
+// clock or its keys (miniredis's TTLs are as of n.lastLocal).
+func (n *Node) liveKeys() int {
+	if !n.up || n.m == nil || n.svc != nil {
+		return 0
+	}
+	db, local, live := n.m.DB(0), n.local(), 0
+	for _, k := range n.w.cfg.WatchKeys {
+		if db.Type(k) == "" {
+			continue
+		}
+		if ttl := db.TTL(k); ttl > 0 && n.lastLocal+int64(ttl) <= local {
+			continue // due to expire at the node's next tick
+		}
+		live++
+	}
+	return live
+}
+
+// liveValues returns the values (keyState.held) of the watched keys live
+// on n now, by key.
+func (n *Node) liveValues() map[string]string {
+	if !n.up || n.m == nil || n.svc != nil {
+		return nil
+	}
+	out := map[string]string{}
+	local := n.local()
+	for _, k := range n.w.cfg.WatchKeys {
+		s := n.captureKey(k, n.lastLocal)
+		if !s.exists || (s.expireAt != 0 && s.expireAt <= local) {
+			continue
+		}
+		out[k] = s.held()
+	}
+	return out
+}
+
+// lacks reports whether n lacks one of the key values in want.
+func (n *Node) lacks(want map[string]string) bool {
+	for _, k := range slices.Sorted(mapKeys(want)) {
+		s := n.captureKey(k, n.lastLocal)
+		if !s.exists || s.held() != want[k] {
+			return true
+		}
+	}
+	return false
+}
+
+func mapKeys(m map[string]string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// noteLinkEffect counts a message of link a->b that fault lf held,
+// slowed or lost, unless the link leads to the storage service.
+func (w *World) noteLinkEffect(lf *linkFault, a, b int) {
+	if a == serviceBase || b == serviceBase {
+		return
+	}
+	if e := w.effect(lf.fault); e != nil {
+		e.Messages++
+	}
+}
+
+// lockClock is the clock a process hands its lock (LockClock): the
+// process's own, noting when the lock reads it in the safety phase.
+type lockClock struct{ p *Proc }
+
+func (c lockClock) Now() time.Time {
+	c.p.noteLockClock()
+	return c.p.Now()
+}
+
+func (c lockClock) Sleep(d time.Duration) {
+	c.p.noteLockClock()
+	c.p.Sleep(d)
+}
+
+// LockClock is p's clock as its lock code should get it (locks.Env.Clock):
+// the same clock, but the world notes when the lock reads it, so a clock
+// fault on a client whose lock never reads its clock (a library reading
+// time.Now) is reported as not reaching it (Result.LockClock).
+func (p *Proc) LockClock() clock.Clock {
+	return lockClock{p}
+}
+
+func (p *Proc) noteLockClock() {
+	t := p.w.now()
+	if t < int64(p.w.cfg.Duration) {
+		p.lockClock.Store(t + 1) // 0: never
+	}
+}
+
+// lockClockReads returns, per client, the last true time in the safety
+// phase its lock read its clock, -1 for never.
+func (w *World) lockClockReads() []int64 {
+	out := make([]int64, len(w.procs))
+	for i, p := range w.procs {
+		out[i] = p.lockClock.Load() - 1
+	}
+	return out
+}
