@@ -12,6 +12,7 @@ import (
 	"strings"
 	texttemplate "text/template"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/reports/charts"
 	"github.com/locksim/locksim/run"
@@ -204,6 +205,10 @@ type matrixCell struct {
 	// 95%"): a rare violation a few seeds miss, or a real disagreement;
 	// more seeds tell them apart. Its class is "unseen", not "miss".
 	Unseen string
+	// Marks say what the verdict does not show: unsafe runs of class
+	// ownership only, a client clock the lock never read, faults that
+	// never bit (CellResult.Untested; such a safe cell is not green).
+	Marks string
 }
 
 type scenarioView struct {
@@ -248,6 +253,8 @@ func (p *Plan) view(res Results, figs []figure) view {
 			return string(j.Verdict) + " unseen"
 		case j.Missed():
 			return string(j.Verdict) + " miss"
+		case j.Verdict == checker.VerdictSafe && j.Untested() != "":
+			return "untested"
 		}
 		return string(j.Verdict)
 	}
@@ -269,7 +276,7 @@ func (p *Plan) view(res Results, figs []figure) view {
 			}
 			j := results[anchor(s.ID, id)]
 			mr.Cells = append(mr.Cells, matrixCell{Anchor: anchor(s.ID, id), Verdict: string(j.Verdict), Class: class(j), Unsafe: j.UnsafeRuns, Runs: j.Runs,
-				Expected: expectShort(c.expect), Miss: j.Missed(), Unseen: unseen(j)})
+				Expected: expectShort(c.expect), Miss: j.Missed(), Unseen: unseen(j), Marks: marks(j)})
 		}
 		v.Matrix = append(v.Matrix, mr)
 
@@ -389,4 +396,18 @@ func expectLong(e *Expectation) string {
 		parts = append(parts, "outside the lock's assumptions")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// marks says, in a few words, what a cell's verdict does not show: how
+// many of its unsafe runs are of class ownership only, and why its faults
+// did not test the lock (CellResult.Untested).
+func marks(j *CellResult) string {
+	var out []string
+	if n := j.OwnershipOnlyRuns; n > 0 {
+		out = append(out, fmt.Sprintf("%d ownership only", n))
+	}
+	if u := j.Untested(); u != "" {
+		out = append(out, u)
+	}
+	return strings.Join(out, "; ")
 }

@@ -37,20 +37,53 @@ type CellResult struct {
 	StarvedRuns            int             `json:"starved_runs"`          // a client made no progress after the heal (fairness)
 	// UnfiredPauseRuns counts runs in which a targeted pause never fired
 	// (the lock never reached its point): such runs did not test the pause.
-	UnfiredPauseRuns int          `json:"unfired_pause_runs,omitempty"`
-	UnsafeRate       float64      `json:"unsafe_rate"`
-	UnsafeRateCI95   [2]float64   `json:"unsafe_rate_ci95"`
-	Seeds            [2]uint64    `json:"seeds"` // first and last seed run
-	DurationNS       int64        `json:"duration_ns"`
-	LivenessNS       int64        `json:"liveness_ns"`
-	FirstUnsafeSeed  *uint64      `json:"first_unsafe_seed,omitempty"`
-	Repro            string       `json:"repro,omitempty"` // reproduces the first unsafe seed
-	ReproTraceSHA256 string       `json:"repro_trace_sha256,omitempty"`
-	Timeline         string       `json:"timeline,omitempty"`
-	Story            string       `json:"story,omitempty"` // the first unsafe seed's violation in a sentence
-	Debate           string       `json:"debate,omitempty"`
-	Expected         *Expectation `json:"expected,omitempty"`
-	MatchesExpected  *bool        `json:"matches_expected,omitempty"`
+	UnfiredPauseRuns int `json:"unfired_pause_runs,omitempty"`
+	// OwnershipOnlyRuns counts the unsafe runs of class ownership (no
+	// double hold, the resource intact): UnsafeRuns includes them.
+	OwnershipOnlyRuns int `json:"ownership_only_runs"`
+	// Faults counts the runs' faults by how far they got (run.Effects).
+	Faults CellFaults `json:"faults"`
+	// ClockUnreachedRuns counts runs with a client clock set wrong (by the
+	// world or a fault) that the lock never read: a library reads
+	// time.Now, and one bubble has one clock. Such a cell's safe verdict
+	// says nothing about that clock.
+	ClockUnreachedRuns int          `json:"clock_unreached_runs,omitempty"`
+	UnsafeRate         float64      `json:"unsafe_rate"`
+	UnsafeRateCI95     [2]float64   `json:"unsafe_rate_ci95"`
+	Seeds              [2]uint64    `json:"seeds"` // first and last seed run
+	DurationNS         int64        `json:"duration_ns"`
+	LivenessNS         int64        `json:"liveness_ns"`
+	FirstUnsafeSeed    *uint64      `json:"first_unsafe_seed,omitempty"`
+	Repro              string       `json:"repro,omitempty"` // reproduces the first unsafe seed
+	ReproTraceSHA256   string       `json:"repro_trace_sha256,omitempty"`
+	Timeline           string       `json:"timeline,omitempty"`
+	Story              string       `json:"story,omitempty"` // the first unsafe seed's violation in a sentence
+	Debate             string       `json:"debate,omitempty"`
+	Expected           *Expectation `json:"expected,omitempty"`
+	MatchesExpected    *bool        `json:"matches_expected,omitempty"`
+}
+
+// CellFaults sums a cell's faults: injected, reached the code under test,
+// bit (struck while it could matter); NoBiteRuns counts the runs that
+// injected faults none of which bit.
+type CellFaults struct {
+	Injected   int `json:"injected"`
+	Reached    int `json:"reached"`
+	Bit        int `json:"bit"`
+	NoBiteRuns int `json:"no_bite_runs"`
+}
+
+// Untested says why a cell's verdict does not test its scenario's faults
+// ("" when it does): a client clock the lock never read, or faults none
+// of which bit in any run.
+func (c *CellResult) Untested() string {
+	switch {
+	case c.ClockUnreachedRuns > 0:
+		return "client clock not reached"
+	case c.Faults.Injected > 0 && c.Faults.Bit == 0:
+		return "no fault bit"
+	}
+	return ""
 }
 
 // Missed reports whether the cell's verdict differs from the one its
@@ -110,7 +143,9 @@ func (c *Cell) result() CellResult {
 		Verdict: c.Verdict(), UnsafeRuns: c.Unsafe, LivenessRuns: c.Liveness, UnknownRuns: c.Unknown, OwnershipViolationRuns: c.Ownership,
 		StaleSectionRuns: c.Stale, StaleAcceptedRuns: c.StaleAccepted, FencedRejectionRuns: c.Fenced, StarvedRuns: c.Starved, UnfiredPauseRuns: c.Unfired,
 		Seeds: [2]uint64{1, uint64(c.Runs)}, DurationNS: int64(c.SafetyPhase), LivenessNS: int64(c.LivenessPhase),
-		Timeline: c.Timeline, Story: c.Story, Debate: debateRow(c.Scenario), Expected: c.expect}
+		Timeline: c.Timeline, Story: c.Story, Debate: debateRow(c.Scenario), Expected: c.expect,
+		OwnershipOnlyRuns: c.OwnershipOnly, ClockUnreachedRuns: c.ClockUnreached,
+		Faults: CellFaults{Injected: c.Injected, Reached: c.Reached, Bit: c.Bit, NoBiteRuns: c.NoBite}}
 	r := charts.Rate{K: c.Unsafe, N: c.Runs}
 	j.UnsafeRate = round6(r.P())
 	lo, hi := r.Interval()

@@ -12,6 +12,7 @@ import (
 // of a results line after the job's identity, in that order.
 type Outcome struct {
 	Verdict             checker.Verdict `json:"verdict"`
+	Class               checker.Class   `json:"class,omitempty"` // an unsafe run's class
 	Claim               string          `json:"claim"`
 	LeaseOverlaps       int             `json:"lease_overlaps"`
 	ResourceViolations  int             `json:"resource_violations"`
@@ -39,6 +40,13 @@ type Outcome struct {
 	// Story is the first violation told in a sentence (run.Explain), for a
 	// run drawn as a timeline (Request.Timeline) only.
 	Story string `json:"story,omitempty"`
+	// Injected, Reached and Bit count the schedule's faults by how far
+	// they got (run.Effects); ClockUnreached the clients whose clock was
+	// set wrong (by the world or a fault) but never read by their lock.
+	Injected       int `json:"faults_injected,omitempty"`
+	Reached        int `json:"faults_reached,omitempty"`
+	Bit            int `json:"faults_bit,omitempty"`
+	ClockUnreached int `json:"clock_unreached,omitempty"`
 }
 
 // OutcomeOf summarizes a judged run (nil: none).
@@ -52,6 +60,21 @@ func OutcomeOf(j *run.Judged) Outcome {
 		StaleSections: c.Stale.Sections, StaleAccepted: c.Stale.Accepted, FencedRejections: c.Stale.FencedRejections, Starved: len(c.Liveness.Starved),
 		TraceSHA256: j.Result.TraceSHA256,
 		PauseShort:  PauseShort(j.History), Unfired: len(run.UnfiredPauses(j.History))}
+	o.Class = c.Class
+	if es := run.Effects(j.History, j.Result, j.Job.Config); es != nil {
+		n := run.Count(es)
+		o.Injected, o.Reached, o.Bit = n.Injected, n.Reached, n.Bit
+		for _, e := range es {
+			if e.Injected && !e.Reached && (e.Fault.Kind == faults.ClockJump || e.Fault.Kind == faults.ClockDrift) {
+				o.ClockUnreached++
+			}
+		}
+	}
+	for _, cr := range run.ClockReaches(j.Job.Config, j.Result) {
+		if !cr.Reached {
+			o.ClockUnreached++
+		}
+	}
 	if j.Err != nil {
 		o.Error = firstLine(j.Err.Error())
 	}
@@ -104,8 +127,18 @@ type Tally struct {
 	Fenced        int // runs in which the storage refused an operation
 	Starved       int // runs in which a client made no progress after the heal
 	Unfired       int // runs in which a targeted pause never fired
-	FirstUnsafe   uint64
-	HasUnsafe     bool
+	// OwnershipOnly counts the unsafe runs of class ownership (no double
+	// hold, the resource intact: checker.ClassOwnership).
+	OwnershipOnly int
+	// Injected, Reached and Bit sum the runs' faults by how far they got;
+	// NoBite counts runs that injected faults none of which bit;
+	// ClockUnreached runs with a client clock set wrong that the lock
+	// never read (a library: one bubble has one clock).
+	Injected, Reached, Bit int
+	NoBite                 int
+	ClockUnreached         int
+	FirstUnsafe            uint64
+	HasUnsafe              bool
 }
 
 // Add counts one run of the given seed.
@@ -125,6 +158,18 @@ func (t *Tally) Add(o Outcome, seed uint64) {
 	}
 	if o.Unfired > 0 {
 		t.Unfired++
+	}
+	if o.Class == checker.ClassOwnership {
+		t.OwnershipOnly++
+	}
+	t.Injected += o.Injected
+	t.Reached += o.Reached
+	t.Bit += o.Bit
+	if o.Injected > 0 && o.Bit == 0 {
+		t.NoBite++
+	}
+	if o.ClockUnreached > 0 {
+		t.ClockUnreached++
 	}
 	switch o.Verdict {
 	case checker.VerdictUnsafe:
