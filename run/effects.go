@@ -22,7 +22,8 @@ import (
 //     began while its client held a lease or had a winning acquisition in
 //     flight; a client clock fault whose client acquired or held the lock
 //     while its clock was wrong; a node pause, crash or clock fault on a
-//     node holding a live lock key when it began (on a consensus member:
+//     node holding a live lock key when it began (a node that was down:
+//     when it went down; on a consensus member:
 //     while a client held the lock); a failover that promoted a replica
 //     lacking a live lock key; a partition, delay or loss that held,
 //     slowed or lost a message of the lock's traffic.
@@ -174,7 +175,7 @@ func Effects(h checker.History, res *sim.Result, cfg sim.Config) []FaultEffect {
 			}
 			switch {
 			case !e.Reached:
-				e.Why = "none of its targets is in this world"
+				e.Why = "no client ever used its target node"
 			case !e.Bit && ee.Members > 0:
 				e.Why = "no client held the lock when it began"
 			case !e.Bit:

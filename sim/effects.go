@@ -14,10 +14,11 @@ type FaultEffect struct {
 	// Started: the fault's start ran in the safety phase (Stats.Faults
 	// counts these).
 	Started bool
-	// Nodes counts the target nodes (or services) that exist and serve
-	// the run's clients: a node fault aimed only at names the world lacks
-	// reaches nothing.
+	// Nodes counts the target Redis nodes that served the run's clients
+	// at least once: a fault on a node no client ever used (a world with
+	// more nodes than its lock talks to) reaches nothing.
 	Nodes int
+	targets []*Node // the Redis nodes it hit (Nodes counts the served ones at the end)
 	// Members counts its target services that are consensus members (a
 	// member keeps no Redis key: LiveKeys stays 0 for it).
 	Members int
@@ -48,10 +49,15 @@ func (w *World) effect(f int) *FaultEffect {
 }
 
 // liveKeys counts the watched keys live on n now, without moving its
-// clock or its keys (miniredis's TTLs are as of n.lastLocal).
+// clock or its keys (miniredis's TTLs are as of n.lastLocal). For a node
+// that is down: those live when it went down (a clock fault then moves
+// its restart, which matters to their holders).
 func (n *Node) liveKeys() int {
-	if !n.up || n.m == nil || n.svc != nil {
+	if n.svc != nil {
 		return 0
+	}
+	if !n.up || n.m == nil {
+		return n.downLive
 	}
 	db, local, live := n.m.DB(0), n.local(), 0
 	for _, k := range n.w.cfg.WatchKeys {
@@ -153,4 +159,19 @@ func (w *World) lockClockReads() []int64 {
 		out[i] = p.lockClock.Load() - 1
 	}
 	return out
+}
+
+// finishEffects counts each fault's target nodes that served a client
+// (FaultEffect.Nodes) and returns the effects.
+func (w *World) finishEffects() []FaultEffect {
+	for i := range w.effects {
+		e := &w.effects[i]
+		e.Nodes = 0
+		for _, n := range e.targets {
+			if n.served {
+				e.Nodes++
+			}
+		}
+	}
+	return w.effects
 }

@@ -162,6 +162,7 @@ func (w *World) clocksMoved(names []string) {
 func (w *World) crashNode(n *Node, detail string) {
 	n.downs++
 	if n.up {
+		n.downLive = n.liveKeys()
 		n.crash()
 		w.record(Event{Proc: n.name, Kind: "crash", Detail: detail})
 	}
@@ -261,7 +262,7 @@ func (w *World) noteStart(i int, f faults.Fault) {
 				e.Members++
 				continue
 			}
-			e.Nodes++
+			e.targets = append(e.targets, n)
 			e.LiveKeys += n.liveKeys()
 		}
 	case faults.Failover:
@@ -270,7 +271,7 @@ func (w *World) noteStart(i int, f faults.Fault) {
 		}
 		for _, g := range w.sentinel.groups {
 			if len(f.Targets) == 0 || slices.Contains(f.Targets, groupName(g.id)) {
-				e.Nodes++
+				e.targets = append(e.targets, w.nodes[g.primary])
 				e.LiveKeys += w.nodes[g.primary].liveKeys()
 			}
 		}

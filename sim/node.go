@@ -68,6 +68,13 @@ type Node struct {
 	// created (replicas and restarts learn them with the key); absent
 	// when unknown.
 	owners map[string]keyOwner
+	// served: a client's request reached this node at least once (a node
+	// no client uses is idle: FaultEffect.Nodes leaves it out).
+	served bool
+	// downLive is the number of lock keys live on the node when it last
+	// went down: a clock fault on a down node moves its restart, which
+	// matters to the holders of those keys (liveKeys).
+	downLive int
 }
 
 // keyOwner is a watched key's ground truth: the client whose write set
@@ -200,6 +207,7 @@ func (n *Node) arrive(c *conn, cmds [][]string) {
 		c.sendReset()
 		return
 	}
+	n.served = true
 	if now := n.w.now(); n.pausedUntil > now {
 		n.w.afterHeld(n.pausedUntil, n.pausedUntil, nil, "arrive", func() { n.arrive(c, cmds) })
 		return

@@ -537,7 +537,7 @@ func (w *World) result() *Result {
 		TraceEvents: w.trace.n,
 		TraceCapped: w.trace.capped,
 		History:     w.trace.history,
-		Effects:     w.effects,
+		Effects:     w.finishEffects(),
 		LockClock:   w.lockClockReads(),
 	}
 }
