@@ -17,7 +17,7 @@ type FaultEffect struct {
 	// Nodes counts the target Redis nodes that served the run's clients
 	// at least once: a fault on a node no client ever used (a world with
 	// more nodes than its lock talks to) reaches nothing.
-	Nodes int
+	Nodes   int
 	targets []*Node // the Redis nodes it hit (Nodes counts the served ones at the end)
 	// Members counts its target services that are consensus members (a
 	// member keeps no Redis key: LiveKeys stays 0 for it).
