@@ -210,6 +210,11 @@ type CurvePoint struct {
 	UnfiredPauseRuns int        `json:"unfired_pause_runs"`
 	UnsafeRate       float64    `json:"unsafe_rate"`
 	UnsafeRateCI95   [2]float64 `json:"unsafe_rate_ci95"`
+	// Faults counts the point's faults by how far they got, and
+	// BitFraction is the fraction of injected faults that bit (0 when none
+	// was injected): a curve point whose faults rarely bit tested little.
+	Faults      CellFaults `json:"faults"`
+	BitFraction float64    `json:"bit_fraction"`
 	// FirstUnsafeSeed and Repro name a run to look at (nil when safe).
 	FirstUnsafeSeed *uint64 `json:"first_unsafe_seed,omitempty"`
 	Repro           string  `json:"repro,omitempty"`
@@ -225,6 +230,10 @@ func (c *curve) result(seeds int) *CurveResult {
 		lo, hi := rate.Interval()
 		cp := CurvePoint{Lock: pt.lock, X: pt.value, Runs: pt.Runs, UnsafeRuns: pt.Unsafe, LeaseOverlapRuns: pt.Overlap,
 			ResourceViolationRuns: pt.Resource, PauseShortRuns: pt.short, UnfiredPauseRuns: pt.Unfired, UnsafeRate: round6(rate.P()), UnsafeRateCI95: [2]float64{round6(lo), round6(hi)}}
+		cp.Faults = CellFaults{Injected: pt.Injected, Reached: pt.Reached, Bit: pt.Bit, NoBiteRuns: pt.NoBite}
+		if pt.Injected > 0 {
+			cp.BitFraction = round6(float64(pt.Bit) / float64(pt.Injected))
+		}
 		if pt.HasUnsafe {
 			s := pt.FirstUnsafe
 			cp.FirstUnsafeSeed = &s

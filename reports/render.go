@@ -227,6 +227,9 @@ type lockRow struct {
 	Stale                              string // "runs (accepted)"
 	Fenced, Liveness, Starved, Unknown int
 	Verdict, Class, Expected, Length   string
+	// Faults is "bit/injected (reached)": how many of the runs' faults
+	// struck while they could matter (run.Effects).
+	Faults string
 }
 
 type lockNote struct{ Lock, Text string }
@@ -296,7 +299,8 @@ func (p *Plan) view(res Results, figs []figure) view {
 			sv.Rows = append(sv.Rows, lockRow{Anchor: anchor(s.ID, c.Lock.ID), Lock: c.Lock.ID, Runs: c.Runs, Rate: charts.Rate{K: c.Unsafe, N: c.Runs}.String(),
 				Overlap: c.Overlap, Resource: c.Resource, Ownership: c.Ownership, Stale: fmt.Sprintf("%d (%d)", c.Stale, c.StaleAccepted),
 				Fenced: c.Fenced, Liveness: c.Liveness, Starved: c.Starved, Unknown: c.Unknown,
-				Verdict: string(j.Verdict), Class: class(j), Expected: expectLong(c.expect), Length: fmt.Sprintf("%v + %v", c.SafetyPhase, c.LivenessPhase)})
+				Verdict: string(j.Verdict), Class: class(j), Expected: expectLong(c.expect), Length: fmt.Sprintf("%v + %v", c.SafetyPhase, c.LivenessPhase),
+				Faults: fmt.Sprintf("%d/%d (%d reached)", c.Bit, c.Injected, c.Reached)})
 			if c.expect != nil && c.expect.Note != "" {
 				sv.Notes = append(sv.Notes, lockNote{c.Lock.ID, c.expect.Note})
 			}
