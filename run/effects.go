@@ -19,8 +19,10 @@ import (
 //     that calls time.Now never does: one bubble has one clock), a target
 //     node that exists, a link that carried the lock's traffic.
 //   - Bit: it struck while it could matter, per kind: a client pause that
-//     began while its client held a lease or had a winning acquisition in
-//     flight; a client clock fault whose client acquired or held the lock
+//     began while its client held a lease or its winning try was in
+//     flight (a live lock key held its value; for a consensus store, which
+//     the engine does not look into: an acquisition in flight that ended
+//     ok); a client clock fault whose client acquired or held the lock
 //     while its clock was wrong; a node pause, crash or clock fault on a
 //     node holding a live lock key when it began (a node that was down:
 //     when it went down; on a consensus member:
@@ -127,13 +129,17 @@ func Effects(h checker.History, res *sim.Result, cfg sim.Config) []FaultEffect {
 				at = t
 			}
 			e.Reached = len(clients) > 0
+			// A winning try in flight: the client's write holds a live lock
+			// key (the engine saw it); without key truth (a consensus
+			// store), an acquisition in flight that ended ok.
+			e.Bit = ee.OwnsKey
 			for _, c := range clients {
-				if heldAt(holds, c, at) || wins.inFlight(c, at) {
+				if heldAt(holds, c, at) || (!h.KeyTruth && wins.inFlight(c, at)) {
 					e.Bit = true
 				}
 			}
 			if !e.Bit {
-				e.Why = "its client held no lease and had no winning acquisition in flight when it stopped"
+				e.Why = "its client held no lease and no lock key of its own when it stopped (a losing try)"
 			}
 		case (f.Kind == faults.ClockJump || f.Kind == faults.ClockDrift) && len(clients) > 0:
 			for _, c := range clients {

@@ -38,6 +38,31 @@ type FaultEffect struct {
 	// (missing, or holding another value): the lock's key was lost.
 	Promoted        string
 	PromotedLacking bool
+	// OwnsKey is, for a client pause, that when it began a live lock key
+	// on some node held a value its target client wrote: the pause hit a
+	// winning try (or a hold), not a losing one.
+	OwnsKey bool
+}
+
+// ownsLiveKey reports whether a live watched key on some Redis node holds
+// a value client c wrote.
+func (w *World) ownsLiveKey(c string) bool {
+	for _, n := range w.nodes {
+		if !n.up || n.m == nil || n.svc != nil {
+			continue
+		}
+		db, local := n.m.DB(0), n.local()
+		for _, k := range w.cfg.WatchKeys {
+			if n.owners[k].creator != c || db.Type(k) == "" {
+				continue
+			}
+			if ttl := db.TTL(k); ttl > 0 && n.lastLocal+int64(ttl) <= local {
+				continue
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // effect returns the effect record of fault number f (1-based), or nil.

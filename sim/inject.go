@@ -242,6 +242,9 @@ func (p *Proc) Point(point string) {
 	}
 	a := p.armed[idx]
 	p.armed = append(p.armed[:idx], p.armed[idx+1:]...)
+	if e := w.effect(a.fault); e != nil && !e.OwnsKey {
+		e.OwnsKey = w.ownsLiveKey(p.name)
+	}
 	now := w.now()
 	p.pausedUntil = max(p.pausedUntil, now+a.d)
 	until := p.pausedUntil
@@ -264,6 +267,12 @@ func (w *World) noteStart(i int, f faults.Fault) {
 			}
 			e.targets = append(e.targets, n)
 			e.LiveKeys += n.liveKeys()
+		}
+	case faults.ClientPause:
+		if f.At == "" {
+			for _, p := range w.targetProcs(f.Targets) {
+				e.OwnsKey = e.OwnsKey || w.ownsLiveKey(p.name)
+			}
 		}
 	case faults.Failover:
 		if w.sentinel == nil {
