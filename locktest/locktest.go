@@ -195,6 +195,11 @@ type Outcome struct {
 	// was armed (a lock that never calls env.At for it, or a point the
 	// run never came to).
 	Unfired []faults.Fault
+	// Effects says, per fault of the schedule, whether it was injected,
+	// reached the lock and bit (run.Effects): a client clock fault does
+	// not reach a lock that never reads env.Clock (one that calls
+	// time.Now sees the simulation's one shared clock).
+	Effects []run.FaultEffect
 	// Tried is how many random schedules Find ran up to the first that
 	// failed (0 for Run); FromFaults and FromClients are that schedule's
 	// size, before run.Shrink shrank it.
@@ -250,7 +255,7 @@ func runConfig(t *testing.T, in locks.Info, cfg sim.Config, o Options, scenario 
 	}
 	o.Clients = cfg.Clients
 	out := Outcome{Seed: cfg.Seed, Faults: cfg.Faults, Clients: cfg.Clients, Check: j.Check, SHA256: j.Result.TraceSHA256,
-		Options: o, Unfired: run.UnfiredPauses(j.History), history: j.History}
+		Options: o, Unfired: run.UnfiredPauses(j.History), Effects: run.Effects(j.History, j.Result, cfg), history: j.History}
 	for _, n := range cfg.Nodes {
 		out.Persistence = append(out.Persistence, n.Persistence)
 	}
@@ -389,6 +394,7 @@ func Find(t *testing.T, f Factory, o Options) *Outcome {
 	var last *Outcome
 	tried, found := 0, false
 	drawn, fired := map[string]int{}, map[string]int{}
+	var clocks clockTally
 	prop := func(rt *rapid.T) {
 		seed := rapid.Uint64Range(1, 1<<32).Draw(rt, "seed")
 		schedule := gen.Draw(rt, "faults")
@@ -396,6 +402,7 @@ func Find(t *testing.T, f Factory, o Options) *Outcome {
 		if !found {
 			tried++
 			tally(schedule, out.Unfired, drawn, fired)
+			clocks.add(out.Effects)
 		}
 		if o.Determinism {
 			if again := Run(t, f, o, seed, schedule); again.SHA256 != out.SHA256 {
@@ -459,6 +466,9 @@ func Find(t *testing.T, f Factory, o Options) *Outcome {
 	}
 	rapid.Check(rec, prop)
 	warnings := pointWarnings(drawn, fired)
+	if w := clocks.warning(); w != "" {
+		warnings = append(warnings, w)
+	}
 	for _, w := range warnings {
 		t.Log("locktest: warning: " + w)
 	}
@@ -510,6 +520,40 @@ func tally(schedule, unfired []faults.Fault, drawn, fired map[string]int) {
 			}
 		}
 	}
+}
+
+// clockTally counts the client clock faults (jumps, drift) a search
+// injected and those that reached the lock.
+type clockTally struct{ injected, reached int }
+
+func (c *clockTally) add(es []run.FaultEffect) {
+	for _, e := range es {
+		if e.Injected && (e.Fault.Kind == faults.ClockJump || e.Fault.Kind == faults.ClockDrift) && isClient(e.Fault.Targets) {
+			c.injected++
+			if e.Reached {
+				c.reached++
+			}
+		}
+	}
+}
+
+// warning says when at least minPointRuns client clock faults were
+// injected and none reached the lock.
+func (c clockTally) warning() string {
+	if c.injected < minPointRuns || c.reached > 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d client clock faults (jumps, drift) were injected and none reached the lock: it never read env.Clock (code that calls time.Now reads the simulation's one shared clock), so the search never tested a wrong client clock", c.injected)
+}
+
+// isClient reports whether a fault's targets name a client (c0, c1, ...).
+func isClient(targets []string) bool {
+	for _, t := range targets {
+		if strings.HasPrefix(t, "c") {
+			return true
+		}
+	}
+	return false
 }
 
 // minPointRuns is how many runs must have targeted a pause point, none
@@ -660,6 +704,11 @@ func Describe(t *testing.T, out Outcome) string {
 	fmt.Fprintf(&b, "  persistence: %s\n", strings.Join(nodes, ", "))
 	for _, f := range out.Unfired {
 		fmt.Fprintf(&b, "  never fired: %s (the client never reached %q while it was armed)\n", f, f.At)
+	}
+	for _, e := range out.Effects {
+		if e.Injected && !e.Reached {
+			fmt.Fprintf(&b, "  did not reach the lock: %s (%s)\n", e.Fault, e.Why)
+		}
 	}
 	for _, w := range out.Warnings {
 		fmt.Fprintf(&b, "  warning: %s\n", w)
