@@ -24,8 +24,12 @@ type curve struct {
 	ID       string
 	Title    string // the chart's heading
 	Scenario string
-	// Locks are the lines, in order.
-	Locks []string
+	// Locks are the lines, in order; CarefulLocks are drawn again with a
+	// careful holder (scenarios.Params.Careful: it stops at the end of the
+	// validity its own clock shows instead of finishing its section),
+	// each as the line "<lock> (careful)".
+	Locks        []string
+	CarefulLocks []string
 	// XLabel names the swept value and its unit; Scale turns the
 	// scenario's sweep numbers into it (drift: ppm → percent).
 	XLabel string
@@ -54,11 +58,12 @@ type point struct {
 func debateCurves() []*curve {
 	return []*curve{
 		{ID: "drift_sweep", Title: "Violation rate vs node clock drift (S8)", Scenario: "drift",
-			Locks:  []string{"set-nx-cad", "redlock", "redsync", "redislock", "fencing"},
-			XLabel: "node clock drift (% fast)", Scale: 1e-4,
+			Locks:        []string{"set-nx-cad", "redlock", "redsync", "redislock", "fencing"},
+			CarefulLocks: []string{"set-nx-cad", "redlock"},
+			XLabel:       "node clock drift (% fast)", Scale: 1e-4,
 			Marks:    []charts.Mark{{X: 1, Label: "Redlock's allowance: 1% of TTL + 2 ms"}, {X: 10, Label: `antirez: "10% error" is fine`}},
 			Question: "what drift is enough? Redlock's implementations allow 1% of the TTL; antirez called 10% fine.",
-			Reading:  "the nodes' clocks run fast by the given rate for the whole safety phase while holders use their lease to the end of its validity (critical sections of 0.97 to 0.99 of the TTL); a lock is unsafe from the drift at which its keys expire before the holder believes its lease ends."},
+			Reading:  "the nodes' clocks run fast by the given rate for the whole safety phase while holders use their lease to the end of its validity (critical sections of 0.97 to 0.99 of the TTL); a lock is unsafe from the drift at which its keys expire before the holder believes its lease ends. With sections that long, the section's length sets the threshold as much as a drift allowance does (set-nx-cad has none); the \"(careful)\" lines are holders that stop at the end of the validity their own clock shows, where only the lock's own allowance (Redlock's 1% + 2 ms; redsync's 1%, not drawn careful) decides."},
 		{ID: "acquire_pause_sweep", Title: "Violation rate vs pause during acquisition (S2)", Scenario: "pause-during-acquire",
 			Locks:  []string{"set-nx-cad", "redislock", "redlock", "redsync"},
 			XLabel: "pause during acquisition (× the lock's TTL)", Scale: 1,
@@ -108,17 +113,39 @@ func (p *Plan) addFileCurve(c *curve, keep func(string) bool) ([]job, error) {
 			if why := s.Fits(info); why != "" {
 				return nil, fmt.Errorf("curve %s: lock %s does not fit scenario %s: %s", c.ID, id, c.Scenario, why)
 			}
-			st := step
-			spec := run.Spec{Scenario: c.Scenario, Lock: id, Seed: 1, Params: scenarios.Params{Liveness: curveLiveness(info)}, Step: &st}
-			if _, err := spec.Build(); err != nil {
-				return nil, fmt.Errorf("curve %s, lock %s, step %d: %w", c.ID, id, step, err)
+			for _, careful := range []bool{false, true} {
+				if careful && !slices.Contains(c.CarefulLocks, id) {
+					continue
+				}
+				st := step
+				spec := run.Spec{Scenario: c.Scenario, Lock: id, Seed: 1, Params: scenarios.Params{Liveness: curveLiveness(info), Careful: careful}, Step: &st}
+				if _, err := spec.Build(); err != nil {
+					return nil, fmt.Errorf("curve %s, lock %s, step %d: %w", c.ID, id, step, err)
+				}
+				pt := &point{curve: c, lock: seriesName(id, careful), value: roundX(nums[step] * c.Scale), run: spec}
+				c.points = append(c.points, pt)
+				jobs = append(jobs, job{req: sweep.Request{Spec: spec}, point: pt})
 			}
-			pt := &point{curve: c, lock: id, value: roundX(nums[step] * c.Scale), run: spec}
-			c.points = append(c.points, pt)
-			jobs = append(jobs, job{req: sweep.Request{Spec: spec}, point: pt})
 		}
 	}
 	return jobs, nil
+}
+
+// seriesName is a curve line's name: the lock, or "<lock> (careful)".
+func seriesName(lock string, careful bool) string {
+	if careful {
+		return lock + " (careful)"
+	}
+	return lock
+}
+
+// series are the curve's line names, in order.
+func (c *curve) series() []string {
+	out := slices.Clone(c.Locks)
+	for _, id := range c.CarefulLocks {
+		out = append(out, seriesName(id, true))
+	}
+	return out
 }
 
 // roundX keeps 12 significant digits (0.1*3 reads 0.3 on axes and in JSON).
@@ -130,7 +157,7 @@ func roundX(v float64) float64 {
 // chart is the curve's rate chart.
 func (c *curve) chart() charts.RateChart {
 	rc := charts.RateChart{Title: c.Title, XLabel: c.XLabel, YLabel: "runs judged unsafe", Marks: c.Marks}
-	for _, id := range c.Locks {
+	for _, id := range c.series() {
 		s := charts.RateSeries{Name: id}
 		for _, pt := range c.points {
 			if pt.lock == id {

@@ -45,8 +45,8 @@ func TestDebateCurvesLayout(t *testing.T) {
 				}
 				steps[*sp.Step] = true
 			}
-			if len(got.points) != len(steps)*len(c.Locks) {
-				t.Fatalf("%d points, want %d steps × %d locks", len(got.points), len(steps), len(c.Locks))
+			if len(got.points) != len(steps)*len(c.series()) {
+				t.Fatalf("%d points, want %d steps × %d series", len(got.points), len(steps), len(c.series()))
 			}
 			if !steps[0] || len(steps) < 4 {
 				t.Fatalf("steps %v: want the first and at least four", steps)
@@ -66,12 +66,23 @@ func TestDebateCurvesLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var xs []float64
+	var xs, careful []float64
 	for _, pt := range p.curves[0].points {
-		xs = append(xs, pt.value)
+		switch pt.lock {
+		case "redlock":
+			xs = append(xs, pt.value)
+		case "redlock (careful)":
+			careful = append(careful, pt.value)
+			if !pt.run.Params.Careful {
+				t.Fatalf("the careful series' run %+v is not careful", pt.run)
+			}
+		default:
+			t.Fatalf("series %q", pt.lock)
+		}
 	}
-	if !slices.Equal(xs, []float64{0, 0.5, 1, 1.5, 2, 3, 5, 10, 15, 20}) {
-		t.Fatalf("drift values %v", xs)
+	want := []float64{0, 0.5, 1, 1.5, 2, 3, 5, 10, 15, 20}
+	if !slices.Equal(xs, want) || !slices.Equal(careful, want) {
+		t.Fatalf("drift values %v, careful %v", xs, careful)
 	}
 }
 
@@ -119,7 +130,7 @@ func judge(t *testing.T, b sim.Bubble, sp run.Spec) sweep.Outcome {
 func TestPerHourArithmetic(t *testing.T) {
 	var curves []*curve
 	for _, c := range bgCurves() {
-		if c.ID == "per_hour:gc-pause" {
+		if c.ID == "per_hour:process-pause" {
 			c.points = []*point{
 				{curve: c, lock: "set-nx-cad", value: 1, Tally: sweep.Tally{Runs: 10, Unsafe: 2}},
 				{curve: c, lock: "set-nx-cad", value: 2, Tally: sweep.Tally{Runs: 10, Unsafe: 5}},
@@ -186,7 +197,7 @@ func TestPerHourLayout(t *testing.T) {
 // A report of background scenarios only is an input error that says why
 // and what to do, not "nothing to run".
 func TestReportOfBackgroundOnly(t *testing.T) {
-	_, err := NewPlan(Options{Scenarios: []string{"bg-crash", "bg-gc-pause"}, Quick: true})
+	_, err := NewPlan(Options{Scenarios: []string{"bg-crash", "bg-process-pause"}, Quick: true})
 	var ie *sweep.InputError
 	if !errors.As(err, &ie) || ie.Field != "scenarios" || !strings.Contains(err.Error(), "background scenarios (matrix: false)") || !strings.Contains(err.Error(), "locksim sweep --scenario bg-crash") {
 		t.Fatalf("err = %v, want an input error on --scenarios naming the background scenarios", err)

@@ -257,6 +257,7 @@ func (s Spec) Repro() string {
 		{"down-after", p.DownAfter != 0, p.DownAfter.String()},
 		{"hold-min", p.HoldMin != 0, p.HoldMin.String()},
 		{"hold-max", p.HoldMax != 0, p.HoldMax.String()},
+		{"careful", p.Careful, ""},
 		{"pause", s.Pause != nil, pause},
 		{"step", s.Step != nil, step},
 		{"fairness", s.Fairness, ""},

@@ -386,6 +386,7 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 	if p.HoldMax > 0 {
 		wl.HoldMin, wl.HoldMax = p.HoldMin, p.HoldMax
 	}
+	wl.Careful = wl.Careful || p.Careful
 	j := f.judging(info)
 	mode := resource.ModeNone
 	if info.Fencing != "" {

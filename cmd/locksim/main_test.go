@@ -89,7 +89,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--lock", "redlock"}, `--seed: required (0..18446744073709551615)`},
 		{[]string{"run", "--seed", "1"}, `--lock: required (one of: `},
 		{[]string{"run", "--lock", "no-such-lock", "--seed", "1"}, `--lock: unknown lock "no-such-lock" (one of: `},
-		{[]string{"run", "--lock", "redlock", "--seed", "1", "--scenario", "nope"}, `--scenario: unknown scenario "nope" (one of: bg-crash, bg-gc-pause, bg-ntp-step, bonus-pool, clock-jump, default`},
+		{[]string{"run", "--lock", "redlock", "--seed", "1", "--scenario", "nope"}, `--scenario: unknown scenario "nope" (one of: bg-crash, bg-ntp-step, bg-process-pause, bonus-pool, clock-jump, default`},
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--clients", "0"}, `--clients: "0" is out of range (1..10000)`},
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--clients", "10001"}, `--clients: "10001" is out of range (1..10000)`},
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--clients", "many"}, `--clients: "many" is not a number (1..10000)`},

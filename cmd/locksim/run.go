@@ -42,6 +42,7 @@ type runFlags struct {
 	downAfter durationValue
 	holdMin   durationValue
 	holdMax   durationValue
+	careful   bool
 	pause     floatValue
 	step      intValue
 	trace     string
@@ -138,6 +139,7 @@ judged completely).`,
 	fl.Var(&f.downAfter, "down-after", "Sentinel's down-after on replicated topologies (default the scenario's)")
 	fl.Var(&f.holdMin, "hold-min", "the shortest critical section (default the scenario's)")
 	fl.Var(&f.holdMax, "hold-max", "the longest critical section (default the scenario's)")
+	fl.BoolVar(&f.careful, "careful", false, "the careful workload: holders check their belief before each write, and a section ends at the end of the validity its own clock shows")
 	fl.Var(&f.pause, "pause", "make every targeted client pause last `F` × the lock's TTL, 0..100, or add one (c0 stops just before its first protected write at or after 1 s); 0 removes them (sweep's pause parameter)")
 	fl.Var(&f.step, "step", "run a scenario file's own sweep (its sweep: block) at step `N`, 0-based (what 'locksim sweep' runs for such a file)")
 	fl.StringVar(&f.trace, "trace", "", "write the trace as JSON Lines to `FILE` (written only if the run completes)")
@@ -201,7 +203,7 @@ func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
 func (f *runFlags) spec() run.Spec {
 	s := run.Spec{Scenario: f.scenario, Lock: f.lock, Seed: f.seed.v, Fairness: f.fairness,
 		Params: scenarios.Params{Clients: f.clients.v, Nodes: f.nodes.v, Duration: f.duration.v, Liveness: f.liveness.v,
-			ReplLag: f.replLag.v, DownAfter: f.downAfter.v, HoldMin: f.holdMin.v, HoldMax: f.holdMax.v}}
+			ReplLag: f.replLag.v, DownAfter: f.downAfter.v, HoldMin: f.holdMin.v, HoldMax: f.holdMax.v, Careful: f.careful}}
 	if f.pause.set {
 		v := f.pause.v
 		s.Pause = &v
