@@ -17,9 +17,10 @@ import (
 // Redlock library, between nodes). This is the moment the catalogue's own
 // locks mark, after each of their requests (set-nx-cad after every SET,
 // redlock after every node's): a library's retry loop is paused at its
-// winning try as often as theirs (pause-during-acquire.yaml). Until
-// 2026-11 only the first reply marked it, so a pause landed on a losing
-// first try far more often than for the catalogue's locks. The adapter itself marks
+// winning try as theirs is, in proportion to its tries
+// (pause-during-acquire.yaml). Marking only the first reply made a pause
+// land on a losing first try far more often than for the catalogue's
+// locks. The adapter itself marks
 // PointAfterCheck once the library's lock call has returned success, before
 // Acquire returns. No adapter renews (none turns on its library's
 // auto-extend), so none reaches PointRenewing: a scenario that pauses a

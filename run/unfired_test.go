@@ -34,7 +34,7 @@ func pausedAt(t *testing.T, lockID, point string) *Judged {
 }
 
 // The library adapters reach the pause points a scenario targets: a
-// go-redis hook marks acquiring (after the library's first reply), the
+// go-redis hook marks acquiring (after each reply inside the library's lock call), the
 // adapter marks after-check (after the library's lock call returned).
 // Before, neither fired inside a library, and such scenarios gave false
 // safe verdicts.
