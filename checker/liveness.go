@@ -233,7 +233,7 @@ func Liveness(h History, holds []Hold, o Options) LivenessReport {
 				what, time.Duration(r.DeadlockSince), time.Duration(h.End-r.PhaseStart), how))
 		} else if len(r.Starved) > 0 {
 			line := fmt.Sprintf("fairness: %s never %s in the %v after the heal while others did (longest wait %v, %s)",
-				strings.Join(r.Starved, ", "), what, time.Duration(h.End-r.PhaseStart), time.Duration(r.LongestWaitNS), r.LongestWaitClient)
+				CapList(r.Starved, 10), what, time.Duration(h.End-r.PhaseStart), time.Duration(r.LongestWaitNS), r.LongestWaitClient)
 			for _, c := range r.Starved {
 				if overtaken[c] {
 					r.StarvedOvertaken = append(r.StarvedOvertaken, c)
@@ -246,7 +246,7 @@ func Liveness(h History, holds []Hold, o Options) LivenessReport {
 			case h.Fair && len(r.StarvedOvertaken) > 0:
 				r.Failure = true
 				line = fmt.Sprintf("liveness: %s; the design promises fairness, and %s waited while later requests were granted ahead",
-					line, strings.Join(r.StarvedOvertaken, ", "))
+					line, CapList(r.StarvedOvertaken, 10))
 			case h.Fair:
 				line += "; not a failure: the design promises fairness, but no grant after the heal overtook a starved client's request (it asked late, or held the lock across the heal)"
 			default:
@@ -522,4 +522,13 @@ func unavailable(h History, holds []Hold) (int64, int64) {
 		}
 	}
 	return best, bestStart
+}
+
+// CapList joins names with ", ", listing at most max of them and then
+// how many more there are: "c1, c2, c3 and 36 more".
+func CapList(names []string, max int) string {
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:max], ", "), len(names)-max)
 }

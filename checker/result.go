@@ -239,7 +239,7 @@ func Check(h History, o Options) Result {
 	if n > 0 {
 		v := truth.Listed[0]
 		r.FirstResourceViolation = &v
-		line := fmt.Sprintf("resource: %d accepted writes broke the %s, first: %s", n, h.Resource, v)
+		line := fmt.Sprintf("resource: %s broke the %s, first: %s", count(n, "accepted write", "accepted writes"), h.Resource, v)
 		r.Reasons = append(r.Reasons, line)
 		clients := []string{v.Client}
 		since := acquireCallBefore(h, v.Client, v.T)
@@ -282,7 +282,7 @@ func Check(h History, o Options) Result {
 	// Ownership.
 	r.OwnershipViolations, r.FirstOwnershipViolation = Ownership(h)
 	if v := r.FirstOwnershipViolation; v != nil {
-		line := fmt.Sprintf("ownership: %d releases/renewals of a lock no longer held, first: %s", r.OwnershipViolations, v)
+		line := fmt.Sprintf("ownership: %s of a lock no longer held, first: %s", count(r.OwnershipViolations, "release/renewal", "releases/renewals"), v)
 		if fenced {
 			r.Reasons = append(r.Reasons, line+"; not a violation: the lock relies on "+h.Fencing+" fencing")
 		} else {
@@ -380,4 +380,12 @@ func acquireCallBefore(h History, c string, t int64) int64 {
 func upperBound(evs []Event, t int64) int {
 	i, _ := slices.BinarySearchFunc(evs, t+1, func(e Event, t int64) int { return cmp.Compare(e.T, t) })
 	return i
+}
+
+// count is "1 accepted write", "2 accepted writes".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -308,9 +308,10 @@ func (r *Report) WriteSummary(w io.Writer) {
 		line("lease overlaps", "%d (total %v)", r.LeaseOverlaps, time.Duration(r.LeaseOverlapNS))
 		line("first overlap", "%s and %s from t=%v to t=%v (%v)", o.A, o.B, time.Duration(o.StartNS), time.Duration(o.EndNS), time.Duration(o.EndNS-o.StartNS))
 	}
-	line("resource", "%d violations (storage truth), porcupine: %s", r.ResourceViolations, r.Porcupine)
-	line("ownership", "%d violations", r.OwnershipViolations)
-	line("stale", "%d sections acted on a dead lease (%d with a stale write accepted); %d operations fenced by the storage", r.StaleSections, r.StaleAccepted, r.FencedRejections)
+	line("resource", "%s (storage truth), porcupine: %s", plural(r.ResourceViolations, "violation", "violations"), r.Porcupine)
+	line("ownership", "%s", plural(r.OwnershipViolations, "violation", "violations"))
+	line("stale", "%s acted on a dead lease (%d with a stale write accepted); %s fenced by the storage",
+		plural(r.StaleSections, "section", "sections"), r.StaleAccepted, plural(r.FencedRejections, "operation", "operations"))
 	var check *checker.Result
 	if r.judged != nil {
 		check = &r.judged.Check
@@ -321,7 +322,7 @@ func (r *Report) WriteSummary(w io.Writer) {
 		if len(lv.Starved) == 0 {
 			line("fairness", "every client progressed after the heal; longest wait %v (%s)%s", time.Duration(lv.LongestWaitNS), orNone(lv.LongestWaitClient), order)
 		} else {
-			line("fairness", "%d starved (%s); longest wait %v (%s)%s", len(lv.Starved), strings.Join(lv.Starved, ", "), time.Duration(lv.LongestWaitNS), lv.LongestWaitClient, order)
+			line("fairness", "%d starved (%s); longest wait %v (%s)%s", len(lv.Starved), checker.CapList(lv.Starved, maxListed), time.Duration(lv.LongestWaitNS), lv.LongestWaitClient, order)
 		}
 	}
 	line("claim", "%s", r.Claim)
@@ -486,4 +487,16 @@ var classWords = map[checker.Class]string{
 	checker.ClassDoubleHold: "two clients believed they held the lock at the same instant",
 	checker.ClassResource:   "the protected resource lost an update or accepted a stale write",
 	checker.ClassOwnership:  "no double hold and the resource intact, but a client deleted or re-timed the lock key while another client held it",
+}
+
+// maxListed bounds the names a summary line lists (a world has up to
+// thousands of clients).
+const maxListed = 10
+
+// plural is "1 violation", "2 violations".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
