@@ -25,9 +25,9 @@ type curve struct {
 	Title    string // the chart's heading
 	Scenario string
 	// Locks are the lines, in order; CarefulLocks are drawn again with a
-	// careful holder (scenarios.Params.Careful: it stops at the end of the
-	// validity its own clock shows instead of finishing its section),
-	// each as the line "<lock> (careful)".
+	// careful holder whose sections would outlast the lease (1 to 1.2
+	// TTL, scenarios.Params.Careful: it stops at the end of the validity
+	// its own clock shows), each as the line "<lock> (careful)".
 	Locks        []string
 	CarefulLocks []string
 	// XLabel names the swept value and its unit; Scale turns the
@@ -63,7 +63,7 @@ func debateCurves() []*curve {
 			XLabel:       "node clock drift (% fast)", Scale: 1e-4,
 			Marks:    []charts.Mark{{X: 1, Label: "Redlock's allowance: 1% of TTL + 2 ms"}, {X: 10, Label: `antirez: "10% error" is fine`}},
 			Question: "what drift is enough? Redlock's implementations allow 1% of the TTL; antirez called 10% fine.",
-			Reading:  "the nodes' clocks run fast by the given rate for the whole safety phase while holders use their lease to the end of its validity (critical sections of 0.97 to 0.99 of the TTL); a lock is unsafe from the drift at which its keys expire before the holder believes its lease ends. With sections that long, the section's length sets the threshold as much as a drift allowance does (set-nx-cad has none); the \"(careful)\" lines are holders that stop at the end of the validity their own clock shows, where only the lock's own allowance (Redlock's 1% + 2 ms; redsync's 1%, not drawn careful) decides."},
+			Reading:  "the nodes' clocks run fast by the given rate for the whole safety phase while holders use their lease to the end of its validity (critical sections of 0.97 to 0.99 of the TTL); a lock is unsafe from the drift at which its keys expire before the holder believes its lease ends. With sections that long, the section's length sets the threshold as much as a drift allowance does (set-nx-cad has none); the \"(careful)\" lines are holders whose sections would outlast the lease (1 to 1.2 TTL) and who stop at the end of the validity their own clock shows, where only the lock's own allowance (Redlock's 1% + 2 ms; redsync's 1%, not drawn careful) decides."},
 		{ID: "acquire_pause_sweep", Title: "Violation rate vs pause during acquisition (S2)", Scenario: "pause-during-acquire",
 			Locks:  []string{"set-nx-cad", "redislock", "redlock", "redsync"},
 			XLabel: "pause during acquisition (× the lock's TTL)", Scale: 1,
@@ -118,7 +118,13 @@ func (p *Plan) addFileCurve(c *curve, keep func(string) bool) ([]job, error) {
 					continue
 				}
 				st := step
-				spec := run.Spec{Scenario: c.Scenario, Lock: id, Seed: 1, Params: scenarios.Params{Liveness: curveLiveness(info), Careful: careful}, Step: &st}
+				params := scenarios.Params{Liveness: curveLiveness(info)}
+				if careful {
+					// Sections that would outlast the lease: the holder
+					// stops where its own clock says the validity ends.
+					params.Careful, params.HoldMin, params.HoldMax = true, info.TTL, info.TTL*6/5
+				}
+				spec := run.Spec{Scenario: c.Scenario, Lock: id, Seed: 1, Params: params, Step: &st}
 				if _, err := spec.Build(); err != nil {
 					return nil, fmt.Errorf("curve %s, lock %s, step %d: %w", c.ID, id, step, err)
 				}

@@ -184,6 +184,8 @@ func Effects(h checker.History, res *sim.Result, cfg sim.Config) []FaultEffect {
 				e.Why = "no client ever used its target node"
 			case !e.Bit && ee.Members > 0:
 				e.Why = "no client held the lock when it began"
+			case !e.Bit && f.Kind == faults.ClockDrift:
+				e.Why = "its node held no live lock key while it ran"
 			case !e.Bit:
 				e.Why = "its node held no live lock key when it began"
 			}

@@ -187,3 +187,20 @@ func TestClockReachSlowClients(t *testing.T) {
 		}
 	}
 }
+
+// A node clock drift bites when a lock key lives on its node while it
+// runs, not only when one is live as it begins: a drift from t=0, before
+// any key exists, bites once clients write keys under it; one that ends
+// before any acquisition does not.
+func TestEffectsNodeDrift(t *testing.T) {
+	hold, _ := firstHold(t, "set-nx-cad")
+	drift := func(d time.Duration) []faults.Fault {
+		return []faults.Fault{{Kind: faults.ClockDrift, Start: 0, Duration: d, DriftPPM: 100000, Targets: []string{"n0"}}}
+	}
+	if _, es := effectsRun(t, "set-nx-cad", drift(10*time.Second)); !es[0].Bit {
+		t.Errorf("drift over the safety phase: %+v, want bit", es[0])
+	}
+	if _, es := effectsRun(t, "set-nx-cad", drift(time.Millisecond)); es[0].Bit || !strings.Contains(es[0].Why, "while it ran") {
+		t.Errorf("drift of 1 ms at t=0 (the first hold starts at %v): %+v, want not bit", time.Duration(hold.Start), es[0])
+	}
+}

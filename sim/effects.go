@@ -25,7 +25,8 @@ type FaultEffect struct {
 	// LiveKeys counts, for a node pause, crash or clock fault and for a
 	// failover, the watched lock keys (Config.WatchKeys) live on its
 	// target nodes when it started (the failover's: on the primary it
-	// crashed).
+	// crashed); for a clock drift, also the lock keys written on them
+	// while it ran.
 	LiveKeys int
 	// Messages counts, for a partition, delay or loss, the messages it
 	// held, slowed or lost on links that do not lead to the storage
@@ -199,4 +200,15 @@ func (w *World) finishEffects() []FaultEffect {
 		}
 	}
 	return w.effects
+}
+
+// keyWhileDrifting counts a lock key written on n for every clock-drift
+// fault running on it (FaultEffect.LiveKeys): the drift then decides when
+// that key expires.
+func (n *Node) keyWhileDrifting() {
+	for _, f := range n.drifting {
+		if e := n.w.effect(f); e != nil {
+			e.LiveKeys++
+		}
+	}
 }

@@ -59,10 +59,16 @@ func (w *World) apply(i int, f faults.Fault, start, end int64) {
 		for _, m := range w.targetClocks(f.Targets) {
 			m.SetDrift(start, f.DriftPPM)
 		}
+		for _, n := range w.targetNodes(f.Targets) {
+			n.drifting = append(n.drifting, i+1)
+		}
 		w.clocksMoved(f.Targets)
 		healed(func() {
 			for _, m := range w.targetClocks(f.Targets) {
 				m.SetDrift(end, 0)
+			}
+			for _, n := range w.targetNodes(f.Targets) {
+				n.drifting = slices.DeleteFunc(n.drifting, func(x int) bool { return x == i+1 })
 			}
 			w.clocksMoved(f.Targets)
 		})

@@ -75,6 +75,9 @@ type Node struct {
 	// went down: a clock fault on a down node moves its restart, which
 	// matters to the holders of those keys (liveKeys).
 	downLive int
+	// drifting are the clock-drift faults (1-based) running on this node:
+	// a lock key written while one runs counts for its bite.
+	drifting []int
 }
 
 // keyOwner is a watched key's ground truth: the client whose write set
@@ -320,8 +323,10 @@ func (n *Node) noteWatched(c string, k string, was keyState) {
 		}
 	case !was.exists:
 		n.owners[k] = keyOwner{}.with(c, now.held())
+		n.keyWhileDrifting()
 	case now.str != was.str || !slices.Equal(now.hash, was.hash):
 		n.owners[k] = o.with(c, now.held())
+		n.keyWhileDrifting()
 	case now.expireAt != was.expireAt && o.creator != "" && o.creator != c:
 		n.w.record(Event{Proc: n.name, Kind: "key-touch", Peer: c, Lock: k, Result: "expire", Detail: o.creator, Held: o.values})
 	}
@@ -824,6 +829,7 @@ func (n *Node) heal() {
 	now := n.w.now()
 	n.pausedUntil = 0
 	n.downs = 0
+	n.drifting = nil
 	if n.up {
 		n.tick()
 	}
