@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/reports/charts"
@@ -190,6 +191,17 @@ func TestPerHourLayout(t *testing.T) {
 		}
 		if len(locksSeen) != len(perHourLocks) {
 			t.Errorf("%s: locks %v, want %v", c.ID, locksSeen, perHourLocks)
+		}
+	}
+	// Every design runs at one TTL, and the estimate says which: the bars
+	// compare designs, not leases (set-nx-cad's own is 3 s, redlock's 10 s).
+	res := p.Results()
+	if res.PerHour == nil || len(res.PerHour.Locks) != len(perHourLocks) {
+		t.Fatalf("per_hour: %+v", res.PerHour)
+	}
+	for _, l := range res.PerHour.Locks {
+		if l.TTLNS != int64(8*time.Second) {
+			t.Errorf("per_hour %s: TTL %v, want every design at 8s", l.Lock, time.Duration(l.TTLNS))
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/reports/charts"
 	"github.com/locksim/locksim/run"
+	"github.com/locksim/locksim/scenarios"
 )
 
 // The per-hour estimate: how often each design fails per hour of
@@ -175,8 +176,12 @@ func (p *Plan) perHour() *PerHourResult {
 			continue
 		}
 		pl := PerHourLock{Lock: id}
-		if job, err := (run.Spec{Scenario: bgModel[0].Scenario, Lock: id, Seed: 1}).Build(); err == nil {
-			pl.TTLNS = int64(job.Lock.TTL)
+		// The lease as the background files parameterise it (run.Job.Lock
+		// is the catalogue's).
+		if s, err := scenarios.Get(bgModel[0].Scenario); err == nil && s.File != nil {
+			if parts, err := s.File.Parts(info, 1, scenarios.Params{}); err == nil {
+				pl.TTLNS = int64(parts.Lock.TTL)
+			}
 		}
 		have := false
 		for _, cl := range bgModel {
