@@ -125,9 +125,10 @@ func judge(t *testing.T, b sim.Bubble, sp run.Spec) sweep.Outcome {
 
 // The per-hour estimate's arithmetic, on hand-built tallies: one class
 // (pauses of clients, Pareto x_min 500 ms, α 1.5, 1 per client-hour) on a
-// lock with a 3 s TTL in a world of 3 clients, strata at 1 and 2 TTLs
-// (3 s, 6 s) with unsafe rates 2/10 and 5/10. Bins: (0, 3 s] between 0
-// and 2/10, (3 s, 6 s] between 2/10 and 5/10, beyond 6 s at 5/10.
+// lock at the background files' 8 s TTL in a world of 3 clients, strata
+// at 1 and 2 TTLs (8 s, 16 s) with unsafe rates 2/10 and 5/10. Bins:
+// (0, 8 s] between 0 and 2/10, (8 s, 16 s] between 2/10 and 5/10,
+// beyond 16 s at 5/10.
 func TestPerHourArithmetic(t *testing.T) {
 	var curves []*curve
 	for _, c := range bgCurves() {
@@ -144,7 +145,7 @@ func TestPerHourArithmetic(t *testing.T) {
 	if r == nil || len(r.Locks) != 1 || len(r.Locks[0].Classes) != 1 {
 		t.Fatalf("per_hour %+v", r)
 	}
-	s3, s6 := math.Pow(0.5/3, 1.5), math.Pow(0.5/6, 1.5)
+	s3, s6 := math.Pow(0.5/8, 1.5), math.Pow(0.5/16, 1.5)
 	w := []float64{1 - s3, s3 - s6, s6}
 	want := 1 * 3 * (w[0]*(0+0.2)/2 + w[1]*(0.2+0.5)/2 + w[2]*0.5)
 	got := r.Locks[0]

@@ -177,12 +177,14 @@ func (p *Plan) perHour() *PerHourResult {
 		}
 		pl := PerHourLock{Lock: id}
 		// The lease as the background files parameterise it (run.Job.Lock
-		// is the catalogue's).
+		// is the catalogue's): strata are in TTLs of it.
+		ttl := info.TTL
 		if s, err := scenarios.Get(bgModel[0].Scenario); err == nil && s.File != nil {
 			if parts, err := s.File.Parts(info, 1, scenarios.Params{}); err == nil {
-				pl.TTLNS = int64(parts.Lock.TTL)
+				ttl = parts.Lock.TTL
 			}
 		}
+		pl.TTLNS = int64(ttl)
 		have := false
 		for _, cl := range bgModel {
 			cv := p.bgCurve(cl.ID)
@@ -212,7 +214,7 @@ func (p *Plan) perHour() *PerHourResult {
 				rl, rh := r.Interval()
 				pc.Strata = append(pc.Strata, PerHourStr{SizeTTL: pt.value, Runs: pt.Runs, UnsafeRuns: pt.Unsafe, CI95: [2]float64{round6(rl), round6(rh)}})
 				cur := edge{r.P(), rl, rh}
-				sv := cl.Survival(time.Duration(pt.value * float64(info.TTL)))
+				sv := cl.Survival(time.Duration(pt.value * float64(ttl)))
 				bins := []bin{{prevSize, pt.value, prevS - sv, prev, cur}}
 				if k == len(pts)-1 {
 					bins = append(bins, bin{pt.value, -1, sv, cur, cur})
