@@ -48,13 +48,16 @@ type Report struct {
 	FaultSchedule    []faults.Fault    `json:"fault_schedule"`
 	// FaultsInjected counts the faults that took effect: Stats.Faults less
 	// the targeted pauses that never fired (UnfiredPauses).
-	FaultsInjected int             `json:"faults_injected"`
-	UnfiredPauses  []faults.Fault  `json:"unfired_pauses"`
-	Stats          sim.Stats       `json:"stats"`
-	TraceEvents    int64           `json:"trace_events"`
-	HistoryCapped  bool            `json:"history_capped"`
-	TraceSHA256    string          `json:"trace_sha256"`
-	TraceFile      string          `json:"trace_file,omitempty"`
+	FaultsInjected int            `json:"faults_injected"`
+	UnfiredPauses  []faults.Fault `json:"unfired_pauses"`
+	Stats          sim.Stats      `json:"stats"`
+	TraceEvents    int64          `json:"trace_events"`
+	HistoryCapped  bool           `json:"history_capped"`
+	TraceSHA256    string         `json:"trace_sha256"`
+	TraceFile      string         `json:"trace_file,omitempty"`
+	// TraceError says why a --trace file asked for was not written (a
+	// full disk, --trace-max-mb): the verdict stands without it.
+	TraceError     string          `json:"trace_error,omitempty"`
 	Error          string          `json:"error,omitempty"`
 	Counterexample *Counterexample `json:"counterexample,omitempty"`
 	Story          string          `json:"story,omitempty"`  // the first violation in a sentence (Explain)
@@ -320,6 +323,9 @@ func (r *Report) WriteSummary(w io.Writer) {
 	}
 	if r.TraceFile != "" {
 		line("trace file", "%s", r.TraceFile)
+	}
+	if r.TraceError != "" {
+		line("trace file", "not written: %s", r.TraceError)
 	}
 	if rp := r.Replay; rp != nil {
 		switch {
