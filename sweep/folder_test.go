@@ -66,3 +66,32 @@ func TestPrepareTakesTheLockFirst(t *testing.T) {
 		t.Errorf("Run wrote results beside another sweep's spec (%v)", err)
 	}
 }
+
+// TestNoRunsIsNotZeroPercent (issue 36 item 5): a sweep point whose runs
+// were all left out (the pause did not fit) printed "0/0 = 0.0%" and was
+// drawn at 0%. Its row says "0/0 = n/a", with no percentage anywhere, and
+// the charts are drawn (with a gap there: reports/charts).
+func TestNoRunsIsNotZeroPercent(t *testing.T) {
+	for _, values := range [][]float64{{0, 1.5}, {1.5}} {
+		spec := tinySpec(2)
+		spec.Values = values
+		var lines []sweep.Line
+		for i := 0; i < spec.Total(); i++ {
+			j := spec.Job(i)
+			lines = append(lines, spec.Line(j, sweep.Outcome{Verdict: "safe", PauseShort: j.Value == 1.5}))
+		}
+		var table strings.Builder
+		dir := t.TempDir()
+		if err := sweep.Finish(dir, &spec, lines, &table, true); err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range strings.Split(table.String(), "\n") {
+			if strings.HasPrefix(row, "1.5 ") && (!strings.Contains(row, " 0/0 = n/a ") || strings.Contains(row, "%")) {
+				t.Errorf("values %v: the row of no runs reads %q", values, row)
+			}
+		}
+		if !strings.Contains(table.String(), "charts: ") {
+			t.Errorf("values %v: no charts:\n%s", values, table.String())
+		}
+	}
+}
