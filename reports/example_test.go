@@ -23,7 +23,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	out, err := reports.Stage(filepath.Join(dir, "report"))
+	out, err := reports.Stage(filepath.Join(dir, "report"), false)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -1,8 +1,10 @@
 package reports
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -10,8 +12,9 @@ import (
 )
 
 // Owns are the entries of an output folder a report writes; a rerun
-// replaces exactly these (anything else in the folder stays).
-var Owns = []string{"index.html", "report.md", "results.json", "img", "timelines"}
+// replaces exactly these (anything else in the folder stays), results.json
+// last.
+var Owns = []string{"index.html", "report.md", "img", "timelines", "results.json"}
 
 // Output is where a report is written: a staging folder beside the
 // destination, moved into place by Commit when the report is complete and
@@ -24,11 +27,55 @@ type Output struct {
 	committed bool
 }
 
+// ErrNotReport is Stage's error for an output folder that is not empty
+// and holds no locksim report: writing there would replace files of the
+// user's (Owns) that no report wrote.
+var ErrNotReport = errors.New("holds no locksim report")
+
+// maxResultsJSON bounds the results.json IsReport reads (a 200-seed
+// report's is well under 1 MiB).
+const maxResultsJSON = 64 << 20
+
+// IsReport reports whether dir holds a locksim report: its results.json
+// is the report's model (an object with a "cells" array and a "settings"
+// object naming the locksim that wrote it), which Commit moves into place
+// with the rest of the report.
+func IsReport(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, "results.json"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() || st.Size() > maxResultsJSON {
+		return false
+	}
+	var doc struct {
+		Cells    *[]json.RawMessage `json:"cells"`
+		Settings *struct {
+			Locksim *string `json:"locksim"`
+		} `json:"settings"`
+	}
+	if err := json.NewDecoder(io.LimitReader(f, maxResultsJSON)).Decode(&doc); err != nil {
+		return false
+	}
+	return doc.Cells != nil && doc.Settings != nil && doc.Settings.Locksim != nil
+}
+
 // Stage makes the staging folder for a report to final (checked: final
-// must be a folder or not exist; its parent is created).
-func Stage(final string) (*Output, error) {
+// must be a folder or not exist; its parent is created). A final folder
+// that exists must be empty or hold an earlier report (IsReport), unless
+// force: otherwise the error wraps ErrNotReport and nothing is written.
+func Stage(final string, force bool) (*Output, error) {
 	if st, err := os.Lstat(final); err == nil && !st.IsDir() {
 		return nil, fmt.Errorf("%q exists and is not a directory", final)
+	} else if err == nil && !force {
+		ents, err := os.ReadDir(final)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read %q: %v", final, run.UnwrapPathError(err))
+		}
+		if len(ents) > 0 && !IsReport(final) {
+			return nil, fmt.Errorf("%q is not empty and %w (no results.json of one)", final, ErrNotReport)
+		}
 	}
 	parent := filepath.Dir(filepath.Clean(final))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
@@ -68,16 +115,25 @@ func (o *Output) Commit() error {
 		return nil
 	}
 	for _, name := range Owns {
-		if err := os.RemoveAll(filepath.Join(o.final, name)); err != nil {
-			return err
+		src, dst := filepath.Join(o.dir, name), filepath.Join(o.final, name)
+		// A file is renamed over the old one (atomically: results.json,
+		// last, keeps a commit cut short recognisably a report); a folder
+		// replaces the old one.
+		if !isFile(src) || isDir(dst) {
+			if err := os.RemoveAll(dst); err != nil {
+				return err
+			}
 		}
-		if err := os.Rename(filepath.Join(o.dir, name), filepath.Join(o.final, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Rename(src, dst); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
 	o.committed = true
 	return os.RemoveAll(o.dir)
 }
+
+func isFile(path string) bool { st, err := os.Lstat(path); return err == nil && st.Mode().IsRegular() }
+func isDir(path string) bool  { st, err := os.Lstat(path); return err == nil && st.IsDir() }
 
 // Discard removes the staging folder of a report that was not committed.
 func (o *Output) Discard() {

@@ -58,14 +58,17 @@ type Report struct {
 	// counts them. ClientClocks lists the clients whose clocks the world
 	// set wrong from the start and whether their lock read them. Absent
 	// when the history was capped.
-	FaultEffects   []FaultEffect   `json:"fault_effects,omitempty"`
-	Faults         *EffectCounts   `json:"faults,omitempty"`
-	ClientClocks   []ClockReach    `json:"client_clocks,omitempty"`
-	Stats          sim.Stats       `json:"stats"`
-	TraceEvents    int64           `json:"trace_events"`
-	HistoryCapped  bool            `json:"history_capped"`
-	TraceSHA256    string          `json:"trace_sha256"`
-	TraceFile      string          `json:"trace_file,omitempty"`
+	FaultEffects  []FaultEffect `json:"fault_effects,omitempty"`
+	Faults        *EffectCounts `json:"faults,omitempty"`
+	ClientClocks  []ClockReach  `json:"client_clocks,omitempty"`
+	Stats         sim.Stats     `json:"stats"`
+	TraceEvents   int64         `json:"trace_events"`
+	HistoryCapped bool          `json:"history_capped"`
+	TraceSHA256   string        `json:"trace_sha256"`
+	TraceFile     string        `json:"trace_file,omitempty"`
+	// TraceError says why a --trace file asked for was not written (a
+	// full disk, --trace-max-mb): the verdict stands without it.
+	TraceError     string          `json:"trace_error,omitempty"`
 	Error          string          `json:"error,omitempty"`
 	Counterexample *Counterexample `json:"counterexample,omitempty"`
 	Story          string          `json:"story,omitempty"`  // the first violation in a sentence (Explain)
@@ -364,6 +367,9 @@ func (r *Report) WriteSummary(w io.Writer) {
 	}
 	if r.TraceFile != "" {
 		line("trace file", "%s", r.TraceFile)
+	}
+	if r.TraceError != "" {
+		line("trace file", "not written: %s", r.TraceError)
 	}
 	if rp := r.Replay; rp != nil {
 		switch {

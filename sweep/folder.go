@@ -64,8 +64,11 @@ type Status struct {
 }
 
 // Prepare validates the spec, creates the folder, and checks that a sweep
-// already in it is this one (writing sweep.json if there is none). Every
-// error it returns is an *InputError.
+// already in it is this one (writing sweep.json if there is none). It
+// checks and writes under the folder's lock (LockDir), so a sweep running
+// in the folder, or one starting into it at the same instant, never finds
+// another's spec beside its results. Every error it returns is an
+// *InputError.
 func Prepare(dir string, spec Spec) error {
 	if err := spec.Validate(); err != nil {
 		return err
@@ -73,6 +76,17 @@ func Prepare(dir string, spec Spec) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return &InputError{"out", fmt.Errorf("cannot create %q: %v", dir, run.UnwrapPathError(err))}
 	}
+	unlock, err := LockDir(dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return checkSpec(dir, spec)
+}
+
+// checkSpec checks that the sweep in dir is spec, writing sweep.json if
+// the folder has none; the caller holds the folder's lock.
+func checkSpec(dir string, spec Spec) error {
 	want := spec.encode()
 	path := filepath.Join(dir, SpecFile)
 	have, err := os.ReadFile(path)
@@ -93,8 +107,9 @@ func Prepare(dir string, spec Spec) error {
 }
 
 // Run runs the jobs not yet in the results file (the folder must have
-// been prepared), appending their lines in job order; when all are there
-// it writes the CSV, the summary and the charts (Finish). Cancelling ctx
+// been prepared; its spec is checked again under the folder's lock),
+// appending their lines in job order; when all are there it writes the
+// CSV, the summary and the charts (Finish). Cancelling ctx
 // stops it after the running jobs, their lines written: Status says so.
 // Errors about the folder's contents are *InputError; others are
 // failures (a worker process died, a disk error).
@@ -109,6 +124,11 @@ func (sw *Sweep) Run(ctx context.Context, b sim.Bubble) (Status, error) {
 	}
 	defer unlock()
 	s := &sw.Spec
+	// Checked again under the lock: the folder may have changed hands
+	// since Prepare released it.
+	if err := checkSpec(sw.Dir, *s); err != nil {
+		return Status{}, err
+	}
 	path := filepath.Join(sw.Dir, ResultsFile)
 	have, sorted, err := loadExisting(path, s, log)
 	if err != nil {

@@ -32,7 +32,7 @@ const (
 	exitLiveness = 3  // liveness failure: no client got the lock after the heal (not 2: Go uses 2 for a crash)
 	exitUnknown  = 4  // the run could not be judged completely (event budget, capped history)
 	exitUsage    = 64 // bad command line or input (BSD sysexits EX_USAGE)
-	exitInternal = 70 // internal error: a bug in locksim, or the trace file could not be written (EX_SOFTWARE)
+	exitInternal = 70 // internal error: a bug in locksim, or a replay diverged (EX_SOFTWARE)
 )
 
 const rootLong = `locksim answers "is this distributed lock safe, under which faults, and how
@@ -47,8 +47,11 @@ Exit codes:
   3   liveness failure: no client got the lock after the faults healed
   4   unknown: the run could not be judged completely
   64  usage or input error (bad flag, unknown lock or scenario)
-  70  internal error (a bug; the trace file could not be written; a replay diverged)
-  130 sweep or report interrupted (Ctrl-C); rerun to resume`
+  70  internal error (a bug; a replay diverged)
+  130 sweep or report interrupted (Ctrl-C); rerun to resume
+A --trace or --counterexample file that could not be written after the run
+(a full disk, --trace-max-mb) does not change the exit code: the run
+prints its summary and says so on stderr.`
 
 // host runs body, which needs a synctest bubble, and returns its exit code.
 // The CLI's host is sim.HostMain, which never returns: it exits the process.

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/realredis"
+	"github.com/locksim/locksim/run"
 )
 
 // realJob builds the flags' run for the real backend: everything is
@@ -64,12 +65,16 @@ func runReal(job *realredis.Job, f *runFlags, stdout, stderr io.Writer) int {
 		return exitInternal
 	}
 	r := jd.Report(job.Repro())
+	// As in a simulated run: an output that cannot be written does not
+	// cost the verdict (said on stderr after the summary).
+	var failed []string
 	if f.trace != "" {
 		if err := jd.WriteHistory(f.trace); err != nil {
-			fmt.Fprintf(stderr, "locksim: --trace: %v\n", err)
-			return exitInternal
+			r.TraceError = err.Error()
+			failed = append(failed, "--trace: not written: "+r.TraceError)
+		} else {
+			r.TraceFile = f.trace
 		}
-		r.TraceFile = f.trace
 	}
 	if jd.Err != nil {
 		fmt.Fprintf(stderr, "locksim: run incomplete, verdict %s: %v\n", r.Verdict, jd.Err)
@@ -78,12 +83,11 @@ func runReal(job *realredis.Job, f *runFlags, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "locksim: a real run is not replayable: add --counterexample DIR to keep this one's slice, porcupine.html and timeline.png (and --trace FILE for its history)\n")
 	}
 	if r.Counterexample != nil && f.cexDir != "" {
-		png, err := jd.WriteCounterexample(r, f.cexDir)
-		if err != nil {
-			fmt.Fprintf(stderr, "locksim: --counterexample: %v\n", err)
-			return exitInternal
+		if png, err := jd.WriteCounterexample(r, f.cexDir); err != nil {
+			failed = append(failed, fmt.Sprintf("--counterexample: not written to %q: %v", f.cexDir, run.UnwrapPathError(err)))
+		} else {
+			fmt.Fprintf(stderr, "locksim: counterexample timeline: %s\n", png)
 		}
-		fmt.Fprintf(stderr, "locksim: counterexample timeline: %s\n", png)
 	}
 	if f.json {
 		b, err := json.Marshal(r)
@@ -109,6 +113,9 @@ func runReal(job *realredis.Job, f *runFlags, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s\n", b)
 	} else {
 		jd.WriteSummary(stdout, r)
+	}
+	for _, msg := range failed {
+		fmt.Fprintf(stderr, "locksim: %s (the verdict, %s, stands)\n", msg, r.Verdict)
 	}
 	return verdictExit[r.Verdict]
 }

@@ -75,6 +75,8 @@ runs the seed twice and compares the two traces the same way.`,
 				*code = h(func(b sim.Bubble) int {
 					if first := j.run(b, io.Discard, stderr); first == exitInternal || first == exitUsage {
 						return first
+					} else if j.traceErr != "" {
+						return exitInternal // no recording to replay (said on stderr)
 					}
 					return replayFile(b, path, f, stdout, stderr, j.repro)
 				})

@@ -26,6 +26,7 @@ type reportFlags struct {
 	scenarios string
 	locks     string
 	parity    string
+	force     bool
 }
 
 func newReportCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
@@ -53,8 +54,15 @@ The same flags give the same files, byte for byte. Default: 200 seeds per
 cell (71,600 runs, 29m29s on 2 cores); --quick: 20 seeds and
 coarser curves (7,336 runs, 3m32s on 2 cores). The report is written
 beside DIR and moved into place when complete: Ctrl-C stops (exit 130) and writes
-nothing, and a rerun replaces exactly the files above (others in DIR
-stay).`,
+nothing.
+
+DIR is created if it does not exist. If it exists, it must be empty or
+hold an earlier report (its results.json is a locksim report's): the files
+and folders above are then replaced, the old ones deleted (img/ and
+timelines/ as a whole), and every other file in DIR stays. A DIR that holds
+anything else is refused before anything runs (exit 64), since the
+report would delete its index.html, img/ and the rest; --force writes
+there anyway, with the same replacement.`,
 		Example: `  locksim report --out report
   locksim report --out quick --quick
   locksim report --out redlock --scenarios clock-jump,pause-after-check --locks redlock,fencing --seeds 500`,
@@ -70,12 +78,13 @@ stay).`,
 	}
 	fl := cmd.Flags()
 	fl.SortFlags = false
-	fl.StringVar(&f.out, "out", "", "write the report into `DIR` (created); required")
+	fl.StringVar(&f.out, "out", "", "write the report into `DIR`: new, empty, or an earlier report's (replaced; see above); required")
 	fl.BoolVar(&f.quick, "quick", false, fmt.Sprintf("%d seeds per cell and a coarser sweep (about 80 seconds on 2 cores)", reports.QuickSeeds))
 	fl.Var(&f.seeds, "seeds", fmt.Sprintf("seeds per cell (default %d, %d with --quick)", reports.DefaultSeeds, reports.QuickSeeds))
 	fl.VarP(&f.jobs, "jobs", "j", fmt.Sprintf("parallel workers, 1..1024, lowered to what the machine holds (4 a core, ~64 MiB each; default the number of CPUs, %d here)", runtime.NumCPU()))
 	fl.StringVar(&f.scenarios, "scenarios", "", "only these comma-separated scenario ids (default: every built-in)")
 	fl.StringVar(&f.locks, "locks", "", "only these comma-separated lock ids (default: every lock)")
+	fl.BoolVar(&f.force, "force", false, "write into an --out folder that is not empty and holds no earlier report, replacing its index.html, report.md, results.json, img/ and timelines/ (other files stay)")
 	fl.StringVar(&f.parity, "parity", "", "add a \"simulation vs real Redis\" section from the `DIR` a 'locksim parity --out DIR' wrote")
 	return cmd
 }
@@ -118,7 +127,10 @@ func (f *reportFlags) plan() (*reportRun, error) {
 	if r.plan, err = reports.NewPlan(opt); err != nil {
 		return nil, sweepError(err)
 	}
-	if r.out, err = reports.Stage(f.out); err != nil {
+	if r.out, err = reports.Stage(f.out, f.force); err != nil {
+		if errors.Is(err, reports.ErrNotReport) {
+			return nil, usageErrorf("--out: %v: the report would replace its index.html, report.md, results.json, img/ and timelines/; choose a new or empty folder, or add --force to write there anyway", err)
+		}
 		return nil, usageErrorf("--out: %v", err)
 	}
 	return r, nil

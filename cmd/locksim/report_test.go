@@ -272,6 +272,60 @@ func TestReportRerunReplacesItsFiles(t *testing.T) {
 	}
 }
 
+// TestReportOutNotAReport (issue 36 item 3): 'report --out docs' deleted
+// the README's images. A folder that is not empty and holds no earlier
+// report is refused before anything runs, naming the folder and --force,
+// and left as it was; --force writes the report there, replacing only
+// what a report writes; after that the folder is a report and reruns
+// need no --force.
+func TestReportOutNotAReport(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "docs")
+	files := map[string]string{"README.md": "# mine", "img/diagram.png": "png", "index.html": "<p>mine</p>"}
+	for name, data := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"report", "--out", dir, "--quick", "--seeds", "1", "--scenarios", "no-faults", "--locks", "set-nx-cad", "-j", "1"}
+	code, stdout, stderr := cli(t, noHost(t), args...)
+	want := fmt.Sprintf("locksim: --out: %q is not empty and holds no locksim report", dir)
+	if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "--force") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 64, one line starting %q and naming --force", code, stdout, stderr, want)
+	}
+	for name, data := range files {
+		if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name))); err != nil || string(b) != data {
+			t.Errorf("refused, yet %s changed: %q, %v", name, b, err)
+		}
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 1 {
+		t.Errorf("%d entries beside the folder, want 1: a staging folder left behind", len(ents))
+	}
+
+	if code, _, stderr := cli(t, testHost(t), append(args, "--force")...); code != exitSafe {
+		t.Fatalf("--force: exit %d: %s", code, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "README.md")); err != nil || string(b) != files["README.md"] {
+		t.Errorf("--force: README.md %q, %v; other files stay", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "img", "diagram.png")); !os.IsNotExist(err) {
+		t.Errorf("--force: img/ was not replaced (%v)", err)
+	}
+	if !reports.IsReport(dir) {
+		t.Error("--force: the folder is not a report afterwards")
+	}
+	if code, _, stderr := cli(t, testHost(t), args...); code != exitSafe {
+		t.Errorf("rerun into the report: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "README.md")); err != nil {
+		t.Errorf("rerun: %v", err)
+	}
+}
+
 func atoiT(t *testing.T, s string) int {
 	t.Helper()
 	n, err := strconv.Atoi(s)

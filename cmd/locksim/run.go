@@ -142,7 +142,7 @@ judged completely).`,
 	fl.BoolVar(&f.careful, "careful", false, "the careful workload: holders check their belief before each write, and a section ends at the end of the validity its own clock shows")
 	fl.Var(&f.pause, "pause", "make every targeted client pause last `F` × the lock's TTL, 0..100, or add one (c0 stops just before its first protected write at or after 1 s); 0 removes them (sweep's pause parameter)")
 	fl.Var(&f.step, "step", "run a scenario file's own sweep (its sweep: block) at step `N`, 0-based (what 'locksim sweep' runs for such a file)")
-	fl.StringVar(&f.trace, "trace", "", "write the trace as JSON Lines to `FILE` (written only if the run completes)")
+	fl.StringVar(&f.trace, "trace", "", "write the trace as JSON Lines to `FILE` (written only if the run completes; one that cannot be written is said, and the exit code stays the verdict's)")
 	fl.Var(&f.traceMax, "trace-max-mb", fmt.Sprintf("the most a --trace file may hold, in MiB, 1..%d (default %d): a longer trace is not written, and the run says so", 1<<20, defaultTraceMaxMB))
 	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of the summary")
 	fl.BoolVar(&f.fairness, "fairness", false, "judge fairness: a client that never acquires after the heal while others do fails liveness (by default it is a fairness figure, as for any design that promises no fairness)")
@@ -242,6 +242,9 @@ type runJob struct {
 	traceTmp  *os.File // a temp file beside it, renamed over it on success
 	// traceMaxBytes bounds the trace file (0: no bound).
 	traceMaxBytes int64
+	// traceErr says why the trace was not written after the run ("" if
+	// it was, or none was asked for).
+	traceErr string
 	// replay, set by 'replay', compares the run's trace with a recording
 	// (replayFile; "" for replay's own first run) written by the locksim
 	// version recordedBy.
@@ -280,7 +283,7 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 	var traceBuf *bufio.Writer
 	var capped *cappedWriter
 	if j.traceTmp != nil {
-		traceBuf = bufio.NewWriterSize(j.traceTmp, 1<<20)
+		traceBuf = bufio.NewWriterSize(traceSink(j.traceTmp), 1<<20)
 		if err := run.WriteHeader(traceBuf, j.job.Header(versionLine())); err != nil {
 			j.discardTrace()
 			fmt.Fprintf(stderr, "locksim: --trace: %v\n", err)
@@ -307,24 +310,30 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 		return exitInternal
 	}
 	runErr := jd.Err
+	// A trace or counterexample that cannot be written does not cost the
+	// verdict: the summary is printed, the exit code is the verdict's, and
+	// the failure is said on stderr (and in the summary, for the trace).
+	var failed []string
 	if j.traceTmp != nil {
 		if runErr != nil {
 			// An incomplete run leaves no trace file behind.
 			j.discardTrace()
 		} else if capped.over {
 			j.discardTrace()
-			fmt.Fprintf(stderr, "locksim: --trace: not written: the trace passed the bound of %d MiB (--trace-max-mb) after %d lines; raise the bound or shorten the run\n", j.traceMaxBytes>>20, capped.lines)
-			defer func() { code = exitInternal }()
+			j.traceErr = fmt.Sprintf("the trace passed the bound of %d MiB (--trace-max-mb) after %d lines; raise the bound or shorten the run", j.traceMaxBytes>>20, capped.lines)
 		} else if err := j.commitTrace(traceBuf); err != nil {
-			fmt.Fprintf(stderr, "locksim: --trace: %v\n", err)
-			return exitInternal
+			j.traceErr = err.Error()
+		}
+		if j.traceErr != "" {
+			failed = append(failed, "--trace: not written: "+j.traceErr)
 		}
 	}
 
 	r := jd.Report(j.repro)
-	if runErr == nil {
+	if runErr == nil && j.traceErr == "" {
 		r.TraceFile = j.tracePath
 	}
+	r.TraceError = j.traceErr
 	if c := j.replay; c != nil {
 		diff, lines := c.Finish()
 		r.Replay = &run.ReplayReport{File: j.replayFile, Identical: diff == nil, Events: lines, Diff: diff}
@@ -336,8 +345,7 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 	}
 	if r.Counterexample != nil && j.cexDir != "" {
 		if err := r.WriteCounterexample(j.cexDir); err != nil {
-			fmt.Fprintf(stderr, "locksim: --counterexample: %v\n", err)
-			return exitInternal
+			failed = append(failed, fmt.Sprintf("--counterexample: not written to %q: %v", j.cexDir, run.UnwrapPathError(err)))
 		}
 	}
 	if runErr != nil {
@@ -353,8 +361,15 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 	} else {
 		r.WriteSummary(stdout)
 	}
+	for _, msg := range failed {
+		fmt.Fprintf(stderr, "locksim: %s (the verdict, %s, stands)\n", msg, r.Verdict)
+	}
 	return verdictExit[r.Verdict]
 }
+
+// traceSink is the writer beneath a --trace file's buffer: the temp file
+// (a test puts a full disk there).
+var traceSink = func(f *os.File) io.Writer { return f }
 
 // commitTrace flushes, syncs and closes the temp file and renames it over
 // the requested path; on any error it removes the temp file.

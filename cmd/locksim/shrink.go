@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -90,20 +91,62 @@ func checkWritable(path string) error {
 	return nil
 }
 
-// checkOutDir checks a folder locksim will write named files into: it is
-// a directory or a new path, and the files it will write are writable.
+// checkOutDir checks a folder locksim will write named files into, before
+// the run: it is a directory we can write in, or a new path whose nearest
+// existing ancestor is one; the files it will write are writable.
 func checkOutDir(dir string, files ...string) error {
-	if st, err := os.Lstat(dir); err == nil {
-		if !st.IsDir() {
-			return fmt.Errorf("%q exists and is not a directory", dir)
-		}
+	st, err := os.Lstat(dir)
+	switch {
+	case err == nil && !st.IsDir():
+		return fmt.Errorf("%q exists and is not a directory", dir)
+	case err == nil:
 		for _, f := range files {
 			if err := checkWritable(filepath.Join(dir, f)); err != nil {
 				return err
 			}
 		}
+		if st.Mode().Perm()&0o200 == 0 {
+			return fmt.Errorf("%q is read-only", dir)
+		}
+		if err := probeDir(dir); err != nil {
+			return fmt.Errorf("cannot write in %q: %v", dir, err)
+		}
+		return nil
+	case !errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("cannot write in %q: %v", dir, run.UnwrapPathError(err))
 	}
-	return nil
+	// A new folder: created by the first write, in its nearest existing
+	// ancestor.
+	for a := filepath.Dir(filepath.Clean(dir)); ; a = filepath.Dir(a) {
+		st, err := os.Stat(a)
+		if errors.Is(err, os.ErrNotExist) && a != filepath.Dir(a) {
+			continue
+		}
+		switch {
+		case err != nil:
+			return fmt.Errorf("cannot create %q: %v", dir, run.UnwrapPathError(err))
+		case !st.IsDir():
+			return fmt.Errorf("cannot create %q: %s is not a directory", dir, a)
+		case st.Mode().Perm()&0o200 == 0:
+			return fmt.Errorf("cannot create %q: %s is read-only", dir, a)
+		}
+		if err := probeDir(a); err != nil {
+			return fmt.Errorf("cannot create %q: %v", dir, err)
+		}
+		return nil
+	}
+}
+
+// probeDir checks that a file can be created in dir by creating one and
+// removing it (what the mode bits do not say: a read-only mount, a
+// pseudo file system, a missing permission).
+func probeDir(dir string) error {
+	f, err := os.CreateTemp(dir, ".locksim-probe-*")
+	if err != nil {
+		return run.UnwrapPathError(err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // shrinkJob is a validated --shrink.

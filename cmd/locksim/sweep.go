@@ -89,7 +89,8 @@ their own get those lengthened instead; 0 removes them). A run in which
 the pause did not happen in full inside the safety phase (the client
 reached its write too late, or the heal cut the pause short) is marked
 "pause_short": true in results.jsonl, left out of the rates and counted in
-the table's last column.
+the table's last column; a value whose runs were all left out has no rate
+("0/0 = n/a") and no point on the charts (a gap in its line).
 
 A scenario file with a sweep: block (e.g. scenarios/builtin/drift.yaml's
 shape) is swept over that block when --param is not given, or with

@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -46,7 +47,7 @@ type Rate struct {
 	N int `json:"n"`
 }
 
-// P is the observed rate K/N (0 when N is 0).
+// P is the observed rate K/N (0 when N is 0: no rate; see Known).
 func (r Rate) P() float64 {
 	if r.N == 0 {
 		return 0
@@ -57,7 +58,14 @@ func (r Rate) P() float64 {
 // Interval is the 95% Wilson score interval of the rate.
 func (r Rate) Interval() (lo, hi float64) { return Wilson(r.K, r.N) }
 
+// Known reports whether the rate was measured: N > 0. A rate of no runs
+// is "n/a", never 0%, and charts draw no point for it.
+func (r Rate) Known() bool { return r.N > 0 }
+
 func (r Rate) String() string {
+	if !r.Known() {
+		return "0/0 = n/a"
+	}
 	lo, hi := r.Interval()
 	return fmt.Sprintf("%d/%d = %.1f%% [%.1f%%, %.1f%%]", r.K, r.N, 100*r.P(), 100*lo, 100*hi)
 }
@@ -81,7 +89,9 @@ type Mark struct {
 }
 
 // RateChart is violation rate against a swept parameter, one line per
-// lock, each point with its 95% Wilson interval.
+// lock, each point with its 95% Wilson interval. A point of no runs (N =
+// 0) is not drawn: its line has a gap there, and its series' legend names
+// the values without runs.
 type RateChart struct {
 	Title  string
 	XLabel string // the swept parameter, with its unit
@@ -112,8 +122,10 @@ func (c RateChart) Figure() (Figure, error) {
 				return nil, fmt.Errorf("reports: series %q: x is %v", s.Name, pt.X)
 			}
 			xs = append(xs, pt.X)
-			_, hi := pt.Interval()
-			ymax = max(ymax, hi)
+			if pt.Known() {
+				_, hi := pt.Interval()
+				ymax = max(ymax, hi)
+			}
 		}
 	}
 	if len(xs) == 0 {
@@ -149,48 +161,77 @@ func (c RateChart) Figure() (Figure, error) {
 			}
 			return 0
 		})
-		xys := make(plotter.XYs, len(pts))
-		errs := make(plotter.YErrors, len(pts))
-		for j, pt := range pts {
-			lo, hi := pt.Interval()
-			xys[j] = plotter.XY{X: pt.X + dodge(i), Y: pt.P()}
-			errs[j].Low, errs[j].High = pt.P()-lo, hi-pt.P()
-		}
 		if len(pts) == 0 {
 			continue
 		}
-		if c.Band {
-			var poly plotter.XYs
-			for j, pt := range pts {
-				lo, _ := pt.Interval()
-				poly = append(poly, plotter.XY{X: xys[j].X, Y: lo})
+		// The runs of points with a rate, between the points without.
+		var segs [][]RatePoint
+		var none []string
+		for j, pt := range pts {
+			switch {
+			case !pt.Known():
+				none = append(none, trimFloat(pt.X))
+			case j > 0 && pts[j-1].Known():
+				segs[len(segs)-1] = append(segs[len(segs)-1], pt)
+			default:
+				segs = append(segs, []RatePoint{pt})
 			}
-			for j := len(pts) - 1; j >= 0; j-- {
-				_, hi := pts[j].Interval()
-				poly = append(poly, plotter.XY{X: xys[j].X, Y: hi})
+		}
+		var thumbs []plot.Thumbnailer
+		for _, seg := range segs {
+			xys := make(plotter.XYs, len(seg))
+			errs := make(plotter.YErrors, len(seg))
+			for j, pt := range seg {
+				lo, hi := pt.Interval()
+				xys[j] = plotter.XY{X: pt.X + dodge(i), Y: pt.P()}
+				errs[j].Low, errs[j].High = pt.P()-lo, hi-pt.P()
 			}
-			band, err := plotter.NewPolygon(poly)
+			if c.Band {
+				var poly plotter.XYs
+				for j, pt := range seg {
+					lo, _ := pt.Interval()
+					poly = append(poly, plotter.XY{X: xys[j].X, Y: lo})
+				}
+				for j := len(seg) - 1; j >= 0; j-- {
+					_, hi := seg[j].Interval()
+					poly = append(poly, plotter.XY{X: xys[j].X, Y: hi})
+				}
+				band, err := plotter.NewPolygon(poly)
+				if err != nil {
+					return nil, err
+				}
+				band.Color = withAlpha(clr, 48)
+				band.LineStyle.Width = 0
+				p.Add(band)
+			} else {
+				eb := &plotter.YErrorBars{XYs: xys, YErrors: errs, LineStyle: draw.LineStyle{Color: clr, Width: vg.Points(1)}, CapWidth: vg.Points(6)}
+				p.Add(eb)
+			}
+			line, points, err := plotter.NewLinePoints(xys)
 			if err != nil {
 				return nil, err
 			}
-			band.Color = withAlpha(clr, 48)
-			band.LineStyle.Width = 0
-			p.Add(band)
-		} else {
-			eb := &plotter.YErrorBars{XYs: xys, YErrors: errs, LineStyle: draw.LineStyle{Color: clr, Width: vg.Points(1)}, CapWidth: vg.Points(6)}
-			p.Add(eb)
+			line.Color = clr
+			line.Width = vg.Points(1.5)
+			points.Color = clr
+			points.Shape = glyphFor(i)
+			points.Radius = vg.Points(3)
+			p.Add(line, points)
+			if thumbs == nil {
+				thumbs = []plot.Thumbnailer{line, points}
+			}
 		}
-		line, points, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			return nil, err
+		if thumbs == nil {
+			thumbs = []plot.Thumbnailer{
+				&plotter.Line{LineStyle: draw.LineStyle{Color: clr, Width: vg.Points(1.5)}},
+				&plotter.Scatter{GlyphStyle: draw.GlyphStyle{Color: clr, Shape: glyphFor(i), Radius: vg.Points(3)}},
+			}
 		}
-		line.Color = clr
-		line.Width = vg.Points(1.5)
-		points.Color = clr
-		points.Shape = glyphFor(i)
-		points.Radius = vg.Points(3)
-		p.Add(line, points)
-		legend = append(legend, legendItem{s.Name, []plot.Thumbnailer{line, points}})
+		name := s.Name
+		if len(none) > 0 {
+			name += " (no runs at " + strings.Join(none, ", ") + ")"
+		}
+		legend = append(legend, legendItem{name, thumbs})
 	}
 	p.Y.Min = 0
 	p.Y.Max = niceCeil(max(ymax*1.08, 0.05))
@@ -339,9 +380,14 @@ func (c FencingChart) Figure() (Figure, error) {
 	for i, g := range c.Groups {
 		names[i] = g.Name
 		for j, r := range []Rate{g.Overlap, g.Resource, g.Stale}[:nb] {
+			x := float64(i) + (float64(j)-float64(nb-1)/2)*step
+			if !r.Known() {
+				// No rate: no bar, no interval, a label saying so.
+				bars.bars = append(bars.bars, bar{x: x, w: step - 0.02, none: true, label: "no runs", clr: colors[j]})
+				continue
+			}
 			lo, hi := r.Interval()
 			ymax = max(ymax, hi)
-			x := float64(i) + (float64(j)-float64(nb-1)/2)*step
 			bars.bars = append(bars.bars, bar{x: x, w: step - 0.02, p: r.P(), lo: lo, hi: hi, label: fmt.Sprintf("%d/%d", r.K, r.N), clr: colors[j]})
 		}
 	}
@@ -377,6 +423,7 @@ func (c FencingChart) Figure() (Figure, error) {
 
 type bar struct {
 	x, w, p, lo, hi float64
+	none            bool // no runs: only the label is drawn
 	label           string
 	clr             color.Color
 }
@@ -391,6 +438,10 @@ func (g *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 	lab := textStyle(vg.Points(7), color.Black)
 	lab.XAlign = draw.XCenter
 	for _, b := range g.bars {
+		if b.none {
+			c.FillText(lab, vg.Point{X: trX(b.x), Y: trY(0) + vg.Points(2)}, b.label)
+			continue
+		}
 		x0, x1 := trX(b.x-b.w/2), trX(b.x+b.w/2)
 		y0, y1 := trY(0), trY(b.p)
 		if y1-y0 < vg.Points(1) && b.p > 0 {

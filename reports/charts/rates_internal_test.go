@@ -1,0 +1,72 @@
+package charts
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+)
+
+// TestNoRunsIsNoPoint (issue 36 item 5): a rate of no runs (every run of
+// a sweep point left out) was printed "0/0 = 0.0%" and drawn at 0%, a
+// line falling from 100% to a "safe" made of no runs. It is "n/a", the
+// rate chart draws no point there (a gap, named in the legend) and does
+// not stretch its axis for the point's [0, 1] interval; a bar chart draws
+// no bar for it, only "no runs".
+func TestNoRunsIsNoPoint(t *testing.T) {
+	if got := (Rate{}).String(); got != "0/0 = n/a" {
+		t.Errorf("Rate{0, 0} = %q, want 0/0 = n/a", got)
+	}
+	if got := (Rate{K: 1, N: 4}).String(); got != "1/4 = 25.0% [4.6%, 69.9%]" {
+		t.Errorf("Rate{1, 4} = %q", got)
+	}
+	pts := func(rates ...Rate) []RatePoint {
+		var out []RatePoint
+		for i, r := range rates {
+			out = append(out, RatePoint{X: float64(i) * 0.5, Rate: r})
+		}
+		return out
+	}
+	rc := RateChart{Title: "t", XLabel: "pause", Series: []RateSeries{
+		{Name: "set-nx-cad", Points: pts(Rate{0, 10}, Rate{0, 7}, Rate{0, 0}, Rate{1, 10}, Rate{0, 0})},
+	}}
+	fig, err := rc.Figure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf := fig.(plotFigure)
+	for _, b := range pf.p.GlyphBoxes(pf.p) {
+		for _, x := range []float64{1, 2} {
+			if math.Abs(b.X-pf.p.X.Norm(x)) < 1e-9 {
+				t.Errorf("a glyph at x = %v, a point of no runs (y = %v)", x, b.Y)
+			}
+		}
+	}
+	if pf.p.Y.Max >= 1 {
+		t.Errorf("y axis up to %v: stretched for a point of no runs", pf.p.Y.Max)
+	}
+	if len(pf.legend) != 1 || pf.legend[0].label != "set-nx-cad (no runs at 1, 2)" {
+		t.Errorf("legend %+v", pf.legend)
+	}
+
+	fc := FencingChart{Title: "t", Groups: []FencingGroup{
+		{Name: "a", Overlap: Rate{1, 10}, Resource: Rate{0, 10}},
+		{Name: "b", Overlap: Rate{0, 0}, Resource: Rate{0, 0}},
+	}}
+	fig, err = fc.Figure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf = fig.(plotFigure)
+	var svg bytes.Buffer
+	if err := Encode(&svg, fig, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	if got := svg.String(); strings.Count(got, ">no runs<") != 2 || strings.Contains(got, ">0/0<") || !strings.Contains(got, ">1/10<") {
+		t.Errorf("the bars of no runs are not labelled \"no runs\" (or a 0/0 bar is drawn): %d, %v",
+			strings.Count(got, ">no runs<"), strings.Contains(got, ">0/0<"))
+	}
+	if pf.p.Y.Max >= 1 {
+		t.Errorf("y axis up to %v: stretched for a group of no runs", pf.p.Y.Max)
+	}
+}
