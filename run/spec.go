@@ -100,7 +100,7 @@ func (s Spec) Build() (*Job, error) {
 	}
 	info, err := locks.Get(s.Lock)
 	if err != nil {
-		return nil, &InputError{"lock", fmt.Errorf("unknown lock %q (one of: %s)", s.Lock, strings.Join(locks.IDs(), ", "))}
+		return nil, &InputError{"lock", fmt.Errorf("unknown lock %q (%sone of: %s)", s.Lock, scenarios.DidYouMean(s.Lock, locks.IDs()), strings.Join(locks.IDs(), ", "))}
 	}
 	if info.Unavailable != "" {
 		return nil, &InputError{"lock", fmt.Errorf("%s is %s", s.Lock, info.Unavailable)}
@@ -111,7 +111,7 @@ func (s Spec) Build() (*Job, error) {
 		if errors.As(err, &fe) {
 			return nil, &InputError{"scenario", err}
 		}
-		return nil, &InputError{"scenario", fmt.Errorf("unknown scenario %q (one of: %s; or a scenario file)", s.Scenario, strings.Join(scenarios.IDs(), ", "))}
+		return nil, &InputError{"scenario", fmt.Errorf("unknown scenario %q (%sone of: %s; or a scenario file)", s.Scenario, scenarios.DidYouMean(s.Scenario, scenarios.IDs()), strings.Join(scenarios.IDs(), ", "))}
 	}
 	if s.Step != nil {
 		if sc.File == nil || sc.File.Sweep == nil {

@@ -87,7 +87,11 @@ func execute(args []string, stdout, stderr io.Writer, h host) int {
 	code := exitSafe
 	root := newRootCmd(stdout, stderr, h, &code)
 	root.SetArgs(args)
-	if err := root.Execute(); err != nil {
+	err := misspelledCommand(root, args)
+	if err == nil {
+		err = root.Execute()
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "locksim: %s\n", errorLine(err))
 		var ce *codeError
 		if errors.As(err, &ce) {
@@ -111,6 +115,20 @@ func unknownCommand(cmd *cobra.Command, name string) error {
 		hint = fmt.Sprintf("did you mean %q? ", s[0])
 	}
 	return usageErrorf("unknown command %q (%scommands: %s)", name, hint, strings.Join(names, ", "))
+}
+
+// misspelledCommand is the error for a first argument that names no
+// command ("locksim ru --lock x"): the command name is the mistake, not
+// the flags after it, which the root command would otherwise reject first
+// ("unknown flag: --lock").
+func misspelledCommand(root *cobra.Command, args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") || args[0] == "help" {
+		return nil
+	}
+	if c, _, err := root.Find(args); err == nil && c == root {
+		return unknownCommand(root, args[0])
+	}
+	return nil
 }
 
 // noArgs rejects positional arguments for a command that takes only flags.
@@ -172,5 +190,6 @@ func newRootCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
 	root.AddCommand(newBenchCmd(stdout, stderr, h, code))
 	root.AddCommand(newWorkerCmd(os.Stdin, stdout, h, code))
 	root.AddCommand(newVersionCmd(stdout))
+	refuseRepeats(root)
 	return root
 }
