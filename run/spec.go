@@ -156,7 +156,7 @@ func (s Spec) Build() (*Job, error) {
 // validation error where there is one ("nodes: 70 out of range 1..64").
 func configError(err error) error {
 	msg := err.Error()
-	for _, name := range []string{"nodes", "clients", "duration", "liveness"} {
+	for _, name := range []string{"nodes", "clients", "duration", "liveness", "hold-min", "hold-max"} {
 		if strings.HasPrefix(msg, name+":") {
 			return &InputError{name, err}
 		}

@@ -383,8 +383,8 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 	if err != nil {
 		return sim.Config{}, err
 	}
-	if p.HoldMax > 0 {
-		wl.HoldMin, wl.HoldMax = p.HoldMin, p.HoldMax
+	if err := p.applyHold(&wl); err != nil {
+		return sim.Config{}, fmt.Errorf("%v (lock %s)", err, info.ID)
 	}
 	j := f.judging(info)
 	mode := resource.ModeNone
