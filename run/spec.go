@@ -44,6 +44,9 @@ type Spec struct {
 	// Step, if set, runs the scenario file's own sweep (its sweep: block)
 	// at that step, 0-based: the swept parameter set to its Step-th value.
 	Step *int `json:"step,omitempty"`
+	// MaxEvents, if set, is the world's event budget (sim.Config.MaxEvents;
+	// 0: DefaultMaxEvents): a run that takes more steps stops unjudged.
+	MaxEvents int64 `json:"max_events,omitempty"`
 }
 
 // ScenarioID is the spec's scenario, "default" when empty.
@@ -139,6 +142,9 @@ func (s Spec) Build() (*Job, error) {
 			}
 			return nil, &InputError{"faults", fmt.Errorf("%s: %v", where, err)}
 		}
+	}
+	if s.MaxEvents > 0 {
+		cfg.MaxEvents = s.MaxEvents
 	}
 	if s.Pause != nil {
 		if err := applyPause(&cfg, info, *s.Pause); err != nil {
@@ -259,6 +265,7 @@ func (s Spec) Repro() string {
 		{"hold-max", p.HoldMax != 0, p.HoldMax.String()},
 		{"pause", s.Pause != nil, pause},
 		{"step", s.Step != nil, step},
+		{"max-events", s.MaxEvents != 0, strconv.FormatInt(s.MaxEvents, 10)},
 		{"fairness", s.Fairness, ""},
 	} {
 		if !f.set {

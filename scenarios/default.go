@@ -146,7 +146,7 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 		}
 		if info.Topology == locks.Groups {
 			if nodes%locks.DefaultGroups != 0 || nodes/locks.DefaultGroups < 2 {
-				return sim.Config{}, fmt.Errorf("nodes: %d do not split into %d primary/replica groups of at least 2 (lock %s)", nodes, locks.DefaultGroups, info.ID)
+				return sim.Config{}, groupNodesError(nodes, locks.DefaultGroups, info.ID)
 			}
 			cfg.Topology.Groups = locks.DefaultGroups
 		}
@@ -192,6 +192,13 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 	cfg.Program = Program(info, wl)
 	cfg.WatchKeys = []string{wl.Key}
 	return cfg.WithDefaults(), nil
+}
+
+// groupNodesError is the error for a node count that does not split into
+// a lock's primary/replica groups: it says what counts do.
+func groupNodesError(nodes, groups int, lock string) error {
+	return fmt.Errorf("nodes: lock %s runs %d primary/replica groups of at least 2 nodes: want a multiple of %d from %d to %d, got %d",
+		lock, groups, groups, 2*groups, sim.MaxNodes/groups*groups, nodes)
 }
 
 // applyHold sets the workload's critical-section range from p: a HoldMin

@@ -97,7 +97,7 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 	if groups > 1 && p.Nodes > 0 {
 		// --nodes counts the whole world's nodes; the file counts a group's.
 		if p.Nodes%groups != 0 || p.Nodes/groups < 2 {
-			return sim.Config{}, fmt.Errorf("nodes: %d (the nodes parameter) do not split into %d primary/replica groups of at least 2 for lock %s", p.Nodes, groups, info.ID)
+			return sim.Config{}, groupNodesError(p.Nodes, groups, info.ID)
 		}
 		nodes = p.Nodes / groups
 	}

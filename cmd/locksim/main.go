@@ -48,7 +48,8 @@ Exit codes:
   4   unknown: the run could not be judged completely
   64  usage or input error (bad flag, unknown lock or scenario)
   70  internal error (a bug; the trace file could not be written; a replay diverged)
-  130 sweep or report interrupted (Ctrl-C); rerun to resume`
+  130 interrupted (Ctrl-C): a sweep or report resumes when rerun; a run says
+      how far it got and what it did not write`
 
 // host runs body, which needs a synctest bubble, and returns its exit code.
 // The CLI's host is sim.HostMain, which never returns: it exits the process.
