@@ -593,7 +593,13 @@ func yamlError(name string, ix *fieldIndex, err error) error {
 		if errors.As(err, &ue) {
 			msg = fmt.Sprintf("want %s, got %s", nodeTypeWord(ue.Expected), nodeTypeWord(ue.Actual))
 		}
-		return ix.at(name, ye.GetToken(), msg)
+		e := ix.at(name, ye.GetToken(), msg)
+		if strings.HasPrefix(msg, "unknown field") {
+			if hint := unknownFieldHint(e.Field); hint != "" {
+				e.Msg += " (" + hint + ")"
+			}
+		}
+		return e
 	}
 	return &FileError{File: name, Msg: err.Error()}
 }

@@ -808,6 +808,9 @@ func (f *File) validateSweep() error {
 	if len(s.Values) > 0 {
 		return f.validateSweepValues(kind)
 	}
+	if s.Values != nil && !s.From.Set() && !s.To.Set() && s.Steps == 0 {
+		return f.errAt("sweep.values", "empty: list the values to sweep (or give from, to and steps)")
+	}
 	if s.Steps < 1 || s.Steps > maxSweepSteps {
 		return f.errAt("sweep.steps", "%d out of range 1..%d", s.Steps, maxSweepSteps)
 	}

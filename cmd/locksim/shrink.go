@@ -94,6 +94,17 @@ func checkWritable(path string) error {
 // a directory or a new path, and the files it will write are writable.
 func checkOutDir(dir string, files ...string) error {
 	if st, err := os.Lstat(dir); err == nil {
+		if st.Mode()&os.ModeSymlink != 0 {
+			// A link to a directory is a directory to write into.
+			target, err := os.Stat(dir)
+			if err != nil {
+				return fmt.Errorf("%q is a symbolic link to nothing (%v)", dir, run.UnwrapPathError(err))
+			}
+			if !target.IsDir() {
+				return fmt.Errorf("%q is a symbolic link to a file, not a directory", dir)
+			}
+			st = target
+		}
 		if !st.IsDir() {
 			return fmt.Errorf("%q exists and is not a directory", dir)
 		}
