@@ -132,6 +132,10 @@ judged completely).`,
 			if err != nil {
 				return err
 			}
+			// From here an interrupt says what it lost (the CLI's host
+			// exits the process: stop is for a test's host).
+			stop := j.stopOnSignal(stderr)
+			defer stop()
 			j.preamble(stderr)
 			// Everything is validated: hosting the bubble is the last step
 			// (the CLI's host exits the process).
@@ -282,6 +286,7 @@ type runJob struct {
 	// at and events are how far the world got (sim.Config.Progress), for
 	// the progress line and for what an interrupt lost.
 	at, events atomic.Int64
+	watching   bool // stopOnSignal is installed
 }
 
 // millions prints an event count for people ("37.5 million").
@@ -371,8 +376,10 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 		j.job.Config.Trace = capped
 	}
 	endProgress := j.watchProgress(stderr)
-	stop := j.stopOnSignal(stderr)
-	defer stop()
+	if !j.watching {
+		stop := j.stopOnSignal(stderr)
+		defer stop()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(stderr, "locksim: internal error: panic: %v\n%s", r, debug.Stack())
@@ -482,6 +489,7 @@ func (j *runJob) stopOnSignal(stderr io.Writer) (stop func()) {
 	}
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
+	j.watching = true
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -497,6 +505,7 @@ func (j *runJob) stopOnSignal(stderr io.Writer) (stop func()) {
 	return func() {
 		signal.Stop(sigc)
 		close(done)
+		j.watching = false
 	}
 }
 
