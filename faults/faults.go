@@ -175,8 +175,11 @@ func (f Fault) Validate(known func(name string) bool) error {
 	}
 	switch f.Kind {
 	case ClientPause, NodePause, Crash:
-		if len(f.Targets) == 0 || f.Duration == 0 {
-			return fmt.Errorf("%s: needs targets and a positive duration", f.Kind)
+		if len(f.Targets) == 0 {
+			return fmt.Errorf("%s: needs targets", f.Kind)
+		}
+		if f.Duration == 0 {
+			return fmt.Errorf("%s: duration must be positive (a %s of 0s does nothing)", f.Kind, f.Kind)
 		}
 	case ClockDrift:
 		if len(f.Targets) == 0 {
@@ -190,8 +193,11 @@ func (f Fault) Validate(known func(name string) bool) error {
 			return fmt.Errorf("%s: needs targets", f.Kind)
 		}
 	case Partition, Delay, Loss:
-		if len(f.From) == 0 || len(f.To) == 0 || f.Duration == 0 {
-			return fmt.Errorf("%s: needs from, to and a positive duration", f.Kind)
+		if len(f.From) == 0 || len(f.To) == 0 {
+			return fmt.Errorf("%s: needs from and to", f.Kind)
+		}
+		if f.Duration == 0 {
+			return fmt.Errorf("%s: duration must be positive (a %s of 0s does nothing)", f.Kind, f.Kind)
 		}
 		if f.Kind == Delay && f.Delay <= 0 {
 			return fmt.Errorf("%s: delay must be positive", f.Kind)

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/scenarios"
 )
 
 // maxFaultsFile bounds the size of a --faults file.
@@ -37,8 +38,22 @@ func ReadFaults(path string) ([]faults.Fault, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("%s: trailing data after the list of faults", path)
 	}
+	if fs == nil {
+		// [] is no faults; null ran the scenario's own schedule.
+		return nil, fmt.Errorf("%s: null is not a list of faults (write [] for none)", path)
+	}
 	if len(fs) > 1000 {
 		return nil, fmt.Errorf("%s: %d faults, at most 1000", path, len(fs))
+	}
+	// The bounds a scenario file's faults have.
+	for i, f := range fs {
+		if field, err := scenarios.CheckFault(f); err != nil {
+			where := fmt.Sprintf("faults[%d]", i)
+			if field != "" {
+				where += "." + field
+			}
+			return nil, fmt.Errorf("%s: %s: %v", path, where, err)
+		}
 	}
 	return fs, nil
 }

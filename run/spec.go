@@ -44,6 +44,9 @@ type Spec struct {
 	// Step, if set, runs the scenario file's own sweep (its sweep: block)
 	// at that step, 0-based: the swept parameter set to its Step-th value.
 	Step *int `json:"step,omitempty"`
+	// MaxEvents, if set, is the world's event budget (sim.Config.MaxEvents;
+	// 0: DefaultMaxEvents): a run that takes more steps stops unjudged.
+	MaxEvents int64 `json:"max_events,omitempty"`
 }
 
 // ScenarioID is the spec's scenario, "default" when empty.
@@ -100,7 +103,7 @@ func (s Spec) Build() (*Job, error) {
 	}
 	info, err := locks.Get(s.Lock)
 	if err != nil {
-		return nil, &InputError{"lock", fmt.Errorf("unknown lock %q (one of: %s)", s.Lock, strings.Join(locks.IDs(), ", "))}
+		return nil, &InputError{"lock", fmt.Errorf("unknown lock %q (%sone of: %s)", s.Lock, scenarios.DidYouMean(s.Lock, locks.IDs()), strings.Join(locks.IDs(), ", "))}
 	}
 	if info.Unavailable != "" {
 		return nil, &InputError{"lock", fmt.Errorf("%s is %s", s.Lock, info.Unavailable)}
@@ -111,7 +114,7 @@ func (s Spec) Build() (*Job, error) {
 		if errors.As(err, &fe) {
 			return nil, &InputError{"scenario", err}
 		}
-		return nil, &InputError{"scenario", fmt.Errorf("unknown scenario %q (one of: %s; or a scenario file)", s.Scenario, strings.Join(scenarios.IDs(), ", "))}
+		return nil, &InputError{"scenario", fmt.Errorf("unknown scenario %q (%sone of: %s; or a scenario file)", s.Scenario, scenarios.DidYouMean(s.Scenario, scenarios.IDs()), strings.Join(scenarios.IDs(), ", "))}
 	}
 	if s.Step != nil {
 		if sc.File == nil || sc.File.Sweep == nil {
@@ -140,6 +143,9 @@ func (s Spec) Build() (*Job, error) {
 			return nil, &InputError{"faults", fmt.Errorf("%s: %v", where, err)}
 		}
 	}
+	if s.MaxEvents > 0 {
+		cfg.MaxEvents = s.MaxEvents
+	}
 	if s.Pause != nil {
 		if err := applyPause(&cfg, info, *s.Pause); err != nil {
 			return nil, &InputError{"pause", err}
@@ -156,7 +162,7 @@ func (s Spec) Build() (*Job, error) {
 // validation error where there is one ("nodes: 70 out of range 1..64").
 func configError(err error) error {
 	msg := err.Error()
-	for _, name := range []string{"nodes", "clients", "duration", "liveness"} {
+	for _, name := range []string{"nodes", "clients", "duration", "liveness", "hold-min", "hold-max"} {
 		if strings.HasPrefix(msg, name+":") {
 			return &InputError{name, err}
 		}
@@ -260,6 +266,7 @@ func (s Spec) Repro() string {
 		{"careful", p.Careful, ""},
 		{"pause", s.Pause != nil, pause},
 		{"step", s.Step != nil, step},
+		{"max-events", s.MaxEvents != 0, strconv.FormatInt(s.MaxEvents, 10)},
 		{"fairness", s.Fairness, ""},
 	} {
 		if !f.set {

@@ -42,7 +42,8 @@ type Header struct {
 	HoldMinNS   int64 `json:"hold_min_ns,omitempty"`
 	HoldMaxNS   int64 `json:"hold_max_ns,omitempty"`
 	Fairness    bool  `json:"fairness,omitempty"`
-	Step        *int  `json:"step,omitempty"` // the scenario file's sweep step
+	Step        *int  `json:"step,omitempty"`       // the scenario file's sweep step
+	MaxEvents   int64 `json:"max_events,omitempty"` // the event budget a spec sets
 	// ScenarioSHA256 is the scenario file's hash when Scenario is a file:
 	// replay refuses a file edited since the recording.
 	ScenarioSHA256 string `json:"scenario_sha256,omitempty"`
@@ -68,7 +69,7 @@ func (j *Job) Header(version string) Header {
 	return Header{Locksim: version, Scenario: scenario, Lock: j.Lock.ID, Seed: j.Config.Seed, Clients: j.Config.Clients, Nodes: len(j.Config.Nodes),
 		DurationNS: int64(j.Config.Duration), LivenessNS: int64(j.Config.Liveness), Faults: fs,
 		ReplLagNS: int64(p.ReplLag), DownAfterNS: int64(p.DownAfter), HoldMinNS: int64(p.HoldMin), HoldMaxNS: int64(p.HoldMax),
-		Fairness: j.Spec.Fairness, Step: j.Spec.Step, ScenarioSHA256: ScenarioHash(scenario)}
+		Fairness: j.Spec.Fairness, Step: j.Spec.Step, MaxEvents: j.Spec.MaxEvents, ScenarioSHA256: ScenarioHash(scenario)}
 }
 
 // ScenarioHash is the SHA-256 of a scenario file ("" for a built-in id or
@@ -140,7 +141,7 @@ func (h Header) Job(path string) (*Job, error) {
 	if fs == nil {
 		fs = []faults.Fault{}
 	}
-	s := Spec{Scenario: h.Scenario, Lock: h.Lock, Seed: h.Seed, Faults: fs, Fairness: h.Fairness, Step: h.Step,
+	s := Spec{Scenario: h.Scenario, Lock: h.Lock, Seed: h.Seed, Faults: fs, Fairness: h.Fairness, Step: h.Step, MaxEvents: h.MaxEvents,
 		Params: scenarios.Params{Clients: h.Clients, Nodes: h.Nodes, Duration: time.Duration(h.DurationNS), Liveness: time.Duration(h.LivenessNS),
 			ReplLag: time.Duration(h.ReplLagNS), DownAfter: time.Duration(h.DownAfterNS), HoldMin: time.Duration(h.HoldMinNS), HoldMax: time.Duration(h.HoldMaxNS)}}
 	j, err := s.Build()

@@ -25,7 +25,9 @@ type Params struct {
 	ReplLag  time.Duration
 	// DownAfter is Sentinel's down-after for replicated topologies (0: 5 s).
 	DownAfter time.Duration
-	// HoldMin and HoldMax bound a critical section (0: 50 ms and 1 s).
+	// HoldMin and HoldMax bound a critical section (0: the scenario's
+	// bound; the default's are 50 ms and 1 s). Each applies on its own;
+	// a range whose min ends above its max is an error (applyHold).
 	HoldMin, HoldMax time.Duration
 	// Careful: the workload checks its belief before each write
 	// (Workload.Careful).
@@ -144,7 +146,7 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 		}
 		if info.Topology == locks.Groups {
 			if nodes%locks.DefaultGroups != 0 || nodes/locks.DefaultGroups < 2 {
-				return sim.Config{}, fmt.Errorf("nodes: %d do not split into %d primary/replica groups of at least 2 (lock %s)", nodes, locks.DefaultGroups, info.ID)
+				return sim.Config{}, groupNodesError(nodes, locks.DefaultGroups, info.ID)
 			}
 			cfg.Topology.Groups = locks.DefaultGroups
 		}
@@ -182,15 +184,48 @@ func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 		mode = resource.Mode(info.Fencing)
 	}
 	cfg.Services = append([]sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: map[string]int64{PoolKey: PoolSize}})}, coordServices(info)...)
-	holdMin, holdMax := 50*time.Millisecond, time.Second
-	if p.HoldMax > 0 {
-		holdMin, holdMax = p.HoldMin, p.HoldMax
-	}
-	wl := Workload{Key: "lock:resource", HoldMin: holdMin, HoldMax: holdMax,
+	wl := Workload{Key: "lock:resource", HoldMin: 50 * time.Millisecond, HoldMax: time.Second,
 		ThinkMin: 10 * time.Millisecond, ThinkMax: 500 * time.Millisecond, Resource: ResourcePool, Careful: p.Careful}
+	if err := p.applyHold(&wl); err != nil {
+		return sim.Config{}, err
+	}
 	cfg.Program = Program(info, wl)
 	cfg.WatchKeys = []string{wl.Key}
 	return cfg.WithDefaults(), nil
+}
+
+// groupNodesError is the error for a node count that does not split into
+// a lock's primary/replica groups: it says what counts do.
+func groupNodesError(nodes, groups int, lock string) error {
+	return fmt.Errorf("nodes: lock %s runs %d primary/replica groups of at least 2 nodes: want a multiple of %d from %d to %d, got %d",
+		lock, groups, groups, 2*groups, sim.MaxNodes/groups*groups, nodes)
+}
+
+// applyHold sets the workload's critical-section range from p: a HoldMin
+// or HoldMax given alone keeps the scenario's other bound (a --hold-min
+// without --hold-max was ignored, and a --hold-max alone set the minimum
+// to 0). A min that ends above the max is an error naming the parameter
+// to change.
+func (p Params) applyHold(wl *Workload) error {
+	lo, hi := wl.HoldMin, wl.HoldMax
+	if p.HoldMin > 0 {
+		lo = p.HoldMin
+	}
+	if p.HoldMax > 0 {
+		hi = p.HoldMax
+	}
+	if lo > hi {
+		switch {
+		case p.HoldMin > 0 && p.HoldMax > 0:
+			return fmt.Errorf("hold-min: %v is above hold-max %v", lo, hi)
+		case p.HoldMin > 0:
+			return fmt.Errorf("hold-min: %v is above the scenario's longest critical section (%v): give hold-max too", lo, hi)
+		default:
+			return fmt.Errorf("hold-max: %v is below the scenario's shortest critical section (%v): give hold-min too", hi, lo)
+		}
+	}
+	wl.HoldMin, wl.HoldMax = lo, hi
+	return nil
 }
 
 // Fits says whether the lock can run in the scenario: "" when it can,

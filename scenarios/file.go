@@ -593,7 +593,13 @@ func yamlError(name string, ix *fieldIndex, err error) error {
 		if errors.As(err, &ue) {
 			msg = fmt.Sprintf("want %s, got %s", nodeTypeWord(ue.Expected), nodeTypeWord(ue.Actual))
 		}
-		return ix.at(name, ye.GetToken(), msg)
+		e := ix.at(name, ye.GetToken(), msg)
+		if strings.HasPrefix(msg, "unknown field") {
+			if hint := unknownFieldHint(e.Field); hint != "" {
+				e.Msg += " (" + hint + ")"
+			}
+		}
+		return e
 	}
 	return &FileError{File: name, Msg: err.Error()}
 }
@@ -953,16 +959,69 @@ func (f *File) checkSpan(path string, s Span, lo, hi time.Duration) error {
 		}
 		return nil
 	}
-	if s.NS < lo || s.NS > hi {
-		if lo == 0 {
-			if s.NS < 0 {
-				return f.errAt(path, "%v is negative", s.NS)
-			}
-			return f.errAt(path, "%v out of range 0..%v", s.NS, hi)
-		}
-		return f.errAt(path, "%v out of range %v..%v", s.NS, lo, hi)
+	if msg := outOfRange(s.NS, lo, hi); msg != "" {
+		return f.errAt(path, "%s", msg)
 	}
 	return nil
+}
+
+// outOfRange says why v is not in [lo, hi] ("" when it is).
+func outOfRange(v, lo, hi time.Duration) string {
+	switch {
+	case v >= lo && v <= hi:
+		return ""
+	case lo == 0 && v < 0:
+		return fmt.Sprintf("%v is negative", v)
+	case lo == 0:
+		return fmt.Sprintf("%v out of range 0..%v", v, hi)
+	}
+	return fmt.Sprintf("%v out of range %v..%v", v, lo, hi)
+}
+
+// checkRates checks a fault's clock drift and loss probability.
+func checkRates(driftPPM int64, lossProb float64) (field string, err error) {
+	if err := clock.CheckDrift(driftPPM); err != nil {
+		return "drift_ppm", err
+	}
+	if math.IsNaN(lossProb) || lossProb < 0 || lossProb > 1 {
+		return "loss_prob", fmt.Errorf("%v out of range (0, 1]", lossProb)
+	}
+	return "", nil
+}
+
+// faultSpans are a fault's times and their bounds: the same for a
+// scenario file's fault (checkSpan, before a TTL resolves it) and for a
+// resolved one (CheckFault: a --faults file's).
+var faultSpans = []struct {
+	field  string
+	lo, hi time.Duration
+	file   func(FaultSpec) Span
+	value  func(faults.Fault) time.Duration
+}{
+	{"start", 0, sim.MaxDuration, func(s FaultSpec) Span { return s.Start }, func(f faults.Fault) time.Duration { return f.Start }},
+	{"duration", 0, sim.MaxDuration, func(s FaultSpec) Span { return s.Duration }, func(f faults.Fault) time.Duration { return f.Duration }},
+	{"delay", 0, sim.MaxDuration, func(s FaultSpec) Span { return s.Delay }, func(f faults.Fault) time.Duration { return f.Delay }},
+	{"jump", -sim.MaxDuration, sim.MaxDuration, func(s FaultSpec) Span { return s.Jump }, func(f faults.Fault) time.Duration { return f.Jump }},
+}
+
+// CheckFault checks a fault as a scenario file's fault is checked: its
+// times within their bounds (faultSpans), its drift and loss probability,
+// and its shape (faults.Fault.Validate; any process name: names are the
+// world's to check). field is the fault's field at fault ("" for the
+// fault as a whole).
+func CheckFault(ff faults.Fault) (field string, err error) {
+	for _, s := range faultSpans {
+		if msg := outOfRange(s.value(ff), s.lo, s.hi); msg != "" {
+			return s.field, errors.New(msg)
+		}
+	}
+	if field, err := checkRates(ff.DriftPPM, ff.LossProb); err != nil {
+		return field, err
+	}
+	if err := ff.Validate(func(string) bool { return true }); err != nil {
+		return strings.TrimPrefix(faultField("", err), "."), err
+	}
+	return "", nil
 }
 
 func (f *File) validateWorkload() error {
@@ -1017,20 +1076,13 @@ func (f *File) validateFaults() error {
 		if !slices.Contains(faults.Kinds, k) {
 			return f.errAt(p+".kind", "%q is not a fault kind (one of %s)", fs.Kind, kindList())
 		}
-		for _, s := range []struct {
-			field string
-			v     Span
-			lo    time.Duration
-		}{{"start", fs.Start, 0}, {"duration", fs.Duration, 0}, {"delay", fs.Delay, 0}, {"jump", fs.Jump, -sim.MaxDuration}} {
-			if err := f.checkSpan(p+"."+s.field, s.v, s.lo, sim.MaxDuration); err != nil {
+		for _, s := range faultSpans {
+			if err := f.checkSpan(p+"."+s.field, s.file(fs), s.lo, s.hi); err != nil {
 				return err
 			}
 		}
-		if err := clock.CheckDrift(fs.DriftPPM); err != nil {
-			return f.errAt(p+".drift_ppm", "%v", err)
-		}
-		if math.IsNaN(fs.LossProb) || fs.LossProb < 0 || fs.LossProb > 1 {
-			return f.errAt(p+".loss_prob", "%v out of range (0, 1]", fs.LossProb)
+		if field, err := checkRates(fs.DriftPPM, fs.LossProb); err != nil {
+			return f.errAt(p+"."+field, "%v", err)
 		}
 		for _, id := range fs.Locks {
 			if _, err := locks.Get(id); err != nil {

@@ -97,7 +97,7 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 	if groups > 1 && p.Nodes > 0 {
 		// --nodes counts the whole world's nodes; the file counts a group's.
 		if p.Nodes%groups != 0 || p.Nodes/groups < 2 {
-			return sim.Config{}, fmt.Errorf("nodes: %d (the nodes parameter) do not split into %d primary/replica groups of at least 2 for lock %s", p.Nodes, groups, info.ID)
+			return sim.Config{}, groupNodesError(p.Nodes, groups, info.ID)
 		}
 		nodes = p.Nodes / groups
 	}
@@ -383,8 +383,8 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 	if err != nil {
 		return sim.Config{}, err
 	}
-	if p.HoldMax > 0 {
-		wl.HoldMin, wl.HoldMax = p.HoldMin, p.HoldMax
+	if err := p.applyHold(&wl); err != nil {
+		return sim.Config{}, fmt.Errorf("%v (lock %s)", err, info.ID)
 	}
 	wl.Careful = wl.Careful || p.Careful
 	j := f.judging(info)
@@ -808,6 +808,9 @@ func (f *File) validateSweep() error {
 	}
 	if len(s.Values) > 0 {
 		return f.validateSweepValues(kind)
+	}
+	if s.Values != nil && !s.From.Set() && !s.To.Set() && s.Steps == 0 {
+		return f.errAt("sweep.values", "empty: list the values to sweep (or give from, to and steps)")
 	}
 	if s.Steps < 1 || s.Steps > maxSweepSteps {
 		return f.errAt("sweep.steps", "%d out of range 1..%d", s.Steps, maxSweepSteps)

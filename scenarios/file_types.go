@@ -7,6 +7,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
 )
 
 // checkTypes walks the YAML tree beside the Go type it decodes into and
@@ -60,6 +61,11 @@ func checkTypes(n ast.Node, t reflect.Type) error {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		if _, ok := n.(*ast.IntegerNode); !ok {
+			if tok := n.GetToken(); tok.Type == token.StringType && isDigits(tok.Value) {
+				// Too many digits for YAML's integers: the parser made it a
+				// string, but the user wrote a number.
+				return &posError{tok: tok, msg: fmt.Sprintf("%s is out of range for %s", scalarText(tok.Value), typeWord(t.String()))}
+			}
 			return &posError{tok: n.GetToken(), msg: fmt.Sprintf("want a whole number, got %s", scalarWord(n))}
 		}
 	case reflect.Float32, reflect.Float64:
@@ -96,12 +102,23 @@ func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {
 	return reflect.StructField{}, false
 }
 
-// scalarWord describes a scalar for an error, its text cut short.
-func scalarWord(n ast.Node) string {
-	text := n.GetToken().Value
+// isDigits: s is a whole number in decimal, maybe signed.
+func isDigits(s string) bool {
+	s = strings.TrimLeft(s, "+-")
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// scalarText is a scalar's text cut short for an error.
+func scalarText(text string) string {
 	if len(text) > 40 {
 		text = text[:40] + "…"
 	}
+	return text
+}
+
+// scalarWord describes a scalar for an error, its text cut short.
+func scalarWord(n ast.Node) string {
+	text := scalarText(n.GetToken().Value)
 	switch n.(type) {
 	case *ast.FloatNode:
 		return "the fraction " + text

@@ -90,6 +90,10 @@ type Config struct {
 	Trace io.Writer
 	// MaxEvents bounds the scheduler's steps (0: 50 million).
 	MaxEvents int64
+	// Progress, if set, is called from the scheduler every ProgressEvery
+	// steps with the world's true time and the steps so far (a long run's
+	// progress line; it must not touch the world).
+	Progress func(at time.Duration, events int64)
 	// MaxHistory bounds the events kept in memory for checkers (0: 1 million).
 	// Beyond it the trace file and hash still see every event.
 	MaxHistory int

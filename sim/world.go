@@ -188,6 +188,10 @@ func (w *World) run() error {
 // blocked, and the scheduler waits for the others again (synctest.Wait)
 // before it takes an event: a library timer due at the same instant as
 // its own runs first. One park less for every event than waiting twice.
+// ProgressEvery is how many scheduler steps apart Config.Progress is
+// called.
+const ProgressEvery = 1 << 16
+
 func (w *World) loop(end int64) error {
 	maxEvents := w.cfg.MaxEvents
 	ran := false // an event just ran: what it woke may still be running
@@ -262,8 +266,11 @@ func (w *World) loop(end int64) error {
 		w.lastAt = ev.at
 		w.steps++
 		w.stats.Events++
+		if w.cfg.Progress != nil && w.steps%ProgressEvery == 0 {
+			w.cfg.Progress(time.Duration(ev.at), w.steps)
+		}
 		if maxEvents > 0 && w.steps > maxEvents {
-			return fmt.Errorf("sim: event budget of %d exhausted at t=%v (raise MaxEvents or shorten the run)", maxEvents, time.Duration(ev.at))
+			return fmt.Errorf("sim: event budget of %d exhausted at t=%v (raise it with --max-events, sim.Config.MaxEvents, or shorten the run)", maxEvents, time.Duration(ev.at))
 		}
 		if w.pendingAcks > 0 && ev.op == opFunc && ev.kind != "repl" && ev.kind != "repl-ack" {
 			// The event may change what a pending ack depends on: the

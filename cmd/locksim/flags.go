@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/locksim/locksim/run"
 )
 
@@ -123,7 +126,7 @@ type onceString struct {
 
 func (o *onceString) Set(x string) error {
 	if o.set {
-		return fmt.Errorf("given twice (%q, then %q): one value only", *o.v, x)
+		return givenTwice(*o.v, x)
 	}
 	*o.v, o.set = x, true
 	return nil
@@ -137,6 +140,47 @@ func (o *onceString) String() string {
 }
 
 func (o *onceString) Type() string { return "string" }
+
+func givenTwice(first, second string) error {
+	return fmt.Errorf("given twice (%q, then %q): one value only", first, second)
+}
+
+// onceValue wraps a single-value flag so that a second value is an error
+// (--seed 1 --seed 2 ran seed 2), as onceString does for strings.
+type onceValue struct {
+	pflag.Value
+	set bool
+}
+
+func (o *onceValue) Set(x string) error {
+	if o.set {
+		return givenTwice(o.Value.String(), x)
+	}
+	if err := o.Value.Set(x); err != nil {
+		return err
+	}
+	o.set = true
+	return nil
+}
+
+// refuseRepeats makes every single-value flag of cmd and its subcommands
+// refuse a second value. Switches (--json) and list flags are left alone:
+// repeating a switch changes nothing, and a list flag means to repeat.
+func refuseRepeats(cmd *cobra.Command) {
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if _, ok := f.Value.(*onceString); ok || f.NoOptDefVal != "" {
+			return
+		}
+		t := f.Value.Type()
+		if t == "bool" || t == "count" || strings.HasSuffix(t, "Slice") || strings.HasSuffix(t, "Array") {
+			return
+		}
+		f.Value = &onceValue{Value: f.Value}
+	})
+	for _, c := range cmd.Commands() {
+		refuseRepeats(c)
+	}
+}
 
 // workerMemBytes is what one worker process needs at most, with margin
 // (a worker holds one world and its history; measured ~40 MB).

@@ -48,7 +48,8 @@ Exit codes:
   4   unknown: the run could not be judged completely
   64  usage or input error (bad flag, unknown lock or scenario)
   70  internal error (a bug; a replay diverged)
-  130 sweep or report interrupted (Ctrl-C); rerun to resume
+  130 interrupted (Ctrl-C): a sweep or report resumes when rerun; a run says
+      how far it got and what it did not write
 A --trace or --counterexample file that could not be written after the run
 (a full disk, --trace-max-mb) does not change the exit code: the run
 prints its summary and says so on stderr.`
@@ -90,7 +91,11 @@ func execute(args []string, stdout, stderr io.Writer, h host) int {
 	code := exitSafe
 	root := newRootCmd(stdout, stderr, h, &code)
 	root.SetArgs(args)
-	if err := root.Execute(); err != nil {
+	err := misspelledCommand(root, args)
+	if err == nil {
+		err = root.Execute()
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "locksim: %s\n", errorLine(err))
 		var ce *codeError
 		if errors.As(err, &ce) {
@@ -114,6 +119,20 @@ func unknownCommand(cmd *cobra.Command, name string) error {
 		hint = fmt.Sprintf("did you mean %q? ", s[0])
 	}
 	return usageErrorf("unknown command %q (%scommands: %s)", name, hint, strings.Join(names, ", "))
+}
+
+// misspelledCommand is the error for a first argument that names no
+// command ("locksim ru --lock x"): the command name is the mistake, not
+// the flags after it, which the root command would otherwise reject first
+// ("unknown flag: --lock").
+func misspelledCommand(root *cobra.Command, args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") || args[0] == "help" {
+		return nil
+	}
+	if c, _, err := root.Find(args); err == nil && c == root {
+		return unknownCommand(root, args[0])
+	}
+	return nil
 }
 
 // noArgs rejects positional arguments for a command that takes only flags.
@@ -175,5 +194,6 @@ func newRootCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
 	root.AddCommand(newBenchCmd(stdout, stderr, h, code))
 	root.AddCommand(newWorkerCmd(os.Stdin, stdout, h, code))
 	root.AddCommand(newVersionCmd(stdout))
+	refuseRepeats(root)
 	return root
 }

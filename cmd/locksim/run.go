@@ -11,6 +11,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -53,6 +55,7 @@ type runFlags struct {
 	shrink    shrinkFlags // --faults, --shrink, --shrink-out, --shrink-runs (shrink.go)
 	backend   string      // --backend: sim or real (real.go)
 	ttl       durationValue
+	maxEvents intValue // --max-events
 }
 
 // newRunFlags is run's flag values with their allowed ranges (replay
@@ -71,8 +74,20 @@ func newRunFlags() runFlags {
 		step:      intValue{min: 0, max: 999},
 		traceMax:  intValue{min: 1, max: 1 << 20, v: defaultTraceMaxMB},
 		ttl:       durationValue{min: realredis.MinTTL, max: realredis.MaxTTL},
+		maxEvents: intValue{min: minMaxEvents, max: maxMaxEvents},
 	}
 }
+
+// The range of --max-events: the event budget of one world.
+const (
+	minMaxEvents = 1000
+	maxMaxEvents = 1 << 40
+)
+
+// longWorld is the most events a world may cost, at run.HighEventRate,
+// before run says up front what it will cost and shows its progress on a
+// terminal (about a minute at the engine's speed).
+const longWorld = 5_000_000
 
 // defaultTraceMaxMB bounds a --trace file (a 24 h run wrote 3.9 GB).
 const defaultTraceMaxMB = 1024
@@ -120,6 +135,11 @@ judged completely).`,
 			if err != nil {
 				return err
 			}
+			// From here an interrupt says what it lost (the CLI's host
+			// exits the process: stop is for a test's host).
+			stop := j.stopOnSignal(stderr)
+			defer stop()
+			j.preamble(stderr)
 			// Everything is validated: hosting the bubble is the last step
 			// (the CLI's host exits the process).
 			*code = h(func(b sim.Bubble) int { return j.run(b, stdout, stderr) })
@@ -150,6 +170,7 @@ judged completely).`,
 	f.shrink.register(fl)
 	fl.StringVar(&f.backend, "backend", "sim", "`sim` (the simulator) or real (real redis-server processes on 127.0.0.1, real time; needs: apt-get install -y redis-server redis-sentinel faketime)")
 	fl.Var(&f.ttl, "ttl", realTTLHelp)
+	fl.Var(&f.maxEvents, "max-events", fmt.Sprintf("the world's event budget: a run that takes more scheduler steps stops with verdict unknown, %d..%d (default %d); a world estimated past it is refused", minMaxEvents, int64(maxMaxEvents), run.DefaultMaxEvents))
 	return cmd
 }
 
@@ -180,6 +201,14 @@ func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
 	if !f.seed.set {
 		return nil, usageErrorf("--seed: required (0..18446744073709551615)")
 	}
+	if why := job.IdleNodes(); why != "" {
+		return nil, usageErrorf("--%s", why)
+	}
+	cost := job.Cost()
+	if cost.Low > cost.Budget {
+		return nil, usageErrorf("--duration, --clients: %d clients × %v of virtual time need at least %s events (%d a client-second), more than the event budget of %s (--max-events): shorten --duration or --liveness, lower --clients, or raise --max-events",
+			cost.Clients, cost.Virtual, millions(cost.Low), run.LowEventRate, millions(cost.Budget))
+	}
 	shrink, err := f.shrink.check(cmd, f)
 	if err != nil {
 		return nil, err
@@ -189,7 +218,10 @@ func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
 			return nil, usageErrorf("--counterexample: %v", err)
 		}
 	}
-	j := &runJob{job: job, repro: spec.Repro(), json: f.json, cexDir: f.cexDir, shrink: shrink}
+	j := &runJob{job: job, repro: spec.Repro(), json: f.json, cexDir: f.cexDir, shrink: shrink, warnings: job.ScheduleWarnings()}
+	if cost.High >= longWorld {
+		j.cost = &cost
+	}
 	j.traceMaxBytes = int64(f.traceMax.v) << 20
 	if f.trace != "" {
 		if err := j.openTrace(f.trace); err != nil {
@@ -212,6 +244,7 @@ func (f *runFlags) spec() run.Spec {
 		v := f.step.v
 		s.Step = &v
 	}
+	s.MaxEvents = int64(f.maxEvents.v)
 	return s
 }
 
@@ -251,6 +284,63 @@ type runJob struct {
 	replay     *run.Comparer
 	replayFile string
 	recordedBy string
+
+	// warnings are said before the run (run.Job.ScheduleWarnings); cost,
+	// set for a long world, is its estimated cost, said before the run,
+	// with progress on a terminal.
+	warnings []string
+	cost     *run.Cost
+	// at and events are how far the world got (sim.Config.Progress), for
+	// the progress line and for what an interrupt lost.
+	at, events atomic.Int64
+	watching   bool // stopOnSignal is installed
+}
+
+// millions prints an event count for people ("37.5 million").
+func millions(n int64) string {
+	switch {
+	case n >= 1_000_000_000:
+		return fmt.Sprintf("%.1f billion", float64(n)/1e9)
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1f million", float64(n)/1e6)
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// preamble says on stderr, before the run, what the user may not expect:
+// the schedule's warnings and a long world's estimated cost.
+func (j *runJob) preamble(stderr io.Writer) {
+	for _, w := range j.warnings {
+		fmt.Fprintf(stderr, "locksim: warning: %s\n", w)
+	}
+	if c := j.cost; c != nil {
+		budget := ""
+		if c.High > c.Budget {
+			budget = fmt.Sprintf("; it may exhaust the event budget of %s (--max-events)", millions(c.Budget))
+		}
+		fmt.Fprintf(stderr, "locksim: a long world: %d clients × %v of virtual time, about %s to %s events (%d to %d a client-second, by lock)%s\n",
+			c.Clients, c.Virtual, millions(c.Low), millions(c.High), run.LowEventRate, run.HighEventRate, budget)
+	}
+}
+
+// watchProgress makes the world report how far it got (for an interrupt's
+// message), and, for a long world on a terminal, shows it on stderr. The
+// returned func ends the progress line.
+func (j *runJob) watchProgress(stderr io.Writer) (done func()) {
+	show := j.cost != nil && isTerminal(stderr)
+	total := j.job.Config.Duration + j.job.Config.Liveness
+	j.job.Config.Progress = func(at time.Duration, events int64) {
+		j.at.Store(int64(at))
+		j.events.Store(events)
+		if show {
+			fmt.Fprintf(stderr, "\rlocksim: t=%v of %v virtual, %s events ", at.Truncate(time.Millisecond), total, millions(events))
+		}
+	}
+	return func() {
+		if show && j.events.Load() > 0 {
+			fmt.Fprint(stderr, "\r\033[K")
+		}
+	}
 }
 
 // openTrace creates the temporary trace file beside path, so a bad path is
@@ -291,7 +381,10 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 		}
 		capped = &cappedWriter{w: traceBuf, max: j.traceMaxBytes}
 		j.job.Config.Trace = capped
-		stop := j.removeTraceOnSignal(stderr)
+	}
+	endProgress := j.watchProgress(stderr)
+	if !j.watching {
+		stop := j.stopOnSignal(stderr)
 		defer stop()
 	}
 	defer func() {
@@ -305,6 +398,7 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 	}()
 
 	jd, err := j.job.Run(b)
+	endProgress()
 	if err != nil {
 		fmt.Fprintf(stderr, "locksim: internal error: %v\n", err)
 		return exitInternal
@@ -403,19 +497,26 @@ func (j *runJob) discardTrace() {
 	j.traceTmp = nil
 }
 
-// removeTraceOnSignal removes the temp trace file if the process is
-// interrupted mid-run, so no half-written file is left behind. The
-// returned func stops watching.
-func (j *runJob) removeTraceOnSignal(stderr io.Writer) (stop func()) {
-	name := j.traceTmp.Name()
+// stopOnSignal stops the process if it is interrupted mid-run and says
+// what was lost: how far the world got, that no verdict was reached, and
+// that the temp trace file (removed, so no half-written file is left
+// behind) was not written. The returned func stops watching.
+func (j *runJob) stopOnSignal(stderr io.Writer) (stop func()) {
+	name := ""
+	if j.traceTmp != nil {
+		name = j.traceTmp.Name()
+	}
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
+	j.watching = true
 	done := make(chan struct{})
 	go func() {
 		select {
 		case s := <-sigc:
-			os.Remove(name)
-			fmt.Fprintf(stderr, "locksim: %v: stopped, no trace written\n", s)
+			if name != "" {
+				os.Remove(name)
+			}
+			fmt.Fprintf(stderr, "\nlocksim: %v: %s\n", s, j.lost(name != ""))
 			os.Exit(128 + int(s.(syscall.Signal)))
 		case <-done:
 		}
@@ -423,7 +524,25 @@ func (j *runJob) removeTraceOnSignal(stderr io.Writer) (stop func()) {
 	return func() {
 		signal.Stop(sigc)
 		close(done)
+		j.watching = false
 	}
+}
+
+// lost is what an interrupted run loses, for its message.
+func (j *runJob) lost(trace bool) string {
+	cfg := j.job.Config
+	where := fmt.Sprintf("stopped in its first %d events", sim.ProgressEvery)
+	if n := j.events.Load(); n > 0 {
+		where = fmt.Sprintf("stopped at t=%v of %v+%v virtual (%s events)", time.Duration(j.at.Load()).Truncate(time.Millisecond), cfg.Duration, cfg.Liveness, millions(n))
+	}
+	msg := where + ": the run was not judged (no verdict, no summary"
+	if trace {
+		msg += ", the --trace file was not written"
+	}
+	if j.cexDir != "" {
+		msg += ", no counterexample"
+	}
+	return msg + "); rerun the same command to run it from the start"
 }
 
 // cappedWriter passes at most max bytes (0: no bound) to w; past the bound

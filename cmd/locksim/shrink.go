@@ -96,6 +96,17 @@ func checkWritable(path string) error {
 // existing ancestor is one; the files it will write are writable.
 func checkOutDir(dir string, files ...string) error {
 	st, err := os.Lstat(dir)
+	if err == nil && st.Mode()&os.ModeSymlink != 0 {
+		// A link to a directory is a directory to write into.
+		target, terr := os.Stat(dir)
+		if terr != nil {
+			return fmt.Errorf("%q is a symbolic link to nothing (%v)", dir, run.UnwrapPathError(terr))
+		}
+		if !target.IsDir() {
+			return fmt.Errorf("%q is a symbolic link to a file, not a directory", dir)
+		}
+		st = target
+	}
 	switch {
 	case err == nil && !st.IsDir():
 		return fmt.Errorf("%q exists and is not a directory", dir)

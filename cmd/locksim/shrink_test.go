@@ -45,7 +45,7 @@ func TestShrinkBadInput(t *testing.T) {
 		{[]string{"--faults", unknownField}, `--faults: ` + unknownField + `: not a JSON list of faults: json: unknown field "at_phase"`},
 		{[]string{"--faults", trailing}, `--faults: ` + trailing + `: trailing data`},
 		{[]string{"--faults", unknownProc}, `--faults: ` + unknownProc + `: faults[0]: client-pause: unknown process "c9"`},
-		{[]string{"--faults", badFault}, `--faults: ` + badFault + `: faults[0]: client-pause: needs targets and a positive duration`},
+		{[]string{"--faults", badFault}, `--faults: ` + badFault + `: faults[0].duration: client-pause: duration must be positive (a client-pause of 0s does nothing)`},
 	}
 	for _, c := range cases {
 		code, stdout, stderr := cli(t, noHost(t), append(append([]string(nil), base...), c.args...)...)

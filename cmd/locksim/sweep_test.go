@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -346,7 +347,9 @@ func TestSweepBadInput(t *testing.T) {
 	if code, _, stderr := cli(t, testHost(t), tinySweep(d)...); code != exitSafe {
 		t.Fatal(stderr)
 	}
-	code, _, stderr := cli(t, noHost(t), tinySweep(d, "--seeds", "4")...)
+	more := tinySweep(d)
+	more[slices.Index(more, "--seeds")+1] = "4" // a flag given twice is refused
+	code, _, stderr := cli(t, noHost(t), more...)
 	if code != exitUsage || !strings.Contains(stderr, "holds a different sweep (scenario no-faults, locks set-nx-cad,fencing, 3 seeds from 1, clients=2,3; first difference: seeds is 3 there, 4 here)") {
 		t.Errorf("different sweep: exit %d, %q", code, stderr)
 	}
