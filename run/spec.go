@@ -1,6 +1,7 @@
 package run
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -293,4 +294,33 @@ func ShellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// specJSON is Spec's wire form: NoFaults says that Faults is an empty,
+// non-nil schedule (no faults at all), which "faults" (omitempty) cannot:
+// without it a worker process received nil and ran the scenario's own
+// faults.
+type specJSON struct {
+	specFields
+	NoFaults bool `json:"no_faults,omitempty"`
+}
+
+type specFields Spec
+
+// MarshalJSON encodes s, keeping an empty fault schedule apart from none.
+func (s Spec) MarshalJSON() ([]byte, error) {
+	return json.Marshal(specJSON{specFields: specFields(s), NoFaults: s.Faults != nil && len(s.Faults) == 0})
+}
+
+// UnmarshalJSON decodes what MarshalJSON wrote.
+func (s *Spec) UnmarshalJSON(b []byte) error {
+	var j specJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*s = Spec(j.specFields)
+	if j.NoFaults {
+		s.Faults = []faults.Fault{}
+	}
+	return nil
 }
