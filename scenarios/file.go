@@ -24,6 +24,7 @@ import (
 
 	"github.com/locksim/locksim/clock"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/inputfile"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/sim"
 )
@@ -485,31 +486,21 @@ type posError struct {
 
 func (e *posError) Error() string { return e.msg }
 
-// LoadFile reads and parses a scenario file.
+// LoadFile reads and parses a scenario file. Only a regular file is read
+// (not a directory, device or FIFO), and at most MaxFileBytes of it.
 func LoadFile(path string) (*File, error) {
-	st, err := os.Stat(path)
+	data, err := inputfile.Read(path, MaxFileBytes)
 	if err != nil {
-		return nil, &FileError{File: path, Msg: unwrapPath(err).Error()}
-	}
-	if st.IsDir() {
-		return nil, &FileError{File: path, Msg: "is a directory, not a scenario file"}
-	}
-	if st.Size() > MaxFileBytes {
-		return nil, &FileError{File: path, Msg: fmt.Sprintf("%d bytes: larger than the %d-byte limit of a scenario file", st.Size(), MaxFileBytes)}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &FileError{File: path, Msg: unwrapPath(err).Error()}
+		var tl *inputfile.TooLargeError
+		switch {
+		case errors.As(err, &tl):
+			return nil, &FileError{File: path, Msg: err.Error() + " of a scenario file"}
+		case inputfile.NotRegular(err):
+			return nil, &FileError{File: path, Msg: err.Error() + ", not a scenario file"}
+		}
+		return nil, &FileError{File: path, Msg: err.Error()}
 	}
 	return Parse(path, data)
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // Parse parses and validates a scenario file's bytes; name is used in

@@ -244,6 +244,9 @@ type runJob struct {
 	replay     *run.Comparer
 	replayFile string
 	recordedBy string
+	// replayChecked: the recording's footer vouched for its lines, so a
+	// recording that ends early is a divergence, not a damaged file.
+	replayChecked bool
 }
 
 // openTrace creates the temporary trace file beside path, so a bad path is
@@ -275,9 +278,11 @@ func (j *runJob) openTrace(path string) error {
 func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 	var traceBuf *bufio.Writer
 	var capped *cappedWriter
+	var header run.Header
 	if j.traceTmp != nil {
 		traceBuf = bufio.NewWriterSize(j.traceTmp, 1<<20)
-		if err := run.WriteHeader(traceBuf, j.job.Header(versionLine())); err != nil {
+		header = j.job.Header(versionLine())
+		if err := run.WriteHeader(traceBuf, header); err != nil {
 			j.discardTrace()
 			fmt.Fprintf(stderr, "locksim: --trace: %v\n", err)
 			return exitInternal
@@ -311,6 +316,10 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 			j.discardTrace()
 			fmt.Fprintf(stderr, "locksim: --trace: not written: the trace passed the bound of %d MiB (--trace-max-mb) after %d lines; raise the bound or shorten the run\n", j.traceMaxBytes>>20, capped.lines)
 			defer func() { code = exitInternal }()
+		} else if err := j.writeFooter(traceBuf, header, capped.lines, jd.Result); err != nil {
+			j.discardTrace()
+			fmt.Fprintf(stderr, "locksim: --trace: %v\n", err)
+			return exitInternal
 		} else if err := j.commitTrace(traceBuf); err != nil {
 			fmt.Fprintf(stderr, "locksim: --trace: %v\n", err)
 			return exitInternal
@@ -350,6 +359,22 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 		r.WriteSummary(stdout)
 	}
 	return verdictExit[r.Verdict]
+}
+
+// writeFooter ends the trace file with the count and hashes of its lines
+// (run.Footer), so replay can tell an edited file from a divergence.
+func (j *runJob) writeFooter(w io.Writer, h run.Header, events int64, res *sim.Result) error {
+	if res == nil {
+		return fmt.Errorf("writing %q: the run has no result", j.tracePath)
+	}
+	f, err := run.NewFooter(h, events, res.TraceSHA256)
+	if err == nil {
+		err = run.WriteFooter(w, f)
+	}
+	if err != nil {
+		return fmt.Errorf("writing %q: %v", j.tracePath, err)
+	}
+	return nil
 }
 
 // commitTrace flushes, syncs and closes the temp file and renames it over
