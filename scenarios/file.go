@@ -51,7 +51,10 @@ import (
 // range is an error naming the file, line, column and field
 // ("f.yaml:12:15: faults[2].duration: ..."). Anchors, aliases, merge keys
 // and tags are not accepted (a file stays readable top to bottom, and its
-// size bounds its expansion).
+// size bounds its expansion). A file is at most MaxFileBytes (256 KiB),
+// nests at most 32 levels deep, and has at most 1000 entries in a list and
+// 128 keys in a mapping: the YAML parser's cost grows faster than the
+// file's size, so these are checked before it runs (checkShape).
 
 // File is a parsed, validated scenario file.
 type File struct {
