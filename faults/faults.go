@@ -210,9 +210,26 @@ func (f Fault) Validate(known func(name string) bool) error {
 			return fmt.Errorf("%s: needs a positive duration (how long the old primary stays down)", f.Kind)
 		}
 	default:
-		return fmt.Errorf("unknown fault kind %q", f.Kind)
+		return fmt.Errorf("unknown fault kind %q (one of %s)", clip(string(f.Kind)), kindNames())
 	}
 	return nil
+}
+
+// clip shortens a value quoted in an error to 40 bytes ("…" after).
+func clip(s string) string {
+	if len(s) <= 40 {
+		return s
+	}
+	return s[:40] + "…"
+}
+
+// kindNames lists the fault kinds for an error message.
+func kindNames() string {
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
+		names[i] = string(k)
+	}
+	return strings.Join(names, ", ")
 }
 
 // Sort orders a schedule by start time, then kind, keeping the order of

@@ -3,47 +3,75 @@ package run
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/inputfile"
 	"github.com/locksim/locksim/scenarios"
 )
 
-// maxFaultsFile bounds the size of a --faults file.
-const maxFaultsFile = 16 << 20
+// Bounds of a --faults file.
+const (
+	maxFaultsFile = 1 << 20 // bytes (1000 faults take about 200 KB)
+	maxFaults     = 1000
+)
 
-// ReadFaults reads a --faults file: a JSON list of faults (unknown fields are errors).
+// ReadFaults reads a --faults file: a JSON list of faults (unknown fields
+// are errors). Only a regular file is read, and at most maxFaultsFile of it.
 func ReadFaults(path string) ([]faults.Fault, error) {
-	st, err := os.Stat(path)
+	data, err := inputfile.Read(path, maxFaultsFile)
 	if err != nil {
-		return nil, fmt.Errorf("cannot read %q: %v", path, UnwrapPathError(err))
+		var tl *inputfile.TooLargeError
+		switch {
+		case errors.As(err, &tl):
+			return nil, fmt.Errorf("%s: %v of a faults file", path, err)
+		case inputfile.NotRegular(err):
+			return nil, fmt.Errorf("%q %v, not a faults file", path, err)
+		}
+		return nil, fmt.Errorf("cannot read %q: %v", path, err)
 	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("%q is a directory", path)
-	}
-	if st.Size() > maxFaultsFile {
-		return nil, fmt.Errorf("%s: %d bytes, more than %d", path, st.Size(), maxFaultsFile)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("cannot read %q: %v", path, UnwrapPathError(err))
-	}
+	return ParseFaults(path, data)
+}
+
+// ParseFaults decodes a --faults file's bytes (name names it in errors).
+// The list is decoded one fault at a time, so that a file of a million
+// faults stops at the first one over the bound instead of holding them all.
+func ParseFaults(name string, data []byte) ([]faults.Fault, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var fs []faults.Fault
-	if err := dec.Decode(&fs); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON list of faults: %v", path, err)
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a JSON list of faults: %v", name, err)
 	}
-	if dec.More() {
-		return nil, fmt.Errorf("%s: trailing data after the list of faults", path)
+	var fs []faults.Fault
+	switch tok {
+	case nil: // null
+	case json.Delim('['):
+		fs = []faults.Fault{}
+		for dec.More() {
+			if len(fs) == maxFaults {
+				return nil, fmt.Errorf("%s: more than %d faults", name, maxFaults)
+			}
+			var f faults.Fault
+			if err := dec.Decode(&f); err != nil {
+				return nil, fmt.Errorf("%s: not a JSON list of faults: %v (faults[%d])", name, err, len(fs))
+			}
+			fs = append(fs, f)
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, fmt.Errorf("%s: not a JSON list of faults: %v", name, err)
+		}
+	default:
+		return nil, fmt.Errorf("%s: not a JSON list of faults: it starts with %v", name, tok)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%s: trailing data after the list of faults", name)
 	}
 	if fs == nil {
 		// [] is no faults; null ran the scenario's own schedule.
-		return nil, fmt.Errorf("%s: null is not a list of faults (write [] for none)", path)
-	}
-	if len(fs) > 1000 {
-		return nil, fmt.Errorf("%s: %d faults, at most 1000", path, len(fs))
+		return nil, fmt.Errorf("%s: null is not a list of faults (write [] for none)", name)
 	}
 	// The bounds a scenario file's faults have.
 	for i, f := range fs {
@@ -52,7 +80,7 @@ func ReadFaults(path string) ([]faults.Fault, error) {
 			if field != "" {
 				where += "." + field
 			}
-			return nil, fmt.Errorf("%s: %s: %v", path, where, err)
+			return nil, fmt.Errorf("%s: %s: %v", name, where, err)
 		}
 	}
 	return fs, nil

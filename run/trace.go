@@ -9,20 +9,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/inputfile"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/scenarios"
 )
 
 // A trace file written by 'locksim run --trace' starts with one header
-// line that says which run it is (Header); the event lines follow. The
-// trace's SHA-256 is that of the event lines alone, so the hash a sweep or
-// report records for the same seed is the same.
+// line that says which run it is (Header); the event lines follow, and a
+// footer line ends it (Footer: the count and SHA-256 of the lines above;
+// files written before issue 36 have none). The trace's SHA-256 is that of
+// the event lines alone, so the hash a sweep or report records for the same
+// seed is the same.
 
 // Header is the first line of a trace file: everything needed to run the
 // same world again.
@@ -75,15 +79,21 @@ func (j *Job) Header(version string) Header {
 // ScenarioHash is the SHA-256 of a scenario file ("" for a built-in id or
 // an unreadable path).
 func ScenarioHash(scenario string) string {
+	h, _ := scenarioHash(scenario)
+	return h
+}
+
+// scenarioHash is ScenarioHash, with why a file could not be read.
+func scenarioHash(scenario string) (string, error) {
 	if _, err := scenarios.Get(scenario); err == nil {
-		return ""
+		return "", nil
 	}
-	data, err := os.ReadFile(scenario)
+	data, err := inputfile.Read(scenario, scenarios.MaxFileBytes)
 	if err != nil {
-		return ""
+		return "", err
 	}
 	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
+	return hex.EncodeToString(sum[:]), nil
 }
 
 // WriteHeader writes h as a trace file's first line.
@@ -96,10 +106,40 @@ func WriteHeader(w io.Writer, h Header) error {
 	return err
 }
 
+// Bounds on a trace file's lines when it is read back: a header holds a
+// schedule of at most 1000 faults (about 200 KB); an event line is far
+// shorter.
+const (
+	maxHeaderLine = 4 << 20
+	maxEventLine  = 1 << 20
+)
+
+// readLine reads one line of at most max bytes (the newline included) from
+// r; a longer one is an error, and so is an error of r's. At the end of
+// the file it returns what is left (nil: nothing) and io.EOF.
+func readLine(r *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		part, err := r.ReadSlice('\n')
+		if len(line)+len(part) > max {
+			return nil, errLongLine
+		}
+		line = append(line, part...)
+		if err != bufio.ErrBufferFull {
+			return line, err
+		}
+	}
+}
+
+var errLongLine = errors.New("line too long")
+
 // ReadHeader reads a trace file's header line (path names the file in
 // errors); r is left at the first event.
 func ReadHeader(path string, r *bufio.Reader) (Header, error) {
-	line, err := r.ReadBytes('\n')
+	line, err := readLine(r, maxHeaderLine)
+	if err == errLongLine {
+		return Header{}, fmt.Errorf("%s: line 1 is longer than %d bytes: not a locksim run header (is this a trace written by 'locksim run --trace'?)", path, maxHeaderLine)
+	}
 	if err != nil && len(line) == 0 {
 		if err == io.EOF {
 			return Header{}, fmt.Errorf("%s: empty file (not a trace written by 'locksim run --trace')", path)
@@ -133,7 +173,13 @@ func (h Header) Job(path string) (*Job, error) {
 		return nil, fmt.Errorf("%s: the header's lock %s is %s", path, h.Lock, info.Unavailable)
 	}
 	if h.ScenarioSHA256 != "" {
-		if now := ScenarioHash(h.Scenario); now != h.ScenarioSHA256 {
+		now, err := scenarioHash(h.Scenario)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("%s: the scenario file %s is not found: replay needs the file as it was at the recording (sha256 %.12s…)", path, h.Scenario, h.ScenarioSHA256)
+		case err != nil:
+			return nil, fmt.Errorf("%s: the scenario file %s: %v", path, h.Scenario, err)
+		case now != h.ScenarioSHA256:
 			return nil, fmt.Errorf("%s: the scenario file %s changed since the recording (sha256 %.12s… then, %.12s… now): replay needs the file as it was", path, h.Scenario, h.ScenarioSHA256, now)
 		}
 	}
@@ -156,6 +202,107 @@ func (h Header) Job(path string) (*Job, error) {
 		return nil, fmt.Errorf("%s: the header describes no valid run: %v", path, err)
 	}
 	return j, nil
+}
+
+// Footer is a trace file's last line: what the lines above it were when
+// 'locksim run --trace' wrote them, so that replay tells a file edited or
+// damaged since from a run that diverged (issue 36).
+type Footer struct {
+	Events      int64  `json:"events"`       // event lines
+	TraceSHA256 string `json:"trace_sha256"` // theirs: the run's trace_sha256
+	// HeaderSHA256 is the header line's (its newline included).
+	HeaderSHA256 string `json:"header_sha256"`
+}
+
+type footerLine struct {
+	End *Footer `json:"locksim_end"`
+}
+
+var footerPrefix = []byte(`{"locksim_end":`)
+
+// NewFooter is the footer of a trace file whose header is h and whose
+// events lines hash to traceSHA256.
+func NewFooter(h Header, events int64, traceSHA256 string) (Footer, error) {
+	var b bytes.Buffer
+	if err := WriteHeader(&b, h); err != nil {
+		return Footer{}, err
+	}
+	sum := sha256.Sum256(b.Bytes())
+	return Footer{Events: events, TraceSHA256: traceSHA256, HeaderSHA256: hex.EncodeToString(sum[:])}, nil
+}
+
+// WriteFooter writes f as a trace file's last line.
+func WriteFooter(w io.Writer, f Footer) error {
+	b, err := json.Marshal(footerLine{End: &f})
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// CheckTrace reads the trace file at path through and checks its lines
+// against its footer: an error says how the file differs from what was
+// written (edited, damaged, cut short), or that it is no trace. A file
+// without a footer (written before footers, or cut short) passes with a
+// nil footer: the replay's comparison finds where it ends.
+func CheckTrace(path string) (*Footer, error) {
+	file, err := inputfile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %q: %v", path, err)
+	}
+	defer file.Close()
+	r := bufio.NewReaderSize(file, 1<<20)
+	header, err := readLine(r, maxHeaderLine)
+	if err == errLongLine {
+		return nil, fmt.Errorf("%s: line 1 is longer than %d bytes: not a locksim run header (is this a trace written by 'locksim run --trace'?)", path, maxHeaderLine)
+	} else if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("%s: %v", path, UnwrapPathError(err))
+	}
+	headerSum := sha256.Sum256(header)
+	events := sha256.New()
+	var n int64
+	var last []byte // held back: the footer, if it is the last line
+	for lineNo := 2; err == nil; lineNo++ {
+		var line []byte
+		line, err = readLine(r, maxEventLine)
+		if err == errLongLine {
+			return nil, fmt.Errorf("%s: line %d is longer than %d bytes: not a trace event (the file is damaged, or no trace written by 'locksim run --trace')", path, lineNo, maxEventLine)
+		} else if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("%s: %v", path, UnwrapPathError(err))
+		}
+		if len(line) == 0 {
+			break
+		}
+		if last != nil {
+			events.Write(last)
+			n++
+		}
+		last = line
+	}
+	if last == nil || !bytes.HasPrefix(last, footerPrefix) || !bytes.HasSuffix(last, []byte("\n")) {
+		return nil, nil
+	}
+	var fl footerLine
+	dec := json.NewDecoder(bytes.NewReader(last))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&fl); err != nil || fl.End == nil {
+		return nil, fmt.Errorf("%s was edited or corrupted after it was written: its last line (line %d) is not a trace footer", path, n+2)
+	}
+	f := fl.End
+	var diffs []string
+	if got := hex.EncodeToString(headerSum[:]); got != f.HeaderSHA256 {
+		diffs = append(diffs, fmt.Sprintf("the header (line 1) hashes to sha256 %.12s…, the footer records %.12s…", got, f.HeaderSHA256))
+	}
+	if n != f.Events {
+		diffs = append(diffs, fmt.Sprintf("it has %d event lines, the footer records %d", n, f.Events))
+	} else if got := hex.EncodeToString(events.Sum(nil)); got != f.TraceSHA256 {
+		diffs = append(diffs, fmt.Sprintf("its event lines hash to sha256 %.12s…, the footer records %.12s… (the run's trace_sha256)", got, f.TraceSHA256))
+	}
+	if diffs != nil {
+		return nil, fmt.Errorf("%s was edited or corrupted after it was written: %s; replay needs the file as 'locksim run --trace' wrote it", path, strings.Join(diffs, "; "))
+	}
+	return f, nil
 }
 
 // Comparer is the trace writer of a replay: it compares every event line
@@ -189,6 +336,9 @@ func (c *Comparer) Write(p []byte) (int, error) {
 		c.lines++
 		if c.diff == nil {
 			rec, err := c.Recorded.ReadBytes('\n')
+			if bytes.HasPrefix(rec, footerPrefix) {
+				rec, err = nil, io.EOF // the recording's events end here
+			}
 			if !bytes.Equal(rec, line) {
 				c.diff = &Diff{Line: c.lines + 1, Recorded: strings.TrimSuffix(string(rec), "\n"), Replayed: strings.TrimSuffix(string(line), "\n")}
 				if err != nil && len(rec) == 0 {
@@ -210,7 +360,7 @@ func (c *Comparer) Write(p []byte) (int, error) {
 // number of event lines compared.
 func (c *Comparer) Finish() (*Diff, int) {
 	if c.diff == nil {
-		if rec, _ := c.Recorded.ReadBytes('\n'); len(rec) > 0 {
+		if rec, _ := c.Recorded.ReadBytes('\n'); len(rec) > 0 && !bytes.HasPrefix(rec, footerPrefix) {
 			c.diff = &Diff{Line: c.lines + 2, Recorded: strings.TrimSuffix(string(rec), "\n"), Replayed: "(end of the replayed trace)"}
 		}
 	}

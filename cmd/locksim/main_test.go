@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,6 +222,12 @@ func TestRunJSONAndTrace(t *testing.T) {
 	if !ok || !bytes.HasPrefix(header, []byte(`{"locksim_run":{`)) || !bytes.Contains(header, []byte(`"lock":"redlock","seed":2,`)) {
 		t.Errorf("trace header %q", header)
 	}
+	// The last line is the footer (TestReplayEditedFile).
+	i := bytes.LastIndexByte(events[:max(len(events)-1, 0)], '\n')
+	if footer := events[i+1:]; !bytes.HasPrefix(footer, []byte(`{"locksim_end":{`)) || !bytes.Contains(footer, []byte(fmt.Sprint(r["trace_sha256"]))) {
+		t.Errorf("trace footer %q", footer)
+	}
+	events = events[:i+1]
 	sum := sha256.Sum256(events)
 	if got := hex.EncodeToString(sum[:]); got != r["trace_sha256"] {
 		t.Errorf("trace file sha256 %s, reported %v", got, r["trace_sha256"])

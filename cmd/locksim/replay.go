@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/locksim/locksim/inputfile"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )
@@ -32,9 +33,12 @@ ran), runs that world again, and compares the new trace with the file line
 by line. It prints the run's summary and "replay: identical ..." and exits
 with the verdict's code; if any event differs it names the first differing
 line, both versions, and exits 70 (a determinism bug: please report it).
-A damaged file is an input error (exit 64), not a divergence: a recording
-that ends before the run did is "truncated at line N", and a scenario file
-edited since the recording (its hash is in the header) is named.
+A damaged file is an input error (exit 64), not a divergence: the file's
+last line records the count and SHA-256 of its header and event lines, and
+a file edited or damaged since it was written is named as such before
+anything runs; a recording that ends before the run did is "truncated at
+line N"; a scenario file edited since the recording (its hash is in the
+header) or no longer there is named.
 
 With --lock and --seed (and run's other flags) instead of a file, replay
 runs the seed twice and compares the two traces the same way.`,
@@ -82,9 +86,9 @@ runs the seed twice and compares the two traces the same way.`,
 				})
 				return nil
 			}
-			file, err := os.Open(path)
+			file, err := inputfile.Open(path)
 			if err != nil {
-				return usageErrorf("replay: cannot read %q: %v", path, run.UnwrapPathError(err))
+				return usageErrorf("replay: cannot read %q: %v", path, err)
 			}
 			file.Close()
 			*code = h(func(b sim.Bubble) int { return replayFile(b, path, f, stdout, stderr, "") })
@@ -110,9 +114,16 @@ runs the seed twice and compares the two traces the same way.`,
 // when the file is replay's own first run (--lock/--seed): that run's
 // command line.
 func replayFile(b sim.Bubble, path string, f *replayFlags, stdout, stderr io.Writer, firstRepro string) int {
-	file, err := os.Open(path)
+	// The file's own footer first: an edited or damaged file is an input
+	// error, and a divergence from an intact one a determinism bug.
+	footer, err := run.CheckTrace(path)
 	if err != nil {
-		fmt.Fprintf(stderr, "locksim: replay: cannot read %q: %v\n", path, run.UnwrapPathError(err))
+		fmt.Fprintf(stderr, "locksim: replay: %v\n", err)
+		return exitUsage
+	}
+	file, err := inputfile.Open(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "locksim: replay: cannot read %q: %v\n", path, err)
 		return exitUsage
 	}
 	defer file.Close()
@@ -121,7 +132,7 @@ func replayFile(b sim.Bubble, path string, f *replayFlags, stdout, stderr io.Wri
 	if err == nil {
 		var job *run.Job
 		if job, err = hdr.Job(path); err == nil {
-			j := &runJob{job: job, repro: "locksim replay " + run.ShellQuote(path), recordedBy: hdr.Locksim}
+			j := &runJob{job: job, repro: "locksim replay " + run.ShellQuote(path), recordedBy: hdr.Locksim, replayChecked: footer != nil}
 			return replayJob(b, j, path, rec, f, stdout, stderr, firstRepro)
 		}
 	}
@@ -143,7 +154,7 @@ func replayJob(b sim.Bubble, j *runJob, path string, rec *bufio.Reader, f *repla
 		return code
 	}
 	diff, _ := cmp.Finish()
-	if d := diff; d != nil && d.Truncated && firstRepro == "" {
+	if d := diff; d != nil && d.Truncated && firstRepro == "" && !j.replayChecked {
 		fmt.Fprintf(stderr, "locksim: replay: %s is truncated at line %d: it ends before the run did (a complete trace ends with the world's stop event); the lines before it matched\n", path, d.Line)
 		return exitUsage
 	}

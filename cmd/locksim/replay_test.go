@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -64,7 +70,13 @@ func TestReplayCatchesDivergence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Without its footer, as a file written before footers were: replay
+	// compares it line by line (TestReplayEditedFile: with it).
 	lines := strings.Split(string(b), "\n")
+	if n := len(lines); n < 3 || !strings.HasPrefix(lines[n-2], `{"locksim_end":`) {
+		t.Fatalf("the trace does not end with a footer: %q", lines[max(n-3, 0):])
+	}
+	lines = append(lines[:len(lines)-2], "")
 	changed := append([]string(nil), lines...)
 	changed[20] = strings.Replace(changed[20], `"k":"`, `"k":"x`, 1)
 	tampered := filepath.Join(dir, "tampered.jsonl")
@@ -117,6 +129,100 @@ func TestReplayScenarioFileChanged(t *testing.T) {
 	code, _, stderr := cli(t, testHost(t), "replay", trace)
 	if code != exitUsage || !strings.Contains(stderr, "changed since the recording") || strings.Contains(stderr, "determinism") {
 		t.Errorf("edited file: exit %d, stderr %q", code, stderr)
+	}
+	// A deleted one is not found (issue 36: it was "changed").
+	os.Remove(file)
+	code, _, stderr = cli(t, testHost(t), "replay", trace)
+	if code != exitUsage || !strings.Contains(stderr, "the scenario file "+file+" is not found") || strings.Contains(stderr, "changed") {
+		t.Errorf("deleted file: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestReplayEditedFile: a trace file's footer records its lines' count and
+// hashes, so a file edited after it was written (an event's timestamp, the
+// header's seed) is an input error (exit 64) named as such, not a
+// determinism bug (exit 70) as before issue 36; a file without a footer
+// still replays; and a recording whose footer vouches for it but that
+// ends before the run does is a divergence.
+func TestReplayEditedFile(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t.jsonl")
+	code, stdout, stderr := cli(t, testHost(t), "run", "--lock", "set-nx-cad", "--seed", "3", "--duration", "10s", "--liveness", "5s", "--trace", trace, "--json")
+	if stderr != "" || code == exitInternal || code == exitUsage {
+		t.Fatalf("run: %d %q", code, stderr)
+	}
+	runCode := code
+	var r struct {
+		TraceSHA256 string `json:"trace_sha256"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	lines = lines[:len(lines)-1] // the "" after the last newline
+	footer := lines[len(lines)-1]
+	if !strings.Contains(footer, `"events":`+strconv.Itoa(len(lines)-2)+`,"trace_sha256":"`+r.TraceSHA256+`"`) {
+		t.Fatalf("footer %q: want %d events and the run's trace_sha256 %s", footer, len(lines)-2, r.TraceSHA256)
+	}
+	write := func(name string, ls []string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(strings.Join(ls, "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	edit := func(i int, old, new string) []string {
+		ls := append([]string(nil), lines...)
+		if !strings.Contains(ls[i], old) {
+			t.Fatalf("line %d has no %q: %s", i+1, old, ls[i])
+		}
+		ls[i] = strings.Replace(ls[i], old, new, 1)
+		return ls
+	}
+	timestamp := regexp.MustCompile(`^\{"t":\d+`).FindString(lines[20])
+	for _, c := range []struct {
+		name  string
+		lines []string
+		want  string
+	}{
+		{"timestamp", edit(20, timestamp, timestamp+"1"), "its event lines hash to sha256"},
+		{"seed", edit(0, `"seed":3,`, `"seed":4,`), "the header (line 1) hashes to sha256"},
+		{"line removed", append(append([]string(nil), lines[:20]...), lines[21:]...), fmt.Sprintf("it has %d event lines, the footer records %d", len(lines)-3, len(lines)-2)},
+		{"footer", edit(len(lines)-1, `"events":`, `"events":1`), "the footer records"},
+		{"footer garbled", edit(len(lines)-1, `"trace_sha256"`, `"trace_sha"`), "is not a trace footer"},
+	} {
+		code, _, stderr := cli(t, testHost(t), "replay", write(c.name+".jsonl", c.lines))
+		if code != exitUsage || !strings.Contains(stderr, "was edited or corrupted after it was written") || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "determinism") {
+			t.Errorf("%s edited: exit %d, stderr %q (want exit 64 saying %q)", c.name, code, stderr, c.want)
+		}
+	}
+	// Without the footer: a file written before footers, replayed as before.
+	if code, stdout, stderr := cli(t, testHost(t), "replay", write("old.jsonl", lines[:len(lines)-1])); code != runCode || !strings.Contains(stdout, "identical to") {
+		t.Errorf("without a footer: exit %d (the run's %d), stderr %q", code, runCode, stderr)
+	}
+	// A footer that vouches for a recording shorter than the run: the run
+	// diverged (its trace went on), and the file is intact.
+	short := append([]string(nil), lines[:31]...)
+	sum := sha256.Sum256([]byte(strings.Join(short[1:], "")))
+	var h struct {
+		Run run.Header `json:"locksim_run"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &h); err != nil {
+		t.Fatal(err)
+	}
+	f, err := run.NewFooter(h.Run, 30, hex.EncodeToString(sum[:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fb bytes.Buffer
+	run.WriteFooter(&fb, f)
+	code, _, stderr = cli(t, testHost(t), "replay", write("short.jsonl", append(short, fb.String())))
+	if code != exitInternal || !strings.Contains(stderr, "diverged from the file at line 32") || !strings.Contains(stderr, "recorded: (end of file)") {
+		t.Errorf("a vouched-for recording shorter than the run: exit %d, stderr %q", code, stderr)
 	}
 }
 

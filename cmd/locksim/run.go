@@ -294,6 +294,9 @@ type runJob struct {
 	// the progress line and for what an interrupt lost.
 	at, events atomic.Int64
 	watching   bool // stopOnSignal is installed
+	// replayChecked: the recording's footer vouched for its lines, so a
+	// recording that ends early is a divergence, not a damaged file.
+	replayChecked bool
 }
 
 // millions prints an event count for people ("37.5 million").
@@ -372,9 +375,11 @@ func (j *runJob) openTrace(path string) error {
 func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 	var traceBuf *bufio.Writer
 	var capped *cappedWriter
+	var header run.Header
 	if j.traceTmp != nil {
 		traceBuf = bufio.NewWriterSize(traceSink(j.traceTmp), 1<<20)
-		if err := run.WriteHeader(traceBuf, j.job.Header(versionLine())); err != nil {
+		header = j.job.Header(versionLine())
+		if err := run.WriteHeader(traceBuf, header); err != nil {
 			j.discardTrace()
 			fmt.Fprintf(stderr, "locksim: --trace: %v\n", err)
 			return exitInternal
@@ -415,6 +420,9 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 		} else if capped.over {
 			j.discardTrace()
 			j.traceErr = fmt.Sprintf("the trace passed the bound of %d MiB (--trace-max-mb) after %d lines; raise the bound or shorten the run", j.traceMaxBytes>>20, capped.lines)
+		} else if err := j.writeFooter(traceBuf, header, capped.lines, jd.Result); err != nil {
+			j.discardTrace()
+			j.traceErr = err.Error()
 		} else if err := j.commitTrace(traceBuf); err != nil {
 			j.traceErr = err.Error()
 		}
@@ -464,6 +472,22 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 // traceSink is the writer beneath a --trace file's buffer: the temp file
 // (a test puts a full disk there).
 var traceSink = func(f *os.File) io.Writer { return f }
+
+// writeFooter ends the trace file with the count and hashes of its lines
+// (run.Footer), so replay can tell an edited file from a divergence.
+func (j *runJob) writeFooter(w io.Writer, h run.Header, events int64, res *sim.Result) error {
+	if res == nil {
+		return fmt.Errorf("writing %q: the run has no result", j.tracePath)
+	}
+	f, err := run.NewFooter(h, events, res.TraceSHA256)
+	if err == nil {
+		err = run.WriteFooter(w, f)
+	}
+	if err != nil {
+		return fmt.Errorf("writing %q: %v", j.tracePath, err)
+	}
+	return nil
+}
 
 // commitTrace flushes, syncs and closes the temp file and renames it over
 // the requested path; on any error it removes the temp file.

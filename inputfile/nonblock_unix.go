@@ -1,0 +1,8 @@
+//go:build unix
+
+package inputfile
+
+import "syscall"
+
+// nonBlock makes opening a FIFO return at once (a regular file ignores it).
+const nonBlock = syscall.O_NONBLOCK
