@@ -392,7 +392,11 @@ func ParseParam(s string) (string, []float64, error) {
 			vals = append(vals, v)
 		}
 	} else if len(parts) == 1 {
-		for _, x := range strings.Split(spec, ",") {
+		list := strings.Split(spec, ",")
+		if len(list) > MaxParamSteps {
+			return "", nil, fmt.Errorf("%s: %d values, at most %d", name, len(list), MaxParamSteps)
+		}
+		for _, x := range list {
 			v, err := num(x)
 			if err != nil {
 				return "", nil, err

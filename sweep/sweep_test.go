@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -32,6 +33,15 @@ func TestParseParam(t *testing.T) {
 		if err != nil || name != c.name || fmt.Sprint(vals) != fmt.Sprint(c.vals) {
 			t.Errorf("sweep.ParseParam(%q) = %q, %v, %v; want %q, %v", c.in, name, vals, err, c.name, c.vals)
 		}
+	}
+	// A list is bounded like a range: more values than MaxParamSteps are
+	// refused (1,500 were accepted).
+	var list []string
+	for i := 0; i <= sweep.MaxParamSteps; i++ {
+		list = append(list, fmt.Sprint(i+1))
+	}
+	if _, _, err := sweep.ParseParam("clients=" + strings.Join(list, ",")); err == nil || !strings.Contains(err.Error(), "at most 1000") {
+		t.Errorf("a list of %d values: %v, want refused", len(list), err)
 	}
 }
 
