@@ -46,6 +46,7 @@ type Header struct {
 	HoldMinNS   int64 `json:"hold_min_ns,omitempty"`
 	HoldMaxNS   int64 `json:"hold_max_ns,omitempty"`
 	Fairness    bool  `json:"fairness,omitempty"`
+	Careful     bool  `json:"careful,omitempty"`    // the careful workload (--careful)
 	Step        *int  `json:"step,omitempty"`       // the scenario file's sweep step
 	MaxEvents   int64 `json:"max_events,omitempty"` // the event budget a spec sets
 	// ScenarioSHA256 is the scenario file's hash when Scenario is a file:
@@ -73,7 +74,7 @@ func (j *Job) Header(version string) Header {
 	return Header{Locksim: version, Scenario: scenario, Lock: j.Lock.ID, Seed: j.Config.Seed, Clients: j.Config.Clients, Nodes: len(j.Config.Nodes),
 		DurationNS: int64(j.Config.Duration), LivenessNS: int64(j.Config.Liveness), Faults: fs,
 		ReplLagNS: int64(p.ReplLag), DownAfterNS: int64(p.DownAfter), HoldMinNS: int64(p.HoldMin), HoldMaxNS: int64(p.HoldMax),
-		Fairness: j.Spec.Fairness, Step: j.Spec.Step, MaxEvents: j.Spec.MaxEvents, ScenarioSHA256: ScenarioHash(scenario)}
+		Fairness: j.Spec.Fairness, Careful: p.Careful, Step: j.Spec.Step, MaxEvents: j.Spec.MaxEvents, ScenarioSHA256: ScenarioHash(scenario)}
 }
 
 // ScenarioHash is the SHA-256 of a scenario file ("" for a built-in id or
@@ -189,7 +190,8 @@ func (h Header) Job(path string) (*Job, error) {
 	}
 	s := Spec{Scenario: h.Scenario, Lock: h.Lock, Seed: h.Seed, Faults: fs, Fairness: h.Fairness, Step: h.Step, MaxEvents: h.MaxEvents,
 		Params: scenarios.Params{Clients: h.Clients, Nodes: h.Nodes, Duration: time.Duration(h.DurationNS), Liveness: time.Duration(h.LivenessNS),
-			ReplLag: time.Duration(h.ReplLagNS), DownAfter: time.Duration(h.DownAfterNS), HoldMin: time.Duration(h.HoldMinNS), HoldMax: time.Duration(h.HoldMaxNS)}}
+			ReplLag: time.Duration(h.ReplLagNS), DownAfter: time.Duration(h.DownAfterNS), HoldMin: time.Duration(h.HoldMinNS), HoldMax: time.Duration(h.HoldMaxNS),
+			Careful: h.Careful}}
 	j, err := s.Build()
 	if err != nil {
 		var ie *InputError

@@ -30,6 +30,9 @@ func TestReplayTraceFile(t *testing.T) {
 	for _, args := range [][]string{
 		{"run", "--lock", "set-nx-cad", "--seed", "3", "--duration", "10s", "--liveness", "5s", "--trace", trace},
 		{"run", "--lock", "redlock", "--seed", "4", "--scenario", "no-faults", "--clients", "2", "--duration", "12s", "--liveness", "5s", "--faults", faultsFile, "--trace", trace},
+		// The careful workload is part of the run (it diverged at the
+		// first section when the header dropped it).
+		{"run", "--lock", "set-nx-cad", "--seed", "1", "--scenario", "drift", "--step", "4", "--hold-min", "3s", "--hold-max", "3.6s", "--careful", "--duration", "10s", "--liveness", "5s", "--trace", trace},
 	} {
 		code, stdout, stderr := cli(t, testHost(t), args...)
 		if stderr != "" || code == exitUsage || code == exitInternal {
