@@ -28,7 +28,8 @@ import (
 //     when it went down; on a consensus member:
 //     while a client held the lock); a failover that promoted a replica
 //     lacking a live lock key; a partition, delay or loss that held,
-//     slowed or lost a message of the lock's traffic.
+//     slowed or lost a message of the lock's or the protected resource's
+//     traffic.
 //
 // A fault that bit did not necessarily break anything: the verdict says
 // whether the lock survived it. A safe run whose faults never bit did not
@@ -139,7 +140,13 @@ func Effects(h checker.History, res *sim.Result, cfg sim.Config) []FaultEffect {
 				}
 			}
 			if !e.Bit {
-				e.Why = "its client held no lease and no lock key of its own when it stopped (a losing try)"
+				e.Why = "its client held no lease and no lock key of its own when it stopped"
+				for _, c := range clients {
+					if wins.acquiring(h, c, at) {
+						e.Why += " (a losing try)"
+						break
+					}
+				}
 			}
 		case (f.Kind == faults.ClockJump || f.Kind == faults.ClockDrift) && len(clients) > 0:
 			for _, c := range clients {
@@ -160,7 +167,7 @@ func Effects(h checker.History, res *sim.Result, cfg sim.Config) []FaultEffect {
 			e.Reached = ee.Messages > 0
 			e.Bit = ee.Messages > 0
 			if !e.Reached {
-				e.Why = "no message of the lock's traffic crossed its links while it lasted"
+				e.Why = "no message crossed its links while it lasted"
 			}
 		case f.Kind == faults.Failover:
 			e.Reached = ee.Nodes > 0
@@ -290,4 +297,24 @@ func missedFaults(es []FaultEffect) []string {
 		out = append(out, e.Fault.String()+": "+strings.TrimSpace(e.Why))
 	}
 	return out
+}
+
+// acquiring: c had an acquire call in flight at t (winning or not).
+func (as acquisitions) acquiring(h checker.History, c string, t int64) bool {
+	open := false
+	for _, e := range h.Events {
+		if e.T > t {
+			break
+		}
+		if e.Proc != c || e.Op != "acquire" {
+			continue
+		}
+		switch e.Kind {
+		case "call":
+			open = true
+		case "ok", "fail", "unknown":
+			open = false
+		}
+	}
+	return open
 }

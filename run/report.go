@@ -272,7 +272,7 @@ func (r *Report) WriteSummary(w io.Writer) {
 			case !e.Injected:
 				mark = "not injected: " + e.Why
 			case !e.Reached:
-				mark = "did not reach the lock: " + e.Why
+				mark = "did not reach the code under test: " + e.Why
 			case !e.Bit:
 				mark = "did not bite: " + e.Why
 			}

@@ -29,9 +29,10 @@ type FaultEffect struct {
 	// while it ran.
 	LiveKeys int
 	// Messages counts, for a partition, delay or loss, the messages it
-	// held, slowed or lost on links that do not lead to the storage
-	// service (service 0): the lock's own traffic (client-node,
-	// client-member, member-member, replication, Sentinel).
+	// held, slowed or lost: the lock's own traffic (client-node,
+	// client-member, member-member, replication, Sentinel) and the
+	// protected resource's (client-storage: a delayed write is what
+	// fencing is for).
 	Messages int
 	// Promoted is, for a failover, the replica Sentinel promoted in its
 	// place ("" while none was), and PromotedLacking that the promoted
@@ -41,7 +42,9 @@ type FaultEffect struct {
 	PromotedLacking bool
 	// OwnsKey is, for a client pause, that when it began a live lock key
 	// on some node held a value its target client wrote: the pause hit a
-	// winning try (or a hold), not a losing one.
+	// try that had taken its key (or a hold), not one that found the key
+	// taken. For a Redlock round in progress, a key on any node counts:
+	// whether the round would have won is not known at that moment.
 	OwnsKey bool
 }
 
@@ -138,11 +141,8 @@ func mapKeys(m map[string]string) func(func(string) bool) {
 }
 
 // noteLinkEffect counts a message of link a->b that fault lf held,
-// slowed or lost, unless the link leads to the storage service.
+// slowed or lost.
 func (w *World) noteLinkEffect(lf *linkFault, a, b int) {
-	if a == serviceBase || b == serviceBase {
-		return
-	}
 	if e := w.effect(lf.fault); e != nil {
 		e.Messages++
 	}
