@@ -412,6 +412,8 @@ func marks(j *CellResult) string {
 	}
 	if u := j.Untested(); u != "" {
 		out = append(out, u)
+	} else if n := j.ClockUnreachedRuns; n > 0 {
+		out = append(out, fmt.Sprintf("client clock not read by the lock in %d runs", n))
 	}
 	return strings.Join(out, "; ")
 }

@@ -73,12 +73,13 @@ type CellFaults struct {
 	NoBiteRuns int `json:"no_bite_runs"`
 }
 
-// Untested says why a cell's verdict does not test its scenario's faults
-// ("" when it does): a client clock the lock never read, or faults none
-// of which bit in any run.
+// Untested says why a cell's verdict does not test its scenario ("" when
+// it does): in every run a client clock was wrong and the lock never read
+// it, and no fault bit (slow-client-clocks × a library); or faults were
+// injected and none bit in any run.
 func (c *CellResult) Untested() string {
 	switch {
-	case c.ClockUnreachedRuns > 0:
+	case c.Runs > 0 && c.ClockUnreachedRuns == c.Runs && c.Faults.Bit == 0:
 		return "client clock not reached"
 	case c.Faults.Injected > 0 && c.Faults.Bit == 0:
 		return "no fault bit"

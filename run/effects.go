@@ -133,9 +133,13 @@ func Effects(h checker.History, res *sim.Result, cfg sim.Config) []FaultEffect {
 			// A winning try in flight: the client's write holds a live lock
 			// key (the engine saw it); without key truth (a consensus
 			// store), an acquisition in flight that ended ok.
+			// After the check the lock has decided it holds: an acquisition
+			// in flight that ends ok is a winning one there, and it is the
+			// only evidence for a lock whose keys the engine does not see.
 			e.Bit = ee.OwnsKey
+			inFlightWins := f.At == "after-check" || !res.KeysSeen
 			for _, c := range clients {
-				if heldAt(holds, c, at) || (!h.KeyTruth && wins.inFlight(c, at)) {
+				if heldAt(holds, c, at) || (inFlightWins && wins.inFlight(c, at)) {
 					e.Bit = true
 				}
 			}
@@ -317,4 +321,24 @@ func (as acquisitions) acquiring(h checker.History, c string, t int64) bool {
 		}
 	}
 	return open
+}
+
+// NeverReadClock reports whether none of the named clients' locks read
+// their clock in the run's safety phase (a lock that keeps no time of its
+// own, or a library that reads time.Now): a clock fault on them could
+// reach nothing, whatever its timing. Names that are not clients (c0,
+// c1, ...) are skipped; false when there is none.
+func NeverReadClock(res *sim.Result, targets []string) bool {
+	seen := false
+	for _, t := range targets {
+		var i int
+		if _, err := fmt.Sscanf(t, "c%d", &i); err != nil || i < 0 || res == nil || i >= len(res.LockClock) {
+			continue
+		}
+		seen = true
+		if res.LockClock[i] >= 0 {
+			return false
+		}
+	}
+	return seen
 }

@@ -209,3 +209,40 @@ func TestEffectsNodeDrift(t *testing.T) {
 		t.Errorf("drift of 1 ms at t=0 (the first hold starts at %v): %+v, want not bit", time.Duration(hold.Start), es[0])
 	}
 }
+
+// A consensus lock keeps no key on a Redis node, so the engine cannot see
+// its winning try: a pause after its check, on an acquisition that ends
+// ok, bites (pause-after-check × zk-fencing read "0 of 600 bit" and was
+// drawn untested).
+func TestEffectsConsensusPause(t *testing.T) {
+	info, _ := locks.Get("zk-fencing")
+	cfg, err := scenarios.Build("pause-after-check", "zk-fencing", 1, scenarios.Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := runChecked(sim.TestBubble(t), cfg, "pause-after-check", info, checker.Options{SkipPorcupine: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Result.KeysSeen {
+		t.Fatal("a consensus world created a Redis lock key")
+	}
+	es := Effects(j.History, j.Result, cfg)
+	if c := Count(es); c.Injected == 0 || c.Bit != c.Injected {
+		t.Fatalf("effects %+v: want every after-check pause to bite", es)
+	}
+}
+
+// A client clock fault on a lock that never reads its clock, in the whole
+// safety phase, is told apart from one that missed by timing.
+func TestNeverReadClock(t *testing.T) {
+	res := &sim.Result{LockClock: []int64{-1, 5}}
+	for _, c := range []struct {
+		targets []string
+		want    bool
+	}{{[]string{"c0"}, true}, {[]string{"c1"}, false}, {[]string{"c0", "c1"}, false}, {[]string{"n0"}, false}, {[]string{"c9"}, false}} {
+		if got := NeverReadClock(res, c.targets); got != c.want {
+			t.Errorf("NeverReadClock(%v) = %v, want %v", c.targets, got, c.want)
+		}
+	}
+}

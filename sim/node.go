@@ -324,6 +324,7 @@ func (n *Node) noteWatched(c string, k string, was keyState) {
 	case !was.exists:
 		n.owners[k] = keyOwner{}.with(c, now.held())
 		n.keyWhileDrifting()
+		n.w.keysSeen = true
 	case now.str != was.str || !slices.Equal(now.hash, was.hash):
 		n.owners[k] = o.with(c, now.held())
 		n.keyWhileDrifting()

@@ -56,6 +56,7 @@ type World struct {
 	trace    *Trace
 	faultRng *rand.Rand
 	effects  []FaultEffect // one per Config.Faults entry (Result.Effects)
+	keysSeen bool          // a client's write created a watched key (Result.KeysSeen)
 
 	phase       string
 	stats       Stats
@@ -89,6 +90,11 @@ type Result struct {
 	// (Proc.LockClock), -1 for never. Neither is in the trace.
 	Effects   []FaultEffect
 	LockClock []int64
+	// KeysSeen: a client's write created a watched lock key on a Redis
+	// node at least once, so FaultEffect.OwnsKey can see a winning try
+	// (false for a lock that keeps its state elsewhere: a consensus
+	// store's members).
+	KeysSeen bool
 }
 
 // Run validates cfg and runs one world to completion inside a bubble.
@@ -546,6 +552,7 @@ func (w *World) result() *Result {
 		History:     w.trace.history,
 		Effects:     w.finishEffects(),
 		LockClock:   w.lockClockReads(),
+		KeysSeen:    w.keysSeen,
 	}
 }
 

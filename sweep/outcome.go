@@ -65,7 +65,7 @@ func OutcomeOf(j *run.Judged) Outcome {
 		n := run.Count(es)
 		o.Injected, o.Reached, o.Bit = n.Injected, n.Reached, n.Bit
 		for _, e := range es {
-			if e.Injected && !e.Reached && (e.Fault.Kind == faults.ClockJump || e.Fault.Kind == faults.ClockDrift) {
+			if e.Injected && !e.Reached && (e.Fault.Kind == faults.ClockJump || e.Fault.Kind == faults.ClockDrift) && run.NeverReadClock(j.Result, e.Fault.Targets) {
 				o.ClockUnreached++
 			}
 		}
