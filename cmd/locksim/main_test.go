@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/locks"
@@ -296,13 +297,27 @@ func TestListAndVersion(t *testing.T) {
 	}
 	for i, id := range ids {
 		info, _ := locks.Get(id)
-		if f := strings.Fields(lines[i]); len(f) == 0 || f[0] != id || !strings.Contains(lines[i], oneLine(info.Weakness)) {
-			t.Errorf("line %d = %q, want id %s, source and weakness", i, lines[i], id)
+		// A line fits a 100-column terminal: the id, then the source and
+		// the weakness as far as they fit; 'list locks ID' has them whole.
+		if f := strings.Fields(lines[i]); len(f) == 0 || f[0] != id || utf8.RuneCountInString(lines[i]) > 100 {
+			t.Errorf("line %d = %q, want id %s first, at most 100 columns", i, lines[i], id)
+		}
+		weak := []rune(oneLine(info.Weakness))
+		if !strings.Contains(lines[i], string(weak[:min(len(weak), 20)])) {
+			t.Errorf("line %d = %q does not start %s's weakness", i, lines[i], id)
 		}
 		// A lock this binary cannot run (go-zero without its build tag) says so.
-		if info.Unavailable != "" && !strings.Contains(lines[i], oneLine(info.Unavailable)) {
+		if info.Unavailable != "" && !strings.Contains(lines[i], "[unavailable]") {
 			t.Errorf("line %d = %q does not say %s is unavailable", i, lines[i], id)
 		}
+		code, one, _ := cli(t, noHost(t), "list", "locks", id)
+		if code != 0 || !strings.Contains(one, oneLine(info.Weakness)) || !strings.Contains(one, oneLine(info.Source)) ||
+			(info.Unavailable != "" && !strings.Contains(one, oneLine(info.Unavailable))) {
+			t.Errorf("list locks %s: exit %d, want the source, weakness and why unavailable whole:\n%s", id, code, one)
+		}
+	}
+	if code, _, stderr := cli(t, noHost(t), "list", "locks", "nope"); code != exitUsage || !strings.Contains(stderr, "nope") {
+		t.Errorf("list locks nope: exit %d, %q", code, stderr)
 	}
 
 	code, stdout, _ = cli(t, noHost(t), "list", "scenarios")
@@ -311,6 +326,14 @@ func TestListAndVersion(t *testing.T) {
 	}
 	if n := strings.Count(stdout, "\n"); n != len(scenarios.IDs()) {
 		t.Errorf("list scenarios printed %d lines for %d scenarios", n, len(scenarios.IDs()))
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {
+		if utf8.RuneCountInString(line) > 100 {
+			t.Errorf("list scenarios: %d columns: %q", utf8.RuneCountInString(line), line)
+		}
+	}
+	if code, one, _ := cli(t, noHost(t), "list", "scenarios", "clock-jump"); code != 0 || !strings.Contains(one, "id:           clock-jump\n") || !strings.Contains(one, "source:") {
+		t.Errorf("list scenarios clock-jump: exit %d:\n%s", code, one)
 	}
 
 	code, stdout, _ = cli(t, noHost(t), "version")
