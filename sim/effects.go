@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"slices"
 	"time"
 
 	"github.com/locksim/locksim/clock"
@@ -55,15 +54,10 @@ func (w *World) ownsLiveKey(c string) bool {
 		if !n.up || n.m == nil || n.svc != nil {
 			continue
 		}
-		db, local := n.m.DB(0), n.local()
 		for _, k := range w.cfg.WatchKeys {
-			if n.owners[k].creator != c || db.Type(k) == "" {
-				continue
+			if n.owners[k].creator == c && n.keyLive(k) {
+				return true
 			}
-			if ttl := db.TTL(k); ttl > 0 && n.lastLocal+int64(ttl) <= local {
-				continue
-			}
-			return true
 		}
 	}
 	return false
@@ -88,17 +82,24 @@ func (n *Node) liveKeys() int {
 	if !n.up || n.m == nil {
 		return n.downLive
 	}
-	db, local, live := n.m.DB(0), n.local(), 0
+	live := 0
 	for _, k := range n.w.cfg.WatchKeys {
-		if db.Type(k) == "" {
-			continue
+		if n.keyLive(k) {
+			live++
 		}
-		if ttl := db.TTL(k); ttl > 0 && n.lastLocal+int64(ttl) <= local {
-			continue // due to expire at the node's next tick
-		}
-		live++
 	}
 	return live
+}
+
+// keyLive reports whether key k exists on the (up) node n and is not due
+// to expire at its next tick (miniredis's TTLs are as of n.lastLocal).
+func (n *Node) keyLive(k string) bool {
+	db := n.m.DB(0)
+	if db.Type(k) == "" {
+		return false
+	}
+	ttl := db.TTL(k)
+	return ttl <= 0 || n.lastLocal+int64(ttl) > n.local()
 }
 
 // liveValues returns the values (keyState.held) of the watched keys live
@@ -119,25 +120,15 @@ func (n *Node) liveValues() map[string]string {
 	return out
 }
 
-// lacks reports whether n lacks one of the key values in want.
+// lacks reports whether n lacks one of the key values in want (the
+// answer does not depend on the order the map is read in).
 func (n *Node) lacks(want map[string]string) bool {
-	for _, k := range slices.Sorted(mapKeys(want)) {
-		s := n.captureKey(k, n.lastLocal)
-		if !s.exists || s.held() != want[k] {
+	for k, v := range want {
+		if s := n.captureKey(k, n.lastLocal); !s.exists || s.held() != v {
 			return true
 		}
 	}
 	return false
-}
-
-func mapKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // noteLinkEffect counts a message of link a->b that fault lf held,
