@@ -51,8 +51,8 @@ Redlock and the two fencing designs, and write into DIR:
   timelines/    counterexample timelines (PNG)
 
 The same flags give the same files, byte for byte. Default: 200 seeds per
-cell (71,600 runs, 29m29s on 2 cores); --quick: 20 seeds and
-coarser curves (7,336 runs, 3m32s on 2 cores). The report is written
+cell (75,600 runs, 25m22s on 2 cores on 2026-11-27); --quick: 20 seeds and
+coarser curves (about a tenth of the runs). The report is written
 beside DIR and moved into place when complete: Ctrl-C stops (exit 130) and writes
 nothing.
 
@@ -79,7 +79,7 @@ there anyway, with the same replacement.`,
 	fl := cmd.Flags()
 	fl.SortFlags = false
 	fl.StringVar(&f.out, "out", "", "write the report into `DIR`: new, empty, or an earlier report's (replaced; see above); required")
-	fl.BoolVar(&f.quick, "quick", false, fmt.Sprintf("%d seeds per cell and a coarser sweep (about 80 seconds on 2 cores)", reports.QuickSeeds))
+	fl.BoolVar(&f.quick, "quick", false, fmt.Sprintf("%d seeds per cell and a coarser sweep", reports.QuickSeeds))
 	fl.Var(&f.seeds, "seeds", fmt.Sprintf("seeds per cell (default %d, %d with --quick)", reports.DefaultSeeds, reports.QuickSeeds))
 	fl.VarP(&f.jobs, "jobs", "j", fmt.Sprintf("parallel workers, 1..1024, lowered to what the machine holds (4 a core, ~64 MiB each; default the number of CPUs, %d here)", runtime.NumCPU()))
 	fl.StringVar(&f.scenarios, "scenarios", "", "only these comma-separated scenario ids (default: every built-in)")
