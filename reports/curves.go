@@ -6,11 +6,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/locksim/locksim/internal/charts"
+	"github.com/locksim/locksim/internal/stats"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/locks"
-	"github.com/locksim/locksim/reports/charts"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
-	"github.com/locksim/locksim/sweep"
 )
 
 // A curve is one of the report's rate plots: violation rate against one
@@ -167,7 +168,7 @@ func (c *curve) chart() charts.RateChart {
 		s := charts.RateSeries{Name: id}
 		for _, pt := range c.points {
 			if pt.lock == id {
-				s.Points = append(s.Points, charts.RatePoint{X: pt.value, Rate: charts.Rate{K: pt.Unsafe, N: pt.Runs}})
+				s.Points = append(s.Points, charts.RatePoint{X: pt.value, Rate: stats.Rate{K: pt.Unsafe, N: pt.Runs}})
 			}
 		}
 		if len(s.Points) > 0 {
@@ -195,7 +196,7 @@ func (c *curve) table(xlabel string) *pauseTable {
 			txt := ""
 			for _, pt := range c.points {
 				if pt.lock == id && pt.value == v {
-					txt = charts.Rate{K: pt.Unsafe, N: pt.Runs}.String()
+					txt = stats.Rate{K: pt.Unsafe, N: pt.Runs}.String()
 					if pt.short > 0 {
 						txt += fmt.Sprintf(" (%d short)", pt.short)
 					}
@@ -259,7 +260,7 @@ func (c *curve) result(seeds int) *CurveResult {
 		r.Marks = append(r.Marks, MarkResult{X: m.X, Label: m.Label})
 	}
 	for _, pt := range c.points {
-		rate := charts.Rate{K: pt.Unsafe, N: pt.Runs}
+		rate := stats.Rate{K: pt.Unsafe, N: pt.Runs}
 		lo, hi := rate.Interval()
 		cp := CurvePoint{Lock: pt.lock, X: pt.value, Runs: pt.Runs, UnsafeRuns: pt.Unsafe, LeaseOverlapRuns: pt.Overlap,
 			ResourceViolationRuns: pt.Resource, PauseShortRuns: pt.short, UnfiredPauseRuns: pt.Unfired, UnsafeRate: round6(rate.P()), UnsafeRateCI95: [2]float64{round6(lo), round6(hi)}}

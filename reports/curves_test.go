@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/reports/charts"
+	"github.com/locksim/locksim/internal/stats"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
-	"github.com/locksim/locksim/sweep"
 )
 
 // Every debate curve is laid out from its scenario file's sweep: block:
@@ -152,8 +152,8 @@ func TestPerHourArithmetic(t *testing.T) {
 	if math.Abs(got.ViolationsPerHour-want) > 1e-6 || got.Classes[0].Processes != 3 {
 		t.Fatalf("violations per hour %v over %d processes, want %v over 3", got.ViolationsPerHour, got.Classes[0].Processes, want)
 	}
-	lo1, hi1 := charts.Wilson(2, 10)
-	lo2, hi2 := charts.Wilson(5, 10)
+	lo1, hi1 := stats.Wilson(2, 10)
+	lo2, hi2 := stats.Wilson(5, 10)
 	wl := 3 * (w[0]*0 + w[1]*min(lo1, lo2) + w[2]*lo2)
 	wh := 3 * (w[0]*hi1 + w[1]*max(hi1, hi2) + w[2]*hi2)
 	if math.Abs(got.CI95[0]-wl) > 1e-5 || math.Abs(got.CI95[1]-wh) > 1e-5 {

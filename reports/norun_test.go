@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locksim/locksim/sweep"
+	"github.com/locksim/locksim/internal/sweep"
 )
 
 // TestCurvePointOfNoRuns (issue 36 item 5): a point of the pause sweep

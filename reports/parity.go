@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/locksim/locksim/parity"
+	"github.com/locksim/locksim/internal/parity"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/run"
-	"github.com/locksim/locksim/sweep"
 )
 
 // parityView is the report's "simulation vs real Redis" section, from a

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locksim/locksim/internal/charts"
+	"github.com/locksim/locksim/internal/stats"
 	"github.com/locksim/locksim/locks"
-	"github.com/locksim/locksim/reports/charts"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 )
@@ -210,7 +211,7 @@ func (p *Plan) perHour() *PerHourResult {
 			// the last stratum the rate stays).
 			prev, prevSize, prevS := edge{}, 0.0, 1.0
 			for k, pt := range pts {
-				r := charts.Rate{K: pt.Unsafe, N: pt.Runs}
+				r := stats.Rate{K: pt.Unsafe, N: pt.Runs}
 				rl, rh := r.Interval()
 				pc.Strata = append(pc.Strata, PerHourStr{SizeTTL: pt.value, Runs: pt.Runs, UnsafeRuns: pt.Unsafe, CI95: [2]float64{round6(rl), round6(rh)}})
 				cur := edge{r.P(), rl, rh}

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locksim/locksim/internal/parity"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/locks"
-	"github.com/locksim/locksim/parity"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
-	"github.com/locksim/locksim/sweep"
 )
 
 // Report settings. Measured on the project's machine kind (2 cores,

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
-	"github.com/locksim/locksim/sweep"
 )
 
 // BenchmarkReportRow runs one seed of every cell of the default report

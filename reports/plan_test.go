@@ -3,8 +3,8 @@ package reports
 import (
 	"testing"
 
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/sim"
-	"github.com/locksim/locksim/sweep"
 )
 
 // The report's pause sweep leaves c0 time to reach its write: over its

@@ -13,8 +13,9 @@ import (
 	texttemplate "text/template"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/charts"
+	"github.com/locksim/locksim/internal/stats"
 	"github.com/locksim/locksim/locks"
-	"github.com/locksim/locksim/reports/charts"
 	"github.com/locksim/locksim/run"
 )
 
@@ -95,7 +96,7 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 			s := charts.RateSeries{Name: id}
 			for _, pt := range p.points {
 				if pt.lock == id {
-					s.Points = append(s.Points, charts.RatePoint{X: pt.value, Rate: charts.Rate{K: pt.Unsafe, N: pt.Runs}})
+					s.Points = append(s.Points, charts.RatePoint{X: pt.value, Rate: stats.Rate{K: pt.Unsafe, N: pt.Runs}})
 				}
 			}
 			if len(s.Points) > 0 {
@@ -150,8 +151,8 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 		fc := charts.FencingChart{Title: s.ID + ": lease overlap, resource violation, stale section"}
 		for _, c := range p.cells {
 			if c.Scenario.ID == s.ID {
-				fc.Groups = append(fc.Groups, charts.FencingGroup{Name: c.Lock.ID, Overlap: charts.Rate{K: c.Overlap, N: c.Runs}, Resource: charts.Rate{K: c.Resource, N: c.Runs},
-					Stale: charts.Rate{K: c.Stale, N: c.Runs}})
+				fc.Groups = append(fc.Groups, charts.FencingGroup{Name: c.Lock.ID, Overlap: stats.Rate{K: c.Overlap, N: c.Runs}, Resource: stats.Rate{K: c.Resource, N: c.Runs},
+					Stale: stats.Rate{K: c.Stale, N: c.Runs}})
 			}
 		}
 		fig, err := fc.Figure()
@@ -296,7 +297,7 @@ func (p *Plan) view(res Results, figs []figure) view {
 				continue
 			}
 			j := results[anchor(s.ID, c.Lock.ID)]
-			sv.Rows = append(sv.Rows, lockRow{Anchor: anchor(s.ID, c.Lock.ID), Lock: c.Lock.ID, Runs: c.Runs, Rate: charts.Rate{K: c.Unsafe, N: c.Runs}.String(),
+			sv.Rows = append(sv.Rows, lockRow{Anchor: anchor(s.ID, c.Lock.ID), Lock: c.Lock.ID, Runs: c.Runs, Rate: stats.Rate{K: c.Unsafe, N: c.Runs}.String(),
 				Overlap: c.Overlap, Resource: c.Resource, Ownership: c.Ownership, Stale: fmt.Sprintf("%d (%d)", c.Stale, c.StaleAccepted),
 				Fenced: c.Fenced, Liveness: c.Liveness, Starved: c.Starved, Unknown: c.Unknown,
 				Verdict: string(j.Verdict), Class: class(j), Expected: expectLong(c.expect), Length: fmt.Sprintf("%v + %v", c.SafetyPhase, c.LivenessPhase),

@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/reports/charts"
+	"github.com/locksim/locksim/internal/stats"
 )
 
 // Expectation is what a scenario file expects of a lock, by side of the
@@ -147,7 +147,7 @@ func (c *Cell) result() CellResult {
 		Timeline: c.Timeline, Story: c.Story, Debate: debateRow(c.Scenario), Expected: c.expect,
 		OwnershipOnlyRuns: c.OwnershipOnly, ClockUnreachedRuns: c.ClockUnreached,
 		Faults: CellFaults{Injected: c.Injected, Reached: c.Reached, Bit: c.Bit, NoBiteRuns: c.NoBite}}
-	r := charts.Rate{K: c.Unsafe, N: c.Runs}
+	r := stats.Rate{K: c.Unsafe, N: c.Runs}
 	j.UnsafeRate = round6(r.P())
 	lo, hi := r.Interval()
 	j.UnsafeRateCI95 = [2]float64{round6(lo), round6(hi)}
@@ -185,7 +185,7 @@ func (p *Plan) Results() Results {
 		res.Cells = append(res.Cells, c.result())
 	}
 	for _, pt := range p.points {
-		r := charts.Rate{K: pt.Unsafe, N: pt.Runs}
+		r := stats.Rate{K: pt.Unsafe, N: pt.Runs}
 		lo, hi := r.Interval()
 		res.PauseSweep = append(res.PauseSweep, PointResult{Lock: pt.lock, PauseTTL: pt.value, Runs: pt.Runs, PauseShortRuns: pt.short, UnsafeRuns: pt.Unsafe,
 			LeaseOverlapRuns: pt.Overlap, ResourceViolationRuns: pt.Resource, UnsafeRateCI95: [2]float64{round6(lo), round6(hi)}})

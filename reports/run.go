@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/sim"
-	"github.com/locksim/locksim/sweep"
 )
 
 // Exec says how a plan runs.

@@ -8,7 +8,7 @@ import (
 	"io"
 
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/inputfile"
+	"github.com/locksim/locksim/internal/inputfile"
 	"github.com/locksim/locksim/scenarios"
 )
 

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/inputfile"
+	"github.com/locksim/locksim/internal/inputfile"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/scenarios"
 )

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/internal/resource"
+	"github.com/locksim/locksim/internal/zk"
 	"github.com/locksim/locksim/locks"
-	"github.com/locksim/locksim/resource"
 	"github.com/locksim/locksim/sim"
-	"github.com/locksim/locksim/zk"
 )
 
 // Params are the knobs of a built-in scenario a user may override.

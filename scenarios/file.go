@@ -24,7 +24,7 @@ import (
 
 	"github.com/locksim/locksim/clock"
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/inputfile"
+	"github.com/locksim/locksim/internal/inputfile"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/sim"
 )

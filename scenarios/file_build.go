@@ -11,8 +11,8 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/internal/resource"
 	"github.com/locksim/locksim/locks"
-	"github.com/locksim/locksim/resource"
 	"github.com/locksim/locksim/sim"
 )
 

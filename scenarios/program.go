@@ -11,10 +11,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locksim/locksim/clock"
+	"github.com/locksim/locksim/internal/resource"
+	"github.com/locksim/locksim/internal/zk"
 	"github.com/locksim/locksim/locks"
-	"github.com/locksim/locksim/resource"
 	"github.com/locksim/locksim/sim"
-	"github.com/locksim/locksim/zk"
 )
 
 // Resources a workload can protect.

@@ -14,11 +14,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
-	"github.com/locksim/locksim/sweep"
 )
 
 // floorTarget is how long each floor is measured.

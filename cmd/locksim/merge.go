@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/locksim/locksim/sweep"
+	"github.com/locksim/locksim/internal/sweep"
 )
 
 func newMergeCmd(stdout io.Writer) *cobra.Command {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locksim/locksim/sweep"
+	"github.com/locksim/locksim/internal/sweep"
 )
 
 // FuzzParam: whatever sweep --param's value, sweep.ParseParam returns a

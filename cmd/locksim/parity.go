@@ -12,8 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
-	"github.com/locksim/locksim/parity"
-	"github.com/locksim/locksim/realredis"
+	"github.com/locksim/locksim/internal/parity"
+	"github.com/locksim/locksim/internal/realredis"
 	"github.com/locksim/locksim/sim"
 )
 

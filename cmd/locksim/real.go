@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
-	"github.com/locksim/locksim/realredis"
+	"github.com/locksim/locksim/internal/realredis"
 	"github.com/locksim/locksim/run"
 )
 

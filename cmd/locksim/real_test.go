@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locksim/locksim/realredis"
+	"github.com/locksim/locksim/internal/realredis"
 )
 
 // redisPIDs is the set of live redis-server processes.

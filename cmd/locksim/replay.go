@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/locksim/locksim/inputfile"
+	"github.com/locksim/locksim/internal/inputfile"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )

@@ -13,9 +13,9 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/reports"
 	"github.com/locksim/locksim/sim"
-	"github.com/locksim/locksim/sweep"
 )
 
 type reportFlags struct {

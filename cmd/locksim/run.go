@@ -19,7 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/realredis"
+	"github.com/locksim/locksim/internal/realredis"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"

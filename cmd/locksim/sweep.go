@@ -17,11 +17,11 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/locksim/locksim/realredis"
+	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
-	"github.com/locksim/locksim/sweep"
 )
 
 // exitInterrupted is the exit code of a sweep or report stopped by SIGINT

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/sim"
-	"github.com/locksim/locksim/sweep"
 )
 
 // tinySweep is a 12-job sweep that runs in well under a second (also

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/sim"
-	"github.com/locksim/locksim/sweep"
 )
 
 // newWorkerCmd is the hidden command a parent sweep or report starts for

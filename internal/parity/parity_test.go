@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locksim/locksim/realredis"
-	"github.com/locksim/locksim/reports/charts"
+	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/internal/stats"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -60,7 +60,7 @@ func TestAgreement(t *testing.T) {
 }
 
 func ci(k, n int) [2]float64 {
-	lo, hi := charts.Wilson(k, n)
+	lo, hi := stats.Wilson(k, n)
 	return [2]float64{lo, hi}
 }
 

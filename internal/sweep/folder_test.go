@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/sim"
-	"github.com/locksim/locksim/sweep"
 )
 
 func tinySpec(seeds int) sweep.Spec {

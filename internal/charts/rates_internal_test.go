@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/locksim/locksim/internal/stats"
 )
 
 // TestNoRunsIsNoPoint (issue 36 item 5): a rate of no runs (every run of
@@ -14,13 +16,13 @@ import (
 // not stretch its axis for the point's [0, 1] interval; a bar chart draws
 // no bar for it, only "no runs".
 func TestNoRunsIsNoPoint(t *testing.T) {
-	if got := (Rate{}).String(); got != "0/0 = n/a" {
-		t.Errorf("Rate{0, 0} = %q, want 0/0 = n/a", got)
+	if got := (stats.Rate{}).String(); got != "0/0 = n/a" {
+		t.Errorf("stats.Rate{K: 0, N: 0} = %q, want 0/0 = n/a", got)
 	}
-	if got := (Rate{K: 1, N: 4}).String(); got != "1/4 = 25.0% [4.6%, 69.9%]" {
-		t.Errorf("Rate{1, 4} = %q", got)
+	if got := (stats.Rate{K: 1, N: 4}).String(); got != "1/4 = 25.0% [4.6%, 69.9%]" {
+		t.Errorf("stats.Rate{K: 1, N: 4} = %q", got)
 	}
-	pts := func(rates ...Rate) []RatePoint {
+	pts := func(rates ...stats.Rate) []RatePoint {
 		var out []RatePoint
 		for i, r := range rates {
 			out = append(out, RatePoint{X: float64(i) * 0.5, Rate: r})
@@ -28,7 +30,7 @@ func TestNoRunsIsNoPoint(t *testing.T) {
 		return out
 	}
 	rc := RateChart{Title: "t", XLabel: "pause", Series: []RateSeries{
-		{Name: "set-nx-cad", Points: pts(Rate{0, 10}, Rate{0, 7}, Rate{0, 0}, Rate{1, 10}, Rate{0, 0})},
+		{Name: "set-nx-cad", Points: pts(stats.Rate{K: 0, N: 10}, stats.Rate{K: 0, N: 7}, stats.Rate{K: 0, N: 0}, stats.Rate{K: 1, N: 10}, stats.Rate{K: 0, N: 0})},
 	}}
 	fig, err := rc.Figure()
 	if err != nil {
@@ -50,8 +52,8 @@ func TestNoRunsIsNoPoint(t *testing.T) {
 	}
 
 	fc := FencingChart{Title: "t", Groups: []FencingGroup{
-		{Name: "a", Overlap: Rate{1, 10}, Resource: Rate{0, 10}},
-		{Name: "b", Overlap: Rate{0, 0}, Resource: Rate{0, 0}},
+		{Name: "a", Overlap: stats.Rate{K: 1, N: 10}, Resource: stats.Rate{K: 0, N: 10}},
+		{Name: "b", Overlap: stats.Rate{K: 0, N: 0}, Resource: stats.Rate{K: 0, N: 0}},
 	}}
 	fig, err = fc.Figure()
 	if err != nil {

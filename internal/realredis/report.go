@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locksim/locksim/reports/charts"
+	"github.com/locksim/locksim/internal/charts"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/locksim/locksim/reports/charts"
+	"github.com/locksim/locksim/internal/charts"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )

@@ -23,9 +23,9 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/internal/stats"
 	"github.com/locksim/locksim/locks"
-	"github.com/locksim/locksim/realredis"
-	"github.com/locksim/locksim/reports/charts"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -313,7 +313,7 @@ func (cr *CellResult) simArm(b sim.Bubble, opt Options) (err error) {
 		}
 	}
 	cr.SimVerdict = verdictOf(cr.SimVerdicts)
-	lo, hi := charts.Wilson(cr.SimUnsafe, cr.SimRuns)
+	lo, hi := stats.Wilson(cr.SimUnsafe, cr.SimRuns)
 	cr.SimCI = [2]float64{lo, hi}
 	return nil
 }
@@ -415,7 +415,7 @@ func (cr *CellResult) realArm(ctx context.Context, opt Options, notes *sync.Map,
 			cr.RealOtherSeeds[v] = append(cr.RealOtherSeeds[v], o.seed)
 		}
 	}
-	lo, hi := charts.Wilson(cr.RealUnsafe, cr.RealRuns)
+	lo, hi := stats.Wilson(cr.RealUnsafe, cr.RealRuns)
 	cr.RealCI = [2]float64{lo, hi}
 	return nil
 }

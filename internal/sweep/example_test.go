@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/sim"
-	"github.com/locksim/locksim/sweep"
 )
 
 // A sweep from Go: Kleppmann's pause before the protected write, at 0 and

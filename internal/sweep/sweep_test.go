@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locksim/locksim/sweep"
+	"github.com/locksim/locksim/internal/sweep"
 )
 
 func TestParseParam(t *testing.T) {

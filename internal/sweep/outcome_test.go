@@ -6,8 +6,8 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/run"
-	"github.com/locksim/locksim/sweep"
 )
 
 // PauseShort: a targeted pause counts as run in full only when its client

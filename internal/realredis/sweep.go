@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/locksim/locksim/sweep"
+	"github.com/locksim/locksim/internal/sweep"
 )
 
 // SweepRunner runs a sweep's jobs against real Redis (sweep.Runner): each

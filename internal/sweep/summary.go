@@ -7,7 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/locksim/locksim/reports/charts"
+	"github.com/locksim/locksim/internal/charts"
+	"github.com/locksim/locksim/internal/stats"
 	"github.com/locksim/locksim/run"
 )
 
@@ -92,7 +93,7 @@ func (t *table) write(w io.Writer, s *Spec) error {
 			if c == nil {
 				continue
 			}
-			row := fmt.Sprintf("%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d", lock, c.Runs, charts.Rate{K: c.Unsafe, N: c.Runs},
+			row := fmt.Sprintf("%s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d", lock, c.Runs, stats.Rate{K: c.Unsafe, N: c.Runs},
 				pct(c.Overlap, c.Runs), pct(c.Resource, c.Runs), pct(c.Stale, c.Runs), pct(c.Fenced, c.Runs), c.Liveness, c.Starved, c.Unknown)
 			if s.Param != "" {
 				row = run.FormatValue(v) + "\t" + row
@@ -133,7 +134,7 @@ func (t *table) draw(dir string, s *Spec) ([]string, error) {
 				rs := charts.RateSeries{Name: lock}
 				for _, v := range s.Values {
 					if c := t.tallies[cellKey{v, lock}]; c != nil {
-						rs.Points = append(rs.Points, charts.RatePoint{X: v, Rate: charts.Rate{K: m.k(c), N: c.Runs}})
+						rs.Points = append(rs.Points, charts.RatePoint{X: v, Rate: stats.Rate{K: m.k(c), N: c.Runs}})
 					}
 				}
 				rc.Series = append(rc.Series, rs)
@@ -151,7 +152,7 @@ func (t *table) draw(dir string, s *Spec) ([]string, error) {
 	fc := charts.FencingChart{Title: fmt.Sprintf("%s: lease overlap vs resource violation", s.Scenario)}
 	for _, lock := range s.Locks {
 		if c := t.tallies[cellKey{t.values[0], lock}]; c != nil {
-			fc.Groups = append(fc.Groups, charts.FencingGroup{Name: lock, Overlap: charts.Rate{K: c.Overlap, N: c.Runs}, Resource: charts.Rate{K: c.Resource, N: c.Runs}})
+			fc.Groups = append(fc.Groups, charts.FencingGroup{Name: lock, Overlap: stats.Rate{K: c.Overlap, N: c.Runs}, Resource: stats.Rate{K: c.Resource, N: c.Runs}})
 		}
 	}
 	fig, err := fc.Figure()

@@ -11,69 +11,14 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/locksim/locksim/internal/stats"
 )
-
-// z95 is the standard normal quantile for a two-sided 95% interval.
-const z95 = 1.959963984540054
-
-// Wilson returns the 95% Wilson score interval for k events in n trials.
-// It stays inside [0, 1] and is honest at k = 0 or k = n, where the normal
-// approximation collapses to a point. n = 0 gives [0, 1]: nothing is known.
-func Wilson(k, n int) (lo, hi float64) {
-	if n <= 0 {
-		return 0, 1
-	}
-	k = min(max(k, 0), n)
-	nf := float64(n)
-	p := float64(k) / nf
-	z2 := z95 * z95
-	denom := 1 + z2/nf
-	center := (p + z2/(2*nf)) / denom
-	half := z95 * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf)) / denom
-	lo, hi = max(0, center-half), min(1, center+half)
-	// Exact at the ends (rounding could leave 1e-17).
-	if k == 0 {
-		lo = 0
-	}
-	if k == n {
-		hi = 1
-	}
-	return lo, hi
-}
-
-// Rate is K runs with an event (a violation) out of N runs.
-type Rate struct {
-	K int `json:"k"`
-	N int `json:"n"`
-}
-
-// P is the observed rate K/N (0 when N is 0: no rate; see Known).
-func (r Rate) P() float64 {
-	if r.N == 0 {
-		return 0
-	}
-	return float64(r.K) / float64(r.N)
-}
-
-// Interval is the 95% Wilson score interval of the rate.
-func (r Rate) Interval() (lo, hi float64) { return Wilson(r.K, r.N) }
-
-// Known reports whether the rate was measured: N > 0. A rate of no runs
-// is "n/a", never 0%, and charts draw no point for it.
-func (r Rate) Known() bool { return r.N > 0 }
-
-func (r Rate) String() string {
-	if !r.Known() {
-		return "0/0 = n/a"
-	}
-	lo, hi := r.Interval()
-	return fmt.Sprintf("%d/%d = %.1f%% [%.1f%%, %.1f%%]", r.K, r.N, 100*r.P(), 100*lo, 100*hi)
-}
 
 // RatePoint is a rate at one value of the swept parameter.
 type RatePoint struct {
 	X float64
-	Rate
+	stats.Rate
 }
 
 // RateSeries is one lock's rates along the sweep.
@@ -334,11 +279,11 @@ func trimFloat(v float64) string {
 // lease overlap and how many a resource violation.
 type FencingGroup struct {
 	Name     string
-	Overlap  Rate // runs in which two clients believed they held the lock at once
-	Resource Rate // runs in which the protected resource lost an update or took a stale write
+	Overlap  stats.Rate // runs in which two clients believed they held the lock at once
+	Resource stats.Rate // runs in which the protected resource lost an update or took a stale write
 	// Stale: runs in which a holder read or wrote the resource after its
 	// own lease ended (what fencing exists for; shown when N > 0).
-	Stale Rate
+	Stale stats.Rate
 }
 
 // FencingChart puts lease-overlap rate and resource-violation rate side by
@@ -379,7 +324,7 @@ func (c FencingChart) Figure() (Figure, error) {
 	}
 	for i, g := range c.Groups {
 		names[i] = g.Name
-		for j, r := range []Rate{g.Overlap, g.Resource, g.Stale}[:nb] {
+		for j, r := range []stats.Rate{g.Overlap, g.Resource, g.Stale}[:nb] {
 			x := float64(i) + (float64(j)-float64(nb-1)/2)*step
 			if !r.Known() {
 				// No rate: no bar, no interval, a label saying so.

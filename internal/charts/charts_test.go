@@ -15,8 +15,9 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/internal/charts"
+	"github.com/locksim/locksim/internal/stats"
 	"github.com/locksim/locksim/locks"
-	"github.com/locksim/locksim/reports/charts"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -35,16 +36,16 @@ func TestWilson(t *testing.T) {
 		{100, 200, 0.4314, 0.5686},
 	}
 	for _, c := range cases {
-		lo, hi := charts.Wilson(c.k, c.n)
+		lo, hi := stats.Wilson(c.k, c.n)
 		if math.Abs(lo-c.lo) > 5e-4 || math.Abs(hi-c.hi) > 5e-4 {
-			t.Errorf("Wilson(%d, %d) = [%.5f, %.5f], want [%.4f, %.4f]", c.k, c.n, lo, hi, c.lo, c.hi)
+			t.Errorf("stats.Wilson(%d, %d) = [%.5f, %.5f], want [%.4f, %.4f]", c.k, c.n, lo, hi, c.lo, c.hi)
 		}
 		if lo < 0 || hi > 1 || lo > hi {
-			t.Errorf("Wilson(%d, %d) = [%v, %v] is not inside [0, 1]", c.k, c.n, lo, hi)
+			t.Errorf("stats.Wilson(%d, %d) = [%v, %v] is not inside [0, 1]", c.k, c.n, lo, hi)
 		}
 		if c.n > 0 {
 			if p := float64(c.k) / float64(c.n); p < lo || p > hi {
-				t.Errorf("Wilson(%d, %d) = [%v, %v] does not contain %v", c.k, c.n, lo, hi, p)
+				t.Errorf("stats.Wilson(%d, %d) = [%v, %v] does not contain %v", c.k, c.n, lo, hi, p)
 			}
 		}
 	}
@@ -54,7 +55,7 @@ func rateChart() charts.RateChart {
 	mk := func(name string, ks ...int) charts.RateSeries {
 		s := charts.RateSeries{Name: name}
 		for i, k := range ks {
-			s.Points = append(s.Points, charts.RatePoint{X: float64(i) * 0.5, Rate: charts.Rate{K: k, N: 50}})
+			s.Points = append(s.Points, charts.RatePoint{X: float64(i) * 0.5, Rate: stats.Rate{K: k, N: 50}})
 		}
 		return s
 	}
@@ -64,8 +65,8 @@ func rateChart() charts.RateChart {
 
 func fencingChart() charts.FencingChart {
 	return charts.FencingChart{Title: "lease overlap vs resource violation", Width: 5 * vg.Inch, Height: 3 * vg.Inch, Groups: []charts.FencingGroup{
-		{Name: "set-nx-cad", Overlap: charts.Rate{K: 40, N: 200}, Resource: charts.Rate{K: 38, N: 200}},
-		{Name: "fencing", Overlap: charts.Rate{K: 35, N: 200}, Resource: charts.Rate{K: 0, N: 200}},
+		{Name: "set-nx-cad", Overlap: stats.Rate{K: 40, N: 200}, Resource: stats.Rate{K: 38, N: 200}},
+		{Name: "fencing", Overlap: stats.Rate{K: 35, N: 200}, Resource: stats.Rate{K: 0, N: 200}},
 	}}
 }
 
