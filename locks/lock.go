@@ -1,5 +1,5 @@
-// Package locks is the lock catalogue: every lock design locksim judges,
-// each real go-redis code issuing exactly its source's commands, behind one
+// Package locks is the lock contract: what every lock design locksim judges
+// implements (package catalogue holds the designs themselves), one
 // contract that says what the lock *believes* (whether it holds, until when
 // on its own clock, and its fencing token), so checkers can judge
 // "two clients believe they hold it at once".
@@ -8,9 +8,7 @@ package locks
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
-	"sort"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -22,6 +20,10 @@ import (
 // not be reached) after the lock's own retries. It is a clean failure: the
 // caller does not hold the lock.
 var ErrNotAcquired = errors.New("lock not acquired")
+
+// ErrNotOwner means Release removed nothing: the key is gone or belongs to
+// another holder (the lease had run out).
+var ErrNotOwner = errors.New("lock no longer held by this client")
 
 // Topology is what a lock needs from the world.
 type Topology string
@@ -188,7 +190,9 @@ type Lease struct {
 	// (ReadWriteLock.AcquireRead), which other readers may hold at once.
 	Read bool
 
-	state any // the implementation's own handle
+	// Handle is the implementation's own state for this hold (a library's
+	// mutex, a watchdog's stop channel); the harness never reads it.
+	Handle any
 }
 
 // Lock is one client's instance of a lock design.
@@ -254,67 +258,4 @@ type Info struct {
 	// the checkers can fail. Get finds it; IDs and 'locksim list locks'
 	// leave it out (AllIDs and 'list locks --canaries' include it).
 	Canary bool
-}
-
-var registry = map[string]Info{}
-
-// Register adds a design to the catalogue.
-func Register(i Info) {
-	if _, dup := registry[i.ID]; dup {
-		panic("locks: duplicate id " + i.ID)
-	}
-	registry[i.ID] = i
-}
-
-// Get returns the design with the given id.
-func Get(id string) (Info, error) {
-	i, ok := registry[id]
-	if !ok {
-		return Info{}, fmt.Errorf("unknown lock %q (known: %v)", id, IDs())
-	}
-	return i, nil
-}
-
-// IDs lists the catalogue's ids, sorted, without the canaries.
-func IDs() []string {
-	ids := make([]string, 0, len(registry))
-	for id, i := range registry {
-		if !i.Canary {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-// AllIDs lists every registered id, canaries included, sorted.
-func AllIDs() []string {
-	ids := make([]string, 0, len(registry))
-	for id := range registry {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-// CanaryIDs lists the canaries' ids, sorted.
-func CanaryIDs() []string {
-	var ids []string
-	for id, i := range registry {
-		if i.Canary {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	return ids
-}
-
-// randomValue draws a 20-byte hex value from r, as the seeds' UUIDs do.
-func randomValue(r *rand.Rand) string {
-	const hex = "0123456789abcdef"
-	b := make([]byte, 20)
-	for i := range b {
-		b[i] = hex[r.IntN(16)]
-	}
-	return string(b)
 }

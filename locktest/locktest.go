@@ -37,6 +37,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -853,7 +854,7 @@ func Standalone(f func(t *testing.T)) bool { return sim.InTest(f) }
 // redislock 3 s): set Options.TTL to it, so that the search and the
 // workload are sized by the lease the lock really takes.
 func Library(id string) Factory {
-	info, err := locks.Get(id)
+	info, err := catalogue.Get(id)
 	if err != nil {
 		return func(locks.Env) (locks.Lock, error) { return nil, err }
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/locktest"
 )
 
@@ -92,7 +93,7 @@ func TestDeterministic(t *testing.T) {
 // starvingLock is set-nx-cad for every client but c2, which never gets it:
 // safe, live (others progress), and unfair.
 type starvingLock struct {
-	locks.SetNXCAD
+	catalogue.SetNXCAD
 	client string
 }
 
@@ -108,7 +109,7 @@ func (l *starvingLock) Acquire(ctx context.Context) (locks.Lease, error) {
 // Options.Fairness, for Run as for Find.
 func TestFairnessOption(t *testing.T) {
 	f := func(env locks.Env) (locks.Lock, error) {
-		return &starvingLock{SetNXCAD: locks.SetNXCAD{Env: env, TTL: 3 * time.Second, Tries: 3, RetryDelay: time.Second}, client: env.Client}, nil
+		return &starvingLock{SetNXCAD: catalogue.SetNXCAD{Env: env, TTL: 3 * time.Second, Tries: 3, RetryDelay: time.Second}, client: env.Client}, nil
 	}
 	o := locktest.Options{Topology: locks.Single, Duration: 5 * time.Second, Liveness: 5 * time.Second}
 	out := locktest.Run(t, f, o, 1, nil)

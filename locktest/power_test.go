@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"pgregory.net/rapid"
+
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locktest"
-	"pgregory.net/rapid"
 )
 
 var power = flag.Int("locktest.power", 0, "TestSearchPower: schedules per search to estimate its hit rate over (0: skip)")

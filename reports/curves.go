@@ -10,6 +10,7 @@ import (
 	"github.com/locksim/locksim/internal/stats"
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 )
@@ -107,7 +108,7 @@ func (p *Plan) addFileCurve(c *curve, keep func(string) bool) ([]job, error) {
 	var jobs []job
 	for _, step := range curveSteps(len(nums), p.opt.Quick) {
 		for _, id := range c.Locks {
-			info, err := locks.Get(id)
+			info, err := catalogue.Get(id)
 			if err != nil || info.Unavailable != "" || !keep(id) {
 				continue
 			}

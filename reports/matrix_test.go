@@ -3,7 +3,7 @@ package reports
 import (
 	"testing"
 
-	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -26,8 +26,8 @@ func TestMatrixIsDense(t *testing.T) {
 		if s.File != nil && !s.File.InMatrix() {
 			continue
 		}
-		for _, id := range locks.IDs() {
-			info, _ := locks.Get(id)
+		for _, id := range catalogue.IDs() {
+			info, _ := catalogue.Get(id)
 			if info.Unavailable == "" && s.Fits(info) == "" && !have[[2]string{sid, id}] {
 				t.Errorf("no cell for %s × %s, which fits", sid, id)
 			}

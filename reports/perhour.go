@@ -9,6 +9,7 @@ import (
 	"github.com/locksim/locksim/internal/charts"
 	"github.com/locksim/locksim/internal/stats"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 )
@@ -172,7 +173,7 @@ func (p *Plan) perHour() *PerHourResult {
 		res.Model = append(res.Model, PerHourClass{ID: c.ID, Scenario: c.Scenario, Model: c.What, PerHour: round6(c.PerHour), Hits: c.Hits, Source: c.Source})
 	}
 	for _, id := range perHourLocks {
-		info, err := locks.Get(id)
+		info, err := catalogue.Get(id)
 		if err != nil {
 			continue
 		}

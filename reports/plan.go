@@ -12,6 +12,7 @@ import (
 	"github.com/locksim/locksim/internal/parity"
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 )
@@ -188,8 +189,8 @@ func NewPlan(opt Options) (*Plan, error) {
 		}
 	}
 	for _, id := range opt.Locks {
-		if _, err := locks.Get(id); err != nil {
-			return nil, &sweep.InputError{Field: "locks", Err: fmt.Errorf("unknown lock %q (one of: %s)", id, strings.Join(locks.IDs(), ", "))}
+		if _, err := catalogue.Get(id); err != nil {
+			return nil, &sweep.InputError{Field: "locks", Err: fmt.Errorf("unknown lock %q (one of: %s)", id, strings.Join(catalogue.IDs(), ", "))}
 		}
 	}
 	keep := func(id string) bool { return opt.Locks == nil || slices.Contains(opt.Locks, id) }
@@ -211,7 +212,7 @@ func NewPlan(opt Options) (*Plan, error) {
 			if !keep(id) {
 				continue
 			}
-			info, err := locks.Get(id)
+			info, err := catalogue.Get(id)
 			if err != nil {
 				return nil, &sweep.InputError{Field: "", Err: fmt.Errorf("scenario %s lists lock %q, which is not in the catalogue", s.ID, id)}
 			}
@@ -236,7 +237,7 @@ func NewPlan(opt Options) (*Plan, error) {
 	if _, err := scenarios.Get(pauseSweepScenario); err == nil && slices.Contains(scenarioIDs, pauseSweepScenario) {
 		for _, v := range values {
 			for _, id := range pauseSweepLocks {
-				info, err := locks.Get(id)
+				info, err := catalogue.Get(id)
 				if err != nil || !keep(id) {
 					continue
 				}
@@ -313,8 +314,8 @@ func NewPlan(opt Options) (*Plan, error) {
 // Settings say so).
 func scenarioLocks(s scenarios.Scenario) []string {
 	var out []string
-	for _, id := range locks.IDs() {
-		info, _ := locks.Get(id)
+	for _, id := range catalogue.IDs() {
+		info, _ := catalogue.Get(id)
 		if info.Unavailable == "" && s.Fits(info) == "" {
 			out = append(out, id)
 		}
@@ -326,7 +327,7 @@ func scenarioLocks(s scenarios.Scenario) []string {
 // not fit the scenario's topology, or this binary lacks it ("" when it was
 // left out by --locks).
 func whyNot(s scenarios.Scenario, id string) string {
-	info, err := locks.Get(id)
+	info, err := catalogue.Get(id)
 	if err != nil {
 		return ""
 	}
@@ -340,8 +341,8 @@ func whyNot(s scenarios.Scenario, id string) string {
 // without its build tag), each with why: the report names them.
 func Absent() []string {
 	var out []string
-	for _, id := range locks.IDs() {
-		if info, _ := locks.Get(id); info.Unavailable != "" {
+	for _, id := range catalogue.IDs() {
+		if info, _ := catalogue.Get(id); info.Unavailable != "" {
 			out = append(out, id+": "+info.Unavailable)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/charts"
 	"github.com/locksim/locksim/internal/stats"
-	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
 )
 
@@ -345,8 +345,8 @@ func (p *Plan) view(res Results, figs []figure) view {
 			c.ID, c.Scenario, p.curveSeeds, pauseSweepLiveness))
 	}
 	v.Settings = append(v.Settings, p.opt.Version)
-	for _, id := range locks.IDs() {
-		if info, _ := locks.Get(id); info.Unavailable != "" {
+	for _, id := range catalogue.IDs() {
+		if info, _ := catalogue.Get(id); info.Unavailable != "" {
 			v.Settings = append(v.Settings, fmt.Sprintf("not run: %s (%s)", id, info.Unavailable))
 		}
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -42,7 +42,7 @@ func TestBuiltinScenarios(t *testing.T) {
 			exp := s.File.Expect[lockID]
 			t.Run(id+"/"+lockID, func(t *testing.T) {
 				t.Parallel()
-				info, err := locks.Get(lockID)
+				info, err := catalogue.Get(lockID)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/internal/resource"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -92,14 +93,14 @@ var canaryCases = []canaryCase{
 func TestCanariesCaught(t *testing.T) {
 	for _, c := range canaryCases {
 		t.Run(c.lock, func(t *testing.T) {
-			info, err := locks.Get(c.lock)
+			info, err := catalogue.Get(c.lock)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !info.Canary && !c.real {
 				t.Fatalf("%s is not marked Info.Canary", c.lock)
 			}
-			correct, err := locks.Get(c.correct)
+			correct, err := catalogue.Get(c.correct)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -243,7 +244,7 @@ var correctParams = scenarios.Params{Clients: 3, Duration: 20 * time.Second, Liv
 // client at any time, and nothing else: no pauses, no clock faults, no
 // crashes. Schedules come from the seed (minorityPartitions).
 func TestRedlockMinorityPartitions(t *testing.T) {
-	info, err := locks.Get("redlock")
+	info, err := catalogue.Get("redlock")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +357,7 @@ func minority(fs []faults.Fault, n int) bool {
 func TestFencedResourceUnderPauses(t *testing.T) {
 	for _, id := range []string{"token-cas", "fencing"} {
 		t.Run(id, func(t *testing.T) {
-			info, err := locks.Get(id)
+			info, err := catalogue.Get(id)
 			if err != nil {
 				t.Fatal(err)
 			}

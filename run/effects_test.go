@@ -8,6 +8,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -21,7 +22,7 @@ func effectsRun(t *testing.T, lockID string, fs []faults.Fault) (*Judged, []Faul
 
 func effectsRunIn(t *testing.T, lockID string, p scenarios.Params, fs []faults.Fault) (*Judged, []FaultEffect) {
 	t.Helper()
-	info, err := locks.Get(lockID)
+	info, err := catalogue.Get(lockID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestEffectsPartition(t *testing.T) {
 // catalogue's locks and not the libraries, and the report says so.
 func TestClockReachSlowClients(t *testing.T) {
 	for lock, want := range map[string]bool{"set-nx-cad": true, "redlock": true, "redsync": false, "redislock": false, "gocron": false} {
-		info, _ := locks.Get(lock)
+		info, _ := catalogue.Get(lock)
 		cfg, err := scenarios.Build("slow-client-clocks", lock, 1, scenarios.Params{})
 		if err != nil {
 			t.Fatal(err)
@@ -215,7 +216,7 @@ func TestEffectsNodeDrift(t *testing.T) {
 // ok, bites (pause-after-check × zk-fencing read "0 of 600 bit" and was
 // drawn untested).
 func TestEffectsConsensusPause(t *testing.T) {
-	info, _ := locks.Get("zk-fencing")
+	info, _ := catalogue.Get("zk-fencing")
 	cfg, err := scenarios.Build("pause-after-check", "zk-fencing", 1, scenarios.Params{})
 	if err != nil {
 		t.Fatal(err)

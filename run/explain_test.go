@@ -7,7 +7,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -44,7 +44,7 @@ func TestExplainHandBuilt(t *testing.T) {
 // A real run: Kleppmann's pause on set-nx-cad tells the pause and ends
 // with the checker's violation.
 func TestExplainRun(t *testing.T) {
-	info, _ := locks.Get("set-nx-cad")
+	info, _ := catalogue.Get("set-nx-cad")
 	cfg, err := scenarios.Build("pause-after-check", "set-nx-cad", 1, scenarios.Params{})
 	if err != nil {
 		t.Fatal(err)

@@ -9,13 +9,14 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
 // TestJudge checks the verdict rules on hand-made histories.
 func TestJudge(t *testing.T) {
-	info, _ := locks.Get("set-nx-cad")
+	info, _ := catalogue.Get("set-nx-cad")
 	sec := int64(time.Second)
 	cfg := sim.Config{Seed: 9, Clients: 2, Duration: 10 * time.Second, Liveness: 5 * time.Second, Nodes: make([]sim.NodeConfig, 1)}
 	job := NewJob("default", info, cfg, checker.Options{})
@@ -81,7 +82,7 @@ func TestJudge(t *testing.T) {
 // client's factory failed and why. TestNoFalseAlarms met this with the
 // go-zero stub (a binary built without -tags gozero).
 func TestJudgeFactoryError(t *testing.T) {
-	info, err := locks.Get("set-nx-cad")
+	info, err := catalogue.Get("set-nx-cad")
 	if err != nil {
 		t.Fatal(err)
 	}

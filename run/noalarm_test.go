@@ -15,7 +15,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -139,7 +139,7 @@ func TestNoFalseAlarms(t *testing.T) {
 			for _, id := range ids {
 				t.Run(pr.name+"/"+id, func(t *testing.T) {
 					t.Parallel()
-					info, err := locks.Get(id)
+					info, err := catalogue.Get(id)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -216,11 +216,11 @@ func selfReleaseCmd(cmd, reply, value string) (set, del bool) {
 		return reply == "+OK", false
 	case !strings.HasSuffix(cmd, " "+strings.ToLower(value)):
 		return false, false
-	case strings.HasPrefix(cmd, script(locks.RedissonLockScript)):
+	case strings.HasPrefix(cmd, script(catalogue.RedissonLockScript)):
 		return reply == "$-1", false
-	case strings.HasPrefix(cmd, script(locks.RedissonUnlockScript)):
+	case strings.HasPrefix(cmd, script(catalogue.RedissonUnlockScript)):
 		return false, reply == ":1"
-	case strings.HasPrefix(cmd, script(locks.RedissonRenewScript)):
+	case strings.HasPrefix(cmd, script(catalogue.RedissonRenewScript)):
 		return false, false
 	case strings.HasPrefix(cmd, "eval"):
 		return false, reply == ":1"
@@ -365,7 +365,7 @@ func TestStaleSelfRelease(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s/seed %d", c.lock, c.seed), func(t *testing.T) {
-			info, err := locks.Get(c.lock)
+			info, err := catalogue.Get(c.lock)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -426,7 +426,7 @@ func phantomHold(j *Judged) (string, bool) {
 	script := func(s string) string { return fmt.Sprintf("eval <script %d bytes> ", len(s)) }
 	for _, e := range j.Result.History {
 		if e.Kind == "cmd" && e.Reply == ":0" &&
-			(strings.HasPrefix(e.Cmd, script(locks.RedissonUnlockScript)) || strings.HasPrefix(e.Cmd, script(locks.RedissonFairUnlockScript))) {
+			(strings.HasPrefix(e.Cmd, script(catalogue.RedissonUnlockScript)) || strings.HasPrefix(e.Cmd, script(catalogue.RedissonFairUnlockScript))) {
 			return fmt.Sprintf("%s's release on %s at t=%v left its hold counted (reply 0: still held)", e.Peer, e.Proc, time.Duration(e.T)), true
 		}
 	}
@@ -458,7 +458,7 @@ func TestPhantomHold(t *testing.T) {
 		{"redisson-fair", sim.PersistEverysec, nil, checker.VerdictSafe},
 	} {
 		t.Run(fmt.Sprintf("%s/%s/%d faults", c.lock, c.persist, len(c.faults)), func(t *testing.T) {
-			info, err := locks.Get(c.lock)
+			info, err := catalogue.Get(c.lock)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -500,7 +500,7 @@ func TestStaleSelfReleaseNotOtherOverlaps(t *testing.T) {
 		{"restart-no-persistence", "redisson-lock"},
 	} {
 		t.Run(c.scenario+"/"+c.lock, func(t *testing.T) {
-			info, err := locks.Get(c.lock)
+			info, err := catalogue.Get(c.lock)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -610,7 +610,7 @@ func TestStrandedExpiry(t *testing.T) {
 		{nil, checker.VerdictSafe, false},
 	} {
 		t.Run(fmt.Sprint(c.faults), func(t *testing.T) {
-			info, err := locks.Get("getset-expiry")
+			info, err := catalogue.Get("getset-expiry")
 			if err != nil {
 				t.Fatal(err)
 			}

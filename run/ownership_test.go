@@ -9,6 +9,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -16,7 +17,7 @@ import (
 // quietCAD is a correct lock whose Release hides a no-op: its
 // compare-and-delete found another client's value, deleted nothing, and
 // Release still returns nil (a user's lock found this way).
-type quietCAD struct{ locks.SetNXCAD }
+type quietCAD struct{ catalogue.SetNXCAD }
 
 func (l *quietCAD) Release(ctx context.Context, lease locks.Lease) error {
 	if err := l.SetNXCAD.Release(ctx, lease); err != nil && !errors.Is(err, locks.ErrNotOwner) {
@@ -45,14 +46,14 @@ func TestNoOpReleaseIsNoOwnershipViolation(t *testing.T) {
 		}
 		return j
 	}
-	base, err := locks.Get("set-nx-cad")
+	base, err := catalogue.Get("set-nx-cad")
 	if err != nil {
 		t.Fatal(err)
 	}
 	quiet := base
 	quiet.ID = "quiet-cad"
 	quiet.New = func(env locks.Env) (locks.Lock, error) {
-		return &quietCAD{locks.SetNXCAD{Env: env, TTL: 3 * time.Second, Tries: 3, RetryDelay: time.Second}}, nil
+		return &quietCAD{catalogue.SetNXCAD{Env: env, TTL: 3 * time.Second, Tries: 3, RetryDelay: time.Second}}, nil
 	}
 	j := run(t, quiet)
 	// The situation the old heuristic misjudged: c0's release returned ok
@@ -68,7 +69,7 @@ func TestNoOpReleaseIsNoOwnershipViolation(t *testing.T) {
 		t.Errorf("a no-op release counted: %d ownership violations: %q", j.Check.OwnershipViolations, j.Check.Reasons)
 	}
 
-	canary, err := locks.Get("canary-no-owner-release")
+	canary, err := catalogue.Get("canary-no-owner-release")
 	if err != nil {
 		t.Fatal(err)
 	}

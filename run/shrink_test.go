@@ -10,6 +10,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -26,7 +27,7 @@ const kleppmannSeed = 2
 // noise faults of every kind from the seed's swarm.
 func kleppmann(t *testing.T, seed uint64) (sim.Config, locks.Info) {
 	t.Helper()
-	info, err := locks.Get("set-nx-cad")
+	info, err := catalogue.Get("set-nx-cad")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -100,11 +101,11 @@ type Job struct {
 // Pause and Faults, and validates it. Every error is an *InputError.
 func (s Spec) Build() (*Job, error) {
 	if s.Lock == "" {
-		return nil, &InputError{"lock", fmt.Errorf("required (one of: %s)", strings.Join(locks.IDs(), ", "))}
+		return nil, &InputError{"lock", fmt.Errorf("required (one of: %s)", strings.Join(catalogue.IDs(), ", "))}
 	}
-	info, err := locks.Get(s.Lock)
+	info, err := catalogue.Get(s.Lock)
 	if err != nil {
-		return nil, &InputError{"lock", fmt.Errorf("unknown lock %q (%sone of: %s)", s.Lock, scenarios.DidYouMean(s.Lock, locks.IDs()), strings.Join(locks.IDs(), ", "))}
+		return nil, &InputError{"lock", fmt.Errorf("unknown lock %q (%sone of: %s)", s.Lock, scenarios.DidYouMean(s.Lock, catalogue.IDs()), strings.Join(catalogue.IDs(), ", "))}
 	}
 	if info.Unavailable != "" {
 		return nil, &InputError{"lock", fmt.Errorf("%s is %s", s.Lock, info.Unavailable)}

@@ -9,6 +9,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -17,7 +18,7 @@ import (
 // pause of c0 at point, and returns the judged run.
 func pausedAt(t *testing.T, lockID, point string) *Judged {
 	t.Helper()
-	info, err := locks.Get(lockID)
+	info, err := catalogue.Get(lockID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@ package scenarios
 import (
 	"testing"
 
-	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 )
 
 // TestBuiltinFilesParse: every embedded scenario file parses, and the ids
@@ -43,8 +43,8 @@ func TestBuiltinCellsHaveFaults(t *testing.T) {
 		if err != nil || s.File == nil || (len(s.File.Faults) == 0 && s.File.Swarm == nil) {
 			continue
 		}
-		for _, lock := range locks.IDs() {
-			info, _ := locks.Get(lock)
+		for _, lock := range catalogue.IDs() {
+			info, _ := catalogue.Get(lock)
 			if info.Unavailable != "" || s.Fits(info) != "" {
 				continue
 			}

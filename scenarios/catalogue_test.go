@@ -7,6 +7,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -26,9 +27,9 @@ func TestCatalogueNoFaults(t *testing.T) {
 	case testing.Short():
 		seeds = 2
 	}
-	for _, id := range locks.IDs() {
+	for _, id := range catalogue.IDs() {
 		t.Run(id, func(t *testing.T) {
-			info, _ := locks.Get(id)
+			info, _ := catalogue.Get(id)
 			if info.Unavailable != "" {
 				t.Skip(info.Unavailable)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/locksim/locksim/internal/resource"
 	"github.com/locksim/locksim/internal/zk"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -107,7 +108,7 @@ func Build(scenarioID, lockID string, seed uint64, p Params) (sim.Config, error)
 	if err != nil {
 		return sim.Config{}, err
 	}
-	info, err := locks.Get(lockID)
+	info, err := catalogue.Get(lockID)
 	if err != nil {
 		return sim.Config{}, err
 	}
@@ -265,7 +266,7 @@ func (s Scenario) fitsTopology(info locks.Info) string {
 	}
 	var tops []string
 	for _, id := range s.File.Locks {
-		other, err := locks.Get(id)
+		other, err := catalogue.Get(id)
 		if err != nil {
 			continue
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/internal/inputfile"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -980,7 +981,7 @@ func (f *File) validate() error {
 	// Build for every listed lock: fault targets must exist in its world,
 	// TTL multiples need a TTL, and sim.Config.Validate must agree.
 	for _, id := range f.Locks {
-		info, _ := locks.Get(id)
+		info, _ := catalogue.Get(id)
 		if _, err := f.build(info, 1, Params{}); err != nil {
 			return err
 		}
@@ -1180,7 +1181,7 @@ func (f *File) validateFaults() error {
 			return f.errAt(p+"."+field, "%v", err)
 		}
 		for _, id := range fs.Locks {
-			if _, err := locks.Get(id); err != nil {
+			if _, err := catalogue.Get(id); err != nil {
 				return f.errAt(p+".locks", "unknown lock %q", id)
 			}
 		}
@@ -1258,8 +1259,8 @@ func (f *File) validateLocks() error {
 	seen := map[string]bool{}
 	for i, id := range f.Locks {
 		p := fmt.Sprintf("locks[%d]", i)
-		if _, err := locks.Get(id); err != nil {
-			return f.errAt(p, "unknown lock %q (known: %s)", id, strings.Join(locks.IDs(), ", "))
+		if _, err := catalogue.Get(id); err != nil {
+			return f.errAt(p, "unknown lock %q (known: %s)", id, strings.Join(catalogue.IDs(), ", "))
 		}
 		if seen[id] {
 			return f.errAt(p, "lock %q listed twice", id)
@@ -1299,8 +1300,8 @@ func (f *File) validateLocks() error {
 	}
 	for _, id := range sortedKeys(f.NotFor) {
 		p := "not_for." + id
-		if _, err := locks.Get(id); err != nil {
-			return f.errAt(p, "unknown lock %q (known: %s)", id, strings.Join(locks.IDs(), ", "))
+		if _, err := catalogue.Get(id); err != nil {
+			return f.errAt(p, "unknown lock %q (known: %s)", id, strings.Join(catalogue.IDs(), ", "))
 		}
 		if seen[id] {
 			return f.errAt(p, "lock %q is in locks: a listed lock runs", id)
@@ -1310,7 +1311,7 @@ func (f *File) validateLocks() error {
 		}
 	}
 	for _, id := range sortedKeys(f.Params) {
-		info, err := locks.Get(id)
+		info, err := catalogue.Get(id)
 		if err != nil {
 			return f.errAt("params."+id, "unknown lock %q", id)
 		}

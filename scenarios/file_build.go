@@ -13,6 +13,7 @@ import (
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/internal/resource"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -523,7 +524,7 @@ var (
 	watchdogFields = []string{"ttl", "tries", "retry_delay", "renew_interval"}
 	redlockFields  = []string{"preset", "ttl", "tries", "retry_delay", "retry_jitter", "drift_factor", "drift_fixed", "node_timeout"}
 	// RedlockPresets are the parameter sets a file's preset may name.
-	RedlockPresets = map[string]locks.RedlockParams{"redis-io": locks.RedlockRedisIO, "seed-001": locks.RedlockSeed001}
+	RedlockPresets = map[string]catalogue.RedlockParams{"redis-io": catalogue.RedlockRedisIO, "seed-001": catalogue.RedlockSeed001}
 )
 
 // setFields lists the fields of lp given in the file.
@@ -564,13 +565,13 @@ func (f *File) lockInfo(base locks.Info, lp LockParams) (locks.Info, error) {
 	}
 	var allowed []string
 	switch tmpl.(type) {
-	case *locks.SetNXCAD:
+	case *catalogue.SetNXCAD:
 		allowed = setNXCADFields
-	case *locks.Fenced:
+	case *catalogue.Fenced:
 		allowed = fencedFields
-	case *locks.Watchdog:
+	case *catalogue.Watchdog:
 		allowed = watchdogFields
-	case *locks.Redlock:
+	case *catalogue.Redlock:
 		allowed = redlockFields
 	}
 	for _, field := range set {
@@ -608,7 +609,7 @@ func (f *File) lockInfo(base locks.Info, lp LockParams) (locks.Info, error) {
 		*dst = *lp.Tries
 		return nil
 	}
-	setCAD := func(c *locks.SetNXCAD) error {
+	setCAD := func(c *catalogue.SetNXCAD) error {
 		if err := abs("ttl", lp.TTL, &c.TTL, true); err != nil {
 			return err
 		}
@@ -635,21 +636,21 @@ func (f *File) lockInfo(base locks.Info, lp LockParams) (locks.Info, error) {
 	}
 	info := base
 	switch l := tmpl.(type) {
-	case *locks.SetNXCAD:
+	case *catalogue.SetNXCAD:
 		c := *l
 		if err := setCAD(&c); err != nil {
 			return locks.Info{}, err
 		}
 		info.TTL = c.TTL
 		info.New = func(env locks.Env) (locks.Lock, error) { x := c; x.Env = env; return &x, nil }
-	case *locks.Fenced:
+	case *catalogue.Fenced:
 		c := *l
 		if err := setCAD(&c.SetNXCAD); err != nil {
 			return locks.Info{}, err
 		}
 		info.TTL = c.TTL
 		info.New = func(env locks.Env) (locks.Lock, error) { x := c; x.Env = env; return &x, nil }
-	case *locks.Watchdog:
+	case *catalogue.Watchdog:
 		c := *l
 		if err := setCAD(&c.SetNXCAD); err != nil {
 			return locks.Info{}, err
@@ -659,7 +660,7 @@ func (f *File) lockInfo(base locks.Info, lp LockParams) (locks.Info, error) {
 		}
 		info.TTL = c.TTL
 		info.New = func(env locks.Env) (locks.Lock, error) { x := c; x.Env = env; return &x, nil }
-	case *locks.Redlock:
+	case *catalogue.Redlock:
 		pr := l.P
 		if lp.Preset != "" {
 			var ok bool
@@ -691,7 +692,7 @@ func (f *File) lockInfo(base locks.Info, lp LockParams) (locks.Info, error) {
 			pr.DriftFactor = *lp.DriftFactor
 		}
 		info.TTL = pr.TTL
-		info.New = func(env locks.Env) (locks.Lock, error) { return &locks.Redlock{Env: env, P: pr}, nil }
+		info.New = func(env locks.Env) (locks.Lock, error) { return &catalogue.Redlock{Env: env, P: pr}, nil }
 	}
 	return info, nil
 }
@@ -737,7 +738,7 @@ func (f *File) sweepKind(name string) (kind string, idx int, lock, field string,
 	}
 	if rest, ok := strings.CutPrefix(name, "params."); ok {
 		id, fld, ok := strings.Cut(rest, ".")
-		if _, err := locks.Get(id); !ok || err != nil {
+		if _, err := catalogue.Get(id); !ok || err != nil {
 			return "", 0, "", "", fmt.Errorf("%q: want params.<lock id>.<parameter>", name)
 		}
 		k, ok := sweepParam[fld]

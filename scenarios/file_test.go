@@ -11,6 +11,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -185,7 +186,7 @@ func TestParseExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, _ := locks.Get("primary-replica")
+	info, _ := catalogue.Get("primary-replica")
 	cfg, err := f.Scenario().Build(info, 7, Params{})
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +224,7 @@ func TestParseExample(t *testing.T) {
 		t.Fatalf("judging %+v", j)
 	}
 	// fencing: the failover is for primary-replica only.
-	fi, _ := locks.Get("fencing")
+	fi, _ := catalogue.Get("fencing")
 	cfg, err = f.Scenario().Build(fi, 7, Params{Clients: 5, Duration: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -255,20 +256,20 @@ params:
 	}
 	for id, check := range map[string]func(locks.Lock) bool{
 		"redlock": func(l locks.Lock) bool {
-			r := l.(*locks.Redlock)
+			r := l.(*catalogue.Redlock)
 			return r.P.TTL == 5*time.Second && r.P.Tries == 7 && r.P.DriftFixed == 500*time.Millisecond
 		},
 		"watchdog": func(l locks.Lock) bool {
-			w := l.(*locks.Watchdog)
+			w := l.(*catalogue.Watchdog)
 			return w.TTL == 9*time.Second && w.Interval == 3*time.Second
 		},
-		"fencing": func(l locks.Lock) bool { return l.(*locks.Fenced).TTL == 4*time.Second },
+		"fencing": func(l locks.Lock) bool { return l.(*catalogue.Fenced).TTL == 4*time.Second },
 		"primary-replica": func(l locks.Lock) bool {
-			c := l.(*locks.SetNXCAD)
+			c := l.(*catalogue.SetNXCAD)
 			return c.WaitReplicas == 2 && c.WaitTimeout == time.Second
 		},
 	} {
-		base, _ := locks.Get(id)
+		base, _ := catalogue.Get(id)
 		info, err := f.lockInfo(base, f.Params[id])
 		if err != nil {
 			t.Fatal(err)
@@ -288,7 +289,7 @@ func TestSwarmFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, _ := locks.Get("set-nx-cad")
+	info, _ := catalogue.Get("set-nx-cad")
 	a, err := f.Scenario().Build(info, 5, Params{})
 	if err != nil {
 		t.Fatal(err)
@@ -398,7 +399,7 @@ func TestReentrantWorkload(t *testing.T) {
 		lock   string
 		nested bool
 	}{{"redisson-lock", true}, {"set-nx-cad", false}} {
-		info, err := locks.Get(tc.lock)
+		info, err := catalogue.Get(tc.lock)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -501,7 +502,7 @@ func TestReadFractionWorkload(t *testing.T) {
 		t.Fatal(err)
 	}
 	runFile := func(f *File, lock string) *sim.Result {
-		info, err := locks.Get(lock)
+		info, err := catalogue.Get(lock)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -572,7 +573,7 @@ faults:
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, _ := locks.Get("redisson-multilock")
+	info, _ := catalogue.Get("redisson-multilock")
 	cfg, err := f.build(info, 1, Params{})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 )
 
 // raceEnabled reports whether the test binary was built with -race.
@@ -32,11 +33,11 @@ func raceEnabled() bool {
 func leakWorld(seed uint64) Config {
 	cfg := Config{Seed: seed, Duration: 300 * time.Millisecond, Liveness: 100 * time.Millisecond,
 		Clients: 2, Nodes: []NodeConfig{{}}}.WithDefaults()
-	rs, err := locks.Get("redsync")
+	rs, err := catalogue.Get("redsync")
 	if err != nil {
 		panic(err)
 	}
-	cad := redis.NewScript(locks.CompareAndDelete)
+	cad := redis.NewScript(catalogue.CompareAndDelete)
 	cfg.Program = func(p *Proc) {
 		ctx := p.Context()
 		if p.ID() == 0 {

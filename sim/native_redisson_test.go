@@ -13,22 +13,22 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/alicebob/miniredis/v2/server"
 
-	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 )
 
 // redissonBodies are the Redisson scripts exactly as locks/ sends them.
 var redissonBodies = map[string]string{
-	"redisson-lock":         locks.RedissonLockScript,
-	"redisson-unlock":       locks.RedissonUnlockScript,
-	"redisson-renew":        locks.RedissonRenewScript,
-	"redisson-fair-lock":    locks.RedissonFairLockScript,
-	"redisson-fair-unlock":  locks.RedissonFairUnlockScript,
-	"redisson-fair-failed":  locks.RedissonFairAcquireFailedScript,
-	"redisson-read-lock":    locks.RedissonReadLockScript,
-	"redisson-read-unlock":  locks.RedissonReadUnlockScript,
-	"redisson-read-renew":   locks.RedissonReadRenewScript,
-	"redisson-write-lock":   locks.RedissonWriteLockScript,
-	"redisson-write-unlock": locks.RedissonWriteUnlockScript,
+	"redisson-lock":         catalogue.RedissonLockScript,
+	"redisson-unlock":       catalogue.RedissonUnlockScript,
+	"redisson-renew":        catalogue.RedissonRenewScript,
+	"redisson-fair-lock":    catalogue.RedissonFairLockScript,
+	"redisson-fair-unlock":  catalogue.RedissonFairUnlockScript,
+	"redisson-fair-failed":  catalogue.RedissonFairAcquireFailedScript,
+	"redisson-read-lock":    catalogue.RedissonReadLockScript,
+	"redisson-read-unlock":  catalogue.RedissonReadUnlockScript,
+	"redisson-read-renew":   catalogue.RedissonReadRenewScript,
+	"redisson-write-lock":   catalogue.RedissonWriteLockScript,
+	"redisson-write-unlock": catalogue.RedissonWriteUnlockScript,
 }
 
 // The keys the Redisson scripts use for a lock "lk" (as locks/ builds them).
@@ -238,7 +238,7 @@ func (s *subscribers) done() string {
 // redisson-fair run's commonest EVAL), natively and through the
 // interpreter.
 func BenchmarkRedissonFairPoll(b *testing.B) {
-	body := locks.RedissonFairLockScript
+	body := catalogue.RedissonFairLockScript
 	keys := []string{rLock, rQueue, rTimeout}
 	argv := []string{"30000", "u2:1", "5000", fmt.Sprint(rNow)}
 	setup := func(b *testing.B) (*miniredis.Miniredis, func(...string) string) {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/sweep"
-	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -63,9 +63,9 @@ run, not across machines.`,
 			if _, err := scenarios.Get(f.scenario); err != nil {
 				return usageErrorf("--scenario: unknown scenario %q (one of: %s)", f.scenario, strings.Join(scenarios.IDs(), ", "))
 			}
-			info, err := locks.Get(f.lock)
+			info, err := catalogue.Get(f.lock)
 			if err != nil {
-				return usageErrorf("--lock: unknown lock %q (one of: %s)", f.lock, strings.Join(locks.IDs(), ", "))
+				return usageErrorf("--lock: unknown lock %q (one of: %s)", f.lock, strings.Join(catalogue.IDs(), ", "))
 			}
 			if info.Unavailable != "" {
 				return usageErrorf("--lock: %s is %s", f.lock, info.Unavailable)

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -41,15 +42,15 @@ unless --canaries. With an ID: that lock in full.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if len(args) == 1 {
-				info, err := locks.Get(args[0])
+				info, err := catalogue.Get(args[0])
 				if err != nil {
 					return usageErrorf("list locks: %v", err)
 				}
 				return lockDetails(stdout, info)
 			}
 			var rows [][]string
-			for _, id := range locks.AllIDs() {
-				info, _ := locks.Get(id)
+			for _, id := range catalogue.AllIDs() {
+				info, _ := catalogue.Get(id)
 				if info.Canary && !canaries {
 					continue
 				}

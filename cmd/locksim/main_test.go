@@ -18,7 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -247,7 +247,7 @@ func TestTraceRemovedOnIncompleteRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.MaxEvents = 200
-	info, _ := locks.Get("redlock")
+	info, _ := catalogue.Get("redlock")
 	j := &runJob{job: run.NewJob("default", info, cfg, checker.Options{}), repro: "locksim run --scenario default --lock redlock --seed 1", json: true}
 	if err := j.openTrace(trace); err != nil {
 		t.Fatal(err)
@@ -291,12 +291,12 @@ func TestListAndVersion(t *testing.T) {
 		t.Fatalf("list locks: exit %d, stderr %q", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
-	ids := locks.IDs()
+	ids := catalogue.IDs()
 	if len(lines) != len(ids) {
 		t.Fatalf("list locks printed %d lines for %d locks:\n%s", len(lines), len(ids), stdout)
 	}
 	for i, id := range ids {
-		info, _ := locks.Get(id)
+		info, _ := catalogue.Get(id)
 		// A line fits a 100-column terminal: the id, then the source and
 		// the weakness as far as they fit; 'list locks ID' has them whole.
 		if f := strings.Fields(lines[i]); len(f) == 0 || f[0] != id || utf8.RuneCountInString(lines[i]) > 100 {

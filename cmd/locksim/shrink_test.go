@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
 )
 
@@ -171,7 +171,7 @@ func TestRunShrink(t *testing.T) {
 // TestListCanaries: canaries are hidden from 'list locks' and shown with
 // --canaries; run accepts them.
 func TestListCanaries(t *testing.T) {
-	canaries := locks.CanaryIDs()
+	canaries := catalogue.CanaryIDs()
 	if len(canaries) < 4 {
 		t.Fatalf("canaries %v", canaries)
 	}
@@ -188,7 +188,7 @@ func TestListCanaries(t *testing.T) {
 			t.Errorf("list locks --canaries does not show %s", id)
 		}
 	}
-	if got, want := strings.Count(all, "\n"), len(locks.AllIDs()); got != want {
+	if got, want := strings.Count(all, "\n"), len(catalogue.AllIDs()); got != want {
 		t.Errorf("list locks --canaries printed %d lines, want %d", got, want)
 	}
 	code, _, stderr = cli(t, testHost(t), append([]string{"run", "--lock", canaries[0], "--seed", "1"}, short...)...)

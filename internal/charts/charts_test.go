@@ -17,7 +17,7 @@ import (
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/internal/charts"
 	"github.com/locksim/locksim/internal/stats"
-	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -216,7 +216,7 @@ func TestFigureErrors(t *testing.T) {
 // paused after its check for longer than the TTL) and checks it renders
 // the same twice.
 func TestTimelineOfARealRun(t *testing.T) {
-	info, err := locks.Get("set-nx-cad")
+	info, err := catalogue.Get("set-nx-cad")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/locksim/locksim/internal/realredis"
 	"github.com/locksim/locksim/internal/stats"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -77,8 +78,8 @@ func Cells() []Cell {
 		{Scenario: "foreign-release", Lock: "set-nx-del"},
 		{Scenario: "redlock-2-of-5", Lock: "redlock"},
 	}
-	for _, id := range locks.IDs() {
-		if info, _ := locks.Get(id); info.Topology == locks.Consensus {
+	for _, id := range catalogue.IDs() {
+		if info, _ := catalogue.Get(id); info.Topology == locks.Consensus {
 			continue // the real arm has no coordination service
 		}
 		cs = append(cs, Cell{Scenario: "no-faults", Lock: id})

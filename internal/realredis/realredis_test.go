@@ -16,6 +16,7 @@ import (
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/internal/resource"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )
@@ -93,7 +94,7 @@ func TestCheckLoopback(t *testing.T) {
 // fields (unexported ones included) kept; a library lock that fixes its
 // durations is refused, naming why.
 func TestScaleLock(t *testing.T) {
-	info, err := locks.Get("redlock")
+	info, err := catalogue.Get("redlock")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,8 +109,8 @@ func TestScaleLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := lk.(*locks.Redlock)
-	want := locks.RedlockRedisIO
+	r := lk.(*catalogue.Redlock)
+	want := catalogue.RedlockRedisIO
 	if r.P.TTL != want.TTL/20 || r.P.RetryDelay != want.RetryDelay/20 || r.P.NodeTimeout != want.NodeTimeout/20 || r.P.DriftFixed != want.DriftFixed/20 {
 		t.Errorf("scaled params %+v, want %+v / 20", r.P, want)
 	}
@@ -119,7 +120,7 @@ func TestScaleLock(t *testing.T) {
 	if info.TTL != 10*time.Second {
 		t.Errorf("the catalogue's redlock changed: TTL %v", info.TTL)
 	}
-	rl, err := locks.Get("redislock")
+	rl, err := catalogue.Get("redislock")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -94,7 +95,7 @@ func ScaleLock(info locks.Info, k float64) (locks.Info, error) {
 // withExpiry are the library locks with a constructor that takes the lease
 // (and scales their other durations with it).
 var withExpiry = map[string]func(locks.Env, time.Duration) (locks.Lock, error){
-	"redsync": locks.NewRedsync, "redislock": locks.NewRedislock, "gocron": locks.NewGocron}
+	"redsync": catalogue.NewRedsync, "redislock": catalogue.NewRedislock, "gocron": catalogue.NewGocron}
 
 // probe builds the lock with an empty Env, to read its parameters. A
 // library's constructor may use the Env's clients at once (gocron pings):

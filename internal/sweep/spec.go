@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -431,8 +431,8 @@ func ParseParam(s string) (string, []float64, error) {
 // behind a build tag is listed but Unavailable).
 func AvailableLocks() []string {
 	var ids []string
-	for _, id := range locks.IDs() {
-		if info, _ := locks.Get(id); info.Unavailable == "" {
+	for _, id := range catalogue.IDs() {
+		if info, _ := catalogue.Get(id); info.Unavailable == "" {
 			ids = append(ids, id)
 		}
 	}
@@ -448,9 +448,9 @@ func ParseLocks(s string) ([]string, error) {
 	var out []string
 	for _, id := range strings.Split(s, ",") {
 		id = strings.TrimSpace(id)
-		info, err := locks.Get(id)
+		info, err := catalogue.Get(id)
 		if err != nil {
-			return nil, &InputError{"locks", fmt.Errorf("unknown lock %q (one of: %s)", id, strings.Join(locks.IDs(), ", "))}
+			return nil, &InputError{"locks", fmt.Errorf("unknown lock %q (one of: %s)", id, strings.Join(catalogue.IDs(), ", "))}
 		}
 		if info.Unavailable != "" {
 			return nil, &InputError{"locks", fmt.Errorf("%s is %s", id, info.Unavailable)}

@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -61,7 +61,7 @@ func members(p *sim.Proc, idx ...int) []*redis.Client {
 // under /t every 50 ms until the run stops, appending what was answered.
 func creator(out *[]ack, timeoutMS int, idx ...int) func(p *sim.Proc) {
 	return func(p *sim.Proc) {
-		c := &locks.ZKClient{Members: members(p, idx...), Clock: p}
+		c := &catalogue.ZKClient{Members: members(p, idx...), Clock: p}
 		ctx := p.Context()
 		var sid int64
 		for sid == 0 && !p.Stopping() {
@@ -183,7 +183,7 @@ func sessionExpiry(t *testing.T, fs []faults.Fault) {
 	var quiet, live []ack
 	prog := func(out *[]ack, beat bool) func(p *sim.Proc) {
 		return func(p *sim.Proc) {
-			c := &locks.ZKClient{Members: members(p, 0, 1, 2), Clock: p}
+			c := &catalogue.ZKClient{Members: members(p, 0, 1, 2), Clock: p}
 			ctx := p.Context()
 			v, err := c.Do(ctx, "ZK.SESSION", 1000)
 			for err != nil && !p.Stopping() {
