@@ -10,13 +10,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/internal/inputfile"
+	"github.com/locksim/locksim/internal/outfile"
 	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/scenarios"
 )
@@ -158,13 +158,7 @@ func ReadHeader(path string, r *bufio.Reader) (Header, error) {
 
 // UnwrapPathError is an *os.PathError's cause without the path (for
 // messages that name the path themselves), or err.
-func UnwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
+func UnwrapPathError(err error) error { return outfile.UnwrapPathError(err) }
 
 // Job builds the run a header describes (path names the file in errors).
 func (h Header) Job(path string) (*Job, error) {

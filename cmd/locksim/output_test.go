@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/locksim/locksim/internal/outfile"
 )
 
 // TestCounterexampleUnwritableRefusedUpFront (issue 36 item 7): a
@@ -53,8 +55,8 @@ func TestTraceNotWrittenKeepsTheVerdict(t *testing.T) {
 		t.Skipf("no /dev/full: %v", err)
 	}
 	defer full.Close()
-	saved := traceSink
-	t.Cleanup(func() { traceSink = saved })
+	saved := outfile.Sink
+	t.Cleanup(func() { outfile.Sink = saved })
 	for _, c := range []struct {
 		name  string
 		args  []string
@@ -73,8 +75,8 @@ func TestTraceNotWrittenKeepsTheVerdict(t *testing.T) {
 			if !strings.Contains(want, "trace sha256: ") {
 				t.Fatalf("no summary: %q", want)
 			}
-			traceSink = c.sink
-			defer func() { traceSink = saved }()
+			outfile.Sink = c.sink
+			defer func() { outfile.Sink = saved }()
 			dir := t.TempDir()
 			args := append(append(slices.Clone(c.args), c.extra...), "--trace", filepath.Join(dir, "t.jsonl"))
 			code, stdout, stderr := cli(t, testHost(t), args...)

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	"github.com/locksim/locksim/internal/outfile"
 	"github.com/locksim/locksim/internal/parity"
 	"github.com/locksim/locksim/internal/realredis"
 	"github.com/locksim/locksim/sim"
@@ -50,7 +51,7 @@ Needs redis-server: apt-get install -y redis-server redis-sentinel faketime.`,
 			if out == "" {
 				return usageErrorf("--out: required (the folder for parity.json, parity.txt, parity.png)")
 			}
-			if err := checkOutDir(out, parity.JSONFile, parity.TableFile, parity.ChartFile); err != nil {
+			if err := outfile.CheckDir(out, parity.JSONFile, parity.TableFile, parity.ChartFile); err != nil {
 				return usageErrorf("--out: %v", err)
 			}
 			opt := parity.Full

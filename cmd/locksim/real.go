@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/spf13/cobra"
 
+	"github.com/locksim/locksim/internal/outfile"
 	"github.com/locksim/locksim/internal/realredis"
 	"github.com/locksim/locksim/run"
 )
@@ -24,7 +25,7 @@ func (f *runFlags) realJob(cmd *cobra.Command) (*realredis.Job, error) {
 		return nil, usageErrorf("--seed: required (0..18446744073709551615)")
 	}
 	if fl := cmd.Flags().Lookup("trace"); fl.Changed {
-		if err := checkWritable(f.trace); err != nil {
+		if err := outfile.CheckWritable(f.trace); err != nil {
 			return nil, usageErrorf("--trace: %v", err)
 		}
 	}
@@ -34,7 +35,7 @@ func (f *runFlags) realJob(cmd *cobra.Command) (*realredis.Job, error) {
 		}
 	}
 	if f.cexDir != "" {
-		if err := checkOutDir(f.cexDir, "slice.jsonl", "porcupine.html", "timeline.png"); err != nil {
+		if err := outfile.CheckDir(f.cexDir, "slice.jsonl", "porcupine.html", "timeline.png"); err != nil {
 			return nil, usageErrorf("--counterexample: %v", err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/bench"
 	"github.com/locksim/locksim/reports"
 )
 
@@ -206,7 +207,7 @@ func TestBench(t *testing.T) {
 		}
 	}
 	code, stdout, stderr = cli(t, testHost(t), "bench", "--seeds", "1", "--duration", "3s", "--lock", "set-nx-cad", "--json")
-	var r benchResult
+	var r bench.Result
 	if code != exitSafe || json.Unmarshal([]byte(stdout), &r) != nil {
 		t.Fatalf("--json: exit %d, %q, %s", code, stdout, stderr)
 	}

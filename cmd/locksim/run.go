@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"sync/atomic"
@@ -19,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/outfile"
 	"github.com/locksim/locksim/internal/realredis"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
@@ -214,7 +212,7 @@ func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
 		return nil, err
 	}
 	if f.cexDir != "" {
-		if err := checkOutDir(f.cexDir, "slice.jsonl", "porcupine.html"); err != nil {
+		if err := outfile.CheckDir(f.cexDir, "slice.jsonl", "porcupine.html"); err != nil {
 			return nil, usageErrorf("--counterexample: %v", err)
 		}
 	}
@@ -271,8 +269,7 @@ type runJob struct {
 	cexDir string     // --counterexample: where to write the slice and the porcupine HTML
 	shrink *shrinkJob // --shrink (shrink.go)
 
-	tracePath string   // the file the user asked for
-	traceTmp  *os.File // a temp file beside it, renamed over it on success
+	trace *outfile.File // --trace: written beside its path, renamed over it on success
 	// traceMaxBytes bounds the trace file (0: no bound).
 	traceMaxBytes int64
 	// traceErr says why the trace was not written after the run ("" if
@@ -349,23 +346,11 @@ func (j *runJob) watchProgress(stderr io.Writer) (done func()) {
 // openTrace creates the temporary trace file beside path, so a bad path is
 // an input error before the run starts.
 func (j *runJob) openTrace(path string) error {
-	if err := checkWritable(path); err != nil {
+	f, err := outfile.Create(path, j.traceMaxBytes)
+	if err != nil {
 		return usageErrorf("--trace: %v", err)
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return usageErrorf("--trace: cannot write %q: %v", path, run.UnwrapPathError(err))
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return usageErrorf("--trace: cannot write %q: %v", path, run.UnwrapPathError(err))
-	}
-	j.tracePath, j.traceTmp = path, tmp
+	j.trace = f
 	return nil
 }
 
@@ -373,19 +358,15 @@ func (j *runJob) openTrace(path string) error {
 // stdout, and returns the exit code. It never panics: a panic outside the
 // bubble is an internal error (exit 70).
 func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
-	var traceBuf *bufio.Writer
-	var capped *cappedWriter
 	var header run.Header
-	if j.traceTmp != nil {
-		traceBuf = bufio.NewWriterSize(traceSink(j.traceTmp), 1<<20)
+	if j.trace != nil {
 		header = j.job.Header(versionLine())
-		if err := run.WriteHeader(traceBuf, header); err != nil {
-			j.discardTrace()
+		if err := run.WriteHeader(j.trace.Raw(), header); err != nil {
+			j.trace.Discard()
 			fmt.Fprintf(stderr, "locksim: --trace: %v\n", err)
 			return exitInternal
 		}
-		capped = &cappedWriter{w: traceBuf, max: j.traceMaxBytes}
-		j.job.Config.Trace = capped
+		j.job.Config.Trace = j.trace.Body()
 	}
 	endProgress := j.watchProgress(stderr)
 	if !j.watching {
@@ -397,8 +378,8 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 			fmt.Fprintf(stderr, "locksim: internal error: panic: %v\n%s", r, debug.Stack())
 			code = exitInternal
 		}
-		if j.traceTmp != nil && code == exitInternal {
-			j.discardTrace()
+		if code == exitInternal {
+			j.trace.Discard()
 		}
 	}()
 
@@ -413,17 +394,17 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 	// verdict: the summary is printed, the exit code is the verdict's, and
 	// the failure is said on stderr (and in the summary, for the trace).
 	var failed []string
-	if j.traceTmp != nil {
+	if t := j.trace; t != nil {
 		if runErr != nil {
 			// An incomplete run leaves no trace file behind.
-			j.discardTrace()
-		} else if capped.over {
-			j.discardTrace()
-			j.traceErr = fmt.Sprintf("the trace passed the bound of %d MiB (--trace-max-mb) after %d lines; raise the bound or shorten the run", j.traceMaxBytes>>20, capped.lines)
-		} else if err := j.writeFooter(traceBuf, header, capped.lines, jd.Result); err != nil {
-			j.discardTrace()
+			t.Discard()
+		} else if body := t.Body(); body.Over {
+			t.Discard()
+			j.traceErr = fmt.Sprintf("the trace passed the bound of %d MiB (--trace-max-mb) after %d lines; raise the bound or shorten the run", j.traceMaxBytes>>20, body.Lines)
+		} else if err := j.writeFooter(t, header, body.Lines, jd.Result); err != nil {
+			t.Discard()
 			j.traceErr = err.Error()
-		} else if err := j.commitTrace(traceBuf); err != nil {
+		} else if err := t.Commit(); err != nil {
 			j.traceErr = err.Error()
 		}
 		if j.traceErr != "" {
@@ -432,8 +413,8 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 	}
 
 	r := jd.Report(j.repro)
-	if runErr == nil && j.traceErr == "" {
-		r.TraceFile = j.tracePath
+	if j.trace != nil && runErr == nil && j.traceErr == "" {
+		r.TraceFile = j.trace.Path
 	}
 	r.TraceError = j.traceErr
 	if c := j.replay; c != nil {
@@ -469,56 +450,20 @@ func (j *runJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 	return verdictExit[r.Verdict]
 }
 
-// traceSink is the writer beneath a --trace file's buffer: the temp file
-// (a test puts a full disk there).
-var traceSink = func(f *os.File) io.Writer { return f }
-
 // writeFooter ends the trace file with the count and hashes of its lines
 // (run.Footer), so replay can tell an edited file from a divergence.
-func (j *runJob) writeFooter(w io.Writer, h run.Header, events int64, res *sim.Result) error {
+func (j *runJob) writeFooter(t *outfile.File, h run.Header, events int64, res *sim.Result) error {
 	if res == nil {
-		return fmt.Errorf("writing %q: the run has no result", j.tracePath)
+		return fmt.Errorf("writing %q: the run has no result", t.Path)
 	}
 	f, err := run.NewFooter(h, events, res.TraceSHA256)
 	if err == nil {
-		err = run.WriteFooter(w, f)
+		err = run.WriteFooter(t.Raw(), f)
 	}
 	if err != nil {
-		return fmt.Errorf("writing %q: %v", j.tracePath, err)
+		return fmt.Errorf("writing %q: %v", t.Path, err)
 	}
 	return nil
-}
-
-// commitTrace flushes, syncs and closes the temp file and renames it over
-// the requested path; on any error it removes the temp file.
-func (j *runJob) commitTrace(w *bufio.Writer) error {
-	tmp := j.traceTmp
-	j.traceTmp = nil
-	err := w.Flush()
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), j.tracePath)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("writing %q: %v", j.tracePath, run.UnwrapPathError(err))
-	}
-	return nil
-}
-
-// discardTrace closes and removes the temp file.
-func (j *runJob) discardTrace() {
-	if j.traceTmp == nil {
-		return
-	}
-	j.traceTmp.Close()
-	os.Remove(j.traceTmp.Name())
-	j.traceTmp = nil
 }
 
 // stopOnSignal stops the process if it is interrupted mid-run and says
@@ -526,10 +471,7 @@ func (j *runJob) discardTrace() {
 // that the temp trace file (removed, so no half-written file is left
 // behind) was not written. The returned func stops watching.
 func (j *runJob) stopOnSignal(stderr io.Writer) (stop func()) {
-	name := ""
-	if j.traceTmp != nil {
-		name = j.traceTmp.Name()
-	}
+	name := j.trace.TempName()
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM)
 	j.watching = true
@@ -567,27 +509,4 @@ func (j *runJob) lost(trace bool) string {
 		msg += ", no counterexample"
 	}
 	return msg + "); rerun the same command to run it from the start"
-}
-
-// cappedWriter passes at most max bytes (0: no bound) to w; past the bound
-// it drops the rest and records that it did.
-type cappedWriter struct {
-	w     io.Writer
-	max   int64
-	n     int64
-	lines int64
-	over  bool
-}
-
-func (c *cappedWriter) Write(p []byte) (int, error) {
-	if c.over {
-		return len(p), nil
-	}
-	if c.max > 0 && c.n+int64(len(p)) > c.max {
-		c.over = true
-		return len(p), nil
-	}
-	c.n += int64(len(p))
-	c.lines += int64(bytes.Count(p, []byte{'\n'}))
-	return c.w.Write(p)
 }

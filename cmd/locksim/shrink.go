@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/locksim/locksim/internal/outfile"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )
@@ -55,109 +55,10 @@ func (s *shrinkFlags) check(cmd *cobra.Command, f *runFlags) (*shrinkJob, error)
 		if f.cexDir != "" {
 			out = filepath.Join(f.cexDir, name)
 		}
-	} else if err := checkWritable(out); err != nil {
+	} else if err := outfile.CheckWritable(out); err != nil {
 		return nil, usageErrorf("--shrink-out: %v", err)
 	}
 	return &shrinkJob{out: out, maxRuns: s.runs.v}, nil
-}
-
-// checkWritable reports whether a file can be created at path (its
-// directory exists and path is not a directory).
-func checkWritable(path string) error {
-	if st, err := os.Lstat(path); err == nil {
-		switch m := st.Mode(); {
-		case m.IsDir():
-			return fmt.Errorf("%q is a directory", path)
-		case m&os.ModeSymlink != 0:
-			return fmt.Errorf("%q is a symbolic link: locksim replaces the files it writes, so it writes only to a regular file or a new path", path)
-		case m&os.ModeNamedPipe != 0:
-			return fmt.Errorf("%q is a FIFO: locksim writes only to a regular file or a new path", path)
-		case m&(os.ModeDevice|os.ModeCharDevice) != 0:
-			return fmt.Errorf("%q is a device: locksim writes only to a regular file or a new path", path)
-		case !m.IsRegular():
-			return fmt.Errorf("%q is not a regular file (%v)", path, m.Type())
-		case m.Perm()&0o200 == 0:
-			return fmt.Errorf("%q is read-only", path)
-		}
-	}
-	dir := filepath.Dir(path)
-	st, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("cannot write %q: %v", path, run.UnwrapPathError(err))
-	}
-	if !st.IsDir() {
-		return fmt.Errorf("cannot write %q: %s is not a directory", path, dir)
-	}
-	return nil
-}
-
-// checkOutDir checks a folder locksim will write named files into, before
-// the run: it is a directory we can write in, or a new path whose nearest
-// existing ancestor is one; the files it will write are writable.
-func checkOutDir(dir string, files ...string) error {
-	st, err := os.Lstat(dir)
-	if err == nil && st.Mode()&os.ModeSymlink != 0 {
-		// A link to a directory is a directory to write into.
-		target, terr := os.Stat(dir)
-		if terr != nil {
-			return fmt.Errorf("%q is a symbolic link to nothing (%v)", dir, run.UnwrapPathError(terr))
-		}
-		if !target.IsDir() {
-			return fmt.Errorf("%q is a symbolic link to a file, not a directory", dir)
-		}
-		st = target
-	}
-	switch {
-	case err == nil && !st.IsDir():
-		return fmt.Errorf("%q exists and is not a directory", dir)
-	case err == nil:
-		for _, f := range files {
-			if err := checkWritable(filepath.Join(dir, f)); err != nil {
-				return err
-			}
-		}
-		if st.Mode().Perm()&0o200 == 0 {
-			return fmt.Errorf("%q is read-only", dir)
-		}
-		if err := probeDir(dir); err != nil {
-			return fmt.Errorf("cannot write in %q: %v", dir, err)
-		}
-		return nil
-	case !errors.Is(err, os.ErrNotExist):
-		return fmt.Errorf("cannot write in %q: %v", dir, run.UnwrapPathError(err))
-	}
-	// A new folder: created by the first write, in its nearest existing
-	// ancestor.
-	for a := filepath.Dir(filepath.Clean(dir)); ; a = filepath.Dir(a) {
-		st, err := os.Stat(a)
-		if errors.Is(err, os.ErrNotExist) && a != filepath.Dir(a) {
-			continue
-		}
-		switch {
-		case err != nil:
-			return fmt.Errorf("cannot create %q: %v", dir, run.UnwrapPathError(err))
-		case !st.IsDir():
-			return fmt.Errorf("cannot create %q: %s is not a directory", dir, a)
-		case st.Mode().Perm()&0o200 == 0:
-			return fmt.Errorf("cannot create %q: %s is read-only", dir, a)
-		}
-		if err := probeDir(a); err != nil {
-			return fmt.Errorf("cannot create %q: %v", dir, err)
-		}
-		return nil
-	}
-}
-
-// probeDir checks that a file can be created in dir by creating one and
-// removing it (what the mode bits do not say: a read-only mount, a
-// pseudo file system, a missing permission).
-func probeDir(dir string) error {
-	f, err := os.CreateTemp(dir, ".locksim-probe-*")
-	if err != nil {
-		return run.UnwrapPathError(err)
-	}
-	f.Close()
-	return os.Remove(f.Name())
 }
 
 // shrinkJob is a validated --shrink.
