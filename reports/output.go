@@ -14,7 +14,7 @@ import (
 // Owns are the entries of an output folder a report writes; a rerun
 // replaces exactly these (anything else in the folder stays), results.json
 // last.
-var Owns = []string{"index.html", "report.md", "img", "timelines", "results.json"}
+var Owns = []string{"index.html", "report.md", "img", "timelines", "lock", "scenario", "results.json"}
 
 // Output is where a report is written: a staging folder beside the
 // destination, moved into place by Commit when the report is complete and

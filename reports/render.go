@@ -7,6 +7,7 @@ import (
 	"fmt"
 	htmltemplate "html/template"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,12 +20,12 @@ import (
 	"github.com/locksim/locksim/run"
 )
 
-//go:embed templates/report.md.tmpl templates/index.html.tmpl
+//go:embed templates/report.md.tmpl templates/*.html.tmpl
 var templateFS embed.FS
 
 var (
 	mdTemplate   = texttemplate.Must(texttemplate.New("report.md.tmpl").ParseFS(templateFS, "templates/report.md.tmpl"))
-	htmlTemplate = htmltemplate.Must(htmltemplate.New("index.html.tmpl").ParseFS(templateFS, "templates/index.html.tmpl"))
+	htmlTemplate = htmltemplate.Must(htmltemplate.New("index.html.tmpl").ParseFS(templateFS, "templates/*.html.tmpl"))
 )
 
 // Write writes the report of a plan that has run into dir: results.json,
@@ -56,12 +57,34 @@ func (p *Plan) Write(dir string) (Results, error) {
 	if err := run.WriteFileAtomic(filepath.Join(dir, "report.md"), md.Bytes()); err != nil {
 		return res, err
 	}
+	// One page per lock and per scenario.
+	write := func(tmpl, path string, data any) error {
+		var b bytes.Buffer
+		if err := htmlTemplate.ExecuteTemplate(&b, tmpl, data); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		return run.WriteFileAtomic(path, b.Bytes())
+	}
+	for _, lp := range v.Locks {
+		if err := write("lock.html.tmpl", filepath.Join(dir, filepath.FromSlash(lockHref(lp.ID))), lp); err != nil {
+			return res, err
+		}
+	}
+	for _, sp := range scenarioPages(v) {
+		if err := write("scenario.html.tmpl", filepath.Join(dir, filepath.FromSlash(scenarioHref(sp.ID))), sp); err != nil {
+			return res, err
+		}
+	}
 	return res, run.WriteFileAtomic(filepath.Join(dir, "index.html"), page.Bytes())
 }
 
 // figure is a chart the documents show.
 type figure struct {
 	Title, Caption string
+	Anchor         string // its section's id on the index
 	PNG, SVG       string // paths relative to the report directory
 	scenario       string // "" for the pause sweep
 	// Table is the pause sweep's numbers, shown under its chart.
@@ -185,7 +208,17 @@ type view struct {
 	Scenarios []scenarioView
 	Settings  []string
 	Parity    *parityView // the "simulation vs real Redis" section (Options.Parity)
+	// Findings, Heat and Locks open the index: what the report found, the
+	// heat map, and each lock's page (pages.go).
+	Findings findings
+	Heat     heatMap
+	Locks    []lockPage
 }
+
+// LockHref and ScenarioHref are a lock's and a scenario's page, from the
+// index.
+func (view) LockHref(id string) string     { return lockHref(id) }
+func (view) ScenarioHref(id string) string { return scenarioHref(id) }
 
 type matrixRow struct {
 	ID, Label string
@@ -321,9 +354,12 @@ func (p *Plan) view(res Results, figs []figure) view {
 	}
 	for _, f := range figs {
 		if f.scenario == "" {
+			f.Anchor = "fig-" + strings.ReplaceAll(strings.ToLower(strings.Join(strings.Fields(f.Title), "-")), "/", "-")
 			v.Figures = append(v.Figures, f)
 		}
 	}
+	v.Findings, v.Heat = p.findings(res), p.heat(results)
+	v.Locks = p.lockPages(results, v)
 	var lengths []string
 	for _, id := range slices.Sorted(maps.Keys(reportLengths)) {
 		l := reportLengths[id]

@@ -139,6 +139,18 @@ func (r *Results) Unsafe() (unsafe, missed int) {
 	return unsafe, missed
 }
 
+// MissedCells are the cells whose verdict differs from their
+// expectation, in the report's order.
+func (r *Results) MissedCells() []CellResult {
+	var out []CellResult
+	for _, c := range r.Cells {
+		if c.Missed() {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func (c *Cell) result() CellResult {
 	j := CellResult{Scenario: c.Scenario.ID, Lock: c.Lock.ID, Runs: c.Runs, LeaseOverlapRuns: c.Overlap, ResourceViolationRuns: c.Resource,
 		Verdict: c.Verdict(), UnsafeRuns: c.Unsafe, LivenessRuns: c.Liveness, UnknownRuns: c.Unknown, OwnershipViolationRuns: c.Ownership,

@@ -76,7 +76,11 @@ run, not across machines.`,
 					return exitInternal
 				}
 				if f.json {
-					out, _ := json.Marshal(res)
+					out, err := json.Marshal(res)
+					if err != nil {
+						fmt.Fprintf(stderr, "locksim: bench: %v\n", err)
+						return exitInternal
+					}
 					fmt.Fprintf(stdout, "%s\n", out)
 				} else {
 					res.WriteTable(stdout)

@@ -188,10 +188,39 @@ func (r *reportRun) main(b sim.Bubble, stdout, stderr io.Writer) int {
 	unsafe, missed := res.Unsafe()
 	fmt.Fprintf(stdout, "report: %s (%d cells, %d unsafe, %d differ from the expectation; %d runs)\n",
 		filepath.Join(r.out.Final(), "index.html"), len(res.Cells), unsafe, missed, r.plan.Runs())
+	writeDiffers(stdout, res)
 	wall := time.Since(start)
 	// The time includes the timeline reruns, so the rate counts them.
 	runs := r.plan.Runs() + r.plan.Reruns()
-	fmt.Fprintf(stderr, "locksim: report: %d runs in %v (%.0f runs/s, %d workers; %d of them reran an unsafe cell's first unsafe seed to draw its timeline)\n",
-		runs, wall.Round(time.Millisecond), float64(runs)/wall.Seconds(), r.workers, r.plan.Reruns())
+	fmt.Fprintf(stderr, "locksim: report: %d runs in %v (%.0f runs/s, %d %s; %d of them reran an unsafe cell's first unsafe seed to draw its timeline)\n",
+		runs, wall.Round(time.Millisecond), float64(runs)/wall.Seconds(), r.workers, plural(r.workers, "worker", "workers"), r.plan.Reruns())
 	return exitSafe
+}
+
+// writeDiffers names the cells that differ from their expectation, one a
+// line, at most maxNamed.
+func writeDiffers(w io.Writer, res reports.Results) {
+	cells := res.MissedCells()
+	for i, c := range cells {
+		if i == maxNamed {
+			fmt.Fprintf(w, "  ... and %d more (results.json: matches_expected false)\n", len(cells)-maxNamed)
+			break
+		}
+		want := "?"
+		if c.Expected != nil {
+			want = c.Expected.Want
+		}
+		fmt.Fprintf(w, "  differs: %s × %s: measured %s (%d/%d runs unsafe), expected %s\n", c.Scenario, c.Lock, c.Verdict, c.UnsafeRuns, c.Runs, want)
+	}
+}
+
+// maxNamed bounds the differing cells the report names on the terminal.
+const maxNamed = 20
+
+// plural is one or many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

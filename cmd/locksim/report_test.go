@@ -335,3 +335,26 @@ func atoiT(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// The terminal names the cells that differ from their expectation (it
+// said only how many), at most maxNamed of them.
+func TestReportNamesDifferingCells(t *testing.T) {
+	no, yes := false, true
+	var res reports.Results
+	res.Cells = append(res.Cells,
+		reports.CellResult{Scenario: "pause-after-check", Lock: "fencing", Verdict: checker.VerdictUnsafe, UnsafeRuns: 3, Runs: 20, Expected: &reports.Expectation{Want: "safe"}, MatchesExpected: &no},
+		reports.CellResult{Scenario: "no-faults", Lock: "fencing", Verdict: checker.VerdictSafe, Runs: 20, Expected: &reports.Expectation{Want: "safe"}, MatchesExpected: &yes})
+	var b strings.Builder
+	writeDiffers(&b, res)
+	if b.String() != "  differs: pause-after-check × fencing: measured unsafe (3/20 runs unsafe), expected safe\n" {
+		t.Errorf("named %q", b.String())
+	}
+	for range maxNamed + 5 {
+		res.Cells = append(res.Cells, res.Cells[0])
+	}
+	b.Reset()
+	writeDiffers(&b, res)
+	if lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n"); len(lines) != maxNamed+1 || lines[maxNamed] != "  ... and 6 more (results.json: matches_expected false)" {
+		t.Errorf("%d lines, last %q", len(lines), lines[len(lines)-1])
+	}
+}

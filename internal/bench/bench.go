@@ -139,12 +139,12 @@ func Measure(b sim.Bubble, base run.Spec, seeds int) (Result, error) {
 	}
 	res.FloorDispatchPerSec, res.FloorPipePerSec = floors[0].rate(), floors[1].rate()
 	wall := time.Duration(res.SimWallNS)
-	res.CommandsPerSec = float64(res.Commands) / wall.Seconds()
+	res.CommandsPerSec = float64(res.Commands) / max(wall, time.Nanosecond).Seconds()
 	res.EngineVsPipe = res.CommandsPerSec / res.FloorPipePerSec
 	if res.Commands > 0 {
 		res.AllocsPerCommand = float64(res.Allocs) / float64(res.Commands)
 	}
-	res.Compression = float64(res.VirtualNS) / float64(res.SimWallNS)
+	res.Compression = float64(res.VirtualNS) / float64(max(res.SimWallNS, 1))
 	if res.Commands > 0 {
 		// Wall time per virtual second if each command cost only the
 		// dispatcher floor.
@@ -152,7 +152,7 @@ func Measure(b sim.Bubble, base run.Spec, seeds int) (Result, error) {
 		res.CompressionCeiling = 1e9 / floorNSPerVirtualSec
 	}
 	res.CheckEvents, res.CheckWallNS = events, int64(checkWall)
-	res.CheckEventsPerSec = float64(events) / checkWall.Seconds()
+	res.CheckEventsPerSec = float64(events) / max(checkWall, time.Nanosecond).Seconds()
 	res.CheckFloorEventsPerSec = float64(events) / max(floorWall, time.Nanosecond).Seconds()
 
 	res.Seeds, res.CheckWall = seeds, checkWall
