@@ -78,12 +78,12 @@ type link struct{ Text, Href string }
 
 // lockPage is lock/ID.html: where a lock breaks and how often.
 type lockPage struct {
-	Root                                   string // "../": the report folder from the page
-	ID, Family, Design, Source, Weakness   string
-	Summary                                string
-	Rows                                   []lockPageRow
-	Worst                                  *timelineView
-	WorstScenario, WorstRate, WorstAnchor  string
+	Root                                  string // "../": the report folder from the page
+	ID, Family, Design, Source, Weakness  string
+	Summary                               string
+	Rows                                  []lockPageRow
+	Worst                                 *timelineView
+	WorstScenario, WorstRate, WorstAnchor string
 	ScenarioCount, UnsafeCount, SafeCount int
 }
 

@@ -18,6 +18,57 @@ import (
 	"github.com/locksim/locksim/reports"
 )
 
+// checkReportLinks checks every page of the report in dir: nothing
+// refers outside the folder, and every local link (src or href) names a
+// file that exists, and its #anchor an id in that file. It returns all the
+// pages' text, index.html first.
+func checkReportLinks(t *testing.T, dir string) string {
+	t.Helper()
+	pages, _ := filepath.Glob(filepath.Join(dir, "*", "*.html"))
+	pages = append([]string{filepath.Join(dir, "index.html")}, pages...)
+	if len(pages) < 3 {
+		t.Errorf("the report has only %d pages", len(pages))
+	}
+	hrefRE := regexp.MustCompile(`(?:src|href)="([^"]*)"`)
+	ids := map[string]string{} // page -> its text, for anchors
+	var all strings.Builder
+	for _, p := range pages {
+		text := readFile(t, p)
+		ids[p] = text
+		all.WriteString(text)
+		if strings.Contains(text, "http://") || strings.Contains(text, "https://") || strings.Contains(text, "<script") {
+			t.Errorf("%s refers to something outside the directory", p)
+		}
+		refs := hrefRE.FindAllStringSubmatch(text, -1)
+		if len(refs) < 3 {
+			t.Errorf("%s has only %d references", p, len(refs))
+		}
+		for _, m := range refs {
+			file, frag, _ := strings.Cut(m[1], "#")
+			target := p
+			if file != "" {
+				target = filepath.Join(filepath.Dir(p), filepath.FromSlash(file))
+				if _, err := os.Stat(target); err != nil {
+					t.Errorf("%s refers to %s: %v", p, m[1], err)
+					continue
+				}
+			}
+			if frag == "" {
+				continue
+			}
+			text, ok := ids[target]
+			if !ok {
+				text = readFile(t, target)
+				ids[target] = text
+			}
+			if !strings.Contains(text, `id="`+frag+`"`) {
+				t.Errorf("%s refers to %s: no id %q there", p, m[1], frag)
+			}
+		}
+	}
+	return all.String()
+}
+
 // tinyReport runs in a few seconds (also under -race): two scenarios, two
 // locks, two seeds per cell, the quick pause sweep with one seed a point.
 func tinyReport(out string) []string {
@@ -54,20 +105,9 @@ func TestReportFiles(t *testing.T) {
 		t.Errorf("runs line says %d runs, %d reruns; stdout %q", runs, reruns, stdout)
 	}
 
-	// Self-contained: no external reference; every local one exists.
-	page := readFile(t, filepath.Join(dir, "index.html"))
-	if strings.Contains(page, "http://") || strings.Contains(page, "https://") || strings.Contains(page, "<script") {
-		t.Error("index.html refers to something outside the directory")
-	}
-	refs := regexp.MustCompile(`(?:src|href)="([^"#][^"]*)"`).FindAllStringSubmatch(page, -1)
-	if len(refs) < 5 {
-		t.Errorf("index.html has only %d file references", len(refs))
-	}
-	for _, m := range refs {
-		if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(m[1]))); err != nil {
-			t.Errorf("index.html refers to %s: %v", m[1], err)
-		}
-	}
+	// Self-contained: no external reference; every local link and
+	// anchor resolves, from every page.
+	page := checkReportLinks(t, dir)
 	md := readFile(t, filepath.Join(dir, "report.md"))
 	for _, want := range []string{"## Outcome matrix", "pause-after-check", "repro", "## Settings"} {
 		if !strings.Contains(md, want) {
