@@ -304,47 +304,53 @@ var (
 	staleColor    = color.RGBA{86, 119, 180, 255} // blue
 )
 
-// Figure lays the chart out.
+// Figure lays the chart out: one row of bars a group, the first group on
+// top, the rate along the x axis. Rows keep their height whatever the
+// number of groups (the figure grows down), so labels stay readable at the
+// size the figure is shown.
 func (c FencingChart) Figure() (Figure, error) {
 	if len(c.Groups) == 0 {
 		return nil, fmt.Errorf("reports: fencing chart %q has no groups", c.Title)
 	}
-	p := newPlot("", "", "runs (95% Wilson interval)")
-	names := make([]string, len(c.Groups))
-	bars := &groupedBars{}
-	ymax := 0.0
+	p := newPlot("", "runs (95% Wilson interval)", "")
+	n := len(c.Groups)
+	names := make([]string, n)
+	bars := &groupedBars{horizontal: true}
+	top := 0.0
 	withStale := false
 	for _, g := range c.Groups {
 		withStale = withStale || g.Stale.N > 0
 	}
 	colors := []color.Color{overlapColor, resourceColor, staleColor}
-	nb, step := 2, 0.36
+	nb, step := 2, 0.38
 	if withStale {
-		nb, step = 3, 0.27
+		nb, step = 3, 0.28
 	}
 	for i, g := range c.Groups {
-		names[i] = g.Name
+		row := float64(n - 1 - i) // the first group on top
+		names[n-1-i] = g.Name
 		for j, r := range []stats.Rate{g.Overlap, g.Resource, g.Stale}[:nb] {
-			x := float64(i) + (float64(j)-float64(nb-1)/2)*step
+			y := row + (float64(nb-1)/2-float64(j))*step // first bar on top
 			if !r.Known() {
 				// No rate: no bar, no interval, a label saying so.
-				bars.bars = append(bars.bars, bar{x: x, w: step - 0.02, none: true, label: "no runs", clr: colors[j]})
+				bars.bars = append(bars.bars, bar{x: y, w: step - 0.04, none: true, label: "no runs", clr: colors[j]})
 				continue
 			}
 			lo, hi := r.Interval()
-			ymax = max(ymax, hi)
-			bars.bars = append(bars.bars, bar{x: x, w: step - 0.02, p: r.P(), lo: lo, hi: hi, label: fmt.Sprintf("%d/%d", r.K, r.N), clr: colors[j]})
+			top = max(top, hi)
+			bars.bars = append(bars.bars, bar{x: y, w: step - 0.04, p: r.P(), lo: lo, hi: hi, label: fmt.Sprintf("%d/%d", r.K, r.N), clr: colors[j]})
 		}
 	}
 	p.Add(plotter.NewGrid(), bars)
-	p.NominalX(names...)
-	p.X.Min, p.X.Max = -0.6, float64(len(names))-0.4
-	p.Y.Min = 0
-	p.Y.Max = niceCeil(max(ymax*1.12, 0.05))
-	if ymax*1.12 > 1 {
-		p.Y.Max = 1.1 // room for the k/n labels above full bars
+	p.NominalY(names...)
+	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
+	p.X.Min = 0
+	p.X.Max = 1.12 // room for the k/n labels right of full bars
+	if top*1.15 < 1 {
+		p.X.Max = niceCeil(max(top*1.15, 0.05))
 	}
-	p.Y.Tick.Marker = percentTicks{}
+	p.X.Tick.Marker = percentTicks{}
+	p.Y.Tick.Label.Font.Size = vg.Points(9)
 	legend := []legendItem{
 		{"lease overlap (two clients believed they held the lock)", []plot.Thumbnailer{swatch(overlapColor)}},
 		{"resource violation (lost update or stale write accepted)", []plot.Thumbnailer{swatch(resourceColor)}},
@@ -352,35 +358,62 @@ func (c FencingChart) Figure() (Figure, error) {
 	if withStale {
 		legend = append(legend, legendItem{"stale section (a holder touched the resource after its lease ended)", []plot.Thumbnailer{swatch(staleColor)}})
 	}
+	legend = append(legend, legendItem{"95% interval", []plot.Thumbnailer{whisker{}}})
 	w, h := c.Width, c.Height
 	if w == 0 {
-		perGroup := 0.9 * vg.Inch
-		if withStale {
-			perGroup = 1.3 * vg.Inch // three k/n labels side by side
-		}
-		w = max(8*vg.Inch, vg.Length(len(names))*perGroup)
+		w = 8 * vg.Inch
 	}
 	if h == 0 {
-		h = 4.8 * vg.Inch
+		perGroup := 0.34 * vg.Inch
+		if withStale {
+			perGroup = 0.46 * vg.Inch
+		}
+		h = max(3*vg.Inch, 1.6*vg.Inch+vg.Length(n)*perGroup)
 	}
 	return plotFigure{p: p, w: w, h: h, title: c.Title, legend: legend}, nil
 }
 
 type bar struct {
-	x, w, p, lo, hi float64
-	none            bool // no runs: only the label is drawn
+	x, w, p, lo, hi float64 // x: the bar's place on the category axis
+	none            bool    // no runs: only the label is drawn
 	label           string
 	clr             color.Color
 }
 
 // groupedBars draws bars (in data units) with an interval whisker and a
-// k/n label on each.
-type groupedBars struct{ bars []bar }
+// k/n label on each; horizontal bars grow along x from a category on y.
+type groupedBars struct {
+	bars       []bar
+	horizontal bool
+}
 
 func (g *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	ls := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
-	lab := textStyle(vg.Points(7), color.Black)
+	lab := textStyle(vg.Points(8), color.Black)
+	capW := vg.Points(4)
+	if g.horizontal {
+		lab.YAlign = draw.YCenter
+		for _, b := range g.bars {
+			y := trY(b.x)
+			if b.none {
+				c.FillText(lab, vg.Point{X: trX(0) + vg.Points(3), Y: y}, b.label)
+				continue
+			}
+			y0, y1 := trY(b.x-b.w/2), trY(b.x+b.w/2)
+			x0, x1 := trX(0), trX(b.p)
+			if x1-x0 < vg.Points(1.5) && b.p > 0 {
+				x1 = x0 + vg.Points(1.5) // the smallest rate stays visible
+			}
+			c.FillPolygon(b.clr, []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}})
+			xlo, xhi := trX(b.lo), trX(b.hi)
+			c.StrokeLine2(ls, xlo, y, xhi, y)
+			c.StrokeLine2(ls, xlo, y-capW/2, xlo, y+capW/2)
+			c.StrokeLine2(ls, xhi, y-capW/2, xhi, y+capW/2)
+			c.FillText(lab, vg.Point{X: xhi + vg.Points(3), Y: y}, b.label)
+		}
+		return
+	}
 	lab.XAlign = draw.XCenter
 	for _, b := range g.bars {
 		if b.none {
@@ -395,7 +428,6 @@ func (g *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 		c.FillPolygon(b.clr, []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}})
 		xm := trX(b.x)
 		ylo, yhi := trY(b.lo), trY(b.hi)
-		capW := vg.Points(4)
 		c.StrokeLine2(ls, xm, ylo, xm, yhi)
 		c.StrokeLine2(ls, xm-capW, ylo, xm+capW, ylo)
 		c.StrokeLine2(ls, xm-capW, yhi, xm+capW, yhi)
@@ -404,12 +436,27 @@ func (g *groupedBars) Plot(c draw.Canvas, p *plot.Plot) {
 }
 
 func (g *groupedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
-	xmin, xmax = math.Inf(1), math.Inf(-1)
+	cmin, cmax, vmax := math.Inf(1), math.Inf(-1), 0.0
 	for _, b := range g.bars {
-		xmin, xmax = min(xmin, b.x-b.w/2), max(xmax, b.x+b.w/2)
-		ymax = max(ymax, b.hi)
+		cmin, cmax = min(cmin, b.x-b.w/2), max(cmax, b.x+b.w/2)
+		vmax = max(vmax, b.hi)
 	}
-	return xmin, xmax, 0, ymax
+	if g.horizontal {
+		return 0, vmax, cmin, cmax
+	}
+	return cmin, cmax, 0, vmax
+}
+
+// whisker is an interval's legend thumbnail: a line with end caps.
+type whisker struct{}
+
+func (whisker) Thumbnail(c *draw.Canvas) {
+	r := c.Rectangle
+	ls := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
+	y := (r.Min.Y + r.Max.Y) / 2
+	c.StrokeLine2(ls, r.Min.X, y, r.Max.X, y)
+	c.StrokeLine2(ls, r.Min.X, r.Min.Y, r.Min.X, r.Max.Y)
+	c.StrokeLine2(ls, r.Max.X, r.Min.Y, r.Max.X, r.Max.Y)
 }
 
 // swatch is a filled-square legend thumbnail.

@@ -68,7 +68,7 @@ func TestNoRunsIsNoPoint(t *testing.T) {
 		t.Errorf("the bars of no runs are not labelled \"no runs\" (or a 0/0 bar is drawn): %d, %v",
 			strings.Count(got, ">no runs<"), strings.Contains(got, ">0/0<"))
 	}
-	if pf.p.Y.Max >= 1 {
-		t.Errorf("y axis up to %v: stretched for a group of no runs", pf.p.Y.Max)
+	if pf.p.X.Max >= 1 {
+		t.Errorf("rate axis up to %v: stretched for a group of no runs", pf.p.X.Max)
 	}
 }
