@@ -78,21 +78,31 @@ func (c RateChart) Figure() (Figure, error) {
 	}
 	slices.Sort(xs)
 	xs = slices.Compact(xs)
-	step := 1.0
+	// A sweep whose values span more than a decade and a half (drift from
+	// 0.5 % to 20 %) gets a symmetric-log axis, linear below its smallest
+	// positive value: the small values, where the answer usually is, are
+	// not crammed into a corner.
+	tx, inv := func(v float64) float64 { return v }, func(u float64) float64 { return u }
+	if minPos, ok := smallestPositive(xs); ok && xs[0] >= 0 && xs[len(xs)-1]/minPos >= 15 {
+		tx = func(v float64) float64 { return math.Copysign(math.Log1p(math.Abs(v)/minPos), v) }
+		inv = func(u float64) float64 { return math.Copysign(minPos*math.Expm1(math.Abs(u)), u) }
+		p.X.Scale = scaleFunc(tx)
+	}
+	step := 1.0 // the smallest gap between values, on the axis's scale
 	if len(xs) > 1 {
 		step = math.Inf(1)
 		for i := 1; i < len(xs); i++ {
-			step = min(step, xs[i]-xs[i-1])
+			step = min(step, tx(xs[i])-tx(xs[i-1]))
 		}
 	}
-	// Dodge the series sideways a little so their intervals do not hide
-	// one another.
+	// Dodge the series sideways so their points and intervals do not hide
+	// one another (series with equal rates stay apart).
 	n := len(c.Series)
-	dodge := func(i int) float64 {
+	dodge := func(i int, x float64) float64 {
 		if n < 2 {
-			return 0
+			return x
 		}
-		return (float64(i) - float64(n-1)/2) * step * 0.25 / float64(n)
+		return inv(tx(x) + (float64(i)-float64(n-1)/2)*step*0.45/float64(n))
 	}
 	for i, s := range c.Series {
 		clr := paletteColor(i)
@@ -128,7 +138,7 @@ func (c RateChart) Figure() (Figure, error) {
 			errs := make(plotter.YErrors, len(seg))
 			for j, pt := range seg {
 				lo, hi := pt.Interval()
-				xys[j] = plotter.XY{X: pt.X + dodge(i), Y: pt.P()}
+				xys[j] = plotter.XY{X: dodge(i, pt.X), Y: pt.P()}
 				errs[j].Low, errs[j].High = pt.P()-lo, hi-pt.P()
 			}
 			if c.Band {
@@ -207,9 +217,9 @@ func (c RateChart) Figure() (Figure, error) {
 	p.Y.Tick.Marker = percentTicks{}
 	pad := step * 0.5
 	if len(xs) == 1 {
-		pad = max(math.Abs(xs[0])*0.5, 0.5)
+		pad = max(math.Abs(tx(xs[0]))*0.5, 0.5)
 	}
-	p.X.Min, p.X.Max = xs[0]-pad*0.4, xs[len(xs)-1]+pad*0.4
+	p.X.Min, p.X.Max = inv(tx(xs[0])-pad*0.4), inv(tx(xs[len(xs)-1])+pad*0.4)
 	p.X.Tick.Marker = valueTicks(xs)
 	p.Add(plotter.NewGrid())
 	w, h := c.Width, c.Height
@@ -220,6 +230,27 @@ func (c RateChart) Figure() (Figure, error) {
 		h = 4.8 * vg.Inch
 	}
 	return plotFigure{p: p, w: w, h: h, title: c.Title, legend: legend}, nil
+}
+
+// smallestPositive is the smallest value above zero in sorted xs.
+func smallestPositive(xs []float64) (float64, bool) {
+	for _, x := range xs {
+		if x > 0 {
+			return x, true
+		}
+	}
+	return 0, false
+}
+
+// scaleFunc is an axis scale given by a monotone transform.
+type scaleFunc func(float64) float64
+
+func (f scaleFunc) Normalize(min, max, x float64) float64 {
+	lo, hi := f(min), f(max)
+	if hi == lo {
+		return 0.5
+	}
+	return (f(x) - lo) / (hi - lo)
 }
 
 // glyphFor gives series i a shape as well as a colour.
