@@ -15,10 +15,10 @@ type Bounds struct {
 	MinFaults  int
 	MaxFaults  int    // at most this many faults
 	Kinds      []Kind // nil: every kind that applies
-	// TTL, when set, makes Gen draw every size that can break a lease
-	// relative to it (see Gen); Swarm ignores it.
+	// TTL, when set, makes every size that can break a lease relative to
+	// it (see Gen).
 	TTL time.Duration
-	// Limits cap Gen's sizes (a zero field: no cap); Swarm ignores them.
+	// Limits cap the sizes (a zero field: no cap).
 	Limits Limits
 }
 
@@ -46,64 +46,44 @@ func Swarm(r *rand.Rand, b Bounds) ([]Fault, error) {
 	if b.MaxFaults < b.MinFaults || b.MaxFaults > 1000 {
 		return nil, fmt.Errorf("swarm: fault count range %d..%d invalid (max 1000)", b.MinFaults, b.MaxFaults)
 	}
-	kinds := b.Kinds
-	if kinds == nil {
-		for _, k := range Kinds {
-			if k == Failover && !b.Replicated {
-				continue
-			}
-			kinds = append(kinds, k)
-		}
+	if b.Kinds != nil && len(b.kinds()) == 0 {
+		return nil, fmt.Errorf("swarm: no kind applies (failover needs a replicated topology)")
 	}
-	n := b.MinFaults + r.IntN(b.MaxFaults-b.MinFaults+1)
-	out := make([]Fault, 0, n)
-	span := int64(b.Duration) * 8 / 10
-	if span < 1 && n > 0 {
+	if int64(b.Duration)*8/10 < 1 && b.MaxFaults > 0 {
 		return nil, fmt.Errorf("swarm: duration %v leaves no room for a fault (faults start in its first 80%%)", b.Duration)
 	}
-	dur := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(r.Int64N(int64(hi-lo)+1)) }
-	pick := func(names []string) string { return names[r.IntN(len(names))] }
-	all := append(append([]string(nil), b.Clients...), b.Nodes...)
-	for i := 0; i < n; i++ {
-		f := Fault{Kind: kinds[r.IntN(len(kinds))], Start: time.Duration(r.Int64N(span))}
-		switch f.Kind {
-		case ClientPause:
-			f.Targets, f.Duration = []string{pick(b.Clients)}, dur(50*time.Millisecond, SwarmMaxPause)
-		case NodePause:
-			f.Targets, f.Duration = []string{pick(b.Nodes)}, dur(50*time.Millisecond, SwarmMaxNodePause)
-		case ClockDrift:
-			f.Targets, f.Duration = []string{pick(all)}, dur(time.Second, 30*time.Second)
-			f.DriftPPM = r.Int64N(2*SwarmMaxDriftPPM+1) - SwarmMaxDriftPPM
-		case ClockJump:
-			f.Targets = []string{pick(all)}
-			f.Jump = dur(-SwarmMaxJump, SwarmMaxJump)
-		case Partition, Delay, Loss:
-			// Split the processes in two random, non-empty sides.
-			perm := r.Perm(len(all))
-			cut := 1 + r.IntN(len(all)-1)
-			for j, p := range perm {
-				if j < cut {
-					f.From = append(f.From, all[p])
-				} else {
-					f.To = append(f.To, all[p])
-				}
-			}
-			f.OneWay = r.IntN(4) == 0
-			switch f.Kind {
-			case Partition:
-				f.Duration = dur(100*time.Millisecond, SwarmMaxPartition)
-			case Delay:
-				f.Duration, f.Delay = dur(100*time.Millisecond, 10*time.Second), dur(10*time.Millisecond, SwarmMaxDelay)
-			case Loss:
-				f.Duration, f.LossProb = dur(100*time.Millisecond, 10*time.Second), 0.05+0.45*r.Float64()
-			}
-		case Crash:
-			f.Targets, f.Duration = []string{pick(b.Nodes)}, dur(100*time.Millisecond, SwarmMaxCrash)
-		case Failover:
-			f.Duration = dur(time.Second, SwarmMaxFailover)
-		}
-		out = append(out, f)
+	return draw(randSource{r}, b), nil
+}
+
+// randSource draws uniformly from a *rand.Rand: Swarm's stream, which
+// every default run's trace depends on (its draws, their order and their
+// arithmetic must not change).
+type randSource struct{ r *rand.Rand }
+
+func (s randSource) count(lo, hi int, fault func(source) Fault) []Fault {
+	n := lo + s.r.IntN(hi-lo+1)
+	out := make([]Fault, 0, n)
+	for range n {
+		out = append(out, fault(s))
 	}
-	Sort(out)
-	return out, nil
+	return out
+}
+
+func (s randSource) index(_ string, n int) int       { return s.r.IntN(n) }
+func (s randSource) start(span int64) time.Duration  { return time.Duration(s.r.Int64N(span)) }
+func (s randSource) signed(_ string, hi int64) int64 { return s.r.Int64N(2*hi+1) - hi }
+func (s randSource) coin(string) bool                { return s.r.IntN(2) == 0 }
+func (s randSource) oneWay() bool                    { return s.r.IntN(4) == 0 }
+func (s randSource) lossProb() float64               { return 0.05 + 0.45*s.r.Float64() }
+func (s randSource) pausePoint(int) int              { return 0 }
+func (s randSource) size(_ string, lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(s.r.Int64N(int64(hi-lo)+1))
+}
+
+// split cuts a random permutation of the processes in two non-empty
+// sides.
+func (s randSource) split(n int) (from, to []int) {
+	perm := s.r.Perm(n)
+	cut := 1 + s.r.IntN(n-1)
+	return perm[:cut], perm[cut:]
 }

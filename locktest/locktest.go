@@ -22,17 +22,11 @@
 package locktest
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"pgregory.net/rapid"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
@@ -93,18 +87,15 @@ type Options struct {
 	// [Careful for a lock without fencing, Careless with fencing].
 	Workload Workload
 	// Checks is the number of random schedules [rapid's -rapid.checks:
-	// 100, a fifth under -short]. rapid reads it from that flag only, so
-	// a Find with Checks set holds the flag for the whole search: Find
-	// calls of parallel tests wait for it (and it for them).
+	// 100, a fifth under -short].
 	Checks int
-	// Seed fixes the search's random source (rapid's -rapid.seed) and
-	// neither replays nor writes rapid's fail files, so Find draws the
-	// same schedules on every machine and every run: a search in CI that
-	// finds a bug finds it always [0: rapid's own, a new seed each run
-	// unless -rapid.seed is set, replaying the test's fail files first].
-	// It wins over -rapid.seed and -rapid.failfile on the command line.
-	// Like Checks, a Find with Seed set holds rapid's flags for the whole
-	// search; a rapid.Check of your own in a parallel test may see them.
+	// Seed fixes the search's random source and neither replays nor
+	// writes fail files, so Find draws the same schedules on every
+	// machine and every run: a search in CI that finds a bug finds it
+	// always [0: -rapid.seed when set, else a new seed each run,
+	// replaying the test's fail files first]. It wins over -rapid.seed.
+	// Find reads rapid's flags and never sets them, so a rapid.Check of
+	// your own in a parallel test is not affected.
 	Seed uint64
 	// Determinism runs every schedule twice and demands the same trace
 	// hash (twice the cost).
@@ -206,18 +197,14 @@ type Outcome struct {
 	// size, before run.Shrink shrank it.
 	Tried                   int
 	FromFaults, FromClients int
-	// RapidReport is rapid's own failure report; FailFile the fail file
-	// rapid wrote for it ("" when none), which the next go test replays
-	// first (rapid's unshrunk case, not this outcome).
-	RapidReport string
-	FailFile    string
+	// FailFile is the fail file Find wrote for the failing case, or
+	// replayed it from ("" when none): the next go test replays its
+	// unshrunk case first (not this outcome).
+	FailFile string
 	// Warnings are what the search noticed that may make it blind (pause
 	// points drawn but never reached).
 	Warnings []string
-	// HTML is porcupine's visualization of the resource history, written
-	// by Describe (empty if not written).
-	HTML    string
-	history checker.History
+	history  checker.History
 }
 
 // Verdict is the checker's verdict: safe, unsafe, liveness or unknown.
@@ -360,7 +347,7 @@ func ExpectUnsafe(t *testing.T, f Factory, o Options) Outcome {
 		t.Fatalf("locktest: expected the lock to be unsafe under %v, but none of the random schedules (Options.Checks or -rapid.checks) found a violation", kindsOf(o))
 	}
 	// The violation found here is the expected outcome, not a bug to
-	// keep: its rapid fail file goes, so that every run searches afresh
+	// keep: its fail file goes, so that every run searches afresh
 	// (a fail file would be replayed first next time and make the test
 	// pass whatever the search would find).
 	if failed.FailFile != "" {
@@ -377,471 +364,6 @@ func kindsOf(o Options) any {
 		return "every fault kind"
 	}
 	return o.Kinds
-}
-
-// Find runs random schedules (rapid: -rapid.checks of them, 100 by
-// default, a fifth under -short) and returns the smallest unsafe outcome
-// run.Shrink shrank it to (rapid's own shrinking is off: noRapidShrink),
-// or nil when every run was safe. A liveness failure is returned as found.
-// Each Find call in a test has its own rapid fail file (the first keeps
-// the test's name, the next ones add "#2", "#3", ...), so a second call
-// never replays the first one's failure. rapid's own output is kept out
-// of the test log; a targeted pause point that was drawn but never
-// reached is logged (and named in a failure).
-func Find(t *testing.T, f Factory, o Options) *Outcome {
-	t.Helper()
-	o = o.withDefaults()
-	gen := Schedules(o)
-	var last *Outcome
-	tried, found := 0, false
-	drawn, fired := map[string]int{}, map[string]int{}
-	var clocks clockTally
-	prop := func(rt *rapid.T) {
-		seed := rapid.Uint64Range(1, 1<<32).Draw(rt, "seed")
-		schedule := gen.Draw(rt, "faults")
-		out := Run(t, f, o, seed, schedule)
-		if !found {
-			tried++
-			tally(schedule, out.Unfired, drawn, fired)
-			clocks.add(out.Effects)
-		}
-		if o.Determinism {
-			if again := Run(t, f, o, seed, schedule); again.SHA256 != out.SHA256 {
-				rt.Fatalf("locktest: seed %d is not deterministic: trace %s then %s (the lock reads a clock or random source locksim does not control?)", seed, out.SHA256, again.SHA256)
-			}
-		}
-		if out.Check.Verdict == checker.VerdictUnsafe || out.Check.Verdict == checker.VerdictLiveness {
-			if !found {
-				found = true
-				out.Tried, out.FromFaults, out.FromClients = tried, len(out.Faults), out.Clients
-			} else {
-				out.Tried, out.FromFaults, out.FromClients = last.Tried, last.FromFaults, last.FromClients
-			}
-			last = &out
-			rt.Fatalf("%s: %s", out.Check.Verdict, strings.Join(out.Check.Reasons, "; "))
-		}
-	}
-	if o.Checks > 0 || o.Seed != 0 {
-		rapidFlags.Lock()
-		defer rapidFlags.Unlock()
-		var restore []func()
-		defer func() { // before the Unlock
-			for _, r := range restore {
-				r()
-			}
-		}()
-		set := func(name, v string) {
-			if fl := flag.Lookup(name); fl != nil {
-				old := fl.Value.String()
-				flag.Set(name, v)
-				restore = append(restore, func() { flag.Set(name, old) })
-			}
-		}
-		if o.Checks > 0 {
-			n := o.Checks
-			if testing.Short() {
-				n *= 5 // rapid divides by 5 under -short; Checks means what it says
-			}
-			set("rapid.checks", strconv.Itoa(n))
-		}
-		if o.Seed != 0 {
-			set("rapid.seed", strconv.FormatUint(o.Seed, 10))
-			set("rapid.nofailfile", "true") // write none
-			set("rapid.failfile", "")       // replay none given by flag
-		}
-	} else {
-		rapidFlags.RLock()
-		defer rapidFlags.RUnlock()
-	}
-	noRapidShrink.Do(func() {
-		if fl := flag.Lookup("rapid.shrinktime"); fl != nil && fl.Value.String() == fl.DefValue {
-			flag.Set("rapid.shrinktime", "1ns")
-		}
-	})
-	rec := &recorder{T: t, name: failFileKey(t)}
-	if o.Seed != 0 {
-		// rapid replays every fail file stored under the test's name
-		// before it searches; a name no test has (they start with "Test")
-		// makes a pinned search replay none.
-		rec.name = "seeded-" + rec.name
-	}
-	rapid.Check(rec, prop)
-	warnings := pointWarnings(drawn, fired)
-	if w := clocks.warning(); w != "" {
-		warnings = append(warnings, w)
-	}
-	for _, w := range warnings {
-		t.Log("locktest: warning: " + w)
-	}
-	if !rec.failed {
-		return nil
-	}
-	if last == nil {
-		t.Fatalf("locktest: %s", rec.msg.String())
-	}
-	last.RapidReport = rec.msg.String()
-	last.FailFile = rapidFlag(last.RapidReport, "-rapid.failfile=")
-	min := minimize(t, f, o, *last)
-	min.Warnings = warnings
-	return &min
-}
-
-// rapidFlags guards rapid's flags: a Find that sets -rapid.checks holds
-// it exclusively, the others shared.
-var rapidFlags sync.RWMutex
-
-// noRapidShrink turns rapid's own shrinking off once per process, unless
-// the user set -rapid.shrinktime (to other than its default): it is
-// bounded by wall time (30 s), so
-// what it returns depends on the machine's speed (and on -race), and
-// run.Shrink, bounded by runs, shrinks instead: the same rapid seed gives
-// the same counterexample everywhere. Never restored, so parallel tests
-// never see it change.
-var noRapidShrink sync.Once
-
-// tally counts, per pause point, the runs whose schedule targets it and
-// the runs in which such a pause fired.
-func tally(schedule, unfired []faults.Fault, drawn, fired map[string]int) {
-	for _, pt := range faults.PausePoints {
-		n, missed := 0, 0
-		for _, f := range schedule {
-			if f.Kind == faults.ClientPause && f.At == pt {
-				n++
-			}
-		}
-		for _, f := range unfired {
-			if f.At == pt {
-				missed++
-			}
-		}
-		if n > 0 {
-			drawn[pt]++
-			if missed < n {
-				fired[pt]++
-			}
-		}
-	}
-}
-
-// clockTally counts the client clock faults (jumps, drift) a search
-// injected and those that reached the lock.
-type clockTally struct{ injected, reached int }
-
-func (c *clockTally) add(es []run.FaultEffect) {
-	for _, e := range es {
-		if e.Injected && (e.Fault.Kind == faults.ClockJump || e.Fault.Kind == faults.ClockDrift) && isClient(e.Fault.Targets) {
-			c.injected++
-			if e.Reached {
-				c.reached++
-			}
-		}
-	}
-}
-
-// warning says when at least minPointRuns client clock faults were
-// injected and none reached the lock.
-func (c clockTally) warning() string {
-	if c.injected < minPointRuns || c.reached > 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d client clock faults (jumps, drift) were injected and none reached the lock: it never read env.Clock (code that calls time.Now reads the simulation's one shared clock), so the search never tested a wrong client clock", c.injected)
-}
-
-// isClient reports whether a fault's targets name a client (c0, c1, ...).
-func isClient(targets []string) bool {
-	for _, t := range targets {
-		if strings.HasPrefix(t, "c") {
-			return true
-		}
-	}
-	return false
-}
-
-// minPointRuns is how many runs must have targeted a pause point, none
-// of them firing, before Find warns that the lock never reaches it (a
-// point the lock marks can still be missed by a few runs: the targeted
-// client may not come to it again after the pause is armed).
-const minPointRuns = 5
-
-// pointWarnings names the pause points that at least minPointRuns runs
-// targeted and that none of them reached.
-func pointWarnings(drawn, fired map[string]int) []string {
-	var out []string
-	for _, pt := range faults.PausePoints {
-		if drawn[pt] >= minPointRuns && fired[pt] == 0 {
-			out = append(out, fmt.Sprintf("%d schedules paused a client at %q and none of those pauses fired: the lock never reached that point (an adapter marks it with env.At(locks.%s)), so the search never tried it",
-				drawn[pt], pt, pointConst[pt]))
-		}
-	}
-	return out
-}
-
-var pointConst = map[string]string{"acquiring": "PointAcquiring", "after-check": "PointAfterCheck", "before-write": "PointBeforeWrite", "renewing": "PointRenewing"}
-
-// findCalls counts the Find calls of each running test, to key their
-// fail files apart.
-var findCalls = struct {
-	sync.Mutex
-	n map[*testing.T]int
-}{n: map[*testing.T]int{}}
-
-// failFileKey is the name rapid keys this Find call's fail file by: the
-// test's name for its first call, then name#2, name#3, ...
-func failFileKey(t *testing.T) string {
-	findCalls.Lock()
-	defer findCalls.Unlock()
-	if findCalls.n[t] == 0 {
-		t.Cleanup(func() {
-			findCalls.Lock()
-			defer findCalls.Unlock()
-			delete(findCalls.n, t)
-		})
-	}
-	findCalls.n[t]++
-	if n := findCalls.n[t]; n > 1 {
-		return fmt.Sprintf("%s#%d", t.Name(), n)
-	}
-	return t.Name()
-}
-
-// minimize shrinks rapid's failing run with locksim's one shrinker
-// (run.Shrink: the same seed, fewer faults, fewer clients, shorter and
-// earlier faults, while it still fails with the same kind of violation),
-// then runs the shrunk schedule once more for its history. A liveness
-// failure is returned as found: the shrinker keeps violation kinds, and
-// a deadlock or starvation is none.
-func minimize(t *testing.T, f Factory, o Options, out Outcome) Outcome {
-	t.Helper()
-	kind := checker.Kind("")
-	switch {
-	case out.Check.First != nil:
-		kind = out.Check.First.Kind
-	case out.Check.Porcupine == checker.LinIllegal:
-		kind = checker.KindLinearizability
-	}
-	if out.Check.Verdict != checker.VerdictUnsafe || kind == "" {
-		return out
-	}
-	oc := withClients(o, out.Clients)
-	in := info(f, oc)
-	cfg, err := world(in, oc, out.Seed)
-	if err != nil {
-		t.Fatalf("locktest: %v", err)
-	}
-	cfg.Faults = out.Faults
-	job := run.NewJob("locktest", in, cfg, checker.Options{RequireFairness: o.Fairness})
-	res, err := run.Shrink(sim.TestBubble(t), job, kind, run.ShrinkOptions{})
-	if err != nil {
-		t.Fatalf("locktest: shrinking seed %d: %v", out.Seed, err)
-	}
-	c := Run(t, f, withClients(o, res.Clients), out.Seed, res.Faults)
-	c.RapidReport, c.FailFile, c.Tried = out.RapidReport, out.FailFile, out.Tried
-	c.FromFaults, c.FromClients = out.FromFaults, out.FromClients
-	return c
-}
-
-func withClients(o Options, n int) Options {
-	o.Clients = n
-	return o
-}
-
-// recorder is the testing.TB rapid reports to: it keeps rapid's failure
-// report (with its fail file) instead of failing the test, and drops its
-// log lines (the failing case's draws), so Check can fail with
-// the shrunk counterexample, ExpectUnsafe can pass quietly, and each Find
-// call keys its own fail file (Name).
-type recorder struct {
-	*testing.T
-	name   string
-	failed bool
-	msg    strings.Builder
-}
-
-func (r *recorder) Name() string        { return r.name }
-func (r *recorder) Logf(string, ...any) {}
-func (r *recorder) Log(...any)          {}
-func (r *recorder) Errorf(format string, a ...any) {
-	r.failed = true
-	fmt.Fprintf(&r.msg, format+"\n", a...)
-}
-func (r *recorder) Error(a ...any)                 { r.failed = true; fmt.Fprintln(&r.msg, a...) }
-func (r *recorder) Fatalf(format string, a ...any) { r.Errorf(format, a...) }
-func (r *recorder) Fatal(a ...any)                 { r.Error(a...) }
-func (r *recorder) FailNow()                       { r.failed = true }
-func (r *recorder) Fail()                          { r.failed = true }
-func (r *recorder) Failed() bool                   { return r.failed }
-
-// Describe renders an outcome as the failure message: what broke, how it
-// was found, the shrunk schedule and the nodes' persistence, a
-// locktest.Run line that replays exactly that run, and the files to look
-// at (it writes porcupine's HTML of the resource history, faults
-// annotated).
-func Describe(t *testing.T, out Outcome) string {
-	var b strings.Builder
-	switch out.Check.Verdict {
-	case checker.VerdictLiveness:
-		b.WriteString("locksim: the lock failed liveness (after the faults healed, clients could not get it)\n")
-	default:
-		fmt.Fprintf(&b, "locksim: the lock is %s\n", out.Check.Verdict)
-	}
-	for _, r := range out.Check.Reasons {
-		fmt.Fprintf(&b, "  %s\n", r)
-	}
-	if out.Tried > 0 {
-		shrunk := ", then shrunk"
-		if out.Check.Verdict != checker.VerdictUnsafe {
-			shrunk = " (a liveness failure is not shrunk)"
-		}
-		fmt.Fprintf(&b, "  found by random schedule %d of the search (%d faults, %d clients)%s\n", out.Tried, out.FromFaults, out.FromClients, shrunk)
-	}
-	fmt.Fprintf(&b, "  counterexample: seed %d, %d clients, %d faults:\n", out.Seed, out.Clients, len(out.Faults))
-	for _, f := range out.Faults {
-		fmt.Fprintf(&b, "    %s\n", f)
-	}
-	var nodes []string
-	for i, p := range out.Persistence {
-		nodes = append(nodes, fmt.Sprintf("n%d %s", i, p))
-	}
-	fmt.Fprintf(&b, "  persistence: %s\n", strings.Join(nodes, ", "))
-	for _, f := range out.Unfired {
-		fmt.Fprintf(&b, "  never fired: %s (the client never reached %q while it was armed)\n", f, f.At)
-	}
-	for _, e := range out.Effects {
-		if e.Injected && !e.Reached {
-			fmt.Fprintf(&b, "  did not reach the lock: %s (%s)\n", e.Fault, e.Why)
-		}
-	}
-	for _, w := range out.Warnings {
-		fmt.Fprintf(&b, "  warning: %s\n", w)
-	}
-	if out.Scenario != "" {
-		fmt.Fprintf(&b, "  repro: locktest.Scenario(t, %q, yourFactory, %s, %d)\n", out.Scenario, GoOptions(out.Options), out.Seed)
-	} else {
-		fmt.Fprintf(&b, "  repro: locktest.Run(t, yourFactory, %s, %d, %s)\n", GoOptions(out.Options), out.Seed, GoSchedule(out.Faults))
-	}
-	if out.FailFile != "" {
-		fmt.Fprintf(&b, "  rapid's fail file (the next go test replays its unshrunk case first): %s\n", out.FailFile)
-	}
-	if out.Check.Linearizability.Info != nil {
-		dir := filepath.Join(os.TempDir(), "locksim-"+strings.NewReplacer("/", "_", " ", "_", "#", "_").Replace(t.Name()))
-		path := filepath.Join(dir, "porcupine.html")
-		if err := os.MkdirAll(dir, 0o755); err == nil && checker.WriteVisualization(path, out.history, out.Check) == nil {
-			fmt.Fprintf(&b, "  resource history (porcupine, faults annotated): %s\n", path)
-		}
-	}
-	return b.String()
-}
-
-// GoOptions prints o as a Go composite literal for a Run line: the fields
-// that decide a run (Topology, Clients, TTL) and every other field of the
-// world that differs from what the defaults make of them (the search's
-// fields, Kinds to Checks, do not change a Run).
-func GoOptions(o Options) string {
-	o = o.withDefaults()
-	d := Options{Topology: o.Topology, TTL: o.TTL, Fencing: o.Fencing}.withDefaults()
-	fields := []string{"Topology: " + topologyConst[o.Topology], fmt.Sprintf("Clients: %d", o.Clients), "TTL: " + goDuration(o.TTL)}
-	add := func(set bool, f string, a ...any) {
-		if set {
-			fields = append(fields, fmt.Sprintf(f, a...))
-		}
-	}
-	add(o.Nodes != 0, "Nodes: %d", o.Nodes)
-	add(o.Fencing != "", "Fencing: %q", o.Fencing)
-	add(o.Persistence != "", "Persistence: %q", o.Persistence)
-	add(o.Duration != d.Duration, "Duration: %s", goDuration(o.Duration))
-	add(o.Liveness != d.Liveness, "Liveness: %s", goDuration(o.Liveness))
-	add(o.ReplLag != 0, "ReplLag: %s", goDuration(o.ReplLag))
-	add(o.DownAfter != 0, "DownAfter: %s", goDuration(o.DownAfter))
-	add(o.HoldMin != d.HoldMin || o.HoldMax != d.HoldMax, "HoldMin: %s, HoldMax: %s", goDuration(o.HoldMin), goDuration(o.HoldMax))
-	add(o.Workload != d.Workload, "Workload: locktest.%s", workloadConst[o.Workload])
-	add(o.Fairness, "Fairness: true")
-	return "locktest.Options{" + strings.Join(fields, ", ") + "}"
-}
-
-var topologyConst = map[locks.Topology]string{locks.Single: "locks.Single", locks.Independent: "locks.Independent", locks.Replicated: "locks.Replicated"}
-var workloadConst = map[Workload]string{Careful: "Careful", Careless: "Careless"}
-
-// GoSchedule prints a fault schedule as a Go []faults.Fault literal.
-func GoSchedule(fs []faults.Fault) string {
-	if len(fs) == 0 {
-		return "nil"
-	}
-	var parts []string
-	for _, f := range fs {
-		kind, ok := kindConst[f.Kind]
-		if !ok {
-			kind = strconv.Quote(string(f.Kind))
-		}
-		fields := []string{"Kind: " + kind, "Start: " + goDuration(f.Start)}
-		add := func(set bool, s string, a ...any) {
-			if set {
-				fields = append(fields, fmt.Sprintf(s, a...))
-			}
-		}
-		add(f.Duration != 0, "Duration: %s", goDuration(f.Duration))
-		add(f.Targets != nil, "Targets: %s", goStrings(f.Targets))
-		add(f.From != nil, "From: %s", goStrings(f.From))
-		add(f.To != nil, "To: %s", goStrings(f.To))
-		add(f.OneWay, "OneWay: true")
-		add(f.DriftPPM != 0, "DriftPPM: %d", f.DriftPPM)
-		add(f.Jump != 0, "Jump: %s", goDuration(f.Jump))
-		add(f.Delay != 0, "Delay: %s", goDuration(f.Delay))
-		add(f.LossProb != 0, "LossProb: %s", strconv.FormatFloat(f.LossProb, 'g', -1, 64))
-		add(f.At != "", "At: %q", f.At)
-		add(f.NodeClock, "NodeClock: true")
-		parts = append(parts, "{"+strings.Join(fields, ", ")+"}")
-	}
-	return "[]faults.Fault{" + strings.Join(parts, ", ") + "}"
-}
-
-var kindConst = map[faults.Kind]string{faults.ClientPause: "faults.ClientPause", faults.NodePause: "faults.NodePause", faults.ClockDrift: "faults.ClockDrift",
-	faults.ClockJump: "faults.ClockJump", faults.Partition: "faults.Partition", faults.Delay: "faults.Delay", faults.Loss: "faults.Loss",
-	faults.Crash: "faults.Crash", faults.Failover: "faults.Failover"}
-
-func goStrings(ss []string) string {
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = strconv.Quote(s)
-	}
-	return "[]string{" + strings.Join(q, ", ") + "}"
-}
-
-// goDuration prints d as a Go expression of package time, exactly.
-func goDuration(d time.Duration) string {
-	if d == 0 {
-		return "0"
-	}
-	for _, u := range []struct {
-		d    time.Duration
-		name string
-	}{{time.Hour, "time.Hour"}, {time.Minute, "time.Minute"}, {time.Second, "time.Second"}, {time.Millisecond, "time.Millisecond"}, {time.Microsecond, "time.Microsecond"}} {
-		if d%u.d == 0 {
-			if d == u.d {
-				return u.name
-			}
-			return fmt.Sprintf("%d * %s", d/u.d, u.name)
-		}
-	}
-	return fmt.Sprintf("%d", int64(d))
-}
-
-// rapidFlag pulls a flag's value out of rapid's report (e.g.
-// "-rapid.seed=N" or "-rapid.failfile=PATH"), "" when absent.
-func rapidFlag(report, flag string) string {
-	i := strings.Index(report, flag)
-	if i < 0 {
-		return ""
-	}
-	v := report[i+len(flag):]
-	if strings.HasPrefix(v, `"`) { // rapid quotes paths with %q
-		if j := strings.Index(v[1:], `"`); j >= 0 {
-			return v[1 : j+1]
-		}
-	}
-	if j := strings.IndexAny(v, " \n)"); j >= 0 {
-		v = v[:j]
-	}
-	return v
 }
 
 // Standalone runs f with a *testing.T of its own, for Example functions

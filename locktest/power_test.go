@@ -3,7 +3,7 @@ package locktest_test
 import (
 	"flag"
 	"math"
-	"strconv"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -69,41 +69,36 @@ var (
 
 // TestSearchPower estimates, for every search the suite relies on, the
 // share p of random schedules that find its bug, from -locktest.power
-// schedules drawn the way Find draws them (rapid.Check, the same draws in
-// the same order), and fails unless a search of its budget with a random
-// rapid seed misses with chance below 1 in 1,000 even at p's one-sided
-// 95% lower bound (Wilson). The suite pins its searches' seeds
-// (Options.Seed); this is the net that says any seed would find them. An
-// estimate this close to its bound can still fail now and then: it is a
-// measurement, opt-in, not part of CI.
+// schedules drawn the way Find draws them (the world's seed, then the
+// schedule, from case seeds of a random search seed), and fails unless a
+// search of its budget with a random seed misses with chance below 1 in
+// 1,000 even at p's one-sided 95% lower bound (Wilson). The suite pins
+// its searches' seeds (Options.Seed); this is the net that says any seed
+// would find them. An estimate this close to its bound can still fail now
+// and then: it is a measurement, opt-in, not part of CI.
 func TestSearchPower(t *testing.T) {
 	if *power == 0 {
 		t.Skip("opt-in: go test ./locktest -run TestSearchPower -v -locktest.power=1000")
-	}
-	checks := *power
-	if testing.Short() {
-		checks *= 5 // rapid divides -rapid.checks by 5 under -short
-	}
-	for name, v := range map[string]string{"rapid.checks": strconv.Itoa(checks), "rapid.nofailfile": "true"} {
-		old := flag.Lookup(name).Value.String()
-		flag.Set(name, v)
-		defer flag.Set(name, old)
 	}
 	for _, c := range searches() {
 		t.Run(c.name, func(t *testing.T) {
 			o := c.o
 			o.Seed = 0
 			gen := locktest.Schedules(o)
-			runs, hits := 0, 0
-			rapid.Check(t, func(rt *rapid.T) {
-				// Find's draws, in Find's order.
+			// Find's draws, in Find's order.
+			cases := rapid.Custom(func(rt *rapid.T) func() locktest.Outcome {
 				seed := rapid.Uint64Range(1, 1<<32).Draw(rt, "seed")
-				out := locktest.Run(t, c.f, o, seed, gen.Draw(rt, "faults"))
+				schedule := gen.Draw(rt, "faults")
+				return func() locktest.Outcome { return locktest.Run(t, c.f, o, seed, schedule) }
+			})
+			runs, hits := 0, 0
+			for range *power {
+				out := cases.Example(int(rand.Uint64()))() // a random case seed each (not a simulated run: any source will do)
 				runs++
 				if v := out.Verdict(); (v == checker.VerdictUnsafe || v == checker.VerdictLiveness) && (c.hit == nil || c.hit(out)) {
 					hits++
 				}
-			})
+			}
 			p, lo := float64(hits)/float64(runs), wilsonLower(hits, runs, 1.645)
 			miss := math.Pow(1-lo, float64(o.Checks))
 			t.Logf("%d of %d schedules find it (p = %.3f, ≥ %.3f at 95%%): a %d-schedule search misses with chance %.2g at most",

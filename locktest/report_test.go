@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"go/parser"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,13 +78,13 @@ func TestFailFilePerFind(t *testing.T) {
 		t.Fatalf("fail files: first %q, second %q; want two different files", first.FailFile, second.FailFile)
 	}
 	if filepath.Dir(first.FailFile) == filepath.Dir(second.FailFile) {
-		t.Fatalf("fail files share a directory, so rapid would replay both for each call: %q, %q", first.FailFile, second.FailFile)
+		t.Fatalf("fail files share a directory, so Find would replay both for each call: %q, %q", first.FailFile, second.FailFile)
 	}
 }
 
 // The failure message, pinned (README's Go API section shows it): the
 // search for the plain-DEL lock under delays, with rapid's seed fixed.
-// Find turns rapid's own shrinking off (it stops at a wall-clock bound, so
+// rapid's own shrinking never runs under Find (it stops at a wall-clock bound, so
 // what it reaches depends on the machine's speed, e.g. under -race);
 // run.Shrink, bounded by a count of runs, does all the shrinking.
 func TestDescribeGolden(t *testing.T) {
@@ -346,10 +347,10 @@ func TestGoScheduleEveryField(t *testing.T) {
 }
 
 // A pinned search (Options.Seed) replays no fail file: here the second
-// Find's name has one stored, from a search that found the bug at its
-// first schedule (rapid replays every file under a test's name before it
-// searches, -rapid.nofailfile or not). It must find what a pinned search
-// with no file beside it finds.
+// Find's name has one stored, from a search that found the bug (an
+// unpinned Find replays every file under its name before it searches).
+// It must find what a pinned search with no file beside it finds; an
+// unpinned search under that name replays the stored case first.
 func TestSeedReplaysNoFailFile(t *testing.T) {
 	dirs := []string{t.Name(), t.Name() + "_2"}
 	t.Cleanup(func() {
@@ -363,7 +364,7 @@ func TestSeedReplaysNoFailFile(t *testing.T) {
 	if first == nil || first.FailFile == "" {
 		t.Fatalf("the unpinned search wrote no fail file: %+v", first)
 	}
-	stale := filepath.Join("testdata", "rapid", dirs[1], dirs[1]+"-stale.fail")
+	stale := filepath.Join("testdata", "rapid", dirs[1], dirs[1]+"-stale.seed")
 	data, err := os.ReadFile(first.FailFile)
 	if err != nil {
 		t.Fatal(err)
@@ -382,5 +383,56 @@ func TestSeedReplaysNoFailFile(t *testing.T) {
 	if beside.Tried != alone.Tried || beside.Seed != alone.Seed || beside.SHA256 != alone.SHA256 {
 		t.Fatalf("beside a stale fail file the pinned search found schedule %d (seed %d), alone schedule %d (seed %d): it replayed the file",
 			beside.Tried, beside.Seed, alone.Tried, alone.Seed)
+	}
+	// The next call, #4, unpinned, with the file copied under its name:
+	// it replays the stored case first and finds it there.
+	dirs = append(dirs, t.Name()+"_4")
+	replay := filepath.Join("testdata", "rapid", dirs[2], dirs[2]+"-copy.seed")
+	if err := os.MkdirAll(filepath.Dir(replay), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(replay, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again := locktest.Find(t, newMyLock(false, false), unpinned)
+	if again == nil || again.Tried != 1 || again.FailFile != replay || again.Seed != first.Seed {
+		t.Fatalf("the unpinned search did not replay the stored case first: %+v (stored: seed %d)", again, first.Seed)
+	}
+}
+
+// Find sets none of rapid's flags, not even while it searches: a
+// rapid.Check of the user's own in a parallel test sees the command line.
+func TestFindLeavesRapidFlags(t *testing.T) {
+	values := func() map[string]string {
+		m := map[string]string{}
+		flag.VisitAll(func(f *flag.Flag) {
+			if strings.HasPrefix(f.Name, "rapid.") {
+				m[f.Name] = f.Value.String()
+			}
+		})
+		return m
+	}
+	before := values()
+	if len(before) == 0 {
+		t.Fatal("no rapid flags registered")
+	}
+	runs := 0
+	watch := func(env locks.Env) (locks.Lock, error) {
+		if env.Client == "c0" {
+			runs++
+			if now := values(); !maps.Equal(now, before) {
+				t.Errorf("during a search rapid's flags are %v, before %v", now, before)
+			}
+		}
+		return newMyLock(true, false)(env)
+	}
+	if locktest.Find(t, watch, locktest.Options{NoFaults: true, Checks: 3, Seed: 7}) != nil {
+		t.Fatal("a correct lock failed with no faults")
+	}
+	if runs != 3 {
+		t.Fatalf("%d runs, want Checks 3", runs)
+	}
+	if after := values(); !maps.Equal(after, before) {
+		t.Fatalf("after a search rapid's flags are %v, before %v", after, before)
 	}
 }

@@ -1,0 +1,241 @@
+package faults
+
+import (
+	"fmt"
+	"math/bits"
+	"time"
+)
+
+// source is where a schedule's draws come from: Swarm's *rand.Rand
+// (randSource) or a rapid test's *rapid.T (rapidSource). draw decides
+// what is drawn, in which order and within which bounds; a source decides
+// only how a value falls within them (uniform for Swarm; spread over
+// decades and shrinkable for rapid).
+type source interface {
+	// count draws how many faults, in [lo, hi], and draws each with fault.
+	count(lo, hi int, fault func(source) Fault) []Fault
+	// index draws one of n choices (a kind, a target): [0, n).
+	index(label string, n int) int
+	// start draws a start in [0, span).
+	start(span int64) time.Duration
+	// size draws a duration in [lo, hi].
+	size(label string, lo, hi time.Duration) time.Duration
+	// signed draws a value in [-hi, hi] (rapidSource leaves out 0).
+	signed(label string, hi int64) int64
+	// coin draws true or false, about evenly.
+	coin(label string) bool
+	// split draws a network fault's sides: From, a non-empty proper
+	// subset of n processes, and To, the rest (as indexes).
+	split(n int) (from, to []int)
+	// oneWay draws whether a network fault holds one direction only.
+	oneWay() bool
+	// lossProb draws a loss fault's probability.
+	lossProb() float64
+	// pausePoint draws which of n pause points a client pause targets
+	// (0: none, i: PausePoints[i-1]); randSource draws none.
+	pausePoint(n int) int
+}
+
+// sizeRange is one fault size's bounds: [lo, hi] without a TTL, [TTL /
+// loDen, TTL × hiMul] with one, capped by limit (a Limits field).
+type sizeRange struct {
+	label        string
+	lo, hi       time.Duration
+	loDen, hiMul int64
+	limit        func(Limits) time.Duration
+}
+
+// The sizes of every kind, in one table.
+var (
+	sizePause     = sizeRange{"pause", 50 * time.Millisecond, SwarmMaxPause, 1000, 5, func(l Limits) time.Duration { return l.Pause }}
+	sizeNodePause = sizeRange{"pause", 50 * time.Millisecond, SwarmMaxNodePause, 1000, 2, func(l Limits) time.Duration { return l.NodePause }}
+	sizeDriftFor  = sizeRange{"drift-for", time.Second, 30 * time.Second, 100, 10, nil}
+	sizeJump      = sizeRange{"jump", 0, SwarmMaxJump, 1000, 5, func(l Limits) time.Duration { return l.Jump }}
+	sizePartition = sizeRange{"partition", 100 * time.Millisecond, SwarmMaxPartition, 1000, 5, func(l Limits) time.Duration { return l.Partition }}
+	sizeDelayFor  = sizeRange{"delay-for", 100 * time.Millisecond, 10 * time.Second, 100, 5, nil}
+	sizeDelay     = sizeRange{"delay", 10 * time.Millisecond, SwarmMaxDelay, 1000, 2, func(l Limits) time.Duration { return l.Delay }}
+	sizeLossFor   = sizeRange{"loss-for", 100 * time.Millisecond, 10 * time.Second, 100, 5, nil}
+	sizeCrash     = sizeRange{"down", 100 * time.Millisecond, SwarmMaxCrash, 1000, 5, func(l Limits) time.Duration { return l.Down }}
+	sizeFailover  = sizeRange{"down", time.Second, SwarmMaxFailover, 1000, 5, func(l Limits) time.Duration { return l.Down }}
+)
+
+// bounds are r's [lo, hi] under b.
+func (r sizeRange) bounds(b Bounds) (lo, hi time.Duration) {
+	lo, hi = r.lo, r.hi
+	if b.TTL > 0 {
+		lo, hi = max(b.TTL/time.Duration(r.loDen), time.Millisecond), b.TTL*time.Duration(r.hiMul)
+	}
+	if r.limit != nil {
+		if l := r.limit(b.Limits); l > 0 {
+			hi = min(hi, l)
+			lo = min(lo, hi)
+		}
+	}
+	return lo, hi
+}
+
+func (r sizeRange) draw(s source, b Bounds) time.Duration {
+	lo, hi := r.bounds(b)
+	return s.size(r.label, lo, hi)
+}
+
+// draw draws a schedule within b from s (b valid: b.check), sorted.
+func draw(s source, b Bounds) []Fault {
+	kinds := b.kinds()
+	all := append(append([]string(nil), b.Clients...), b.Nodes...)
+	span := max(int64(b.Duration)*8/10, 1)
+	out := s.count(b.MinFaults, b.MaxFaults, func(s source) Fault { return drawFault(s, b, kinds, all, span) })
+	Sort(out)
+	return out
+}
+
+// drawFault draws one fault: its kind, its start, then its targets and
+// sizes (see Gen for the ranges).
+func drawFault(s source, b Bounds, kinds []Kind, all []string, span int64) Fault {
+	f := Fault{Kind: kinds[s.index("kind", len(kinds))], Start: s.start(span)}
+	pick := func(label string, names []string) []string { return []string{names[s.index(label, len(names))]} }
+	// A clock fault lands on a node half of the time with a TTL (a node's
+	// clock decides when the lock's key expires), else on any process.
+	clockTarget := func() []string {
+		if b.TTL > 0 && s.coin("on-node") {
+			return pick("node", b.Nodes)
+		}
+		return pick("process", all)
+	}
+	switch f.Kind {
+	case ClientPause:
+		f.Targets = pick("client", b.Clients)
+		f.Duration = sizePause.draw(s, b)
+		if i := s.pausePoint(len(PausePoints)); i > 0 {
+			f.At = PausePoints[i-1]
+		}
+	case NodePause:
+		f.Targets = pick("node", b.Nodes)
+		f.Duration = sizeNodePause.draw(s, b)
+	case ClockDrift:
+		f.Targets = clockTarget()
+		f.Duration = sizeDriftFor.draw(s, b)
+		if b.TTL > 0 {
+			hi := time.Duration(limitOr(b.Limits.DriftPPM, 500_000))
+			f.DriftPPM = int64(s.size("drift-ppm", min(10, hi), hi))
+			if s.coin("drift-ppm-negative") {
+				f.DriftPPM = -f.DriftPPM
+			}
+			break
+		}
+		f.DriftPPM = s.signed("drift-ppm", limitOr(b.Limits.DriftPPM, SwarmMaxDriftPPM))
+	case ClockJump:
+		f.Targets = clockTarget()
+		if b.TTL > 0 {
+			f.Jump = sizeJump.draw(s, b)
+			if s.coin("jump-negative") {
+				f.Jump = -f.Jump
+			}
+			break
+		}
+		f.Jump = time.Duration(s.signed("jump", int64(limitOr(b.Limits.Jump, SwarmMaxJump))))
+	case Partition, Delay, Loss:
+		from, to := s.split(len(all))
+		for _, i := range from {
+			f.From = append(f.From, all[i])
+		}
+		for _, i := range to {
+			f.To = append(f.To, all[i])
+		}
+		f.OneWay = s.oneWay()
+		switch f.Kind {
+		case Partition:
+			f.Duration = sizePartition.draw(s, b)
+		case Delay:
+			f.Duration = sizeDelayFor.draw(s, b)
+			f.Delay = sizeDelay.draw(s, b)
+		case Loss:
+			f.Duration = sizeLossFor.draw(s, b)
+			f.LossProb = s.lossProb()
+		}
+	case Crash:
+		f.Targets = pick("node", b.Nodes)
+		f.Duration = sizeCrash.draw(s, b)
+	case Failover:
+		f.Duration = sizeFailover.draw(s, b)
+	}
+	return f
+}
+
+// Limits cap the sizes drawn (Bounds.Limits); a zero field is no cap.
+// A cap below a size's lower end lowers that end too.
+type Limits struct {
+	Pause, NodePause, Partition, Delay time.Duration
+	// Jump caps a clock jump's size, either way.
+	Jump time.Duration
+	// Down caps how long a crashed node (or a failed-over primary) stays
+	// down before it restarts.
+	Down time.Duration
+	// DriftPPM caps a drift rate's size, either way (10_000: under 1%).
+	DriftPPM int64
+}
+
+func limitOr[T int64 | time.Duration](limit, def T) T {
+	if limit > 0 {
+		return min(limit, def)
+	}
+	return def
+}
+
+// fracOne is the denominator of the fractions within draws: a draw whose
+// range is the same whatever came before, so that shrinking an earlier
+// draw (a decade, a tenth) never shifts how the later ones read rapid's
+// bits, and the shrinker can walk a duration down decade by decade.
+const fracOne = 1 << 30
+
+// within is lo + (hi-lo) × frac/fracOne, in integers (no float rounding
+// that could differ between machines).
+func within(lo, hi time.Duration, frac int64) time.Duration {
+	h, l := bits.Mul64(uint64(hi-lo), uint64(frac))
+	q, _ := bits.Div64(h, l, fracOne)
+	return lo + time.Duration(q)
+}
+
+// check reports why b cannot bound a schedule.
+func (b Bounds) check() error {
+	switch {
+	case b.Duration <= 0:
+		return fmt.Errorf("bounds: duration must be positive")
+	case len(b.Clients) == 0 || len(b.Nodes) == 0:
+		return fmt.Errorf("bounds: needs at least one client and one node")
+	case b.MinFaults < 0 || b.MaxFaults < b.MinFaults || b.MaxFaults > 1000:
+		return fmt.Errorf("bounds: fault count range %d..%d invalid (0 ≤ min ≤ max ≤ 1000)", b.MinFaults, b.MaxFaults)
+	case len(b.Clients)+len(b.Nodes) < 2:
+		return fmt.Errorf("bounds: needs two processes")
+	}
+	for _, k := range b.Kinds {
+		ok := false
+		for _, known := range Kinds {
+			ok = ok || k == known
+		}
+		if !ok {
+			return fmt.Errorf("bounds: unknown fault kind %q", k)
+		}
+	}
+	if b.Kinds != nil && len(b.kinds()) == 0 {
+		return fmt.Errorf("bounds: no kind applies (failover needs Replicated)")
+	}
+	return nil
+}
+
+// kinds is b.Kinds, or every kind that applies, without failover unless
+// the topology is replicated.
+func (b Bounds) kinds() []Kind {
+	src := b.Kinds
+	if src == nil {
+		src = Kinds
+	}
+	var out []Kind
+	for _, k := range src {
+		if k == Failover && !b.Replicated {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}

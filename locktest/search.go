@@ -1,0 +1,362 @@
+package locktest
+
+import (
+	"flag"
+	"fmt"
+	"hash/maphash"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"unicode"
+
+	"pgregory.net/rapid"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/run"
+	"github.com/locksim/locksim/sim"
+)
+
+// Find runs random schedules (Options.Checks of them, else rapid's
+// -rapid.checks: 100 by default, a fifth under -short) and returns the
+// smallest unsafe outcome run.Shrink shrank it to, or nil when every run
+// was safe. A liveness failure is returned as found.
+//
+// Find drives the search itself: rapid's generators draw each schedule
+// from a case seed (Generator.Example), and Find never runs rapid.Check,
+// so it sets none of rapid's flags and rapid's own wall-clock-bounded
+// shrinking never runs (run.Shrink, bounded by runs, shrinks instead: the
+// same seed gives the same counterexample everywhere). It reads
+// -rapid.seed, -rapid.checks and -rapid.nofailfile from the command line.
+//
+// An unpinned search (Options.Seed 0) first replays the fail files stored
+// under its name, then writes one for the case it finds (see failFile).
+// Each Find call in a test has its own name (the first keeps the test's
+// name, the next ones add "#2", "#3", ...), so a second call never
+// replays the first one's failure. A targeted pause point that was drawn
+// but never reached is logged (and named in a failure).
+func Find(t *testing.T, f Factory, o Options) *Outcome {
+	t.Helper()
+	o = o.withDefaults()
+	key := failFileKey(t)
+	cases := caseGen(Schedules(o))
+	var found *Outcome
+	tried := 0
+	drawn, fired := map[string]int{}, map[string]int{}
+	var clocks clockTally
+	// try runs the case drawn from caseSeed and reports whether it failed.
+	try := func(caseSeed uint64) bool {
+		c := cases.Example(int(caseSeed))
+		out := Run(t, f, o, c.seed, c.schedule)
+		tried++
+		tally(c.schedule, out.Unfired, drawn, fired)
+		clocks.add(out.Effects)
+		if o.Determinism {
+			if again := Run(t, f, o, c.seed, c.schedule); again.SHA256 != out.SHA256 {
+				t.Fatalf("locktest: seed %d is not deterministic: trace %s then %s (the lock reads a clock or random source locksim does not control?)", c.seed, out.SHA256, again.SHA256)
+			}
+		}
+		if v := out.Check.Verdict; v != checker.VerdictUnsafe && v != checker.VerdictLiveness {
+			return false
+		}
+		out.Tried, out.FromFaults, out.FromClients = tried, len(out.Faults), out.Clients
+		found = &out
+		return true
+	}
+	pinned := o.Seed != 0
+	if !pinned {
+		for _, path := range storedFailFiles(key) {
+			if s, ok := readFailFile(path); ok && try(s) {
+				found.FailFile = path
+				break
+			}
+		}
+	}
+	if found == nil {
+		seed := o.Seed
+		if seed == 0 {
+			seed = searchSeed()
+		}
+		// The case seeds follow rapid.Check's (seed, seed+1, seed+3,
+		// seed+6, ...): a pinned search finds what it found when it ran
+		// under rapid.Check with -rapid.seed set to Options.Seed.
+		for i := range checks(o) {
+			seed += uint64(i)
+			if try(seed) {
+				if !pinned && !boolFlag("rapid.nofailfile") {
+					found.FailFile = writeFailFile(t, key, seed)
+				}
+				break
+			}
+		}
+	}
+	warnings := pointWarnings(drawn, fired)
+	if w := clocks.warning(); w != "" {
+		warnings = append(warnings, w)
+	}
+	for _, w := range warnings {
+		t.Log("locktest: warning: " + w)
+	}
+	if found == nil {
+		return nil
+	}
+	min := minimize(t, f, o, *found)
+	min.Warnings = warnings
+	return &min
+}
+
+// drawnCase is one case of a search: a world seed and a fault schedule.
+type drawnCase struct {
+	seed     uint64
+	schedule []faults.Fault
+}
+
+// caseGen draws a case: the world's seed, then the schedule (the order
+// rapid.Check-driven searches drew them in).
+func caseGen(schedules *rapid.Generator[[]faults.Fault]) *rapid.Generator[drawnCase] {
+	return rapid.Custom(func(t *rapid.T) drawnCase {
+		seed := rapid.Uint64Range(1, 1<<32).Draw(t, "seed")
+		return drawnCase{seed: seed, schedule: schedules.Draw(t, "faults")}
+	})
+}
+
+// checks is how many cases a search runs: Options.Checks, else rapid's
+// -rapid.checks (a fifth of it under -short, as rapid.Check runs).
+func checks(o Options) int {
+	if o.Checks > 0 {
+		return o.Checks
+	}
+	n := 100
+	if fl := flag.Lookup("rapid.checks"); fl != nil {
+		if v, err := strconv.Atoi(fl.Value.String()); err == nil {
+			n = v
+		}
+	}
+	if testing.Short() {
+		n /= 5
+	}
+	return n
+}
+
+// searchSeed is an unpinned search's first case seed: -rapid.seed when
+// set, else a fresh random one (a search is no simulated run: its seed
+// may come from anywhere; every run inside it is seeded by its case).
+func searchSeed() uint64 {
+	if fl := flag.Lookup("rapid.seed"); fl != nil {
+		if v, err := strconv.ParseUint(fl.Value.String(), 10, 64); err == nil && v != 0 {
+			return v
+		}
+	}
+	return new(maphash.Hash).Sum64()
+}
+
+// boolFlag reads one of rapid's boolean flags (false when absent).
+func boolFlag(name string) bool {
+	fl := flag.Lookup(name)
+	if fl == nil {
+		return false
+	}
+	v, _ := strconv.ParseBool(fl.Value.String())
+	return v
+}
+
+// A fail file keeps the case seed of a search's failing case, so that the
+// next unpinned Find under the same name replays that case first. Fail
+// files live beside rapid's own (testdata/rapid/NAME/), named
+// NAME-*.seed, which rapid's own replay (NAME-*.fail) never reads.
+const failFileHeader = "# locktest fail file: the case seed of a failing search case\n"
+
+func failFileDir(key string) string {
+	safe := strings.Map(func(r rune) rune {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' {
+			return r
+		}
+		return '_'
+	}, key)
+	return filepath.Join("testdata", "rapid", safe)
+}
+
+func storedFailFiles(key string) []string {
+	dir := failFileDir(key)
+	paths, _ := filepath.Glob(filepath.Join(dir, filepath.Base(dir)+"-*.seed"))
+	return paths
+}
+
+func readFailFile(path string) (uint64, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil || !strings.HasPrefix(string(data), failFileHeader) {
+		return 0, false
+	}
+	s, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(string(data), failFileHeader)), 10, 64)
+	return s, err == nil
+}
+
+// writeFailFile stores a failing case seed and returns the file's path
+// ("" when it could not be written: logged, not fatal).
+func writeFailFile(t *testing.T, key string, caseSeed uint64) string {
+	dir := failFileDir(key)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Logf("locktest: fail file: %v", err)
+		return ""
+	}
+	f, err := os.CreateTemp(dir, filepath.Base(dir)+"-*.seed")
+	if err != nil {
+		t.Logf("locktest: fail file: %v", err)
+		return ""
+	}
+	defer f.Close()
+	if _, err := fmt.Fprintf(f, "%s%d\n", failFileHeader, caseSeed); err != nil {
+		t.Logf("locktest: fail file: %v", err)
+		return ""
+	}
+	return f.Name()
+}
+
+// tally counts, per pause point, the runs whose schedule targets it and
+// the runs in which such a pause fired.
+func tally(schedule, unfired []faults.Fault, drawn, fired map[string]int) {
+	for _, pt := range faults.PausePoints {
+		n, missed := 0, 0
+		for _, f := range schedule {
+			if f.Kind == faults.ClientPause && f.At == pt {
+				n++
+			}
+		}
+		for _, f := range unfired {
+			if f.At == pt {
+				missed++
+			}
+		}
+		if n > 0 {
+			drawn[pt]++
+			if missed < n {
+				fired[pt]++
+			}
+		}
+	}
+}
+
+// clockTally counts the client clock faults (jumps, drift) a search
+// injected and those that reached the lock.
+type clockTally struct{ injected, reached int }
+
+func (c *clockTally) add(es []run.FaultEffect) {
+	for _, e := range es {
+		if e.Injected && (e.Fault.Kind == faults.ClockJump || e.Fault.Kind == faults.ClockDrift) && isClient(e.Fault.Targets) {
+			c.injected++
+			if e.Reached {
+				c.reached++
+			}
+		}
+	}
+}
+
+// warning says when at least minPointRuns client clock faults were
+// injected and none reached the lock.
+func (c clockTally) warning() string {
+	if c.injected < minPointRuns || c.reached > 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d client clock faults (jumps, drift) were injected and none reached the lock: it never read env.Clock (code that calls time.Now reads the simulation's one shared clock), so the search never tested a wrong client clock", c.injected)
+}
+
+// isClient reports whether a fault's targets name a client (c0, c1, ...).
+func isClient(targets []string) bool {
+	for _, t := range targets {
+		if strings.HasPrefix(t, "c") {
+			return true
+		}
+	}
+	return false
+}
+
+// minPointRuns is how many runs must have targeted a pause point, none
+// of them firing, before Find warns that the lock never reaches it (a
+// point the lock marks can still be missed by a few runs: the targeted
+// client may not come to it again after the pause is armed).
+const minPointRuns = 5
+
+// pointWarnings names the pause points that at least minPointRuns runs
+// targeted and that none of them reached.
+func pointWarnings(drawn, fired map[string]int) []string {
+	var out []string
+	for _, pt := range faults.PausePoints {
+		if drawn[pt] >= minPointRuns && fired[pt] == 0 {
+			out = append(out, fmt.Sprintf("%d schedules paused a client at %q and none of those pauses fired: the lock never reached that point (an adapter marks it with env.At(locks.%s)), so the search never tried it",
+				drawn[pt], pt, pointConst[pt]))
+		}
+	}
+	return out
+}
+
+var pointConst = map[string]string{"acquiring": "PointAcquiring", "after-check": "PointAfterCheck", "before-write": "PointBeforeWrite", "renewing": "PointRenewing"}
+
+// findCalls counts the Find calls of each running test, to key their
+// fail files apart.
+var findCalls = struct {
+	sync.Mutex
+	n map[*testing.T]int
+}{n: map[*testing.T]int{}}
+
+// failFileKey is the name this Find call keys its fail file by: the
+// test's name for its first call, then name#2, name#3, ...
+func failFileKey(t *testing.T) string {
+	findCalls.Lock()
+	defer findCalls.Unlock()
+	if findCalls.n[t] == 0 {
+		t.Cleanup(func() {
+			findCalls.Lock()
+			defer findCalls.Unlock()
+			delete(findCalls.n, t)
+		})
+	}
+	findCalls.n[t]++
+	if n := findCalls.n[t]; n > 1 {
+		return fmt.Sprintf("%s#%d", t.Name(), n)
+	}
+	return t.Name()
+}
+
+// minimize shrinks the search's failing run with locksim's one shrinker
+// (run.Shrink: the same seed, fewer faults, fewer clients, shorter and
+// earlier faults, while it still fails with the same kind of violation),
+// then runs the shrunk schedule once more for its history. A liveness
+// failure is returned as found: the shrinker keeps violation kinds, and
+// a deadlock or starvation is none.
+func minimize(t *testing.T, f Factory, o Options, out Outcome) Outcome {
+	t.Helper()
+	kind := checker.Kind("")
+	switch {
+	case out.Check.First != nil:
+		kind = out.Check.First.Kind
+	case out.Check.Porcupine == checker.LinIllegal:
+		kind = checker.KindLinearizability
+	}
+	if out.Check.Verdict != checker.VerdictUnsafe || kind == "" {
+		return out
+	}
+	oc := withClients(o, out.Clients)
+	in := info(f, oc)
+	cfg, err := world(in, oc, out.Seed)
+	if err != nil {
+		t.Fatalf("locktest: %v", err)
+	}
+	cfg.Faults = out.Faults
+	job := run.NewJob("locktest", in, cfg, checker.Options{RequireFairness: o.Fairness})
+	res, err := run.Shrink(sim.TestBubble(t), job, kind, run.ShrinkOptions{})
+	if err != nil {
+		t.Fatalf("locktest: shrinking seed %d: %v", out.Seed, err)
+	}
+	c := Run(t, f, withClients(o, res.Clients), out.Seed, res.Faults)
+	c.FailFile, c.Tried = out.FailFile, out.Tried
+	c.FromFaults, c.FromClients = out.FromFaults, out.FromClients
+	return c
+}
+
+func withClients(o Options, n int) Options {
+	o.Clients = n
+	return o
+}
