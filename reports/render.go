@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	texttemplate "text/template"
+	"unicode"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/charts"
@@ -354,7 +355,7 @@ func (p *Plan) view(res Results, figs []figure) view {
 	}
 	for _, f := range figs {
 		if f.scenario == "" {
-			f.Anchor = "fig-" + strings.ReplaceAll(strings.ToLower(strings.Join(strings.Fields(f.Title), "-")), "/", "-")
+			f.Anchor = "fig-" + slug(f.Title)
 			v.Figures = append(v.Figures, f)
 		}
 	}
@@ -453,4 +454,15 @@ func marks(j *CellResult) string {
 		out = append(out, fmt.Sprintf("client clock not read by the lock in %d runs", n))
 	}
 	return strings.Join(out, "; ")
+}
+
+// slug is an id for a title: lower-case letters and digits, words joined
+// by "-" ("Violation rate vs node clock drift (S8)" is
+// "violation-rate-vs-node-clock-drift-s8").
+func slug(title string) string {
+	var words []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(title), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		words = append(words, w)
+	}
+	return strings.Join(words, "-")
 }

@@ -48,8 +48,9 @@ Exit codes:
   4   unknown: the run could not be judged completely
   64  usage or input error (bad flag, unknown lock or scenario)
   70  internal error (a bug; a replay diverged)
-  130 interrupted (Ctrl-C): a sweep or report resumes when rerun; a run says
-      how far it got and what it did not write
+  130 interrupted (Ctrl-C): a sweep resumes when rerun; a report writes
+      nothing and starts again; a run says how far it got and what it did
+      not write
 A --trace or --counterexample file that could not be written after the run
 (a full disk, --trace-max-mb) does not change the exit code: the run
 prints its summary and says so on stderr.`

@@ -40,16 +40,20 @@ in a binary built with -tags gozero), N seeds per cell, plus a sweep
 of a client pause before the protected write (0 to 2 TTLs) for single-node,
 Redlock and the two fencing designs, and write into DIR:
 
-  index.html    the report: outcome matrix beside what each side of the
-                debate expects, rates with 95% Wilson intervals, charts,
-                one counterexample timeline per unsafe cell with its repro
-                command (self-contained: images are files beside it)
-  report.md     the same in Markdown
+  index.html    the report: what it found, a heat map of every cell (hover:
+                what each side of the debate expects), the debate's curves
+                with 95% Wilson intervals (self-contained: images are files
+                beside it)
+  lock/ID.html  one page a lock: where it breaks, how often, its worst
+                counterexample timeline and repro command
+  scenario/ID.html  one page a scenario: its table, chart and timelines
+  report.md     the numbers in Markdown
   results.json  {"cells": [{"scenario", "lock", "runs", "lease_overlap_runs",
                 "resource_violation_runs", "verdict", ...}, ...]}
   img/          rate charts (PNG and SVG)
   timelines/    counterexample timelines (PNG)
 
+The terminal names the cells that differ from their expectation.
 The same flags give the same files, byte for byte. Default: 200 seeds per
 cell (75,600 runs, 25m22s on 2 cores on 2026-11-27); --quick: 20 seeds and
 coarser curves (about a tenth of the runs). The report is written
@@ -58,8 +62,8 @@ nothing.
 
 DIR is created if it does not exist. If it exists, it must be empty or
 hold an earlier report (its results.json is a locksim report's): the files
-and folders above are then replaced, the old ones deleted (img/ and
-timelines/ as a whole), and every other file in DIR stays. A DIR that holds
+and folders above are then replaced, the old ones deleted (img/,
+timelines/, lock/ and scenario/ as a whole), and every other file in DIR stays. A DIR that holds
 anything else is refused before anything runs (exit 64), since the
 report would delete its index.html, img/ and the rest; --force writes
 there anyway, with the same replacement.`,
@@ -84,7 +88,7 @@ there anyway, with the same replacement.`,
 	fl.VarP(&f.jobs, "jobs", "j", fmt.Sprintf("parallel workers, 1..1024, lowered to what the machine holds (4 a core, ~64 MiB each; default the number of CPUs, %d here)", runtime.NumCPU()))
 	fl.StringVar(&f.scenarios, "scenarios", "", "only these comma-separated scenario ids (default: every built-in)")
 	fl.StringVar(&f.locks, "locks", "", "only these comma-separated lock ids (default: every lock)")
-	fl.BoolVar(&f.force, "force", false, "write into an --out folder that is not empty and holds no earlier report, replacing its index.html, report.md, results.json, img/ and timelines/ (other files stay)")
+	fl.BoolVar(&f.force, "force", false, "write into an --out folder that is not empty and holds no earlier report, replacing its index.html, report.md, results.json, img/, timelines/, lock/ and scenario/ (other files stay)")
 	fl.StringVar(&f.parity, "parity", "", "add a \"simulation vs real Redis\" section from the `DIR` a 'locksim parity --out DIR' wrote")
 	return cmd
 }
@@ -129,7 +133,7 @@ func (f *reportFlags) plan() (*reportRun, error) {
 	}
 	if r.out, err = reports.Stage(f.out, f.force); err != nil {
 		if errors.Is(err, reports.ErrNotReport) {
-			return nil, usageErrorf("--out: %v: the report would replace its index.html, report.md, results.json, img/ and timelines/; choose a new or empty folder, or add --force to write there anyway", err)
+			return nil, usageErrorf("--out: %v: the report would replace its index.html, report.md, results.json, img/, timelines/, lock/ and scenario/; choose a new or empty folder, or add --force to write there anyway", err)
 		}
 		return nil, usageErrorf("--out: %v", err)
 	}

@@ -9,7 +9,7 @@ import (
 
 // Canaries: locks broken on purpose, each a correct design of the catalogue
 // with one known bug put back in. They prove that the harness can fail:
-// scenarios/canary_test.go runs each under random faults and demands that
+// run/canary_test.go runs each under random faults and demands that
 // the checkers catch it. They are registered (Get finds them, scenarios
 // build them) but marked Info.Canary: IDs and 'locksim list locks' leave
 // them out; 'locksim list locks --canaries' shows them.
