@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/locksim/locksim/event"
 )
 
 func TestRenewExtendsBelief(t *testing.T) {
@@ -92,18 +94,18 @@ func genLockOps(t *rapid.T) ([]Op, int64) {
 		switch {
 		case s.pending == "acquire":
 			s.pending = ""
-			kind := rapid.SampledFrom([]string{"ok", "ok", "fail", "unknown"}).Draw(t, "acquire outcome")
+			kind := rapid.SampledFrom([]event.Kind{event.KindOK, event.KindOK, event.KindFail, event.KindUnknown}).Draw(t, "acquire outcome")
 			until := int64(0)
 			if rapid.IntRange(0, 3).Draw(t, "bounded") > 0 {
 				until = now + int64(rapid.IntRange(-3, 25).Draw(t, "validity"))
 			}
 			ops = append(ops, Op{T: now, Proc: name, Kind: kind, Op: "acquire", OpID: s.id, Until: until})
-			if kind == "ok" {
+			if kind == event.KindOK {
 				s.holding = s.id
 			}
 		case s.pending == "release":
 			s.pending = ""
-			kind := rapid.SampledFrom([]string{"ok", "fail", "unknown"}).Draw(t, "release outcome")
+			kind := rapid.SampledFrom([]event.Kind{event.KindOK, event.KindFail, event.KindUnknown}).Draw(t, "release outcome")
 			ops = append(ops, Op{T: now, Proc: name, Kind: kind, Op: "release", OpID: s.id})
 		default:
 			switch rapid.IntRange(0, 2).Draw(t, "action") {
@@ -148,11 +150,11 @@ func believes(ops []Op, c string, tau, end int64) bool {
 			continue
 		}
 		switch {
-		case o.Op == "acquire" && o.Kind == "ok":
+		case o.Op == event.OpAcquire && o.Kind == event.KindOK:
 			acq, deadline = o, dl(o.Until)
-		case o.Op == "acquire" && o.Kind == "renew" && acq != nil && (o.OpID == acq.OpID || o.OpID == 0):
+		case o.Op == event.OpAcquire && o.Kind == event.KindRenew && acq != nil && (o.OpID == acq.OpID || o.OpID == 0):
 			deadline = max(deadline, dl(o.Until))
-		case o.Op == "release" && o.Kind == "call":
+		case o.Op == event.OpRelease && o.Kind == event.KindCall:
 			acq = nil
 		}
 	}

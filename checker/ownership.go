@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/locksim/locksim/event"
 )
 
 // OwnershipViolation is a client that released or renewed a lock it no
@@ -104,11 +106,11 @@ func Ownership(h History) (int, *OwnershipViolation) {
 	for i := range h.Events {
 		e := &h.Events[i]
 		switch {
-		case e.Op == "acquire" && e.Kind == "ok" && e.Until != 0 && e.Until <= e.T:
+		case e.Op == event.OpAcquire && e.Kind == event.KindOK && e.Until != 0 && e.Until <= e.T:
 			// The lease had already run out on the holder's own clock when
 			// Acquire returned (a pause after the check): no one was
 			// entitled to the lock through it, so it takes it from no one.
-		case e.Op == "acquire" && e.Kind == "ok":
+		case e.Op == event.OpAcquire && e.Kind == event.KindOK:
 			lastOK[e.Proc] = e.T
 			if latest.proc != e.Proc {
 				other = latest
@@ -121,22 +123,22 @@ func Ownership(h History) (int, *OwnershipViolation) {
 				}
 				latestW = acq{e.Proc, e.T}
 			}
-		case e.Op == "acquire" && e.Kind == "renew":
+		case e.Op == event.OpAcquire && e.Kind == event.KindRenew:
 			if v := candidate(e.Proc, e.T, "renew"); v != nil {
 				found(v)
 			}
-		case e.Op == "release" && e.Kind == "call":
+		case e.Op == event.OpRelease && e.Kind == event.KindCall:
 			if v := candidate(e.Proc, e.T, "release"); v != nil {
 				pending[e.Proc] = v
 			} else {
 				delete(pending, e.Proc)
 			}
-		case e.Op == "release" && e.Kind == "ok":
+		case e.Op == event.OpRelease && e.Kind == event.KindOK:
 			if v := pending[e.Proc]; v != nil {
 				found(v)
 			}
 			delete(pending, e.Proc)
-		case e.Op == "release":
+		case e.Op == event.OpRelease:
 			delete(pending, e.Proc)
 		}
 	}
@@ -202,7 +204,7 @@ func ownershipFromKeys(h History) (int, *OwnershipViolation) {
 	}
 	outcome := map[opKey]*Event{}
 	for i := range h.Events {
-		if e := &h.Events[i]; e.Op == "acquire" && (e.Kind == "ok" || e.Kind == "fail" || e.Kind == "unknown") {
+		if e := &h.Events[i]; e.Op == event.OpAcquire && (e.Kind == event.KindOK || e.Kind == event.KindFail || e.Kind == event.KindUnknown) {
 			if _, dup := outcome[opKey{e.Proc, e.OpID}]; !dup {
 				outcome[opKey{e.Proc, e.OpID}] = e
 			}
@@ -230,7 +232,7 @@ func ownershipFromKeys(h History) (int, *OwnershipViolation) {
 			return 0, false
 		}
 		if id, ok := inFlight[b]; ok && expire {
-			if o := outcome[opKey{b, id}]; o != nil && o.Kind == "ok" && (o.Until == 0 || o.Until > o.T) &&
+			if o := outcome[opKey{b, id}]; o != nil && o.Kind == event.KindOK && (o.Until == 0 || o.Until > o.T) &&
 				!(read[a] && o.Result == ModeRead) && among(o.Detail, held) {
 				return o.T, true
 			}
@@ -249,39 +251,39 @@ func ownershipFromKeys(h History) (int, *OwnershipViolation) {
 	var first *OwnershipViolation
 	for i := range h.Events {
 		e := &h.Events[i]
-		if e.Op == "acquire" {
+		if e.Op == event.OpAcquire {
 			switch e.Kind {
-			case "call":
+			case event.KindCall:
 				inFlight[e.Proc] = e.OpID
-			case "ok", "fail", "unknown":
+			case event.KindOK, event.KindFail, event.KindUnknown:
 				delete(inFlight, e.Proc)
 			}
 		}
 		switch {
-		case e.Op == "acquire" && e.Kind == "ok" && e.Until != 0 && e.Until <= e.T:
+		case e.Op == event.OpAcquire && e.Kind == event.KindOK && e.Until != 0 && e.Until <= e.T:
 			// The lease had already run out when Acquire returned (as in
 			// Ownership): a hold of no one's, and A's latest acquisition
 			// stays the one before it; its release call ends nothing else.
 			skipped[e.Proc]++
 			read[e.Proc] = e.Result == ModeRead
-		case e.Op == "acquire" && e.Kind == "ok":
+		case e.Op == event.OpAcquire && e.Kind == event.KindOK:
 			lastOK[e.Proc] = e.T
 			lease[e.Proc] = e.Detail
 			until[e.Proc] = e.Until
 			depth[e.Proc]++
 			read[e.Proc] = e.Result == ModeRead
-		case e.Op == "acquire" && e.Kind == "renew":
+		case e.Op == event.OpAcquire && e.Kind == event.KindRenew:
 			until[e.Proc] = e.Until
-		case e.Op == "release" && e.Kind == "call":
+		case e.Op == event.OpRelease && e.Kind == event.KindCall:
 			releaseCall[e.Proc] = e.T
 			if skipped[e.Proc] > 0 {
 				skipped[e.Proc]--
 			} else {
 				depth[e.Proc] = max(0, depth[e.Proc]-1)
 			}
-		case e.Kind == "key-touch":
+		case e.Kind == event.KindKeyTouch:
 			c, other := e.Peer, e.Detail
-			expire := e.Result == "expire"
+			expire := e.Result == event.ResultExpire
 			otherAt, ok := claim(other, c, e.T, e.Held, true, expire)
 			if !ok {
 				other = ""
@@ -296,7 +298,7 @@ func ownershipFromKeys(h History) (int, *OwnershipViolation) {
 			}
 			v := OwnershipViolation{Client: c, Op: "release", AcquiredAt: lastOK[c], At: e.T, Other: other, OtherAt: otherAt, Node: e.Proc}
 			k := key{client: c, op: "release", at: releaseCall[c]}
-			if e.Result == "expire" {
+			if e.Result == event.ResultExpire {
 				v.Op = "renew"
 				k = key{client: c, op: "renew", other: other, at: otherAt}
 			}

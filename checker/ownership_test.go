@@ -3,18 +3,20 @@ package checker
 import (
 	"testing"
 	"time"
+
+	"github.com/locksim/locksim/event"
 )
 
 // set-nx-del: c0's lease expires, c1 acquires, c0's plain DEL succeeds and
 // removes c1's lock, c2 acquires while c1 still believes, and c1's own DEL
 // then removes c2's lock (the cascade). When c0's release is refused, c2
 // keeps failing until c1 releases.
-func foreignRelease(releaseOutcome string) History {
+func foreignRelease(releaseOutcome event.Kind) History {
 	b := newHistory("", 0, "", "c0", "c1", "c2")
 	b.acquire("c0", 1, 0, 10, "ok", 100)
 	b.acquire("c1", 1, 50, 110, "ok", 210)
 	b.op("c0", "release", 2, 150, 160, releaseOutcome, 0)
-	if releaseOutcome == "ok" {
+	if releaseOutcome == event.KindOK {
 		b.acquire("c2", 1, 120, 170, "ok", 270)
 	} else {
 		b.acquire("c2", 1, 120, 170, "fail", 0)
@@ -43,7 +45,7 @@ func TestForeignReleaseCaught(t *testing.T) {
 
 // With compare-and-delete the stale release fails: no violation.
 func TestRefusedReleaseIsNotAViolation(t *testing.T) {
-	for _, outcome := range []string{"fail", "unknown"} {
+	for _, outcome := range []event.Kind{event.KindFail, event.KindUnknown} {
 		if n, v := Ownership(foreignRelease(outcome)); n != 0 || v != nil {
 			t.Errorf("release %s: %d violations, first %+v; want none", outcome, n, v)
 		}
@@ -112,7 +114,7 @@ func TestNoOpReleaseWithKeyTruth(t *testing.T) {
 	if n != 1 || v == nil || *v != want {
 		t.Errorf("a release that deleted c1's key: %d, %+v; want 1, %+v", n, v, want)
 	}
-	if c := Check(build(del), Options{}); c.Verdict != VerdictUnsafe || c.First == nil || c.First.Kind != "ownership" {
+	if c := Check(build(del), Options{}); c.Verdict != VerdictUnsafe || c.First == nil || c.First.Kind != KindOwnership {
 		t.Errorf("Check: verdict %s, first %+v; want unsafe by ownership", c.Verdict, c.First)
 	}
 	// Redlock's release deletes on several nodes: one violation.
@@ -147,14 +149,14 @@ func TestOwnershipLastWriterHoldsNothing(t *testing.T) {
 		h := b.history(0, 1200)
 		h.KeyTruth = true
 		for i, e := range h.Events {
-			if e.Op == "acquire" && e.Kind == "ok" {
+			if e.Op == event.OpAcquire && e.Kind == event.KindOK {
 				h.Events[i].Detail = map[string]string{"c0": "v0", "c1": "v1"}[e.Proc]
 			}
 		}
 		return h
 	}
 	// The key held c0's value, then c1's (its winning GETSET), then c2's.
-	touch := func(t int64, peer, result, owner string) Event {
+	touch := func(t int64, peer string, result event.Result, owner string) Event {
 		return Event{T: t, Proc: "n0", Kind: "key-touch", Peer: peer, Lock: "lock:resource", Result: result, Detail: owner,
 			Held: []string{"v0", "v1", "v2"}}
 	}
@@ -211,8 +213,8 @@ func TestOwnershipTouchInFlightNotCounted(t *testing.T) {
 	// A re-timing in that moment counts: the key was not replaced
 	// (RedissonMultiLock's closing PEXPIRE on another client's round).
 	for i, e := range h.Events {
-		if e.Kind == "key-touch" {
-			h.Events[i].Result = "expire"
+		if e.Kind == event.KindKeyTouch {
+			h.Events[i].Result = event.ResultExpire
 		}
 	}
 	n, v := Ownership(h)
@@ -224,13 +226,13 @@ func TestOwnershipTouchInFlightNotCounted(t *testing.T) {
 // The cold reviews' cases: a winner in flight behind a loser's write (not
 // counted, as any touch in flight), reentrant holds, and readers.
 func TestOwnershipReviewCases(t *testing.T) {
-	kt := func(t int64, peer, result, owner string, held ...string) Event {
+	kt := func(t int64, peer string, result event.Result, owner string, held ...string) Event {
 		return Event{T: t, Proc: "n0", Kind: "key-touch", Peer: peer, Lock: "lock:resource", Result: result, Detail: owner, Held: held}
 	}
-	ok := func(t int64, p string, id int64, until int64, detail, mode string) Event {
+	ok := func(t int64, p string, id int64, until int64, detail string, mode event.Result) Event {
 		return Event{T: t, Proc: p, Kind: "ok", Op: "acquire", OpID: id, Until: until, Detail: detail, Result: mode}
 	}
-	call := func(t int64, p, op string, id int64) Event {
+	call := func(t int64, p string, op event.Op, id int64) Event {
 		return Event{T: t, Proc: p, Kind: "call", Op: op, OpID: id}
 	}
 	hist := func(es ...Event) History {

@@ -3,12 +3,14 @@ package checker
 import (
 	"slices"
 	"testing"
+
+	"github.com/locksim/locksim/event"
 )
 
 // heldIn records an acquire (call at call, ok at ret, believing until
 // until) of a read-write lock in mode (ModeRead, or "" for a write hold)
 // under identity who.
-func (b *builder) heldIn(c, mode, who string, id, call, ret, until int64) *builder {
+func (b *builder) heldIn(c string, mode event.Result, who string, id, call, ret, until int64) *builder {
 	return b.add(Event{T: call, Proc: c, Kind: "call", Op: "acquire", OpID: id},
 		Event{T: ret, Proc: c, Kind: "ok", Op: "acquire", OpID: id, Until: until, Detail: who, Result: mode})
 }
@@ -52,8 +54,8 @@ func TestReadHoldsShare(t *testing.T) {
 func TestWriteHoldOverlapsCaught(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		mode0      string
-		mode1      string
+		mode0      event.Result
+		mode1      event.Result
 		start, end int64
 	}{
 		{"reader-then-writer", ModeRead, "", 50, 100},

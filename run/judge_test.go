@@ -70,7 +70,7 @@ func TestJudge(t *testing.T) {
 			if o == nil || o.A != "c0" || o.B != "c1" || o.StartNS != 2*sec || r.LeaseOverlapNS <= 0 {
 				t.Errorf("overlap %+v, total %d", o, r.LeaseOverlapNS)
 			}
-			if ce.Violation == nil || ce.Violation.Kind != "lease-overlap" {
+			if ce.Violation == nil || ce.Violation.Kind != checker.KindLeaseOverlap {
 				t.Errorf("violation %+v, want the lease overlap", ce.Violation)
 			}
 		})

@@ -65,7 +65,7 @@ func TestNoOpReleaseIsNoOwnershipViolation(t *testing.T) {
 		t.Fatal("the schedule must produce a release ok by c0 after c1 acquired (the case under test); it did not")
 	}
 	t.Logf("without the nodes' record: %d, first: %s", n, v)
-	if j.Check.OwnershipViolations != 0 || (j.Check.First != nil && j.Check.First.Kind == "ownership") {
+	if j.Check.OwnershipViolations != 0 || (j.Check.First != nil && j.Check.First.Kind == checker.KindOwnership) {
 		t.Errorf("a no-op release counted: %d ownership violations: %q", j.Check.OwnershipViolations, j.Check.Reasons)
 	}
 

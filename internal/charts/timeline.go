@@ -16,6 +16,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 )
 
@@ -59,7 +60,7 @@ func Timeline(h checker.History, r checker.Result, o TimelineOptions) (Figure, e
 			return nil, fmt.Errorf("reports: timeline: the result has no violation and no window was given")
 		}
 		from, to = v.Since, v.T
-		if v.Kind == "lease-overlap" && r.FirstOverlap != nil {
+		if v.Kind == checker.KindLeaseOverlap && r.FirstOverlap != nil {
 			// Show the overlap itself, up to as long again as the lead-in.
 			to = max(to, min(r.FirstOverlap.End, v.T+max(v.T-v.Since, int64(time.Second))))
 		}
@@ -219,7 +220,7 @@ func buildTimeline(h checker.History, r checker.Result, from, to int64) *timelin
 	}
 	tokens := map[acqKey]int64{}
 	for _, e := range h.Events {
-		if e.Op == "acquire" && e.Kind == "ok" && e.Token != 0 {
+		if e.Op == event.OpAcquire && e.Kind == event.KindOK && e.Token != 0 {
 			tokens[acqKey{e.Proc, e.T}] = e.Token
 		}
 	}
@@ -230,7 +231,7 @@ func buildTimeline(h checker.History, r checker.Result, from, to int64) *timelin
 		}
 		tl.addSpan(span{proc: hd.Proc, start: hd.Start, end: hd.End, kind: kHold, label: label, lo: -0.22, hi: 0.22})
 	}
-	if ov := r.FirstOverlap; ov != nil && r.First != nil && r.First.Kind == "lease-overlap" {
+	if ov := r.FirstOverlap; ov != nil && r.First != nil && r.First.Kind == checker.KindLeaseOverlap {
 		for _, p := range []string{ov.A, ov.B} {
 			tl.addSpan(span{proc: p, start: ov.Start, end: ov.End, kind: kOverlap, lo: -0.45, hi: 0.45})
 		}
@@ -247,7 +248,7 @@ func buildTimeline(h checker.History, r checker.Result, from, to int64) *timelin
 		hot = r.First
 	}
 	var resourceHot *checker.ResourceViolation
-	if hot != nil && hot.Kind == "resource" {
+	if hot != nil && hot.Kind == checker.KindResource {
 		resourceHot = r.FirstResourceViolation
 	}
 	type writeCall struct {
@@ -269,52 +270,52 @@ func buildTimeline(h checker.History, r checker.Result, from, to int64) *timelin
 	var crashOrder []string
 	for _, e := range h.Events {
 		switch {
-		case e.Op == "acquire" && e.Kind == "call":
+		case e.Op == event.OpAcquire && e.Kind == event.KindCall:
 			calls[opKey{e.Proc, e.OpID}] = e.T
-		case e.Op == "acquire" && (e.Kind == "ok" || e.Kind == "fail" || e.Kind == "unknown"):
+		case e.Op == event.OpAcquire && (e.Kind == event.KindOK || e.Kind == event.KindFail || e.Kind == event.KindUnknown):
 			if t0, ok := calls[opKey{e.Proc, e.OpID}]; ok {
 				tl.addSpan(span{proc: e.Proc, start: t0, end: e.T, kind: kAcquiring, lo: -0.035, hi: 0.035})
 				delete(calls, opKey{e.Proc, e.OpID})
 			}
 			switch e.Kind {
-			case "ok":
+			case event.KindOK:
 				if e.Until > 0 {
 					deadline[e.Proc] = e.Until
 				}
-			case "fail":
+			case event.KindFail:
 				tl.addMark(mark{proc: e.Proc, t: e.T, kind: kAcqFail})
-			case "unknown":
+			case event.KindUnknown:
 				tl.addMark(mark{proc: e.Proc, t: e.T, kind: kAcqUnk, label: "?"})
 			}
-		case e.Op == "acquire" && e.Kind == "renew":
+		case e.Op == event.OpAcquire && e.Kind == event.KindRenew:
 			if e.Until > 0 {
 				deadline[e.Proc] = e.Until
 			}
-		case e.Op == "release" && e.Kind == "call":
+		case e.Op == event.OpRelease && e.Kind == event.KindCall:
 			endHold(e.Proc, e.T)
-		case e.Op == "write" && e.Kind == "call":
+		case e.Op == event.OpWrite && e.Kind == event.KindCall:
 			tl.addMark(mark{proc: e.Proc, t: e.T, kind: kWriteCall})
 			lastWrite[e.Proc] = writeCall{t: e.T, value: e.Value}
-		case e.Kind == "store-write":
+		case e.Kind == event.KindStoreWrite:
 			label := fmt.Sprintf("%s→%d", e.Peer, e.Value)
 			if e.Token != 0 {
 				label += fmt.Sprintf(" #%d", e.Token)
 			}
 			kind := kStoreOK
-			if e.Result != "ok" {
+			if e.Result != event.ResultOK {
 				kind = kStoreFenc
 				label += " fenced"
 			}
-			isHot := resourceHot != nil && e.T == resourceHot.T && e.Peer == resourceHot.Client && e.Result == "ok"
+			isHot := resourceHot != nil && e.T == resourceHot.T && e.Peer == resourceHot.Client && e.Result == event.ResultOK
 			tl.addMark(mark{proc: e.Proc, t: e.T, kind: kind, label: label, hot: isHot})
 			if w, ok := lastWrite[e.Peer]; ok && w.value == e.Value && tl.inWindow(w.t, e.T) {
 				tl.links = append(tl.links, link{from: e.Peer, to: e.Proc, t0: w.t, t1: e.T, kind: kind})
 			}
-		case e.Kind == "pause" && e.Op == "":
+		case e.Kind == event.KindPause && e.Op == "":
 			if f, ok := h.FaultOf(e); ok {
 				tl.addSpan(span{proc: e.Proc, start: e.T, end: e.T + int64(f.Duration), kind: kPaused, label: "paused " + fmtDur(f.Duration), lo: -0.45, hi: 0.45})
 			}
-		case e.Kind == "crash" && e.Op == "":
+		case e.Kind == event.KindCrash && e.Op == "":
 			if _, down := crashed[e.Proc]; !down {
 				crashOrder = append(crashOrder, e.Proc)
 			}
@@ -324,19 +325,19 @@ func buildTimeline(h checker.History, r checker.Result, from, to int64) *timelin
 				label += " (" + e.Detail + ")"
 			}
 			tl.addMark(mark{proc: e.Proc, t: e.T, kind: kCrash, label: label})
-		case e.Kind == "restart" && e.Op == "":
+		case e.Kind == event.KindRestart && e.Op == "":
 			if t0, ok := crashed[e.Proc]; ok {
 				tl.addSpan(span{proc: e.Proc, start: t0, end: e.T, kind: kDown, lo: -0.3, hi: 0.3})
 				delete(crashed, e.Proc)
 			}
 			tl.addMark(mark{proc: e.Proc, t: e.T, kind: kRestart, label: "restart"})
-		case e.Kind == "failover":
+		case e.Kind == event.KindFailover:
 			tl.addMark(mark{proc: e.Proc, t: e.T, kind: kFailover, label: "failover " + e.Detail})
-		case e.Proc == "world" && e.Kind == "fault":
+		case e.Proc == "world" && e.Kind == event.KindFault:
 			if f, ok := h.FaultOf(e); ok {
 				tl.addFault(e.T, f, end)
 			}
-		case e.Proc == "world" && e.Kind == "heal":
+		case e.Proc == "world" && e.Kind == event.KindHeal:
 			if e.T >= from && e.T <= to {
 				tl.vlines = append(tl.vlines, vline{t: e.T, kind: kHeal, label: "heal"})
 			}

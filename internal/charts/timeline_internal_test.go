@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 )
 
 // TestTimelineLanes: the violation's clients come first, then the
@@ -61,7 +62,7 @@ func TestTimelineLanes(t *testing.T) {
 func TestTimelineDeadlines(t *testing.T) {
 	ms := int64(1e6)
 	h := checker.History{End: 10_000 * ms, Heal: 9_000 * ms, Clients: []string{"c0", "c1", "c2"}}
-	ev := func(tt int64, proc, kind, op string, id, until int64) checker.Event {
+	ev := func(tt int64, proc string, kind event.Kind, op event.Op, id, until int64) checker.Event {
 		return checker.Event{T: tt * ms, Proc: proc, Kind: kind, Op: op, OpID: id, Until: until * ms}
 	}
 	h.Events = []checker.Event{

@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -511,19 +512,19 @@ func (w *world) watchSentinel() {
 				switch m.Channel {
 				case "+switch-master": // name oldip oldport newip newport
 					if len(f) == 5 {
-						ev = sim.Event{Kind: "failover", Detail: w.nodeName(f[1], f[2]) + " -> " + w.nodeName(f[3], f[4])}
+						ev = sim.Event{Kind: event.KindFailover, Detail: w.nodeName(f[1], f[2]) + " -> " + w.nodeName(f[3], f[4])}
 					}
 				case "+convert-to-slave", "+slave-reconf-sent": // slave ip:port ip port @ name ip port
 					if len(f) >= 4 {
-						kind := "demote"
+						kind := event.KindDemote
 						if m.Channel == "+slave-reconf-sent" {
-							kind = "reconfigure"
+							kind = event.KindReconfigure
 						}
 						ev = sim.Event{Kind: kind, Detail: w.nodeName(f[2], f[3]) + " (" + m.Channel + ")"}
 					}
 				}
 				if ev.Kind == "" {
-					ev = sim.Event{Kind: "sentinel", Detail: m.Channel + " " + w.names(m.Payload)}
+					ev = sim.Event{Kind: event.KindSentinel, Detail: m.Channel + " " + w.names(m.Payload)}
 				}
 				if m.Channel == "+switch-master" {
 					w.mu.Lock()

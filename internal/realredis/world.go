@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/clock"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/sim"
 )
@@ -57,7 +58,7 @@ func (w *world) stopping() bool {
 }
 
 func (w *world) addLocked(ev sim.Event) {
-	if w.stopped && ev.Kind != "stop" {
+	if w.stopped && ev.Kind != event.KindStop {
 		return // the run is over: as in the simulator, nothing more is recorded
 	}
 	w.events = append(w.events, ev)
