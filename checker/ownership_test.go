@@ -72,7 +72,7 @@ func TestStaleRenewalCaught(t *testing.T) {
 	b.acquire("c1", 1, 50, 110, "ok", 210)
 	b.renew("c0", 1, 120, 220) // the watchdog extended a lock c1 holds
 	n, v := Ownership(b.history(0, 300))
-	if n != 1 || v == nil || v.Op != "renew" || v.Other != "c1" || v.At != 120 {
+	if n != 1 || v == nil || v.Op != OwnRenew || v.Other != "c1" || v.At != 120 {
 		t.Errorf("%d, %+v; want c0's renewal at 120 after c1's acquisition", n, v)
 	}
 }
@@ -124,7 +124,7 @@ func TestNoOpReleaseWithKeyTruth(t *testing.T) {
 		t.Errorf("one release touching two nodes: %d violations, want 1", n)
 	}
 	renew := Event{T: 12 * s, Proc: "n0", Kind: "key-touch", Peer: "c0", Lock: "lock:resource", Result: "expire", Detail: "c1"}
-	if n, v := Ownership(build(renew)); n != 1 || v.Op != "renew" {
+	if n, v := Ownership(build(renew)); n != 1 || v.Op != OwnRenew {
 		t.Errorf("a renewal that re-timed c1's key: %d, %+v; want 1 renew", n, v)
 	}
 }
@@ -183,7 +183,7 @@ func TestOwnershipLastWriterHoldsNothing(t *testing.T) {
 	// A renewal keeps a hold alive past its first lease: had c0's watchdog
 	// renewed it to 300, c1's re-timing at 190 extends c0's lock.
 	h := build(Event{T: 90, Proc: "c0", Kind: "renew", Op: "acquire", OpID: 1, Lock: "lock:resource", Until: 300}, touch(190, "c1", "expire", "c2"))
-	if n, v := Ownership(h); n != 1 || v.Other != "c0" || v.Op != "renew" {
+	if n, v := Ownership(h); n != 1 || v.Other != "c0" || v.Op != OwnRenew {
 		t.Errorf("a touch of a renewed hold: %d, %+v; want 1 renew against c0", n, v)
 	}
 }
@@ -218,7 +218,7 @@ func TestOwnershipTouchInFlightNotCounted(t *testing.T) {
 		}
 	}
 	n, v := Ownership(h)
-	if n != 1 || v.Other != "c3" || v.Op != "renew" || v.OtherAt != 200 {
+	if n != 1 || v.Other != "c3" || v.Op != OwnRenew || v.OtherAt != 200 {
 		t.Errorf("a re-timing of the key c3's acquisition in flight holds: %d, %+v; want 1 renew against c3, its ok at 200", n, v)
 	}
 }

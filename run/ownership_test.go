@@ -75,7 +75,7 @@ func TestNoOpReleaseIsNoOwnershipViolation(t *testing.T) {
 	}
 	jc := run(t, canary)
 	v2 := jc.Check.FirstOwnershipViolation
-	if jc.Check.OwnershipViolations == 0 || v2 == nil || v2.Client != "c0" || v2.Other != "c1" || v2.Node != "n0" || v2.Op != "release" {
+	if jc.Check.OwnershipViolations == 0 || v2 == nil || v2.Client != "c0" || v2.Other != "c1" || v2.Node != "n0" || v2.Op != checker.OwnRelease {
 		t.Fatalf("a plain DEL of c1's key must be an ownership violation by c0 on n0: %d, %+v", jc.Check.OwnershipViolations, v2)
 	}
 	t.Logf("plain DEL: %s", v2)
