@@ -71,7 +71,7 @@ func genSectionHistory(t *rapid.T) (History, []oracleOp, bool) {
 			c.ops++
 			c.id++
 			c.cur = oracleOp{hasRead: true, call: now}
-			b.add(Event{T: now, Proc: c.name, Kind: "call", Op: "read", OpID: c.id})
+			b.add(Event{T: now, Proc: c.name, Kind: event.KindCall, Op: event.OpRead, OpID: c.id})
 			c.phase = 1
 		case 1: // the storage reads
 			c.cur.read = store
@@ -81,7 +81,7 @@ func genSectionHistory(t *rapid.T) (History, []oracleOp, bool) {
 			}
 			c.phase = 2
 		case 2: // read ok; write or stop here
-			b.add(Event{T: now, Proc: c.name, Kind: "ok", Op: "read", OpID: c.id, Value: c.cur.read})
+			b.add(Event{T: now, Proc: c.name, Kind: event.KindOK, Op: event.OpRead, OpID: c.id, Value: c.cur.read})
 			if c.ops < 8 && rapid.IntRange(0, 4).Draw(t, "read only") > 0 {
 				c.phase = 3
 				break
@@ -93,7 +93,7 @@ func genSectionHistory(t *rapid.T) (History, []oracleOp, bool) {
 			c.ops++
 			c.id++
 			c.cur.hasWrite, c.cur.write = true, c.cur.read-1
-			b.add(Event{T: now, Proc: c.name, Kind: "call", Op: event.OpWrite, OpID: c.id, Value: c.cur.write})
+			b.add(Event{T: now, Proc: c.name, Kind: event.KindCall, Op: event.OpWrite, OpID: c.id, Value: c.cur.write})
 			c.phase = 4
 		case 4: // the storage writes, or the request is lost
 			c.lost = rapid.IntRange(0, 6).Draw(t, "lost") == 0

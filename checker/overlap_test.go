@@ -99,32 +99,32 @@ func genLockOps(t *rapid.T) ([]Op, int64) {
 			if rapid.IntRange(0, 3).Draw(t, "bounded") > 0 {
 				until = now + int64(rapid.IntRange(-3, 25).Draw(t, "validity"))
 			}
-			ops = append(ops, Op{T: now, Proc: name, Kind: kind, Op: "acquire", OpID: s.id, Until: until})
+			ops = append(ops, Op{T: now, Proc: name, Kind: kind, Op: event.OpAcquire, OpID: s.id, Until: until})
 			if kind == event.KindOK {
 				s.holding = s.id
 			}
 		case s.pending == "release":
 			s.pending = ""
 			kind := rapid.SampledFrom([]event.Kind{event.KindOK, event.KindFail, event.KindUnknown}).Draw(t, "release outcome")
-			ops = append(ops, Op{T: now, Proc: name, Kind: kind, Op: "release", OpID: s.id})
+			ops = append(ops, Op{T: now, Proc: name, Kind: kind, Op: event.OpRelease, OpID: s.id})
 		default:
 			switch rapid.IntRange(0, 2).Draw(t, "action") {
 			case 0:
 				s.id++
 				s.pending = "acquire"
-				ops = append(ops, Op{T: now, Proc: name, Kind: "call", Op: "acquire", OpID: s.id})
+				ops = append(ops, Op{T: now, Proc: name, Kind: event.KindCall, Op: event.OpAcquire, OpID: s.id})
 			case 1:
 				id := s.holding
 				if rapid.IntRange(0, 4).Draw(t, "stray renewal") == 0 {
 					id = s.id + 7
 				}
-				ops = append(ops, Op{T: now, Proc: name, Kind: "renew", Op: "acquire", OpID: id,
+				ops = append(ops, Op{T: now, Proc: name, Kind: event.KindRenew, Op: event.OpAcquire, OpID: id,
 					Until: now + int64(rapid.IntRange(-2, 25).Draw(t, "renewal"))})
 			default:
 				s.id++
 				s.pending = "release"
 				s.holding = 0
-				ops = append(ops, Op{T: now, Proc: name, Kind: "call", Op: "release", OpID: s.id})
+				ops = append(ops, Op{T: now, Proc: name, Kind: event.KindCall, Op: event.OpRelease, OpID: s.id})
 			}
 		}
 	}

@@ -69,9 +69,9 @@ func TestSliceShowsFirstViolationWithinCap(t *testing.T) {
 	b.acquire("c0", 1, 100, 200, "ok", 30000)
 	b.acquire("c1", 1, 5000, 10000, "ok", 30000)
 	b.acquire("c2", 1, 6000, 6100, "fail", 0)
-	b.add(Event{T: 7000, Proc: "n0", Kind: "crash"})
+	b.add(Event{T: 7000, Proc: "n0", Kind: event.KindCrash})
 	for i := range int64(500) {
-		b.add(Event{T: 300 + i*10, Proc: "n0", Kind: "cmd", Peer: "c0"})
+		b.add(Event{T: 300 + i*10, Proc: "n0", Kind: event.KindCmd, Peer: "c0"})
 	}
 	b.op("c0", "release", 2, 25000, 25010, "ok", 0)
 	h := b.history(0, 40000)
@@ -130,7 +130,7 @@ func TestSliceShowsFirstViolationWithinCap(t *testing.T) {
 func TestWriteVisualization(t *testing.T) {
 	b := newHistory(ResourcePool, 10, "", "c0", "c1")
 	b.world(5, "fault", "partition c0<->store").world(45, "fault-end", "partition c0<->store")
-	b.add(Event{T: 60, Proc: "sentinel", Kind: "failover", Detail: "n0 -> n1"})
+	b.add(Event{T: 60, Proc: "sentinel", Kind: event.KindFailover, Detail: "n0 -> n1"})
 	b.world(90, "heal", "")
 	h := lostUpdate()
 	h.Events = append(h.Events, b.history(0, 100).Events...)

@@ -111,7 +111,7 @@ func history() (checker.History, checker.Result) {
 	ev(5250, "c2", "fail", "acquire", 1, nil)
 	r := checker.Check(h, checker.Options{SkipPorcupine: true})
 	// Draw it as if it were a violation (fencing made it safe).
-	r.First = &checker.Violation{Kind: "lease-overlap", T: 3300 * ms, Since: 100 * ms, Clients: []string{"c0", "c1"}, Detail: "test violation"}
+	r.First = &checker.Violation{Kind: checker.KindLeaseOverlap, T: 3300 * ms, Since: 100 * ms, Clients: []string{"c0", "c1"}, Detail: "test violation"}
 	return h, r
 }
 
