@@ -524,7 +524,7 @@ func TestReadFractionWorkload(t *testing.T) {
 		for _, ev := range res.History {
 			switch {
 			case ev.Op == "acquire" && ev.Kind == "ok":
-				mode[ev.Proc] = ev.Result
+				mode[ev.Proc] = string(ev.Result)
 				if ev.Result == "read" {
 					reads++
 				} else {

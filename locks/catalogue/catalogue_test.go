@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
@@ -43,7 +44,7 @@ func overlaps(res *sim.Result) []checker.Overlap {
 }
 
 // events selects the history's events of one op and kind (proc "" = any).
-func events(res *sim.Result, proc, op, kind string) []sim.Event {
+func events(res *sim.Result, proc string, op event.Op, kind event.Kind) []sim.Event {
 	var out []sim.Event
 	for _, ev := range res.History {
 		if ev.Op == op && ev.Kind == kind && (proc == "" || ev.Proc == proc) {
