@@ -222,24 +222,6 @@ type SwarmSpec struct {
 	Kinds     []string `yaml:"kinds"` // default: every kind that applies
 }
 
-// LockParams override a lock's parameters. Which fields a lock takes
-// depends on the lock (see lockParamFields).
-type LockParams struct {
-	// Preset picks a Redlock parameter set: redis-io (the default) or
-	// seed-001 (TTL 5 s, 3 tries 200 ms apart, drift allowance 500 ms).
-	Preset        string   `yaml:"preset"`
-	TTL           Span     `yaml:"ttl"`
-	Tries         *int     `yaml:"tries"`
-	RetryDelay    Span     `yaml:"retry_delay"`
-	RetryJitter   Span     `yaml:"retry_jitter"`
-	DriftFactor   *float64 `yaml:"drift_factor"`
-	DriftFixed    Span     `yaml:"drift_fixed"`
-	NodeTimeout   Span     `yaml:"node_timeout"`
-	WaitReplicas  *int     `yaml:"wait_replicas"`
-	WaitTimeout   Span     `yaml:"wait_timeout"`
-	RenewInterval Span     `yaml:"renew_interval"`
-}
-
 // InMatrix reports whether the report's matrix has a row for the file.
 func (f *File) InMatrix() bool { return f.Matrix == nil || *f.Matrix }
 

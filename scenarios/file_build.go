@@ -517,186 +517,6 @@ func (f *File) judging(base locks.Info) Judging {
 	return j
 }
 
-// Lock parameters a scenario file may override, by the lock's type.
-var (
-	setNXCADFields = []string{"ttl", "tries", "retry_delay", "wait_replicas", "wait_timeout"}
-	fencedFields   = []string{"ttl", "tries", "retry_delay"}
-	watchdogFields = []string{"ttl", "tries", "retry_delay", "renew_interval"}
-	redlockFields  = []string{"preset", "ttl", "tries", "retry_delay", "retry_jitter", "drift_factor", "drift_fixed", "node_timeout"}
-	// RedlockPresets are the parameter sets a file's preset may name.
-	RedlockPresets = map[string]catalogue.RedlockParams{"redis-io": catalogue.RedlockRedisIO, "seed-001": catalogue.RedlockSeed001}
-)
-
-// setFields lists the fields of lp given in the file.
-func (lp LockParams) setFields() []string {
-	var out []string
-	add := func(name string, set bool) {
-		if set {
-			out = append(out, name)
-		}
-	}
-	add("preset", lp.Preset != "")
-	add("ttl", lp.TTL.Set)
-	add("tries", lp.Tries != nil)
-	add("retry_delay", lp.RetryDelay.Set)
-	add("retry_jitter", lp.RetryJitter.Set)
-	add("drift_factor", lp.DriftFactor != nil)
-	add("drift_fixed", lp.DriftFixed.Set)
-	add("node_timeout", lp.NodeTimeout.Set)
-	add("wait_replicas", lp.WaitReplicas != nil)
-	add("wait_timeout", lp.WaitTimeout.Set)
-	add("renew_interval", lp.RenewInterval.Set)
-	return out
-}
-
-// lockInfo applies a file's parameter overrides to a lock: a copy of its
-// Info whose New builds the lock with them and whose TTL is the new lease.
-// Only the catalogue's own designs take parameters (set-nx-cad and its
-// relatives, fencing, watchdog, redlock).
-func (f *File) lockInfo(base locks.Info, lp LockParams) (locks.Info, error) {
-	set := lp.setFields()
-	if len(set) == 0 {
-		return base, nil
-	}
-	path := "params." + base.ID
-	var tmpl locks.Lock
-	if base.New != nil {
-		tmpl, _ = base.New(locks.Env{})
-	}
-	var allowed []string
-	switch tmpl.(type) {
-	case *catalogue.SetNXCAD:
-		allowed = setNXCADFields
-	case *catalogue.Fenced:
-		allowed = fencedFields
-	case *catalogue.Watchdog:
-		allowed = watchdogFields
-	case *catalogue.Redlock:
-		allowed = redlockFields
-	}
-	for _, field := range set {
-		if !slices.Contains(allowed, field) {
-			if allowed == nil {
-				return locks.Info{}, f.errAt(path+"."+field, "lock %s takes no parameters", base.ID)
-			}
-			return locks.Info{}, f.errAt(path+"."+field, "lock %s does not take %s (it takes: %s)", base.ID, field, strings.Join(allowed, ", "))
-		}
-	}
-	abs := func(field string, s Span, dst *time.Duration, positive bool) error {
-		if !s.Set {
-			return nil
-		}
-		if s.IsTTL() {
-			return f.errAt(path+"."+field, "%s: a lock parameter must be absolute (e.g. 3s), not a multiple of the TTL", s)
-		}
-		if s.NS < 0 || (positive && s.NS == 0) || s.NS > sim.MaxDuration {
-			what := "non-negative"
-			if positive {
-				what = "positive"
-			}
-			return f.errAt(path+"."+field, "%v: must be %s and at most %v", s.NS, what, sim.MaxDuration)
-		}
-		*dst = s.NS
-		return nil
-	}
-	tries := func(dst *int) error {
-		if lp.Tries == nil {
-			return nil
-		}
-		if *lp.Tries < 1 || *lp.Tries > maxTries {
-			return f.errAt(path+".tries", "%d out of range 1..%d", *lp.Tries, maxTries)
-		}
-		*dst = *lp.Tries
-		return nil
-	}
-	setCAD := func(c *catalogue.SetNXCAD) error {
-		if err := abs("ttl", lp.TTL, &c.TTL, true); err != nil {
-			return err
-		}
-		if err := tries(&c.Tries); err != nil {
-			return err
-		}
-		if err := abs("retry_delay", lp.RetryDelay, &c.RetryDelay, false); err != nil {
-			return err
-		}
-		if lp.WaitReplicas != nil {
-			if *lp.WaitReplicas < 0 || *lp.WaitReplicas >= sim.MaxNodes {
-				return f.errAt(path+".wait_replicas", "%d out of range 0..%d", *lp.WaitReplicas, sim.MaxNodes-1)
-			}
-			c.WaitReplicas = *lp.WaitReplicas
-			c.WaitTimeout = time.Second // Redisson's checkLockSyncedSlaves timeout
-		}
-		if err := abs("wait_timeout", lp.WaitTimeout, &c.WaitTimeout, true); err != nil {
-			return err
-		}
-		if c.WaitTimeout > 0 && c.WaitReplicas == 0 {
-			return f.errAt(path+".wait_timeout", "set wait_replicas too (how many replicas must acknowledge)")
-		}
-		return nil
-	}
-	info := base
-	switch l := tmpl.(type) {
-	case *catalogue.SetNXCAD:
-		c := *l
-		if err := setCAD(&c); err != nil {
-			return locks.Info{}, err
-		}
-		info.TTL = c.TTL
-		info.New = func(env locks.Env) (locks.Lock, error) { x := c; x.Env = env; return &x, nil }
-	case *catalogue.Fenced:
-		c := *l
-		if err := setCAD(&c.SetNXCAD); err != nil {
-			return locks.Info{}, err
-		}
-		info.TTL = c.TTL
-		info.New = func(env locks.Env) (locks.Lock, error) { x := c; x.Env = env; return &x, nil }
-	case *catalogue.Watchdog:
-		c := *l
-		if err := setCAD(&c.SetNXCAD); err != nil {
-			return locks.Info{}, err
-		}
-		if err := abs("renew_interval", lp.RenewInterval, &c.Interval, true); err != nil {
-			return locks.Info{}, err
-		}
-		info.TTL = c.TTL
-		info.New = func(env locks.Env) (locks.Lock, error) { x := c; x.Env = env; return &x, nil }
-	case *catalogue.Redlock:
-		pr := l.P
-		if lp.Preset != "" {
-			var ok bool
-			if pr, ok = RedlockPresets[lp.Preset]; !ok {
-				return locks.Info{}, f.errAt(path+".preset", "%q is not a Redlock preset (one of %s)", lp.Preset, strings.Join(sortedKeys(RedlockPresets), ", "))
-			}
-		}
-		if err := abs("ttl", lp.TTL, &pr.TTL, true); err != nil {
-			return locks.Info{}, err
-		}
-		if err := tries(&pr.Tries); err != nil {
-			return locks.Info{}, err
-		}
-		for _, d := range []struct {
-			field    string
-			v        Span
-			dst      *time.Duration
-			positive bool
-		}{{"retry_delay", lp.RetryDelay, &pr.RetryDelay, false}, {"retry_jitter", lp.RetryJitter, &pr.RetryJitter, false},
-			{"drift_fixed", lp.DriftFixed, &pr.DriftFixed, false}, {"node_timeout", lp.NodeTimeout, &pr.NodeTimeout, true}} {
-			if err := abs(d.field, d.v, d.dst, d.positive); err != nil {
-				return locks.Info{}, err
-			}
-		}
-		if lp.DriftFactor != nil {
-			if math.IsNaN(*lp.DriftFactor) || *lp.DriftFactor < 0 || *lp.DriftFactor > 0.5 {
-				return locks.Info{}, f.errAt(path+".drift_factor", "%v out of range 0..0.5 (a fraction of the TTL)", *lp.DriftFactor)
-			}
-			pr.DriftFactor = *lp.DriftFactor
-		}
-		info.TTL = pr.TTL
-		info.New = func(env locks.Env) (locks.Lock, error) { return &catalogue.Redlock{Env: env, P: pr}, nil }
-	}
-	return info, nil
-}
-
 // Sweepable parameters and their kind: "span", "int" or "float".
 var sweepFixed = map[string]string{
 	"duration": "span", "liveness": "span", "max_unavailable": "span",
@@ -706,9 +526,6 @@ var sweepFixed = map[string]string{
 }
 
 var sweepFault = map[string]string{"start": "span", "duration": "span", "jump": "span", "delay": "span", "drift_ppm": "int", "loss_prob": "float"}
-
-var sweepParam = map[string]string{"ttl": "span", "retry_delay": "span", "retry_jitter": "span", "drift_fixed": "span",
-	"node_timeout": "span", "wait_timeout": "span", "renew_interval": "span", "tries": "int", "wait_replicas": "int", "drift_factor": "float"}
 
 // sweepKind returns the kind of a sweepable parameter name, and for
 // faults[i].x and params.lock.x the index or lock and the field.
@@ -738,12 +555,17 @@ func (f *File) sweepKind(name string) (kind string, idx int, lock, field string,
 	}
 	if rest, ok := strings.CutPrefix(name, "params."); ok {
 		id, fld, ok := strings.Cut(rest, ".")
-		if _, err := catalogue.Get(id); !ok || err != nil {
+		info, err := catalogue.Get(id)
+		if !ok || err != nil {
 			return "", 0, "", "", fmt.Errorf("%q: want params.<lock id>.<parameter>", name)
 		}
-		k, ok := sweepParam[fld]
-		if !ok {
-			return "", 0, "", "", fmt.Errorf("%q: sweepable lock parameters are %s", name, strings.Join(sortedKeys(sweepParam), ", "))
+		p, _ := info.Param(fld)
+		k := sweepParamKind(p)
+		if k == "" {
+			if len(sweepableParams(info)) == 0 {
+				return "", 0, "", "", fmt.Errorf("%q: lock %s has no parameter a sweep can vary", name, id)
+			}
+			return "", 0, "", "", fmt.Errorf("%q: sweepable lock parameters of %s are %s", name, id, strings.Join(sweepableParams(info), ", "))
 		}
 		return k, 0, id, fld, nil
 	}
@@ -1009,31 +831,14 @@ func (f *File) AtSweep(i int) (*File, string, error) {
 	n := int64(v.num)
 	switch {
 	case lock != "":
-		lp := c.Params[lock]
-		switch field {
-		case "ttl":
-			lp.TTL = v.span
-		case "retry_delay":
-			lp.RetryDelay = v.span
-		case "retry_jitter":
-			lp.RetryJitter = v.span
-		case "drift_fixed":
-			lp.DriftFixed = v.span
-		case "node_timeout":
-			lp.NodeTimeout = v.span
-		case "wait_timeout":
-			lp.WaitTimeout = v.span
-		case "renew_interval":
-			lp.RenewInterval = v.span
-		case "tries":
-			t := int(n)
-			lp.Tries = &t
-		case "wait_replicas":
-			w := int(n)
-			lp.WaitReplicas = &w
-		case "drift_factor":
-			d := v.num
-			lp.DriftFactor = &d
+		lp := LockParams{}
+		for k, x := range c.Params[lock] {
+			lp[k] = x
+		}
+		if v.span.Set {
+			lp[field] = spanParam(v.span)
+		} else {
+			lp[field] = numParam(v.num)
 		}
 		c.Params[lock] = lp
 	case strings.HasPrefix(f.Sweep.Name, "faults["):
