@@ -33,6 +33,10 @@ type Params struct {
 	// Careful: the workload checks its belief before each write
 	// (Workload.Careful).
 	Careful bool
+	// TTL, when set, is the lease to play the scenario with: every
+	// duration of the world, the workload and the lock is scaled by TTL /
+	// the lock's own TTL (Parts.Scale; the real arm's --ttl).
+	TTL time.Duration
 }
 
 // Scenario is a built-in scenario: how to build a world for a lock and seed.

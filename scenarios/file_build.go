@@ -46,6 +46,11 @@ type Parts struct {
 	Config   sim.Config
 	Lock     locks.Info
 	Workload Workload
+	// Scale is the factor every duration was multiplied by for
+	// Params.TTL (1 without it); OrigTTL the lock's own TTL before it
+	// (NominalTTL for a lock without one).
+	Scale   float64
+	OrigTTL time.Duration
 }
 
 // Parts builds the file's parts for base, seed and p (as Build does).
@@ -401,11 +406,23 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 	cfg.Program = Program(info, wl)
 	cfg.WatchKeys = []string{wl.Key}
 	cfg = cfg.WithDefaults()
+	parts := Parts{Config: cfg, Lock: info, Workload: wl, Scale: 1, OrigTTL: info.TTL}
+	if p.TTL > 0 {
+		// The TTL is an input: the world, workload and lock are played
+		// TTL / the lock's own TTL times as fast (scaleParts).
+		if parts.OrigTTL <= 0 {
+			parts.OrigTTL = NominalTTL
+		}
+		if parts, err = scaleParts(parts, float64(p.TTL)/float64(parts.OrigTTL)); err != nil {
+			return sim.Config{}, err
+		}
+		cfg = parts.Config
+	}
 	if err := cfg.Validate(); err != nil {
 		return sim.Config{}, &FileError{File: f.name, Msg: fmt.Sprintf("lock %s: %v", info.ID, err)}
 	}
 	if out != nil {
-		*out = Parts{Config: cfg, Lock: info, Workload: wl}
+		*out = parts
 	}
 	return cfg, nil
 }
