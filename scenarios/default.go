@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/internal/resource"
 	"github.com/locksim/locksim/internal/zk"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
@@ -49,22 +47,23 @@ type Scenario struct {
 	File *File
 }
 
-var builtins = map[string]Scenario{
-	"default": {
-		ID:          "default",
-		Description: "a bounded random mix of every fault kind (client and node pauses, clock drift and jumps, partitions, delay spikes, loss, crashes, failover on replicated topologies) over two virtual minutes, then heal and a liveness phase",
-		Build:       buildDefault,
-	},
-	// The others are scenario files in builtin/ (builtin.go).
-}
+// builtins are the built-in scenarios: the files in builtin/ (builtin.go),
+// default.yaml among them.
+var builtins = map[string]Scenario{}
 
 // World builds the default world (topology by the lock, the bonus pool
 // workload, the storage) for info and seed with p, and no faults: the base
-// that locktest and custom schedules start from.
+// that locktest and custom schedules start from. It is default.yaml built
+// without its swarm, so no fault schedule is drawn to be thrown away.
 func World(info locks.Info, seed uint64, p Params) (sim.Config, error) {
-	cfg, err := buildDefault(info, seed, p)
-	cfg.Faults = nil
-	return cfg, err
+	s, err := Get("default")
+	if err != nil {
+		return sim.Config{}, err
+	}
+	if s.File == nil {
+		return s.Build(info, seed, p) // a broken built-in: its error
+	}
+	return s.File.buildWorld(info, seed, p)
 }
 
 // Get returns a built-in scenario.
@@ -117,86 +116,6 @@ func Build(scenarioID, lockID string, seed uint64, p Params) (sim.Config, error)
 		return sim.Config{}, err
 	}
 	return s.Build(info, seed, p)
-}
-
-func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
-	if p.Clients == 0 {
-		p.Clients = DefaultParams.Clients
-	}
-	if p.Duration == 0 {
-		p.Duration = DefaultParams.Duration
-	}
-	if p.Liveness == 0 {
-		// Long enough for a key orphaned at the heal to expire and be
-		// taken again (see checker.History.LeaseTTL).
-		p.Liveness = max(DefaultParams.Liveness, 2*info.TTL)
-	}
-	if p.Duration < sim.MinDuration || p.Duration > sim.MaxDuration {
-		return sim.Config{}, fmt.Errorf("duration: %v out of range [%v, %v]", p.Duration, sim.MinDuration, sim.MaxDuration)
-	}
-	streams := sim.NewStreams(seed)
-	cfg := sim.Config{Seed: seed, Duration: p.Duration, Liveness: p.Liveness, Clients: p.Clients}
-	nodes := p.Nodes
-	if nodes == 0 {
-		nodes = DefaultNodes(info.Topology)
-	}
-	switch info.Topology {
-	case locks.Replicated, locks.Groups:
-		if nodes > 1 {
-			lag := p.ReplLag
-			if lag == 0 {
-				lag = time.Duration(streams.Get("params").Int64N(int64(50 * time.Millisecond)))
-			}
-			cfg.Topology = sim.Topology{Replicated: true, ReplLag: lag, DownAfter: p.DownAfter}
-		}
-		if info.Topology == locks.Groups {
-			if nodes%locks.DefaultGroups != 0 || nodes/locks.DefaultGroups < 2 {
-				return sim.Config{}, groupNodesError(nodes, locks.DefaultGroups, info.ID)
-			}
-			cfg.Topology.Groups = locks.DefaultGroups
-		}
-	}
-	if nodes < 1 || nodes > sim.MaxNodes {
-		return sim.Config{}, fmt.Errorf("nodes: %d out of range 1..%d", nodes, sim.MaxNodes)
-	}
-	if p.Clients < 1 || p.Clients > sim.MaxClients {
-		return sim.Config{}, fmt.Errorf("clients: %d out of range 1..%d", p.Clients, sim.MaxClients)
-	}
-	persist := []sim.Persistence{sim.PersistNone, sim.PersistEverysec, sim.PersistAlways}
-	pr := streams.Get("params")
-	var nodeNames, clientNames []string
-	for i := 0; i < nodes; i++ {
-		nc := sim.NodeConfig{Name: fmt.Sprintf("n%d", i), Persistence: persist[pr.IntN(len(persist))]}
-		cfg.Nodes = append(cfg.Nodes, nc)
-		nodeNames = append(nodeNames, nc.Name)
-	}
-	for i := 0; i < p.Clients; i++ {
-		clientNames = append(clientNames, fmt.Sprintf("c%d", i))
-	}
-	if members := memberNames(info); members != nil {
-		nodeNames = members // the Redis node is idle: faults go to the coordination service
-	}
-	fs, err := faults.Swarm(streams.Get("faults"), faults.Bounds{
-		Duration: p.Duration, Clients: clientNames, Nodes: append(nodeNames, resource.Name),
-		Replicated: cfg.Topology.Replicated, MinFaults: 4, MaxFaults: 12,
-	})
-	if err != nil {
-		return sim.Config{}, err
-	}
-	cfg.Faults = fs
-	mode := resource.ModeNone
-	if info.Fencing != "" {
-		mode = resource.Mode(info.Fencing)
-	}
-	cfg.Services = append([]sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: map[string]int64{PoolKey: PoolSize}})}, coordServices(info)...)
-	wl := Workload{Key: "lock:resource", HoldMin: 50 * time.Millisecond, HoldMax: time.Second,
-		ThinkMin: 10 * time.Millisecond, ThinkMax: 500 * time.Millisecond, Resource: ResourcePool, Careful: p.Careful}
-	if err := p.applyHold(&wl); err != nil {
-		return sim.Config{}, err
-	}
-	cfg.Program = Program(info, wl)
-	cfg.WatchKeys = []string{wl.Key}
-	return cfg.WithDefaults(), nil
 }
 
 // groupNodesError is the error for a node count that does not split into

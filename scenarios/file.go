@@ -116,9 +116,14 @@ type TopologySpec struct {
 	// Replicated makes node 0 a primary with async replicas and Sentinel
 	// failover; absent, the lock's topology decides.
 	Replicated *bool `yaml:"replicated"`
-	ReplLag    Span  `yaml:"repl_lag"`   // added to every replication message
-	DownAfter  Span  `yaml:"down_after"` // Sentinel's down-after (default 5 s)
-	// Persistence of every node on crash: none (default), everysec, always.
+	ReplLag    Span  `yaml:"repl_lag"` // added to every replication message
+	// ReplLagUpTo draws the replication lag from the seed instead,
+	// uniform in [0, ReplLagUpTo) (the default scenario's 50 ms); an
+	// absolute duration, not with ReplLag.
+	ReplLagUpTo Span `yaml:"repl_lag_up_to"`
+	DownAfter   Span `yaml:"down_after"` // Sentinel's down-after (default 5 s)
+	// Persistence of every node on crash: none (default), everysec,
+	// always, or random: each node's drawn from the seed, uniformly.
 	Persistence string `yaml:"persistence"`
 	// PerNode overrides persistence and sets clocks, by node name (n0, n1 …).
 	PerNode map[string]NodeSpec `yaml:"per_node"`
@@ -305,6 +310,9 @@ type Span struct {
 	NS   time.Duration // absolute part
 	TTLs float64       // multiple of the TTL (0: absolute)
 	Set  bool          // given in the file
+	// AtLeast: the span is the longer of NS and TTLs × the TTL (written
+	// max(30s, 2ttl)); NS alone for a lock without a TTL.
+	AtLeast bool
 }
 
 // IsTTL reports whether s is a multiple of the TTL.
@@ -312,6 +320,9 @@ func (s Span) IsTTL() bool { return s.TTLs != 0 }
 
 // String renders s as it would be written in a file.
 func (s Span) String() string {
+	if s.AtLeast {
+		return fmt.Sprintf("max(%v, %sttl)", s.NS, strconv.FormatFloat(s.TTLs, 'g', -1, 64))
+	}
 	if s.TTLs != 0 {
 		return strconv.FormatFloat(s.TTLs, 'g', -1, 64) + "ttl"
 	}
@@ -320,8 +331,12 @@ func (s Span) String() string {
 
 // Resolve turns s into a duration for a lock with the given TTL.
 func (s Span) Resolve(ttl time.Duration) (time.Duration, error) {
-	if s.TTLs == 0 {
+	if s.TTLs == 0 || (s.AtLeast && ttl <= 0) {
 		return s.NS, nil
+	}
+	if s.AtLeast {
+		v, err := Span{TTLs: s.TTLs, Set: true}.Resolve(ttl)
+		return max(v, s.NS), err
 	}
 	if ttl <= 0 {
 		return 0, fmt.Errorf("%s is relative to the lock's TTL, and this lock has none", s)
@@ -363,6 +378,9 @@ func (s *Span) UnmarshalYAML(node ast.Node) error {
 // ("1.5ttl"). A bare number must be 0 (a missing unit is an error).
 func ParseSpan(raw string) (Span, error) {
 	t := strings.TrimSpace(raw)
+	if inner, ok := strings.CutPrefix(t, "max("); ok && strings.HasSuffix(inner, ")") {
+		return parseAtLeast(raw, strings.TrimSuffix(inner, ")"))
+	}
 	if k, ok := strings.CutSuffix(t, "ttl"); ok {
 		k = strings.TrimSpace(k)
 		if k == "" {
@@ -397,6 +415,31 @@ func ParseSpan(raw string) (Span, error) {
 		return Span{}, fmt.Errorf("%q out of range ±%v", raw, sim.MaxDuration)
 	}
 	return Span{NS: d, Set: true}, nil
+}
+
+// parseAtLeast parses the inside of max(a, b): one absolute duration and
+// one multiple of the TTL, in either order.
+func parseAtLeast(raw, inner string) (Span, error) {
+	bad := fmt.Errorf("%q: max takes a duration and a multiple of the TTL (e.g. max(30s, 2ttl))", raw)
+	a, b, ok := strings.Cut(inner, ",")
+	if !ok || strings.Contains(b, ",") || strings.Contains(inner, "max(") {
+		return Span{}, bad
+	}
+	x, err := ParseSpan(a)
+	if err != nil {
+		return Span{}, err
+	}
+	y, err := ParseSpan(b)
+	if err != nil {
+		return Span{}, err
+	}
+	if x.IsTTL() {
+		x, y = y, x
+	}
+	if x.IsTTL() || !y.IsTTL() || x.NS < 0 || y.TTLs < 0 {
+		return Span{}, bad
+	}
+	return Span{NS: x.NS, TTLs: y.TTLs, Set: true, AtLeast: true}, nil
 }
 
 // Limits of a scenario file.
@@ -889,10 +932,12 @@ var (
 	measuredVerdicts = []string{"safe", "unsafe", "liveness", "unknown"}
 	roles            = []string{"A1", "A2", "A3", "A4", "A5", "A6"}
 	persistences     = []string{string(sim.PersistNone), string(sim.PersistEverysec), string(sim.PersistAlways)}
-	resources        = []string{ResourcePool, ResourceCounter, "none"}
-	idRE             = regexp.MustCompile(`^[a-z0-9][a-z0-9.+_-]{0,63}$`)
-	nodeNameRE       = regexp.MustCompile(`^n(0|[1-9][0-9]?)$`)
-	clientNameRE     = regexp.MustCompile(`^c(0|[1-9][0-9]{0,4})$`)
+	// randomPersistence: each node's persistence drawn from the seed.
+	randomPersistence = "random"
+	resources         = []string{ResourcePool, ResourceCounter, "none"}
+	idRE              = regexp.MustCompile(`^[a-z0-9][a-z0-9.+_-]{0,63}$`)
+	nodeNameRE        = regexp.MustCompile(`^n(0|[1-9][0-9]?)$`)
+	clientNameRE      = regexp.MustCompile(`^c(0|[1-9][0-9]{0,4})$`)
 )
 
 // Limits of single fields.
@@ -995,8 +1040,19 @@ func (f *File) validateTopology() error {
 	if err := f.checkSpan("topology.down_after", t.DownAfter, 0, sim.MaxDuration); err != nil {
 		return err
 	}
-	if t.Persistence != "" && !slices.Contains(persistences, t.Persistence) {
-		return f.errAt("topology.persistence", "%q is not one of %s", t.Persistence, strings.Join(persistences, ", "))
+	if t.Persistence != "" && t.Persistence != randomPersistence && !slices.Contains(persistences, t.Persistence) {
+		return f.errAt("topology.persistence", "%q is not one of %s, %s", t.Persistence, strings.Join(persistences, ", "), randomPersistence)
+	}
+	if s := t.ReplLagUpTo; s.Set {
+		switch {
+		case t.ReplLag.Set:
+			return f.errAt("topology.repl_lag_up_to", "give either repl_lag or repl_lag_up_to, not both")
+		case s.IsTTL():
+			return f.errAt("topology.repl_lag_up_to", "%s: an absolute duration (e.g. 50ms), not a multiple of the TTL", s)
+		}
+		if err := f.checkSpan("topology.repl_lag_up_to", s, 0, sim.MaxDuration); err != nil {
+			return err
+		}
 	}
 	for _, name := range sortedKeys(t.PerNode) {
 		n := t.PerNode[name]

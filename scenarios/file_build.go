@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +37,14 @@ const (
 // --duration, ...; a sweep's replication lag, down-after, hold time).
 func (f *File) build(base locks.Info, seed uint64, p Params) (sim.Config, error) {
 	return f.buildParts(base, seed, p, nil)
+}
+
+// buildWorld is build without the fault schedule: neither the scripted
+// faults nor the swarm (no draw is made for it).
+func (f *File) buildWorld(base locks.Info, seed uint64, p Params) (sim.Config, error) {
+	g := *f
+	g.Faults, g.Swarm = nil, nil
+	return g.buildParts(base, seed, p, nil)
 }
 
 // Parts is what a scenario file builds for a lock and seed, before it
@@ -136,8 +145,11 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 		if err != nil {
 			return sim.Config{}, err
 		}
-		if p.ReplLag > 0 {
+		switch up := f.Topology.ReplLagUpTo; {
+		case p.ReplLag > 0:
 			lag = p.ReplLag
+		case up.Set && up.NS > 0:
+			lag = time.Duration(sim.NewStreams(seed).Get("params").Int64N(int64(up.NS)))
 		}
 		down, err := resolve("topology.down_after", f.Topology.DownAfter, 0)
 		if err != nil {
@@ -186,9 +198,16 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 		return slices.Compact(out), nil
 	}
 	var nodeNames []string
+	var draw *rand.Rand // persistence: random
+	if f.Topology.Persistence == randomPersistence {
+		draw = sim.NewStreams(seed).Get("params")
+	}
 	for i := 0; i < nodes; i++ {
 		nc := sim.NodeConfig{Name: fmt.Sprintf("n%d", i), Persistence: sim.Persistence(f.Topology.Persistence)}
-		if nc.Persistence == "" {
+		switch {
+		case draw != nil:
+			nc.Persistence = sim.Persistence(persistences[draw.IntN(len(persistences))])
+		case nc.Persistence == "":
 			nc.Persistence = sim.PersistNone
 		}
 		cfg.Nodes = append(cfg.Nodes, nc)
