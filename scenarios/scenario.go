@@ -1,5 +1,14 @@
 // Package scenarios turns a named scenario, a lock design and a seed into
-// the world configuration the simulator runs.
+// the world configuration the simulator runs. Every built-in scenario,
+// default included, is a scenario file in builtin/, built by one builder:
+//
+//   - the scenario language: file.go (schema), file_decode.go,
+//     file_validate.go, file_sweep.go, lockparams.go (a lock's params
+//     block, read through the lock's parameter table, locks.Param);
+//   - the world builder: world.go (TTL and every default as inputs),
+//     scale.go (the same world played faster for another TTL);
+//   - the workload: file_workload.go, workload.go, program.go (the
+//     client loop).
 package scenarios
 
 import (
