@@ -79,3 +79,16 @@ func TestDefaultLanguage(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultParamsMatchTheFile: DefaultParams (the CLI's help) says what
+// default.yaml sets.
+func TestDefaultParamsMatchTheFile(t *testing.T) {
+	s, err := Get("default")
+	if err != nil || s.File == nil {
+		t.Fatalf("default: %v (a file: %v)", err, s.File != nil)
+	}
+	f := s.File
+	if f.Clients.Count != DefaultParams.Clients || f.Duration.NS != DefaultParams.Duration || f.Liveness.NS != DefaultParams.Liveness {
+		t.Errorf("default.yaml: %d clients, %v, liveness %v; DefaultParams %+v", f.Clients.Count, f.Duration, f.Liveness, DefaultParams)
+	}
+}

@@ -51,7 +51,8 @@ type Scenario struct {
 	ID          string
 	Description string
 	Build       func(info locks.Info, seed uint64, p Params) (sim.Config, error)
-	// File is the scenario file it comes from (nil for one written in Go):
+	// File is the scenario file it comes from (every built-in has one;
+	// nil for a Scenario a caller builds in Go):
 	// its source, locks and expectations.
 	File *File
 }
@@ -111,7 +112,9 @@ func DefaultNodes(t locks.Topology) int {
 // PoolSize is the bonus pool's initial size (seed 001: 300 units).
 const PoolSize = 300
 
-// DefaultParams are the built-in defaults.
+// DefaultParams are the default scenario's phases and clients, as
+// builtin/default.yaml sets them (the CLI's help names them; a test
+// holds the two equal). Liveness is its floor: max(30s, 2ttl).
 var DefaultParams = Params{Clients: 5, Duration: 120 * time.Second, Liveness: 30 * time.Second}
 
 // Build makes the world config for scenario id, lock id and seed.
