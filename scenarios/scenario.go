@@ -109,6 +109,22 @@ func DefaultNodes(t locks.Topology) int {
 	return 1
 }
 
+// check refuses an override out of range: the caller's input (a flag, a
+// sweep's value), named as such, not a line of the scenario file.
+func (p Params) check() error {
+	switch {
+	case p.Duration != 0 && (p.Duration < sim.MinDuration || p.Duration > sim.MaxDuration):
+		return fmt.Errorf("duration: %v out of range [%v, %v]", p.Duration, sim.MinDuration, sim.MaxDuration)
+	case p.Liveness < 0 || p.Liveness > sim.MaxDuration:
+		return fmt.Errorf("liveness: %v out of range [0, %v]", p.Liveness, sim.MaxDuration)
+	case p.Nodes < 0 || p.Nodes > sim.MaxNodes:
+		return fmt.Errorf("nodes: %d out of range 1..%d", p.Nodes, sim.MaxNodes)
+	case p.Clients < 0 || p.Clients > sim.MaxClients:
+		return fmt.Errorf("clients: %d out of range 1..%d", p.Clients, sim.MaxClients)
+	}
+	return nil
+}
+
 // PoolSize is the bonus pool's initial size (seed 001: 300 units).
 const PoolSize = 300
 

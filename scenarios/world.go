@@ -71,6 +71,9 @@ func (f *File) Parts(base locks.Info, seed uint64, p Params) (Parts, error) {
 
 // buildParts is build; when out is set it also receives the parts.
 func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (sim.Config, error) {
+	if err := p.check(); err != nil {
+		return sim.Config{}, err
+	}
 	info, err := f.lockInfo(base, f.Params[base.ID])
 	if err != nil {
 		return sim.Config{}, err
