@@ -252,6 +252,16 @@ type Info struct {
 	// (scenarios.Workload.ReadFraction) takes the read lock for them.
 	ReadWrite bool
 	New       func(Env) (Lock, error)
+	// Params is the design's parameter table (params.go; nil: it takes
+	// none), and Configure builds the design from values of them: With
+	// calls it with values checked against the table, and takes the TTL
+	// and New it returns.
+	Params    []Param
+	Configure func(Values) (Configured, error)
+	// given and scale are the values and time scale With and Scaled
+	// built this Info with.
+	given map[string]Value
+	scale float64
 	// Unavailable, when set, says why this binary cannot run the design
 	// (e.g. built without the go-zero tag); tests skip it, the CLI refuses
 	// it with this message.

@@ -100,7 +100,7 @@ func TestParseErrors(t *testing.T) {
 		{"simulated needs note", minimal + "locks: [redlock]\nexpect: {redlock: {agreed: safe, simulated: unsafe}}\n", `expect.redlock.note: required with simulated`},
 		{"params unknown lock", minimal + "params: {nope: {ttl: 1s}}\n", `params.nope: unknown lock "nope"`},
 		{"params wrong field", minimal + "params: {set-nx-cad: {drift_factor: 0.1}}\n", `params.set-nx-cad.drift_factor: lock set-nx-cad does not take drift_factor (it takes: ttl, tries, retry_delay, wait_replicas, wait_timeout)`},
-		{"params no params", minimal + "params: {redsync: {ttl: 1s}}\n", `params.redsync.ttl: lock redsync takes no parameters`},
+		{"params no params", minimal + "params: {redisson-lock: {ttl: 1s}}\n", `params.redisson-lock.ttl: lock redisson-lock takes no parameters`},
 		{"params preset", minimal + "params: {redlock: {preset: fast}}\n", `params.redlock.preset: "fast" is not a Redlock preset`},
 		{"params ttl relative", minimal + "params: {redlock: {ttl: 2ttl}}\n", `params.redlock.ttl: 2ttl: a lock parameter must be absolute`},
 		{"params tries", minimal + "params: {redlock: {tries: 0}}\n", `params.redlock.tries: 0 out of range 1..1000`},
