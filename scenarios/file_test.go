@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
@@ -418,14 +419,14 @@ func TestReentrantWorkload(t *testing.T) {
 		nested := 0
 		for _, ev := range res.History {
 			switch {
-			case ev.Op == "acquire" && ev.Kind == "ok":
+			case ev.Op == event.OpAcquire && ev.Kind == event.KindOK:
 				if v, ok := holding[ev.Proc]; ok && v == ev.Detail {
 					nested++
 					depth[ev.Proc]++
 					continue
 				}
 				holding[ev.Proc] = ev.Detail
-			case ev.Op == "release" && ev.Kind == "call":
+			case ev.Op == event.OpRelease && ev.Kind == event.KindCall:
 				if depth[ev.Proc] > 0 {
 					depth[ev.Proc]--
 					continue
@@ -523,19 +524,19 @@ func TestReadFractionWorkload(t *testing.T) {
 		mode := map[string]string{}
 		for _, ev := range res.History {
 			switch {
-			case ev.Op == "acquire" && ev.Kind == "ok":
+			case ev.Op == event.OpAcquire && ev.Kind == event.KindOK:
 				mode[ev.Proc] = string(ev.Result)
-				if ev.Result == "read" {
+				if ev.Result == event.ResultRead {
 					reads++
 				} else {
 					writes++
 				}
-			case ev.Op == "write" && ev.Kind == "call":
+			case ev.Op == event.OpWrite && ev.Kind == event.KindCall:
 				writeOps++
 				if mode[ev.Proc] == "read" {
 					t.Fatalf("%s wrote in a read section at t=%d", ev.Proc, ev.T)
 				}
-			case ev.Op == "read" && ev.Kind == "call":
+			case ev.Op == event.OpRead && ev.Kind == event.KindCall:
 				readOps++
 			}
 		}
