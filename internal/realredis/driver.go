@@ -315,6 +315,8 @@ func (dp *driverProc) request(req driver.Request) (driver.Line, error) {
 		select {
 		case <-p.w.stop:
 			return driver.Line{}, errDriverStop
+		case <-p.w.ctx.Done(): // interrupted (before true time 0 too)
+			return driver.Line{}, errDriverStop
 		case <-tick.C:
 			dp.mu.Lock()
 			stopped, from := dp.stopped, max(sent, dp.lastCont)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/locksim/locksim/internal/driver"
@@ -27,6 +28,46 @@ type driverClient struct {
 	op    int64
 	value string // the lease's value while held
 	token int64
+	// startErr is why the driver could not be started or did not answer
+	// start (reported when the client would have begun).
+	startErr error
+}
+
+// startDrivers starts every client's driver and exchanges start, all at
+// once, before the run's true time 0 (Run): a Python or Node start-up on
+// a loaded machine takes seconds. Errors wait in each client.
+func (w *world) startDrivers() {
+	j := w.job
+	if j.Driver == nil {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, p := range w.procs {
+		c := &driverClient{p: p, j: j, wl: j.Parts.Workload, lock: j.Job.Lock.ID}
+		p.drv = c
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dp, err := startDriver(p, j.Driver)
+			if err != nil {
+				c.startErr = err
+				return
+			}
+			c.dp = dp
+			c.startErr = c.start()
+		}()
+	}
+	wg.Wait()
+}
+
+// closeDrivers ends every driver process still running (the clients close
+// their own as they return; this is for a run that fails before).
+func (w *world) closeDrivers() {
+	for _, p := range w.procs {
+		if p.drv != nil && p.drv.dp != nil {
+			p.drv.dp.close()
+		}
+	}
 }
 
 // runDriverClient runs p's workload through its driver until the run
@@ -35,18 +76,17 @@ type driverClient struct {
 // overlap); its process and temp dir are gone when this returns, even by
 // runtime.Goexit at the stop.
 func runDriverClient(p *proc, j *Job) {
-	c := &driverClient{p: p, j: j, wl: j.Parts.Workload, lock: j.Job.Lock.ID}
-	dp, err := startDriver(p, j.Driver)
-	if err != nil {
-		p.w.harnessError(err)
+	c := p.drv
+	if c == nil || c.dp == nil || c.startErr != nil {
+		if c != nil && c.startErr != nil {
+			p.w.harnessError(c.startErr)
+		}
 		return
 	}
-	c.dp = dp
-	defer dp.close()
-	if err := c.start(); err != nil {
-		c.broken(err)
-		return
-	}
+	defer c.dp.close()
+	c.dp.mu.Lock()
+	c.dp.lastCont = p.w.now()
+	c.dp.mu.Unlock()
 	for !p.Stopping() {
 		if err := c.round(); err != nil {
 			c.broken(err)
