@@ -2,6 +2,7 @@ package realredis
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +29,20 @@ func requirePythonRedis(t *testing.T) {
 	}
 }
 
+// requireNodeRedlock skips a test of drivers/node-redlock when node or its
+// node_modules (npm ci in the folder) is absent; in CI it fails.
+func requireNodeRedlock(t *testing.T) {
+	t.Helper()
+	_, errNode := exec.LookPath("node")
+	_, errMods := os.Stat(filepath.Join("..", "..", "drivers", "node-redlock", "node_modules", "redlock"))
+	if err := errors.Join(errNode, errMods); err != nil {
+		if os.Getenv("LOCKSIM_CI") != "" {
+			t.Fatalf("drivers/node-redlock: %v (apt-get install -y nodejs; cd drivers/node-redlock && npm ci)", err)
+		}
+		t.Skipf("drivers/node-redlock skipped: %v (apt-get install -y nodejs; cd drivers/node-redlock && npm ci)", err)
+	}
+}
+
 func repoDriver(t *testing.T, name string) *Driver {
 	t.Helper()
 	d, err := ResolveDriver(filepath.Join("..", "..", "drivers", name))
@@ -37,12 +52,17 @@ func repoDriver(t *testing.T, name string) *Driver {
 	return d
 }
 
-// TestPythonDrivers is CI's driver slice: each Python driver is safe with
-// no faults, and a pause at the after-check point it reports lands.
-func TestPythonDrivers(t *testing.T) {
-	requirePythonRedis(t)
-	for _, name := range []string{"python-set-nx-cad", "python-redis-py"} {
+// TestLibraryDrivers is CI's driver slice: each driver in drivers/ is safe
+// with no faults, and a pause at the after-check point it reports lands.
+func TestLibraryDrivers(t *testing.T) {
+	requireRedis(t)
+	for _, name := range []string{"python-set-nx-cad", "python-redis-py", "node-redlock"} {
 		t.Run(name, func(t *testing.T) {
+			if strings.HasPrefix(name, "node-") {
+				requireNodeRedlock(t)
+			} else {
+				requirePythonRedis(t)
+			}
 			// TTL 500 ms: at 200 ms a loaded machine's scheduling delays
 			// are a real pause of the driver's process.
 			j, err := Build(run.Spec{Scenario: "no-faults", Lock: "set-nx-cad", Seed: 1}, DefaultTTL)
