@@ -2,7 +2,8 @@
 // locksim driver (docs/DRIVERS.md): npm redlock 4.2.0 over ioredis, used as
 // its README says: new Redlock([clients], {retryCount, retryDelay}),
 // redlock.lock(key, ttl) -> lock, lock.unlock(), lock.extend(ttl). Its
-// validity is lock.expiration (Date.now() at the start + ttl - drift).
+// validity is lock.expiration (Date.now() at the start + ttl - drift), an
+// absolute time on the driver's clock: valid_until_ms.
 const Redis = require('ioredis');
 const Redlock = require('redlock');
 const rl = require('readline').createInterface({ input: process.stdin });
@@ -36,7 +37,7 @@ async function main() {
         const lock = await redlock.lock(start.key, start.ttl_ms);
         await point('after-check');
         held.set(lock.value, lock);
-        send({ re, result: 'ok', value: lock.value, validity_ms: lock.expiration - Date.now() });
+        send({ re, result: 'ok', value: lock.value, valid_until_ms: lock.expiration });
       } else if (re === 'release') {
         const lock = held.get(req.value); held.delete(req.value);
         await lock.unlock();
@@ -44,7 +45,7 @@ async function main() {
       } else if (re === 'renew') {
         const lock = await held.get(req.value).extend(start.ttl_ms);
         held.set(req.value, lock);
-        send({ re, result: 'ok', value: lock.value, validity_ms: lock.expiration - Date.now() });
+        send({ re, result: 'ok', value: lock.value, valid_until_ms: lock.expiration });
       } else if (re === 'read' || re === 'write') {
         const r = await store.send_command(req.command[0], ...req.command.slice(1));
         send({ re, result: 'ok', reply: Array.isArray(r) ? r.map(String) : [String(r)] });

@@ -46,7 +46,7 @@ def main():
                     point("acquiring")
                     if ok:
                         point("after-check")
-                        send({"re": kind, "result": "ok", "value": value, "validity_ms": ttl - (time.time() - began) * 1000})
+                        send({"re": kind, "result": "ok", "value": value, "valid_until_ms": began * 1000 + ttl})
                         break
                     last = None
                 else:

@@ -83,11 +83,19 @@ type Line struct {
 	// acquire's (and renew's) reply on ok.
 	Value string `json:"value,omitempty"` // the lease's value (the key's random value)
 	Token int64  `json:"token,omitempty"` // a fencing token, 0 for none
-	// ValidityMs is how much longer the library believes it holds the
-	// lock, in milliseconds of the driver's own clock, from the moment it
-	// writes the reply; nil: no validity signal (it believes until it
-	// releases).
-	ValidityMs *float64 `json:"validity_ms,omitempty"`
+	// ValidUntilMs is the end of the validity the library believes in,
+	// as a Unix time in milliseconds on the driver's own clock (Python's
+	// time.time()*1000, JavaScript's Date.now() base): exact, whatever the
+	// pipe's delay. ValidityMs is the same as a duration from the moment
+	// the driver writes the reply (the harness counts it from the line's
+	// receipt, so it can only be later). Neither: no validity signal (the
+	// holder believes until it releases).
+	ValidUntilMs *float64 `json:"valid_until_ms,omitempty"`
+	ValidityMs   *float64 `json:"validity_ms,omitempty"`
+
+	// At is the run's true time the harness read the line (not part of
+	// the protocol: set by the harness).
+	At int64 `json:"-"`
 
 	// read and write replies: the storage's reply (strings).
 	Reply []string `json:"reply,omitempty"`
@@ -144,8 +152,11 @@ func Decode(line []byte) (Line, error) {
 	default:
 		return l, fmt.Errorf("result %q (want ok, fail or unknown): %s", l.Result, Quote(line))
 	}
-	if l.ValidityMs != nil && *l.ValidityMs < -1e9 {
+	if l.ValidityMs != nil && (*l.ValidityMs < -1e9 || *l.ValidityMs > 1e9) {
 		return l, fmt.Errorf("validity_ms %v out of range: %s", *l.ValidityMs, Quote(line))
+	}
+	if l.ValidUntilMs != nil && (*l.ValidUntilMs < 0 || *l.ValidUntilMs > 1e14) {
+		return l, fmt.Errorf("valid_until_ms %v out of range (a Unix time in ms): %s", *l.ValidUntilMs, Quote(line))
 	}
 	return l, nil
 }

@@ -11,7 +11,8 @@ func TestDecode(t *testing.T) {
 		check func(Line) bool
 	}{
 		{`{"re":"acquire","result":"ok","value":"v1","validity_ms":480.5}`, func(l Line) bool { return l.Value == "v1" && l.ValidityMs != nil && *l.ValidityMs == 480.5 }},
-		{`{"re":"acquire","result":"ok","value":"v1"}`, func(l Line) bool { return l.ValidityMs == nil }},
+		{`{"re":"acquire","result":"ok","value":"v1"}`, func(l Line) bool { return l.ValidityMs == nil && l.ValidUntilMs == nil }},
+		{`{"re":"acquire","result":"ok","value":"v1","valid_until_ms":1795747545635.5}`, func(l Line) bool { return *l.ValidUntilMs == 1795747545635.5 }},
 		{`{"re":"release","result":"fail","error":"not the owner"}`, func(l Line) bool { return l.Result == Fail }},
 		{`{"point":"after-check"}` + "\n", func(l Line) bool { return l.Point == "after-check" }},
 		{`{"re":"read","result":"ok","reply":["300","0",""]}`, func(l Line) bool { return len(l.Reply) == 3 }},
@@ -28,6 +29,7 @@ func TestDecode(t *testing.T) {
 		{`{"re":"frobnicate","result":"ok"}`, `unknown request "frobnicate"`},
 		{`{"re":"acquire","result":"maybe"}`, `result "maybe"`},
 		{`{"point":"lunch"}`, `unknown pause point "lunch"`},
+		{`{"re":"acquire","result":"ok","valid_until_ms":-5}`, `valid_until_ms -5 out of range`},
 		{`{"value":"x"}`, `neither a reply`},
 		{`{"re":"acquire","result":"ok"} {"re":"acquire","result":"ok"}`, `more than one JSON value`},
 		{`{"re":"acquire","result":"ok","point":"acquiring"}`, `both a point and a reply`},

@@ -107,7 +107,7 @@ type driverProc struct {
 	p     *proc
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
-	lines chan []byte // closed at EOF or a read error
+	lines chan stamped // closed at EOF or a read error
 	rdErr error       // why lines closed (read after it is)
 	done  chan struct{}
 
@@ -152,7 +152,7 @@ func startDriver(p *proc, d *Driver) (*driverProc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("driver %s: temp dir: %w", d.Name, err)
 	}
-	dp := &driverProc{d: d, p: p, tmp: tmp, lines: make(chan []byte, 16), done: make(chan struct{}), stderr: &boundedBuf{max: DriverStderrMax}}
+	dp := &driverProc{d: d, p: p, tmp: tmp, lines: make(chan stamped, 16), done: make(chan struct{}), stderr: &boundedBuf{max: DriverStderrMax}}
 	cmd := exec.Command(d.Argv[0], d.Argv[1:]...)
 	cmd.Dir = filepath.Dir(d.Argv[0])
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -209,7 +209,14 @@ func writeFaketime(path string, off time.Duration) error {
 	return os.Rename(tmp, path) // a reader sees the old file or the new one
 }
 
-// read sends stdout's lines to dp.lines; a line over driver.MaxLine ends it.
+// stamped is a line from a driver and the run's true time it was read.
+type stamped struct {
+	b []byte
+	t int64
+}
+
+// read sends stdout's lines to dp.lines, each stamped with true time on
+// receipt; a line over driver.MaxLine ends it.
 func (dp *driverProc) read(r io.Reader) {
 	defer close(dp.lines)
 	br := bufio.NewReaderSize(r, 4096)
@@ -217,7 +224,7 @@ func (dp *driverProc) read(r io.Reader) {
 		line, err := readBoundedLine(br, driver.MaxLine)
 		if len(line) > 0 || err == nil {
 			select {
-			case dp.lines <- line:
+			case dp.lines <- stamped{line, dp.p.w.now()}:
 			case <-dp.done:
 				return
 			}
@@ -324,7 +331,8 @@ func (dp *driverProc) request(req driver.Request) (driver.Line, error) {
 			if !stopped && time.Duration(p.w.now()-from) > dp.d.Bound {
 				return fail("no reply within %v (the driver hangs)%s", dp.d.Bound, dp.stderrNote())
 			}
-		case line, ok := <-dp.lines:
+		case sl, ok := <-dp.lines:
+			line := sl.b
 			if !ok {
 				if errors.Is(dp.rdErr, driver.ErrTooLong) {
 					return fail("a line longer than %d bytes: %s", driver.MaxLine, driver.Quote(dp.last()))
@@ -351,6 +359,7 @@ func (dp *driverProc) request(req driver.Request) (driver.Line, error) {
 			if l.Re != req.Type {
 				return fail("a reply to %q while waiting for %q's: %s", l.Re, req.Type, driver.Quote(line))
 			}
+			l.At = sl.t
 			return l, nil
 		}
 	}

@@ -144,17 +144,43 @@ func (c *driverClient) ret(op string, id int64, l driver.Line, ev sim.Event) {
 	if l.Result != driver.OK {
 		ev.Detail = l.Error
 	}
-	c.p.Record(ev)
+	c.recordAt(ev, l.At)
+}
+
+// recordAt is p.Record with the event stamped at true time t (a reply's
+// receipt), not when the client goroutine got to it.
+func (c *driverClient) recordAt(ev sim.Event, t int64) {
+	w, p := c.p.w, c.p
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if t == 0 {
+		t = w.now()
+	}
+	ev.T, ev.Proc, ev.Local = t, p.name, p.clk.Local(t)
+	w.addLocked(ev)
 }
 
 // until is the true time the driver's clock reaches the validity it
-// reported (0: no validity signal), from the reply's receipt.
+// reported (0: no validity signal). The driver's clock is this machine's
+// plus the client's offset (libfaketime's file), the clock p.Now models,
+// so an absolute valid_until_ms converts exactly; a relative validity_ms
+// counts from the line's receipt.
 func (c *driverClient) until(l driver.Line) int64 {
-	if l.ValidityMs == nil {
-		return 0
+	w := c.p.w
+	switch {
+	case l.ValidUntilMs != nil:
+		ms := *l.ValidUntilMs
+		return c.p.TrueDeadline(time.UnixMilli(int64(ms)).Add(time.Duration((ms - float64(int64(ms))) * float64(time.Millisecond))))
+	case l.ValidityMs != nil:
+		d := time.Duration(*l.ValidityMs * float64(time.Millisecond))
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if d <= 0 {
+			return l.At + int64(d)
+		}
+		return l.At + int64(c.p.clk.TrueAfter(d))
 	}
-	d := time.Duration(*l.ValidityMs * float64(time.Millisecond))
-	return c.p.TrueDeadline(c.p.Now().Add(d))
+	return 0
 }
 
 func (c *driverClient) round() error {
