@@ -108,7 +108,7 @@ type driverProc struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
 	lines chan stamped // closed at EOF or a read error
-	rdErr error       // why lines closed (read after it is)
+	rdErr error        // why lines closed (read after it is)
 	done  chan struct{}
 
 	stderr *boundedBuf
