@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/internal/driver"
 	"github.com/locksim/locksim/locks"
 )
@@ -115,6 +117,9 @@ type driverProc struct {
 	tmp    string // temp dir (the faketime file), removed at close
 	ftFile string // FAKETIME_TIMESTAMP_FILE, "" without libfaketime
 
+	waitOnce sync.Once
+	exitCh   chan struct{} // closed when the process has been waited for
+
 	mu       sync.Mutex
 	stopped  bool  // SIGSTOPped by the harness
 	lastCont int64 // true time of the latest SIGCONT
@@ -129,16 +134,7 @@ func (w *world) needsFaketime(i int, name string) bool {
 		return true
 	}
 	for _, f := range w.cfg.Faults {
-		if (f.Kind == "clock-jump" || f.Kind == "clock-drift") && contains(f.Targets, name) {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
+		if (f.Kind == faults.ClockJump || f.Kind == faults.ClockDrift) && slices.Contains(f.Targets, name) {
 			return true
 		}
 	}
@@ -197,7 +193,6 @@ func startDriver(p *proc, d *Driver) (*driverProc, error) {
 	dp.cmd = cmd
 	dp.lastCont = p.w.now()
 	go dp.read(stdout)
-	go dp.watch()
 	return dp, nil
 }
 
@@ -211,8 +206,8 @@ func writeFaketime(path string, off time.Duration) error {
 
 // stamped is a line from a driver and the run's true time it was read.
 type stamped struct {
-	b []byte
-	t int64
+	b  []byte
+	at time.Time // read as true time by the waiting goroutine (w.start moves at true time 0)
 }
 
 // read sends stdout's lines to dp.lines, each stamped with true time on
@@ -224,7 +219,7 @@ func (dp *driverProc) read(r io.Reader) {
 		line, err := readBoundedLine(br, driver.MaxLine)
 		if len(line) > 0 || err == nil {
 			select {
-			case dp.lines <- stamped{line, dp.p.w.now()}:
+			case dp.lines <- stamped{line, time.Now()}:
 			case <-dp.done:
 				return
 			}
@@ -251,7 +246,7 @@ func readBoundedLine(br *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
-// watch carries the client's faults to the process every few
+// watch (started with the client, after true time 0) carries the client's faults to the process every few
 // milliseconds: SIGSTOP while the client is paused, SIGCONT after, and the
 // client's clock (offset from true time) into libfaketime's file.
 func (dp *driverProc) watch() {
@@ -359,7 +354,7 @@ func (dp *driverProc) request(req driver.Request) (driver.Line, error) {
 			if l.Re != req.Type {
 				return fail("a reply to %q while waiting for %q's: %s", l.Re, req.Type, driver.Quote(line))
 			}
-			l.At = sl.t
+			l.At = int64(sl.at.Sub(p.w.start))
 			return l, nil
 		}
 	}
@@ -400,22 +395,20 @@ func (dp *driverProc) stderrNote() string {
 	return "; its stderr: " + s
 }
 
-var waitOnce sync.Map // *driverProc → chan struct{}
-
-// exited returns a channel closed once the process has been waited for.
+// exited returns a channel closed once the process has been waited for
+// (the first call starts the wait).
 func (dp *driverProc) exited() <-chan struct{} {
-	ch, loaded := waitOnce.LoadOrStore(dp, make(chan struct{}))
-	c := ch.(chan struct{})
-	if !loaded {
+	dp.waitOnce.Do(func() {
+		dp.exitCh = make(chan struct{})
 		go func() {
-			// Wait needs stdout read to the end: the reader does that.
+			// Wait needs stdout read to the end: drain what is left.
 			for range dp.lines {
 			}
 			_ = dp.cmd.Wait()
-			close(c)
+			close(dp.exitCh)
 		}()
-	}
-	return c
+	})
+	return dp.exitCh
 }
 
 // close ends the process group (SIGCONT, SIGKILL), waits for it and
@@ -437,7 +430,6 @@ func (dp *driverProc) close() {
 	case <-time.After(5 * time.Second):
 	}
 	close(dp.done)
-	waitOnce.Delete(dp)
 	_ = os.RemoveAll(dp.tmp)
 }
 

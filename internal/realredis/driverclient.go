@@ -87,6 +87,7 @@ func runDriverClient(p *proc, j *Job) {
 	c.dp.mu.Lock()
 	c.dp.lastCont = p.w.now()
 	c.dp.mu.Unlock()
+	go c.dp.watch()
 	for !p.Stopping() {
 		if err := c.round(); err != nil {
 			c.broken(err)
