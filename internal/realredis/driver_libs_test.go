@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/run"
 )
 
@@ -78,7 +79,7 @@ func TestLibraryDrivers(t *testing.T) {
 			}
 			oks := 0
 			for _, e := range jd.Result.History {
-				if e.Kind == "ok" && e.Op == "write" {
+				if e.Kind == event.KindOK && e.Op == event.OpWrite {
 					oks++
 				}
 			}
@@ -99,7 +100,7 @@ func TestLibraryDrivers(t *testing.T) {
 			}
 			paused := 0
 			for _, e := range jd.Result.History {
-				if e.Kind == "pause" && e.Proc == "c0" {
+				if e.Kind == event.KindPause && e.Proc == "c0" {
 					paused++
 				}
 			}

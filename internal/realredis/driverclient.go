@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/internal/driver"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -132,16 +133,16 @@ func (c *driverClient) uniform(lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(c.p.Rand().Int64N(int64(hi-lo)))
 }
 
-func (c *driverClient) call(op string, ev sim.Event) int64 {
+func (c *driverClient) call(op event.Op, ev sim.Event) int64 {
 	c.op++
-	ev.Kind, ev.Op, ev.OpID, ev.Lock = "call", op, c.op, c.lock
+	ev.Kind, ev.Op, ev.OpID, ev.Lock = event.KindCall, op, c.op, c.lock
 	c.p.Record(ev)
 	return c.op
 }
 
 // ret records a reply's result as a Go client records an error's class.
-func (c *driverClient) ret(op string, id int64, l driver.Line, ev sim.Event) {
-	ev.Kind, ev.Op, ev.OpID, ev.Lock = l.Result, op, id, c.lock
+func (c *driverClient) ret(op event.Op, id int64, l driver.Line, ev sim.Event) {
+	ev.Kind, ev.Op, ev.OpID, ev.Lock = event.Kind(l.Result), op, id, c.lock
 	if l.Result != driver.OK {
 		ev.Detail = l.Error
 	}
@@ -185,26 +186,26 @@ func (c *driverClient) until(l driver.Line) int64 {
 }
 
 func (c *driverClient) round() error {
-	id := c.call("acquire", sim.Event{})
+	id := c.call(event.OpAcquire, sim.Event{})
 	l, err := c.dp.request(driver.Request{Type: driver.Acquire})
 	if err != nil {
 		return err
 	}
 	if l.Result != driver.OK {
-		c.ret("acquire", id, l, sim.Event{})
+		c.ret(event.OpAcquire, id, l, sim.Event{})
 		return nil
 	}
-	c.ret("acquire", id, l, sim.Event{Until: c.until(l), Token: l.Token, Detail: l.Value})
+	c.ret(event.OpAcquire, id, l, sim.Event{Until: c.until(l), Token: l.Token, Detail: l.Value})
 	c.value, c.token = l.Value, l.Token
 	if err := c.section(); err != nil {
 		return err
 	}
-	id = c.call("release", sim.Event{Detail: c.value})
+	id = c.call(event.OpRelease, sim.Event{Detail: c.value})
 	l, err = c.dp.request(driver.Request{Type: driver.Release, Value: c.value})
 	if err != nil {
 		return err
 	}
-	c.ret("release", id, l, sim.Event{})
+	c.ret(event.OpRelease, id, l, sim.Event{})
 	return nil
 }
 
@@ -223,7 +224,7 @@ func (c *driverClient) section() error {
 		p.Point("before-write")
 		return nil
 	}
-	id := c.call("read", sim.Event{})
+	id := c.call(event.OpRead, sim.Event{})
 	rd := []string{"STORE.READ", scenarios.PoolKey}
 	if c.token > 0 {
 		rd = append(rd, strconv.FormatInt(c.token, 10), owner)
@@ -236,7 +237,7 @@ func (c *driverClient) section() error {
 	if perr != nil && l.Result == driver.OK {
 		l.Result, l.Error = driver.Unknown, perr.Error()
 	}
-	c.ret("read", id, storeResult(l), sim.Event{Value: val})
+	c.ret(event.OpRead, id, storeResult(l), sim.Event{Value: val})
 	if l.Result != driver.OK {
 		return nil
 	}
@@ -249,13 +250,13 @@ func (c *driverClient) section() error {
 	}
 	p.Sleep(hold)
 	p.Point("before-write")
-	id = c.call("write", sim.Event{Value: next, Token: c.token, Detail: owner})
+	id = c.call(event.OpWrite, sim.Event{Value: next, Token: c.token, Detail: owner})
 	wr := []string{"STORE.WRITE", scenarios.PoolKey, strconv.FormatInt(next, 10), strconv.FormatInt(c.token, 10), owner, own, strconv.FormatInt(ver, 10)}
 	l, err = c.dp.request(driver.Request{Type: driver.Write, Command: wr})
 	if err != nil {
 		return err
 	}
-	c.ret("write", id, storeResult(l), sim.Event{Value: next, Token: c.token})
+	c.ret(event.OpWrite, id, storeResult(l), sim.Event{Value: next, Token: c.token})
 	return nil
 }
 
