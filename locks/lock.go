@@ -266,7 +266,7 @@ type Info struct {
 	// (e.g. built without the go-zero tag); tests skip it, the CLI refuses
 	// it with this message.
 	Unavailable string
-	// Canary marks a design broken on purpose (locks/canary.go): it proves
+	// Canary marks a design broken on purpose (locks/catalogue/canary.go): it proves
 	// the checkers can fail. Get finds it; IDs and 'locksim list locks'
 	// leave it out (AllIDs and 'list locks --canaries' include it).
 	Canary bool
