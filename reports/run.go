@@ -51,6 +51,7 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 	}, func(i int, o sweep.Outcome) error {
 		j := p.jobs[i]
 		seed := j.req.Spec.Seed
+		p.cpu += o.CPU
 		switch {
 		case j.point != nil && j.point.curve == nil && o.PauseShort:
 			// Not a run of the pause the pause sweep asked for: counted

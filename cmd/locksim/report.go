@@ -198,6 +198,7 @@ func (r *reportRun) main(b sim.Bubble, stdout, stderr io.Writer) int {
 	runs := r.plan.Runs() + r.plan.Reruns()
 	fmt.Fprintf(stderr, "locksim: report: %d runs in %v (%.0f runs/s, %d %s; %d of them reran an unsafe cell's first unsafe seed to draw its timeline)\n",
 		runs, wall.Round(time.Millisecond), float64(runs)/wall.Seconds(), r.workers, plural(r.workers, "worker", "workers"), r.plan.Reruns())
+	fmt.Fprintf(stderr, "locksim: report: %s\n", r.plan.CostLine(dearestNamed))
 	return exitSafe
 }
 
@@ -217,6 +218,10 @@ func writeDiffers(w io.Writer, res reports.Results) {
 		fmt.Fprintf(w, "  differs: %s × %s: measured %s (%d/%d runs unsafe), expected %s\n", c.Scenario, c.Lock, c.Verdict, c.UnsafeRuns, c.Runs, want)
 	}
 }
+
+// dearestNamed is how many of the dearest cells the report's last line
+// names.
+const dearestNamed = 5
 
 // maxNamed bounds the differing cells the report names on the terminal.
 const maxNamed = 20
