@@ -2,10 +2,15 @@ package reports
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/locksim/locksim/internal/sweep"
+	"github.com/locksim/locksim/run"
 )
 
 // CellCost is a cell's cost: measured (the CPU its runs took) or
@@ -63,4 +68,113 @@ func (p *Plan) CostLine(n int) string {
 		parts = append(parts, c.String())
 	}
 	return fmt.Sprintf("CPU %v in all; dearest cells: %s", roundCost(p.TotalCPU()), strings.Join(parts, ", "))
+}
+
+// The cost model, for runs the result store has not measured: a run's CPU
+// is about modelPerClientSecond × its clients × its virtual seconds
+// (safety and liveness phases) × (1 + its nodes / 3). What a run costs is
+// mostly its Redis commands (plan.go), which grow with the clients polling
+// the lock, the time they poll for and the nodes each command reaches.
+// Fitted to the --quick report's measured cells on the project's machine
+// kind (see modelPerClientSecond); a rough guide to where the cost goes,
+// not a promise of seconds: the store's measured costs replace it.
+const modelPerClientSecond = 400 * time.Microsecond
+
+// modelCost is the model's CPU for one run of spec (0 if it does not build).
+func modelCost(spec run.Spec) time.Duration {
+	job, err := spec.Build()
+	if err != nil {
+		return 0
+	}
+	c := job.Config
+	vsec := (c.Duration + c.Liveness).Seconds()
+	return time.Duration(float64(modelPerClientSecond) * float64(c.Clients) * vsec * (1 + float64(len(c.Nodes))/3))
+}
+
+// Expect is what each cell is expected to cost, in the report's order:
+// the store's measured CPU for the runs it holds (nil store: none), the
+// cost model's for the others. It runs nothing; the other runs (the pause
+// sweep, the curves) are summed into rest.
+func (p *Plan) Expect(st *Store) (cells []CellCost, rest CellCost) {
+	model := map[string]time.Duration{} // by spec with seed 0
+	byCell := map[*Cell]*CellCost{}
+	for _, c := range p.cells {
+		cells = append(cells, CellCost{Scenario: c.Scenario.ID, Lock: c.Lock.ID})
+	}
+	for i, c := range p.cells {
+		byCell[c] = &cells[i]
+	}
+	rest.Scenario, rest.Lock = "pause sweep and curves", ""
+	for _, j := range p.jobs {
+		cc := &rest
+		if j.cell != nil {
+			cc = byCell[j.cell]
+		}
+		cc.Runs++
+		if cpu, ok := st.measured(j.req); ok {
+			cc.CPU += cpu
+			cc.Measured++
+			continue
+		}
+		s := j.req.Spec
+		s.Seed = 0
+		b, _ := json.Marshal(s)
+		m, ok := model[string(b)]
+		if !ok {
+			s.Seed = 1
+			m = modelCost(s)
+			model[string(b)] = m
+		}
+		cc.CPU += m
+	}
+	return cells, rest
+}
+
+// measured is the CPU the store's entry for req says its run took.
+func (s *Store) measured(req sweep.Request) (time.Duration, bool) {
+	if s == nil {
+		return 0, false
+	}
+	key := s.key(req)
+	if key == "" {
+		return 0, false
+	}
+	o, ok := s.get(key, req)
+	return o.CPU, ok
+}
+
+// WritePlan writes the dry run: every cell with its runs and expected
+// cost, the rest of the runs, the total, and the ten dearest cells.
+func (p *Plan) WritePlan(w io.Writer, st *Store, workers int) {
+	cells, rest := p.Expect(st)
+	var total time.Duration
+	measured, runs := rest.Measured, rest.Runs
+	fmt.Fprintf(w, "plan: %d cells, %d runs (timeline reruns of the unsafe cells come after)\n", len(cells), p.Runs())
+	for _, c := range cells {
+		fmt.Fprintf(w, "  %s × %s: %d runs, expected CPU %v%s\n", c.Scenario, c.Lock, c.Runs, roundCost(c.CPU), measuredNote(c))
+		total += c.CPU
+		measured += c.Measured
+		runs += c.Runs
+	}
+	if rest.Runs > 0 {
+		fmt.Fprintf(w, "  %s: %d runs, expected CPU %v%s\n", rest.Scenario, rest.Runs, roundCost(rest.CPU), measuredNote(rest))
+		total += rest.CPU
+	}
+	workers = max(1, workers)
+	fmt.Fprintf(w, "expected CPU %v in all (about %v of wall time on %d workers); %d of the %d runs' costs measured (in the result store, which will not rerun them), the rest from the cost model\n",
+		roundCost(total), roundCost(total/time.Duration(workers)), workers, measured, runs)
+	fmt.Fprintf(w, "the ten dearest cells:\n")
+	for _, c := range dearest(cells, 10) {
+		fmt.Fprintf(w, "  %s\n", c)
+	}
+}
+
+func measuredNote(c CellCost) string {
+	switch c.Measured {
+	case 0:
+		return " (model)"
+	case c.Runs:
+		return " (measured, in the store)"
+	}
+	return fmt.Sprintf(" (%d runs measured, in the store)", c.Measured)
 }
