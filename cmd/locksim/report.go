@@ -62,8 +62,20 @@ Redlock and the two fencing designs, and write into DIR:
   img/          rate charts (PNG and SVG)
   timelines/    counterexample timelines (PNG)
 
-The terminal names the cells that differ from their expectation.
-The same flags give the same files, byte for byte. Default: 200 seeds per
+The terminal names the cells that differ from their expectation; the last
+line says how many runs came from the result store, the CPU the runs took and
+the dearest cells (results.json: each cell's cpu_ns).
+The same flags give the same files, byte for byte, except the cells'
+measured cpu_ns (the same too when every run comes from the result store).
+
+Result store: each run's outcome (and each drawn timeline) is kept in
+--cache DIR (default: the user's cache directory, locksim/results), keyed by
+a SHA-256 of this build of locksim, the scenario file's bytes, the lock, the
+seed and the parameters; a later report takes the runs it holds instead of
+running them (a rebuilt binary changes the key: everything runs again). A
+damaged entry is found by its checksum and rerun. --no-cache runs everything;
+the store is kept under --cache-max-mib, least recently used entries first.
+--plan prints the cells, their runs and expected CPU cost and runs nothing. Default: 200 seeds per
 cell (75,600 runs, 25m22s on 2 cores on 2026-11-27); --quick: 20 seeds and
 coarser curves (about a tenth of the runs). The report is written
 beside DIR and moved into place when complete: Ctrl-C stops (exit 130) and writes
