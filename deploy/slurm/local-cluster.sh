@@ -73,7 +73,13 @@ CONF
 	;;
 stop)
 	for p in slurmd slurmctld munged; do
-		[ -f "$dir/$p.pid" ] && kill "$(cat "$dir/$p.pid")" 2>/dev/null || true
+		[ -f "$dir/$p.pid" ] || continue
+		pid=$(cat "$dir/$p.pid")
+		kill "$pid" 2>/dev/null || continue
+		for _ in $(seq 100); do # wait until it has exited (it writes its state on the way out)
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
 	done
 	;;
 *)
