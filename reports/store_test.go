@@ -65,6 +65,15 @@ func TestStoreReusesRuns(t *testing.T) {
 	if js(first, false) != js(plain, false) {
 		t.Fatal("the store changed the results")
 	}
+	// The dry run's costs: the model's before any run, then the store's
+	// measured ones (the cell's CPU exactly).
+	pl, _ := NewPlan(Options{Scenarios: []string{"clock-jump"}, Locks: []string{"set-nx-cad"}, Seeds: 4})
+	if cells, _ := pl.Expect(nil); cells[0].Measured != 0 || cells[0].CPU <= 0 || cells[0].Runs != 4 {
+		t.Fatalf("model cost without a store: %+v", cells[0])
+	}
+	if cells, _ := pl.Expect(open()); cells[0].Measured != 4 || int64(cells[0].CPU) != first.Cells[0].CPUNS {
+		t.Fatalf("expected cost from the store: %+v, want the measured %d ns", cells[0], first.Cells[0].CPUNS)
+	}
 	st2 := open()
 	second, secondPic, _ := report(st2)
 	if st2.Misses.Load() != 0 || st2.Hits.Load() != int64(runs) {
