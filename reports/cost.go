@@ -169,7 +169,7 @@ func (s *Store) measured(req sweep.Request) (time.Duration, bool) {
 // cost, the rest of the runs, the total, and the ten dearest cells.
 func (p *Plan) WritePlan(w io.Writer, st *Store, workers int) {
 	cells, rest := p.Expect(st)
-	var total time.Duration
+	var total, toRun time.Duration // toRun: the model's part (the store holds the rest)
 	measured, runs := rest.Measured, rest.Runs
 	fmt.Fprintf(w, "plan: %d cells, %d runs (timeline reruns of the unsafe cells come after)\n", len(cells), p.Runs())
 	for _, c := range cells {
@@ -182,9 +182,14 @@ func (p *Plan) WritePlan(w io.Writer, st *Store, workers int) {
 		fmt.Fprintf(w, "  %s: %d runs, expected CPU %v%s\n", rest.Scenario, rest.Runs, roundCost(rest.CPU), measuredNote(rest))
 		total += rest.CPU
 	}
+	for _, c := range append(cells, rest) {
+		if c.Runs > 0 {
+			toRun += time.Duration(float64(c.CPU) * float64(c.Runs-c.Measured) / float64(c.Runs)) // about: the cell's mean
+		}
+	}
 	workers = max(1, workers)
-	fmt.Fprintf(w, "expected CPU %v in all (about %v of wall time on %d workers of an idle machine); %d of the %d runs' costs measured (in the result store, which will not rerun them), the rest from the cost model\n",
-		roundCost(total), roundCost(total/time.Duration(workers)), workers, measured, runs)
+	fmt.Fprintf(w, "expected CPU %v in all; %d of the %d runs' costs measured (in the result store: they will not run again), the rest from the cost model; to run: about %v of CPU, %v of wall time on %d workers of an idle machine\n",
+		roundCost(total), measured, runs, roundCost(toRun), roundCost(toRun/time.Duration(workers)), workers)
 	fmt.Fprintf(w, "the ten dearest cells:\n")
 	for _, c := range dearest(cells, 10) {
 		fmt.Fprintf(w, "  %s\n", c)
