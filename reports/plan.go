@@ -145,6 +145,7 @@ type Plan struct {
 	jobs       []job
 	parity     *parity.Result // Options.Parity's results
 	reruns     int            // timeline reruns made by Run
+	cpu        time.Duration  // the CPU Run's planned runs took
 }
 
 // Runs is how many simulations the plan runs (timelines aside).

@@ -61,6 +61,12 @@ type CellResult struct {
 	Debate             string       `json:"debate,omitempty"`
 	Expected           *Expectation `json:"expected,omitempty"`
 	MatchesExpected    *bool        `json:"matches_expected,omitempty"`
+	// CPUNS is the CPU time the cell's runs took, summed (each measured
+	// where it ran: sweep.CPUTime; a run from the result store counts the
+	// CPU it took when it ran). Measured, not simulated: the one field of
+	// results.json that differs between two runs of the same report
+	// without the store. The timeline rerun is not counted.
+	CPUNS int64 `json:"cpu_ns"`
 }
 
 // CellFaults sums a cell's faults: injected, reached the code under test,
@@ -158,7 +164,7 @@ func (c *Cell) result() CellResult {
 		Seeds: [2]uint64{1, uint64(c.Runs)}, DurationNS: int64(c.SafetyPhase), LivenessNS: int64(c.LivenessPhase),
 		Timeline: c.Timeline, Story: c.Story, Debate: debateRow(c.Scenario), Expected: c.expect,
 		OwnershipOnlyRuns: c.OwnershipOnly, ClockUnreachedRuns: c.ClockUnreached,
-		Faults: CellFaults{Injected: c.Injected, Reached: c.Reached, Bit: c.Bit, NoBiteRuns: c.NoBite}}
+		Faults: CellFaults{Injected: c.Injected, Reached: c.Reached, Bit: c.Bit, NoBiteRuns: c.NoBite}, CPUNS: int64(c.CPU)}
 	r := stats.Rate{K: c.Unsafe, N: c.Runs}
 	j.UnsafeRate = round6(r.P())
 	lo, hi := r.Interval()

@@ -20,6 +20,9 @@ type Exec struct {
 	Worker []string
 	// Log receives the worker processes' stderr (nil: discarded).
 	Log io.Writer
+	// Store, if set, answers the runs it holds and keeps the others
+	// (OpenStore); nil: every run runs.
+	Store *Store
 	// Progress, if set, is called after each run with the runs done and
 	// their number (the number grows once, when the timelines are known).
 	Progress func(done, total int)
@@ -47,10 +50,11 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 		return err
 	}
 	_, err = sweep.RunOrdered(ctx, workers, sweep.Window, len(p.jobs), func(w, i int) (sweep.Outcome, error) {
-		return runners[w].Run(p.jobs[i].req)
+		return ex.Store.run(runners[w], p.jobs[i].req)
 	}, func(i int, o sweep.Outcome) error {
 		j := p.jobs[i]
 		seed := j.req.Spec.Seed
+		p.cpu += o.CPU
 		switch {
 		case j.point != nil && j.point.curve == nil && o.PauseShort:
 			// Not a run of the pause the pause sweep asked for: counted
@@ -102,7 +106,7 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 		req := sweep.Request{Spec: c.At(c.FirstUnsafe),
 			Timeline: &sweep.TimelineRequest{Path: filepath.Join(dir, name), Title: fmt.Sprintf("%s × %s, seed %d", c.Scenario.ID, c.Lock.ID, c.FirstUnsafe),
 				Caption: []string{"repro: " + c.Repro(c.FirstUnsafe)}}}
-		o, err := runners[w].Run(req)
+		o, err := ex.Store.run(runners[w], req)
 		if err != nil {
 			return drawn{}, err
 		}

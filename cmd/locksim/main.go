@@ -67,6 +67,7 @@ func hostProcess(body func(b sim.Bubble) int) int {
 
 func main() {
 	subprocessWorkers = true // sweep and report may start "locksim worker" copies of this binary
+	userCache = true         // report keeps its runs in the user's cache directory unless told otherwise
 	os.Exit(execute(os.Args[1:], os.Stdout, os.Stderr, hostProcess))
 }
 

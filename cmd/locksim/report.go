@@ -13,6 +13,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
+	"github.com/locksim/locksim/internal/store"
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/reports"
 	"github.com/locksim/locksim/sim"
@@ -27,10 +28,18 @@ type reportFlags struct {
 	locks     string
 	parity    string
 	force     bool
+	dryRun    bool
+	cache     string
+	noCache   bool
+	cacheMax  intValue // MiB
 }
 
+// userCache is set by main: only the real CLI keeps runs in the user's
+// cache directory by default (a test passes --cache or gets none).
+var userCache = false
+
 func newReportCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
-	f := &reportFlags{seeds: intValue{min: 1, max: 1_000_000}, jobs: intValue{min: 1, max: 1024}}
+	f := &reportFlags{seeds: intValue{min: 1, max: 1_000_000}, jobs: intValue{min: 1, max: 1024}, cacheMax: intValue{min: 1, max: 1 << 24}}
 	cmd := &cobra.Command{
 		Use:   "report --out DIR [--quick] [--seeds N]",
 		Short: "Run every built-in scenario with its locks and write the debate report",
@@ -53,8 +62,20 @@ Redlock and the two fencing designs, and write into DIR:
   img/          rate charts (PNG and SVG)
   timelines/    counterexample timelines (PNG)
 
-The terminal names the cells that differ from their expectation.
-The same flags give the same files, byte for byte. Default: 200 seeds per
+The terminal names the cells that differ from their expectation; the last
+line says how many runs came from the result store, the CPU the runs took and
+the dearest cells (results.json: each cell's cpu_ns).
+The same flags give the same files, byte for byte, except the cells'
+measured cpu_ns (the same too when every run comes from the result store).
+
+Result store: each run's outcome (and each drawn timeline) is kept in
+--cache DIR (default: the user's cache directory, locksim/results), keyed by
+a SHA-256 of this build of locksim, the scenario file's bytes, the lock, the
+seed and the parameters; a later report takes the runs it holds instead of
+running them (a rebuilt binary changes the key: everything runs again). A
+damaged entry is found by its checksum and rerun. --no-cache runs everything;
+the store is kept under --cache-max-mib, least recently used entries first.
+--plan prints the cells, their runs and expected CPU cost and runs nothing. Default: 200 seeds per
 cell (75,600 runs, 25m22s on 2 cores on 2026-11-27); --quick: 20 seeds and
 coarser curves (about a tenth of the runs). The report is written
 beside DIR and moved into place when complete: Ctrl-C stops (exit 130) and writes
@@ -76,6 +97,11 @@ there anyway, with the same replacement.`,
 			if err != nil {
 				return err
 			}
+			if f.dryRun {
+				r.printPlan(stdout)
+				*code = exitSafe
+				return nil
+			}
 			*code = h(func(b sim.Bubble) int { return r.main(b, stdout, stderr) })
 			return nil
 		},
@@ -89,6 +115,10 @@ there anyway, with the same replacement.`,
 	fl.StringVar(&f.scenarios, "scenarios", "", "only these comma-separated scenario ids (default: every built-in)")
 	fl.StringVar(&f.locks, "locks", "", "only these comma-separated lock ids (default: every lock)")
 	fl.BoolVar(&f.force, "force", false, "write into an --out folder that is not empty and holds no earlier report, replacing its index.html, report.md, results.json, img/, timelines/, lock/ and scenario/ (other files stay)")
+	fl.BoolVar(&f.dryRun, "plan", false, "a dry run: print the cells with their runs and the ten dearest with their expected CPU cost, run nothing, write nothing (--out not needed)")
+	fl.StringVar(&f.cache, "cache", "", "keep each run's result in the result store in `DIR` and take from it the runs it holds (default: the user's cache directory, locksim/results)")
+	fl.BoolVar(&f.noCache, "no-cache", false, "run every run; read and write no result store")
+	fl.Var(&f.cacheMax, "cache-max-mib", fmt.Sprintf("bound the result store to `N` MiB, removing the least recently used entries (default %d)", store.DefaultMaxBytes>>20))
 	fl.StringVar(&f.parity, "parity", "", "add a \"simulation vs real Redis\" section from the `DIR` a 'locksim parity --out DIR' wrote")
 	return cmd
 }
@@ -98,6 +128,7 @@ there anyway, with the same replacement.`,
 type reportRun struct {
 	plan    *reports.Plan
 	out     *reports.Output
+	store   *reports.Store // nil: none
 	workers int
 	note    string // said on stderr when the report starts (-j lowered)
 	// progress shows a bar on stderr; signals: the command handles
@@ -107,7 +138,7 @@ type reportRun struct {
 }
 
 func (f *reportFlags) plan() (*reportRun, error) {
-	if f.out == "" {
+	if f.out == "" && !f.dryRun {
 		return nil, usageErrorf("--out: required (the directory for the report)")
 	}
 	opt := reports.Options{Quick: f.quick, Version: versionLine(), Parity: f.parity}
@@ -131,6 +162,12 @@ func (f *reportFlags) plan() (*reportRun, error) {
 	if r.plan, err = reports.NewPlan(opt); err != nil {
 		return nil, sweepError(err)
 	}
+	if r.store, err = f.openStore(); err != nil {
+		return nil, err
+	}
+	if f.dryRun {
+		return r, nil
+	}
 	if r.out, err = reports.Stage(f.out, f.force); err != nil {
 		if errors.Is(err, reports.ErrNotReport) {
 			return nil, usageErrorf("--out: %v: the report would replace its index.html, report.md, results.json, img/, timelines/, lock/ and scenario/; choose a new or empty folder, or add --force to write there anyway", err)
@@ -153,7 +190,7 @@ func (r *reportRun) main(b sim.Bubble, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "locksim: %s\n", r.note)
 	}
 	start := time.Now()
-	ex := reports.Exec{Workers: r.workers, Worker: workerCommand(r.workers), Log: stderr}
+	ex := reports.Exec{Workers: r.workers, Worker: workerCommand(r.workers), Log: stderr, Store: r.store}
 	var bar *progressbar.ProgressBar
 	if r.progress {
 		bar = newBar(stderr, "report", r.plan.Runs(), 0)
@@ -198,6 +235,17 @@ func (r *reportRun) main(b sim.Bubble, stdout, stderr io.Writer) int {
 	runs := r.plan.Runs() + r.plan.Reruns()
 	fmt.Fprintf(stderr, "locksim: report: %d runs in %v (%.0f runs/s, %d %s; %d of them reran an unsafe cell's first unsafe seed to draw its timeline)\n",
 		runs, wall.Round(time.Millisecond), float64(runs)/wall.Seconds(), r.workers, plural(r.workers, "worker", "workers"), r.plan.Reruns())
+	if r.store != nil {
+		if err := r.store.Err(); err != nil {
+			fmt.Fprintf(stderr, "locksim: warning: %s (the report is complete; those runs will run again)\n", errorLine(err))
+		}
+		if removed, _, err := r.store.Trim(); err != nil {
+			fmt.Fprintf(stderr, "locksim: warning: result store: %s\n", errorLine(err))
+		} else if removed > 0 {
+			fmt.Fprintf(stderr, "locksim: result store: %d least recently used %s removed to keep it under its bound\n", removed, plural(removed, "entry", "entries"))
+		}
+	}
+	fmt.Fprintf(stderr, "locksim: report: %s; %s\n", r.storeLine(), r.plan.CostLine(dearestNamed))
 	return exitSafe
 }
 
@@ -217,6 +265,58 @@ func writeDiffers(w io.Writer, res reports.Results) {
 		fmt.Fprintf(w, "  differs: %s × %s: measured %s (%d/%d runs unsafe), expected %s\n", c.Scenario, c.Lock, c.Verdict, c.UnsafeRuns, c.Runs, want)
 	}
 }
+
+// printPlan is --plan: the plan and its expected cost; nothing runs.
+func (r *reportRun) printPlan(w io.Writer) { r.plan.WritePlan(w, r.store, r.workers) }
+
+// openStore opens the result store the flags name (nil: --no-cache, or
+// a test without --cache).
+func (f *reportFlags) openStore() (*reports.Store, error) {
+	if f.noCache {
+		if f.cache != "" {
+			return nil, usageErrorf("--cache and --no-cache: choose one")
+		}
+		return nil, nil
+	}
+	dir := f.cache
+	if dir == "" {
+		if !userCache {
+			return nil, nil
+		}
+		d, err := store.DefaultDir()
+		if err != nil {
+			return nil, nil // no cache directory: every run runs
+		}
+		dir = d
+	}
+	var max int64
+	if f.cacheMax.set {
+		max = int64(f.cacheMax.v) << 20
+	}
+	s, err := reports.OpenStore(dir, max, f.dryRun)
+	if err != nil {
+		return nil, usageErrorf("--cache: %v", err)
+	}
+	return s, nil
+}
+
+// storeLine says how many runs the result store gave.
+func (r *reportRun) storeLine() string {
+	if r.store == nil {
+		return "no result store (every run ran)"
+	}
+	s := r.store
+	hits, total := s.Hits.Load(), s.Hits.Load()+s.Misses.Load()
+	line := fmt.Sprintf("%d of %d runs from the result store %s", hits, total, s.Dir())
+	if c := s.Corrupt.Load(); c > 0 {
+		line += fmt.Sprintf(" (%d corrupt %s found and rerun)", c, plural(int(c), "entry", "entries"))
+	}
+	return line
+}
+
+// dearestNamed is how many of the dearest cells the report's last line
+// names.
+const dearestNamed = 5
 
 // maxNamed bounds the differing cells the report names on the terminal.
 const maxNamed = 20

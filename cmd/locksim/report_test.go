@@ -98,9 +98,11 @@ func TestReportFiles(t *testing.T) {
 	// The last line counts what the time was spent on: the planned runs
 	// and the timeline reruns (one per unsafe cell, here at least
 	// pause-after-check × set-nx-cad).
-	last := regexp.MustCompile(`locksim: report: (\d+) runs in \S+ \(\d+ runs/s, 2 workers; (\d+) of them reran an unsafe cell's first unsafe seed to draw its timeline\)\n$`).FindStringSubmatch(stderr)
+	// The very last line says where the CPU went (no store in a test:
+	// every run ran).
+	last := regexp.MustCompile(`locksim: report: (\d+) runs in \S+ \(\d+ runs/s, 2 workers; (\d+) of them reran an unsafe cell's first unsafe seed to draw its timeline\)\nlocksim: report: no result store \(every run ran\); CPU \S+ in all; dearest cells: \S+ × \S+ \S+ \(\d+ runs\)(, \S+ × \S+ \S+ \(\d+ runs\))*\n$`).FindStringSubmatch(stderr)
 	if last == nil {
-		t.Errorf("stderr does not end with the runs line: %q", stderr[max(0, len(stderr)-300):])
+		t.Errorf("stderr does not end with the runs line and the cost line: %q", stderr[max(0, len(stderr)-600):])
 	} else if runs, reruns := atoiT(t, last[1]), atoiT(t, last[2]); reruns < 1 || !strings.Contains(stdout, fmt.Sprintf("; %d runs)", runs-reruns)) {
 		t.Errorf("runs line says %d runs, %d reruns; stdout %q", runs, reruns, stdout)
 	}
@@ -154,16 +156,49 @@ func TestReportFiles(t *testing.T) {
 		}
 	}
 
-	// The same flags, the same bytes.
+	// The same flags, the same bytes, but for the cells' measured CPU.
 	again := filepath.Join(t.TempDir(), "again")
 	if code, _, stderr := cli(t, testHost(t), tinyReport(again)...); code != exitSafe {
 		t.Fatal(stderr)
 	}
+	cpu := regexp.MustCompile(`"cpu_ns": \d+`)
 	for _, f := range []string{"results.json", "report.md", "index.html", "img/pause-sweep.png"} {
-		if readFile(t, filepath.Join(dir, f)) != readFile(t, filepath.Join(again, f)) {
+		if cpu.ReplaceAllString(readFile(t, filepath.Join(dir, f)), "") != cpu.ReplaceAllString(readFile(t, filepath.Join(again, f)), "") {
 			t.Errorf("%s differs between two runs", f)
 		}
 	}
+	// With a result store, the same bytes, CPU included: the second report
+	// runs nothing and says so.
+	cache := filepath.Join(t.TempDir(), "cache")
+	stored := filepath.Join(t.TempDir(), "stored")
+	if code, _, stderr := cli(t, testHost(t), append(tinyReport(stored), "--cache", cache)...); code != exitSafe {
+		t.Fatal(stderr)
+	}
+	fromStore := filepath.Join(t.TempDir(), "from-store")
+	code, _, stderr = cli(t, testHost(t), append(tinyReport(fromStore), "--cache", cache)...)
+	if code != exitSafe {
+		t.Fatal(stderr)
+	}
+	runs := regexp.MustCompile(`locksim: report: (\d+) runs in `).FindStringSubmatch(stderr)
+	if runs == nil || !strings.Contains(stderr, fmt.Sprintf("locksim: report: %s of %s runs from the result store %s;", runs[1], runs[1], cache)) {
+		t.Errorf("the second report on one store did not take every run from it: %q", stderr[max(0, len(stderr)-600):])
+	}
+	for _, f := range []string{"results.json", "report.md", "index.html", "img/pause-sweep.png", firstTimeline(t, dir)} {
+		if readFile(t, filepath.Join(stored, f)) != readFile(t, filepath.Join(fromStore, f)) {
+			t.Errorf("%s differs between a report and the same report from the store", f)
+		}
+	}
+}
+
+// firstTimeline is a timeline of the report in dir (the first by name), relative
+// to it.
+func firstTimeline(t *testing.T, dir string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, "timelines", "*.png"))
+	if len(m) == 0 {
+		t.Fatal("no timeline drawn")
+	}
+	return filepath.Join("timelines", filepath.Base(m[0]))
 }
 
 // checkResultsJSON checks the DESIGN §8a shape of results.json.

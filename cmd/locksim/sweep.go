@@ -120,7 +120,7 @@ sweep began is a different sweep and does not resume.`,
 	fl.Var(&f.firstSeed, "first-seed", "the first seed; seeds are first-seed, first-seed+1, ... (default 1)")
 	fl.Var(&onceString{v: &f.param}, "param", "sweep `name=from:to:steps` or name=v1,v2,... (names: "+sweep.ParamNames()+"), or \"sweep\": the scenario file's sweep: block; one parameter per sweep")
 	fl.VarP(&f.jobs, "jobs", "j", fmt.Sprintf("parallel workers, 1..1024, lowered to what the machine holds (4 a core, ~64 MiB each; default the number of CPUs, %d here)", runtime.NumCPU()))
-	fl.StringVar(&f.shard, "shard", "", "run only shard `i/n`: the jobs whose index mod n is i (0 <= i < n)")
+	fl.StringVar(&f.shard, "shard", "", "run only shard `i/n`: the jobs whose index mod n is i (0 <= i < n); auto: this Slurm array task's (SLURM_ARRAY_TASK_ID, SLURM_ARRAY_TASK_COUNT) or Kubernetes Indexed Job's (JOB_COMPLETION_INDEX, LOCKSIM_SHARDS)")
 	fl.Var(&f.clients, "clients", "client processes for every job, 1..10000 (default: the scenario's)")
 	fl.Var(&f.nodes, "nodes", "Redis nodes for every job, 1..64 (default: the lock's topology)")
 	fl.Var(&f.duration, "duration", "safety phase of every job (default: the scenario's)")
@@ -183,7 +183,11 @@ func (f *sweepFlags) options(cmd *cobra.Command, stdout, stderr io.Writer) (*swe
 			return nil, usageErrorf("--param: %v", err)
 		}
 	}
-	if f.shard != "" {
+	if f.shard == "auto" {
+		if spec.Shard, spec.Shards, err = sweep.AutoShard(os.Getenv); err != nil {
+			return nil, usageErrorf("--shard: %v", err)
+		}
+	} else if f.shard != "" {
 		if spec.Shard, spec.Shards, err = sweep.ParseShard(f.shard); err != nil {
 			return nil, usageErrorf("--shard: %v", err)
 		}

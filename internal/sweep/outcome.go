@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"strings"
+	"time"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/event"
@@ -48,6 +49,11 @@ type Outcome struct {
 	Reached        int `json:"faults_reached,omitempty"`
 	Bit            int `json:"faults_bit,omitempty"`
 	ClockUnreached int `json:"clock_unreached,omitempty"`
+	// CPU is the CPU time the run took where it ran (CPUTime: the runner
+	// process's user+system time across the judge call). It is measured,
+	// not simulated: it never enters a trace, a verdict or a results line
+	// (a sweep's results.jsonl stays byte-identical run to run).
+	CPU time.Duration `json:"-"`
 }
 
 // OutcomeOf summarizes a judged run (nil: none).
@@ -140,11 +146,14 @@ type Tally struct {
 	ClockUnreached         int
 	FirstUnsafe            uint64
 	HasUnsafe              bool
+	// CPU sums the runs' measured CPU time (Outcome.CPU).
+	CPU time.Duration
 }
 
 // Add counts one run of the given seed.
 func (t *Tally) Add(o Outcome, seed uint64) {
 	t.Runs++
+	t.CPU += o.CPU
 	if o.StaleSections > 0 {
 		t.Stale++
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/locksim/locksim/internal/charts"
 	"github.com/locksim/locksim/run"
@@ -84,7 +85,9 @@ func judge(b sim.Bubble, spec run.Spec, r *run.Reuse) (j *run.Judged, err error)
 
 // Run runs and judges one job, and draws it if asked.
 func (r InProcess) Run(req Request) (Outcome, error) {
+	cpu0 := CPUTime()
 	j, err := judge(r.Bubble, req.Spec, r.Reuse)
+	cpu := CPUTime() - cpu0
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -92,6 +95,7 @@ func (r InProcess) Run(req Request) (Outcome, error) {
 	// they go back to the runner's memory once the timeline is drawn.
 	defer r.Reuse.Recycle(j)
 	o := OutcomeOf(j)
+	o.CPU = cpu
 	if t := req.Timeline; t != nil && j != nil && j.Check.First != nil {
 		o.Story = run.Explain(j)
 		v := j.Check.First
@@ -151,6 +155,8 @@ func CloseRunners(rs []Runner) error {
 type reply struct {
 	Outcome Outcome `json:"outcome"`
 	Err     string  `json:"err,omitempty"`
+	// CPUNS is Outcome.CPU, which the outcome's own JSON leaves out.
+	CPUNS int64 `json:"cpu_ns,omitempty"`
 }
 
 // Child is a worker process.
@@ -197,6 +203,7 @@ func (c *Child) Run(req Request) (Outcome, error) {
 	if rep.Err != "" {
 		return Outcome{}, errors.New(rep.Err)
 	}
+	rep.Outcome.CPU = time.Duration(rep.CPUNS)
 	return rep.Outcome, nil
 }
 
@@ -261,7 +268,7 @@ func ServeWorker(stdin io.Reader, stdout io.Writer, b sim.Bubble) error {
 			rep.Err = fmt.Sprintf("internal error: worker: bad request: %v", jerr)
 		} else {
 			o, rerr := r.Run(req)
-			rep.Outcome = o
+			rep.Outcome, rep.CPUNS = o, int64(o.CPU)
 			if rerr != nil {
 				fmt.Fprintf(os.Stderr, "locksim worker: %v\n", rerr)
 				rep.Err = firstLine(rerr.Error())

@@ -1,0 +1,151 @@
+package reports
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/locksim/locksim/internal/store"
+	"github.com/locksim/locksim/internal/sweep"
+)
+
+// Store is a result store and this build's id in it (OpenStore).
+type Store struct {
+	st    *store.Store
+	build string
+	// Build says how the build was named (store.BuildID).
+	How string
+	// Hits, Misses and Corrupt count this process's lookups: runs taken
+	// from the store, runs run, and entries found corrupt (then rerun).
+	Hits, Misses, Corrupt atomic.Int64
+	errOnce               sync.Once
+	err                   error // the first failed write
+}
+
+// OpenStore opens the result store in dir (created if needed), bounded
+// to maxBytes (0: store.DefaultMaxBytes), for this build; readOnly: for
+// a dry run (store.OpenReadOnly: nothing written, maxBytes unused).
+func OpenStore(dir string, maxBytes int64, readOnly bool) (*Store, error) {
+	build, how, err := store.BuildID()
+	if err != nil {
+		return nil, err
+	}
+	st := store.OpenReadOnly(dir)
+	if !readOnly {
+		if st, err = store.Open(dir, maxBytes); err != nil {
+			return nil, err
+		}
+	}
+	return &Store{st: st, build: build, How: how}, nil
+}
+
+// Dir is the store's folder.
+func (s *Store) Dir() string { return s.st.Dir() }
+
+// Err is the first write that failed (the report went on without it).
+func (s *Store) Err() error { return s.err }
+
+// Trim bounds the store (store.Store.Trim).
+func (s *Store) Trim() (removed int, size int64, err error) { return s.st.Trim() }
+
+func (s *Store) failed(err error) {
+	if err != nil {
+		s.errOnce.Do(func() { s.err = err })
+	}
+}
+
+// storedRun is an outcome entry's payload: what a report needs of a run.
+type storedRun struct {
+	Outcome sweep.Outcome `json:"outcome"`
+	CPUNS   int64         `json:"cpu_ns"` // Outcome.CPU, which its JSON leaves out
+}
+
+// storedTimeline is a drawn timeline entry's payload.
+type storedTimeline struct {
+	TraceSHA256 string `json:"trace_sha256"`
+	Story       string `json:"story"`
+	Picture     []byte `json:"picture"`
+}
+
+// key is req's entry's key ("" when it has none: then it runs).
+func (s *Store) key(req sweep.Request) string {
+	kind := "outcome"
+	if t := req.Timeline; t != nil {
+		// The picture's name is where it goes, not what it shows; its
+		// kind (PNG or SVG) is.
+		ext := t.Path[strings.LastIndexByte(t.Path, '.')+1:]
+		kind = strings.Join(append([]string{"timeline", ext, t.Title}, t.Caption...), "\x00")
+	}
+	k, err := store.RunKey(s.build, req.Spec, kind)
+	if err != nil {
+		return ""
+	}
+	return k
+}
+
+// run answers req from the store, or runs it on r and stores it. A
+// timeline request's picture is written to its path either way.
+func (s *Store) run(r sweep.Runner, req sweep.Request) (sweep.Outcome, error) {
+	if s == nil {
+		return r.Run(req)
+	}
+	key := s.key(req)
+	if key != "" {
+		if o, ok := s.get(key, req); ok {
+			s.Hits.Add(1)
+			return o, nil
+		}
+	}
+	s.Misses.Add(1)
+	o, err := r.Run(req)
+	if err != nil || key == "" {
+		return o, err
+	}
+	var payload []byte
+	if t := req.Timeline; t != nil {
+		pic, rerr := os.ReadFile(t.Path)
+		if rerr != nil {
+			return o, nil // nothing drawn (no violation): nothing stored
+		}
+		payload, err = json.Marshal(storedTimeline{TraceSHA256: o.TraceSHA256, Story: o.Story, Picture: pic})
+	} else {
+		payload, err = json.Marshal(storedRun{Outcome: o, CPUNS: int64(o.CPU)})
+	}
+	if err == nil {
+		err = s.st.Put(key, payload)
+	}
+	s.failed(err)
+	return o, nil
+}
+
+// get reads key's entry; a payload that does not decode counts as corrupt.
+func (s *Store) get(key string, req sweep.Request) (sweep.Outcome, bool) {
+	payload, ok, corrupt := s.st.Get(key)
+	if corrupt {
+		s.Corrupt.Add(1)
+	}
+	if !ok {
+		return sweep.Outcome{}, false
+	}
+	if t := req.Timeline; t != nil {
+		var e storedTimeline
+		if json.Unmarshal(payload, &e) != nil || len(e.Picture) == 0 {
+			s.Corrupt.Add(1)
+			return sweep.Outcome{}, false
+		}
+		if err := os.WriteFile(t.Path, e.Picture, 0o644); err != nil {
+			return sweep.Outcome{}, false
+		}
+		return sweep.Outcome{TraceSHA256: e.TraceSHA256, Story: e.Story}, true
+	}
+	var e storedRun
+	if json.Unmarshal(payload, &e) != nil || e.Outcome.TraceSHA256 == "" {
+		s.Corrupt.Add(1)
+		return sweep.Outcome{}, false
+	}
+	e.Outcome.CPU = time.Duration(e.CPUNS)
+	return e.Outcome, true
+}
