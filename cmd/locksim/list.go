@@ -58,6 +58,9 @@ unless --canaries. With an ID: that lock in full.`,
 				if info.Unavailable != "" {
 					weak = "[unavailable] " + weak
 				}
+				if info.RealOnly != "" {
+					weak = "[real arm only] " + weak
+				}
 				rows = append(rows, []string{id, oneLine(info.Source), weak})
 			}
 			return writeRows(stdout, rows, []int{0, 34, 0})

@@ -22,6 +22,7 @@ func init() {
 		Weakness: "the store is consensus-backed, but the holder learns nothing when its session expires: a holder paused longer than the session timeout loses its node, the next waiter takes the lock, and the paused holder resumes inside its critical section (no fencing token reaches the storage)",
 		Topology: locks.Consensus,
 		TTL:      3 * time.Second,
+		Real:     "zookeeper",
 		New:      func(env locks.Env) (locks.Lock, error) { return newZK(env, false) },
 	})
 	Register(locks.Info{
@@ -32,11 +33,15 @@ func init() {
 		Topology: locks.Consensus,
 		TTL:      3 * time.Second,
 		Fencing:  locks.FenceMaxToken,
+		Real:     "zookeeper",
 		New:      func(env locks.Env) (locks.Lock, error) { return newZK(env, true) },
 	})
 }
 
 func newZK(env locks.Env, fenced bool) (locks.Lock, error) {
+	if env.Members != nil {
+		return newRealZK(env, fenced) // the real arm: real ZooKeeper servers
+	}
 	if len(env.Coord) == 0 {
 		return nil, errors.New("zk-lock needs a coordination service (topology consensus)")
 	}
