@@ -60,6 +60,9 @@ func ScaleLock(info locks.Info, k float64) (locks.Info, error) {
 	if k == 1 {
 		return info, nil
 	}
+	if info.Real != "" {
+		return scaleConsensus(info, k), nil // consensus.go
+	}
 	if mk := withExpiry[info.ID]; mk != nil {
 		out := info
 		out.TTL = time.Duration(math.Round(float64(info.TTL) * k))

@@ -38,6 +38,7 @@ type world struct {
 	store   *storeServer
 	links   *links
 	procs   []*proc
+	coord   *coord // a real coordination service (consensus.go)
 
 	goroutines sync.WaitGroup
 	stats      sim.Stats
@@ -100,13 +101,16 @@ type Info struct {
 // setup starts the servers, the storage, the proxies and the clients.
 func (w *world) setup(dir string) error {
 	cfg := w.cfg
-	if cfg.Topology.Replicated {
+	// A design on a real coordination service leaves the world's Redis
+	// nodes idle: a replicated world's are run as plain nodes.
+	replicated := cfg.Topology.Replicated && consensusKind(w.job.Parts.Lock) == ""
+	if replicated {
 		if err := w.setupReplicated(dir); err != nil {
 			return err
 		}
 	}
 	for i, n := range cfg.Nodes {
-		if cfg.Topology.Replicated {
+		if replicated {
 			break
 		}
 		port, err := freePort()
@@ -123,6 +127,9 @@ func (w *world) setup(dir string) error {
 			return err
 		}
 		_ = i
+	}
+	if consensusKind(w.job.Parts.Lock) != "" && len(cfg.Services) > 1 {
+		cfg.Services = cfg.Services[:1] // the simulated store's members: the real service stands in for them
 	}
 	if len(cfg.Services) > 1 {
 		return fmt.Errorf("the real arm runs one storage service, the scenario has %d", len(cfg.Services))
@@ -177,6 +184,9 @@ func (w *world) setup(dir string) error {
 		}
 		w.procs = append(w.procs, p)
 	}
+	if consensusKind(w.job.Parts.Lock) != "" {
+		return w.setupCoord(dir)
+	}
 	return nil
 }
 
@@ -197,6 +207,7 @@ func (w *world) listeners() []string {
 	if w.store != nil {
 		out = append(out, w.store.addr())
 	}
+	out = append(out, w.coordListeners()...)
 	if w.links != nil {
 		w.links.mu.Lock()
 		for _, l := range w.links.all {
@@ -231,6 +242,9 @@ func (w *world) teardown() {
 	}
 	for _, s := range w.servers {
 		s.close()
+	}
+	if w.coord != nil {
+		w.coord.ens.Close()
 	}
 }
 
@@ -402,12 +416,28 @@ func (w *world) startFault(i int, f faults.Fault) {
 				w.harnessError(fmt.Errorf("fault %d: SIGSTOP %s: %w", i+1, w.servers[n].name, err))
 			}
 		}
+		members := w.coordTargets(f.Targets)
+		for _, m := range members {
+			if err := w.coord.ens.Pause(m); err != nil {
+				w.harnessError(fmt.Errorf("fault %d: SIGSTOP %s: %w", i+1, w.coord.ens.Members[m].Name, err))
+			}
+		}
 		onEnd = func() {
 			for _, n := range idx {
 				_ = w.servers[n].resume()
 			}
+			for _, m := range members {
+				_ = w.coord.ens.Resume(m)
+			}
 		}
 	case faults.Failover:
+		if w.coord != nil {
+			// A consensus design's world runs its Redis nodes plain and
+			// idle: the failover is a crash of n0, which no client uses.
+			w.crashAs(0, "failover")
+			onEnd = func() { w.crashEnded(0) }
+			break
+		}
 		// The current primary, as Sentinel names it, crashes.
 		n, err := w.currentPrimary()
 		if err != nil {
@@ -421,9 +451,16 @@ func (w *world) startFault(i int, f faults.Fault) {
 		for _, n := range idx {
 			w.crash(n)
 		}
+		members := w.coordTargets(f.Targets)
+		for _, m := range members {
+			w.coordCrash(m)
+		}
 		onEnd = func() {
 			for _, n := range idx {
 				w.crashEnded(n)
+			}
+			for _, m := range members {
+				w.coordCrashEnded(m)
 			}
 		}
 	case faults.Partition, faults.Delay:
@@ -558,4 +595,5 @@ func (w *world) heal() {
 	for _, n := range down {
 		w.crashEnded(n)
 	}
+	w.coordHeal()
 }
