@@ -177,3 +177,13 @@ func scaleConsensus(info locks.Info, k float64) locks.Info {
 	}
 	return out
 }
+
+// coordMemberNames are the members' names, as the scenarios name the
+// simulated store's (zk0, zk1, zk2).
+func coordMemberNames() []string {
+	var out []string
+	for i := 0; i < realcoord.Members; i++ {
+		out = append(out, fmt.Sprintf("zk%d", i))
+	}
+	return out
+}

@@ -140,6 +140,11 @@ func Supported(p scenarios.Parts) error {
 	for _, n := range p.Config.Nodes {
 		nodes[n.Name] = true
 	}
+	if p.Lock.Real != "" {
+		for _, m := range coordMemberNames() {
+			nodes[m] = true // the real coordination service's members (consensus.go)
+		}
+	}
 	for i, f := range p.Config.Faults {
 		switch f.Kind {
 		case faults.Loss:
