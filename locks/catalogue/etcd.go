@@ -103,7 +103,7 @@ func (l *EtcdMutex) client(ctx context.Context) (*clientv3.Client, error) {
 
 // session returns the live session, opening one when there is none or
 // the last one's lease is gone.
-func (l *EtcdMutex) session(ctx context.Context, cli *clientv3.Client) (*concurrency.Session, error) {
+func (l *EtcdMutex) session(ctx, octx context.Context, cli *clientv3.Client) (*concurrency.Session, error) {
 	l.mu.Lock()
 	s := l.sess
 	l.mu.Unlock()
@@ -114,7 +114,15 @@ func (l *EtcdMutex) session(ctx context.Context, cli *clientv3.Client) (*concurr
 			return s, nil
 		}
 	}
-	s, err := concurrency.NewSession(cli, concurrency.WithTTL(LeaseSeconds(l.TTL)), concurrency.WithContext(ctx))
+	// The grant is bounded by the acquisition's deadline (octx); the
+	// session's keepalive runs on the run's context: a session on octx
+	// would stop its keepalive when Acquire returns (WithContext's ctx is
+	// the keepalive's), and the lease would die under its holder.
+	g, err := cli.Grant(octx, int64(LeaseSeconds(l.TTL)))
+	if err != nil {
+		return nil, err
+	}
+	s, err = concurrency.NewSession(cli, concurrency.WithLease(g.ID), concurrency.WithContext(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +143,7 @@ func (l *EtcdMutex) Acquire(ctx context.Context) (locks.Lease, error) {
 	}
 	octx, cancel := context.WithTimeout(ctx, l.Wait)
 	defer cancel()
-	s, err := l.session(octx, cli)
+	s, err := l.session(ctx, octx, cli)
 	if err != nil {
 		return locks.Lease{}, locks.ErrNotAcquired // no lease, no key: nothing held
 	}
