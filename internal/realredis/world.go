@@ -478,6 +478,11 @@ func (w *world) startFault(i int, f faults.Fault) {
 		for _, n := range w.faultServers(f.Targets) {
 			w.jumpNode(n, f.Jump)
 		}
+		if len(w.coordTargets(f.Targets)) > 0 {
+			w.mu.Lock()
+			w.clockNote = MemberClockNote
+			w.mu.Unlock()
+		}
 	case faults.ClockDrift:
 		if idx := w.faultServers(f.Targets); len(idx) > 0 {
 			d := w.startDrift(idx, f.DriftPPM)
