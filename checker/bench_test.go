@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/locksim/locksim/event"
 )
 
 // syntheticLockOps builds n belief records of clients taking a lock in
@@ -25,24 +27,24 @@ func syntheticLockOps(n, clients int, seed uint64) ([]Op, int64) {
 		p := names[c]
 		now += rng.Int64N(1000) + 1
 		ids[c]++
-		ops = append(ops, Op{T: now, Proc: p, Kind: "call", Op: "acquire", OpID: ids[c]})
+		ops = append(ops, Op{T: now, Proc: p, Kind: event.KindCall, Op: event.OpAcquire, OpID: ids[c]})
 		now += rng.Int64N(1000) + 1
 		if rng.IntN(3) == 0 {
-			ops = append(ops, Op{T: now, Proc: p, Kind: "fail", Op: "acquire", OpID: ids[c]})
+			ops = append(ops, Op{T: now, Proc: p, Kind: event.KindFail, Op: event.OpAcquire, OpID: ids[c]})
 			continue
 		}
 		acq := ids[c]
-		ops = append(ops, Op{T: now, Proc: p, Kind: "ok", Op: "acquire", OpID: acq, Until: now + 3000})
+		ops = append(ops, Op{T: now, Proc: p, Kind: event.KindOK, Op: event.OpAcquire, OpID: acq, Until: now + 3000})
 		if rng.IntN(4) == 0 {
-			ops = append(ops, Op{T: now + 1, Proc: p, Kind: "renew", Op: "acquire", OpID: acq, Until: now + 6000})
+			ops = append(ops, Op{T: now + 1, Proc: p, Kind: event.KindRenew, Op: event.OpAcquire, OpID: acq, Until: now + 6000})
 		}
 		// Usually released before the next round; sometimes left to
 		// expire while the next holder starts (an overlap).
 		if rng.IntN(10) > 0 {
 			now += rng.Int64N(1000) + 2
 			ids[c]++
-			ops = append(ops, Op{T: now, Proc: p, Kind: "call", Op: "release", OpID: ids[c]},
-				Op{T: now + 1, Proc: p, Kind: "ok", Op: "release", OpID: ids[c]})
+			ops = append(ops, Op{T: now, Proc: p, Kind: event.KindCall, Op: event.OpRelease, OpID: ids[c]},
+				Op{T: now + 1, Proc: p, Kind: event.KindOK, Op: event.OpRelease, OpID: ids[c]})
 			now++
 		}
 	}

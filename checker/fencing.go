@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/locksim/locksim/event"
 )
 
 // StaleReport is what fencing is for, made visible: how often a client
@@ -76,15 +78,15 @@ func Stale(h History, holds []Hold) StaleReport {
 	for i := range h.Events {
 		e := &h.Events[i]
 		switch {
-		case e.Op == "acquire" && e.Kind == "ok":
+		case e.Op == event.OpAcquire && e.Kind == event.KindOK:
 			lastOK[e.Proc] = e.T
-		case (e.Op == "read" || e.Op == "write") && e.Kind == "call":
+		case (e.Op == event.OpRead || e.Op == event.OpWrite) && e.Kind == event.KindCall:
 			mark(e.Proc, e.T, false)
-		case e.Kind == "store-read" || e.Kind == "store-write":
-			if e.Result == "fenced" {
+		case e.Kind == event.KindStoreRead || e.Kind == event.KindStoreWrite:
+			if e.Result == event.ResultFenced {
 				r.FencedRejections++
 			}
-			mark(e.Peer, e.T, e.Kind == "store-write" && e.Result == "ok")
+			mark(e.Peer, e.T, e.Kind == event.KindStoreWrite && e.Result == event.ResultOK)
 		}
 	}
 	return r

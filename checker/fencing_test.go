@@ -1,6 +1,10 @@
 package checker
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/locksim/locksim/event"
+)
 
 // Kleppmann's pause, hand-built: c0's lease (until 100) ends while it is
 // stopped; c1 acquires at 120 and writes; c0 wakes and reads at 150 and
@@ -16,7 +20,7 @@ func TestStaleSectionFenced(t *testing.T) {
 	b.store("c1", 130, "ok", 9, "c1")
 	b.op("c0", "read", 2, 150, 151, "ok", 9)
 	b.op("c0", "write", 3, 160, 170, "fail", 8)
-	b.add(Event{T: 165, Proc: "store", Kind: "store-write", Peer: "c0", Lock: "bonus-pool", Result: "fenced", Value: 8, Detail: "token 1 < highest 2"})
+	b.add(Event{T: 165, Proc: "store", Kind: event.KindStoreWrite, Peer: "c0", Lock: "bonus-pool", Result: event.ResultFenced, Value: 8, Detail: "token 1 < highest 2"})
 	h := b.history(100, 200) // (c1's acquisition at 120 is progress after the heal)
 	r := Stale(h, Holds(h.LockOps(), h.End))
 	want := StaleReport{Sections: 1, Accepted: 0, FencedRejections: 1, FirstClient: "c0", FirstT: 150}

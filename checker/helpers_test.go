@@ -10,31 +10,33 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/locksim/locksim/event"
 )
 
 // traceLine is one JSON Lines record of a locksim trace (--trace).
 type traceLine struct {
-	T      int64    `json:"t"`
-	Proc   string   `json:"p"`
-	Kind   string   `json:"k"`
-	Op     string   `json:"op"`
-	OpID   int64    `json:"op_id"`
-	Until  int64    `json:"until"`
-	Token  int64    `json:"token"`
-	Value  int64    `json:"value"`
-	Result string   `json:"result"`
-	Lock   string   `json:"lock"`
-	Peer   string   `json:"peer"`
-	Detail string   `json:"detail"`
-	Fault  int      `json:"-"`
-	Held   []string `json:"-"` // not in trace files: a loaded history judges touches without it
+	T      int64        `json:"t"`
+	Proc   string       `json:"p"`
+	Kind   event.Kind   `json:"k"`
+	Op     event.Op     `json:"op"`
+	OpID   int64        `json:"op_id"`
+	Until  int64        `json:"until"`
+	Token  int64        `json:"token"`
+	Value  int64        `json:"value"`
+	Result event.Result `json:"result"`
+	Lock   string       `json:"lock"`
+	Peer   string       `json:"peer"`
+	Detail string       `json:"detail"`
+	Fault  int          `json:"-"`
+	Held   []string     `json:"-"` // not in trace files: a loaded history judges touches without it
 }
 
 // loadTrace reads a locksim trace (JSON Lines, gzipped if the name ends in
 // .gz) into a History of the default scenario (the bonus pool of 300); the
 // clients are the processes with operations, the heal and the end are the
 // world's heal and stop.
-func loadTrace(tb testing.TB, path, fencing string) History {
+func loadTrace(tb testing.TB, path string, fencing event.Fencing) History {
 	tb.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -58,7 +60,7 @@ func loadTrace(tb testing.TB, path, fencing string) History {
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			tb.Fatal(err)
 		}
-		if l.Kind == "cmd" {
+		if l.Kind == event.KindCmd {
 			continue
 		}
 		e := Event(l)
@@ -68,9 +70,9 @@ func loadTrace(tb testing.TB, path, fencing string) History {
 			h.Clients = append(h.Clients, e.Proc)
 		}
 		switch {
-		case e.Proc == "world" && e.Kind == "heal":
+		case e.Proc == "world" && e.Kind == event.KindHeal:
 			h.Heal = e.T
-		case e.Proc == "world" && e.Kind == "stop":
+		case e.Proc == "world" && e.Kind == event.KindStop:
 			h.End = e.T
 		}
 	}
@@ -88,7 +90,7 @@ type builder struct {
 	h History
 }
 
-func newHistory(resource string, initial int64, fencing string, clients ...string) *builder {
+func newHistory(resource string, initial int64, fencing event.Fencing, clients ...string) *builder {
 	return &builder{h: History{Resource: resource, Initial: initial, Fencing: fencing, Clients: clients}}
 }
 
@@ -99,8 +101,8 @@ func (b *builder) add(es ...Event) *builder {
 
 // op records a client operation: a call at call and, unless kind is "",
 // its outcome at ret.
-func (b *builder) op(c, op string, id, call, ret int64, kind string, value int64) *builder {
-	b.add(Event{T: call, Proc: c, Kind: "call", Op: op, OpID: id, Value: value})
+func (b *builder) op(c string, op event.Op, id, call, ret int64, kind event.Kind, value int64) *builder {
+	b.add(Event{T: call, Proc: c, Kind: event.KindCall, Op: op, OpID: id, Value: value})
 	if kind != "" {
 		b.add(Event{T: ret, Proc: c, Kind: kind, Op: op, OpID: id, Value: value})
 	}
@@ -108,25 +110,25 @@ func (b *builder) op(c, op string, id, call, ret int64, kind string, value int64
 }
 
 // acquire records an acquire call and outcome; until is the ok's validity.
-func (b *builder) acquire(c string, id, call, ret int64, kind string, until int64) *builder {
-	b.add(Event{T: call, Proc: c, Kind: "call", Op: "acquire", OpID: id})
+func (b *builder) acquire(c string, id, call, ret int64, kind event.Kind, until int64) *builder {
+	b.add(Event{T: call, Proc: c, Kind: event.KindCall, Op: event.OpAcquire, OpID: id})
 	if kind != "" {
-		b.add(Event{T: ret, Proc: c, Kind: kind, Op: "acquire", OpID: id, Until: until})
+		b.add(Event{T: ret, Proc: c, Kind: kind, Op: event.OpAcquire, OpID: id, Until: until})
 	}
 	return b
 }
 
 func (b *builder) renew(c string, id, t, until int64) *builder {
-	return b.add(Event{T: t, Proc: c, Kind: "renew", Op: "acquire", OpID: id, Until: until})
+	return b.add(Event{T: t, Proc: c, Kind: event.KindRenew, Op: event.OpAcquire, OpID: id, Until: until})
 }
 
 // store records the storage's own record of a write.
-func (b *builder) store(c string, t int64, result string, value int64, owner string) *builder {
-	return b.add(Event{T: t, Proc: "store", Kind: "store-write", Peer: c, Lock: "bonus-pool", Result: result, Value: value,
+func (b *builder) store(c string, t int64, result event.Result, value int64, owner string) *builder {
+	return b.add(Event{T: t, Proc: "store", Kind: event.KindStoreWrite, Peer: c, Lock: "bonus-pool", Result: result, Value: value,
 		Detail: "version=0 owner=" + owner})
 }
 
-func (b *builder) world(t int64, kind, detail string) *builder {
+func (b *builder) world(t int64, kind event.Kind, detail string) *builder {
 	return b.add(Event{T: t, Proc: "world", Kind: kind, Detail: detail})
 }
 

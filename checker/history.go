@@ -1,6 +1,9 @@
 package checker
 
-import "github.com/locksim/locksim/faults"
+import (
+	"github.com/locksim/locksim/event"
+	"github.com/locksim/locksim/faults"
+)
 
 // Event is one record of a run's history as checkers see it: the
 // simulator's trace events without the simulator's types (checkers import
@@ -11,18 +14,18 @@ import "github.com/locksim/locksim/faults"
 // store-read | store-write (Result ok | fenced); faults and engine events
 // have Proc "world", "sentinel" or a node name.
 type Event struct {
-	T      int64  `json:"t"` // true time, ns
-	Proc   string `json:"p"` // process name
-	Kind   string `json:"k"`
-	Op     string `json:"op,omitempty"`
-	OpID   int64  `json:"op_id,omitempty"`
-	Until  int64  `json:"until,omitempty"` // acquire ok / renew: true time the holder's belief ends (0: until release)
-	Token  int64  `json:"token,omitempty"`
-	Value  int64  `json:"value,omitempty"`
-	Result string `json:"result,omitempty"`
-	Lock   string `json:"lock,omitempty"`
-	Peer   string `json:"peer,omitempty"`
-	Detail string `json:"detail,omitempty"`
+	T      int64        `json:"t"` // true time, ns
+	Proc   string       `json:"p"` // process name
+	Kind   event.Kind   `json:"k"`
+	Op     event.Op     `json:"op,omitempty"`
+	OpID   int64        `json:"op_id,omitempty"`
+	Until  int64        `json:"until,omitempty"` // acquire ok / renew: true time the holder's belief ends (0: until release)
+	Token  int64        `json:"token,omitempty"`
+	Value  int64        `json:"value,omitempty"`
+	Result event.Result `json:"result,omitempty"`
+	Lock   string       `json:"lock,omitempty"`
+	Peer   string       `json:"peer,omitempty"`
+	Detail string       `json:"detail,omitempty"`
 	// Fault is the schedule's fault number (History.Faults[Fault-1]) on
 	// fault, fault-end and targeted pause events; 0 elsewhere.
 	Fault int `json:"fault,omitempty"`
@@ -41,9 +44,10 @@ type History struct {
 	Clients []string // every client process name
 	Heal    int64    // true time the faults were lifted (start of the liveness phase)
 	End     int64    // true time the run ended
-	// Fencing is the resource check the lock relies on: "" / "none" (the
-	// lock itself must exclude), "max-token", "max-token-strict", "owner-cas", "version".
-	Fencing string
+	// Fencing is the resource check the lock relies on: "" / FenceNone
+	// (the lock itself must exclude), FenceMaxToken, FenceMaxTokenStrict,
+	// FenceOwnerCAS, FenceVersion.
+	Fencing event.Fencing
 	// Fair: the design promises fairness, so a client starving after the
 	// heal while others progress is a liveness failure.
 	Fair bool
@@ -81,9 +85,9 @@ func (h History) FaultOf(e Event) (faults.Fault, bool) {
 func (h History) LockOps() []Op {
 	var ops []Op
 	for _, e := range h.Events {
-		if e.Op == "acquire" || e.Op == "release" {
+		if e.Op == event.OpAcquire || e.Op == event.OpRelease {
 			op := Op{T: e.T, Proc: e.Proc, Kind: e.Kind, Op: e.Op, OpID: e.OpID, Until: e.Until, Detail: e.Detail}
-			if e.Op == "acquire" {
+			if e.Op == event.OpAcquire {
 				op.Mode = e.Result
 			}
 			ops = append(ops, op)

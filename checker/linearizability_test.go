@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/locksim/locksim/event"
 )
 
 // oracleOp is a section as the generator knows it, independent of
@@ -13,7 +15,7 @@ import (
 type oracleOp struct {
 	hasRead, hasWrite bool
 	read, write       int64
-	outcome           string
+	outcome           event.Kind
 	call, ret         int64
 }
 
@@ -69,7 +71,7 @@ func genSectionHistory(t *rapid.T) (History, []oracleOp, bool) {
 			c.ops++
 			c.id++
 			c.cur = oracleOp{hasRead: true, call: now}
-			b.add(Event{T: now, Proc: c.name, Kind: "call", Op: "read", OpID: c.id})
+			b.add(Event{T: now, Proc: c.name, Kind: event.KindCall, Op: event.OpRead, OpID: c.id})
 			c.phase = 1
 		case 1: // the storage reads
 			c.cur.read = store
@@ -79,7 +81,7 @@ func genSectionHistory(t *rapid.T) (History, []oracleOp, bool) {
 			}
 			c.phase = 2
 		case 2: // read ok; write or stop here
-			b.add(Event{T: now, Proc: c.name, Kind: "ok", Op: "read", OpID: c.id, Value: c.cur.read})
+			b.add(Event{T: now, Proc: c.name, Kind: event.KindOK, Op: event.OpRead, OpID: c.id, Value: c.cur.read})
 			if c.ops < 8 && rapid.IntRange(0, 4).Draw(t, "read only") > 0 {
 				c.phase = 3
 				break
@@ -91,7 +93,7 @@ func genSectionHistory(t *rapid.T) (History, []oracleOp, bool) {
 			c.ops++
 			c.id++
 			c.cur.hasWrite, c.cur.write = true, c.cur.read-1
-			b.add(Event{T: now, Proc: c.name, Kind: "call", Op: "write", OpID: c.id, Value: c.cur.write})
+			b.add(Event{T: now, Proc: c.name, Kind: event.KindCall, Op: event.OpWrite, OpID: c.id, Value: c.cur.write})
 			c.phase = 4
 		case 4: // the storage writes, or the request is lost
 			c.lost = rapid.IntRange(0, 6).Draw(t, "lost") == 0
@@ -101,23 +103,23 @@ func genSectionHistory(t *rapid.T) (History, []oracleOp, bool) {
 			}
 			c.phase = 5
 		case 5: // write outcome
-			outcome := "fail"
+			outcome := event.KindFail
 			if c.applied {
-				outcome = "ok"
+				outcome = event.KindOK
 			}
 			switch {
 			case c.lost || rapid.IntRange(0, 6).Draw(t, "timeout") == 0:
-				outcome = "unknown"
+				outcome = event.KindUnknown
 			case lies && c.applied && rapid.IntRange(0, 4).Draw(t, "false fail") == 0:
-				outcome = "fail"
+				outcome = event.KindFail
 				honest = false
 			}
 			c.cur.outcome = outcome
 			c.phase = 0
-			if outcome == "unknown" && rapid.IntRange(0, 3).Draw(t, "no reply") == 0 {
+			if outcome == event.KindUnknown && rapid.IntRange(0, 3).Draw(t, "no reply") == 0 {
 				c.stopped = true // the reply never comes
 			} else {
-				b.add(Event{T: now, Proc: c.name, Kind: outcome, Op: "write", OpID: c.id, Value: c.cur.write})
+				b.add(Event{T: now, Proc: c.name, Kind: outcome, Op: event.OpWrite, OpID: c.id, Value: c.cur.write})
 			}
 			c.cur.ret = now // an unknown one's is the end, set below
 			ops = append(ops, c.cur)
@@ -125,7 +127,7 @@ func genSectionHistory(t *rapid.T) (History, []oracleOp, bool) {
 	}
 	end := now + 1
 	for i := range ops {
-		if ops[i].outcome == "unknown" {
+		if ops[i].outcome == event.KindUnknown {
 			ops[i].ret = end
 		}
 	}
@@ -171,9 +173,9 @@ func linearizableOracle(initial int64, ops []oracleOp) bool {
 			}
 			var next []int64
 			switch {
-			case !o.hasWrite, o.outcome == "fail":
+			case !o.hasWrite, o.outcome == event.KindFail:
 				next = []int64{state}
-			case o.outcome == "ok":
+			case o.outcome == event.KindOK:
 				next = []int64{o.write}
 			default:
 				next = []int64{state, o.write}

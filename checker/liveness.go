@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/locksim/locksim/event"
 )
 
 // LivenessReport is what the liveness checks found. The liveness phase is
@@ -99,33 +101,33 @@ func (b Blocker) String() string {
 func progress(h History, e *Event) bool {
 	if h.Fencing == FenceVersion {
 		switch {
-		case e.Op == "write" && e.Kind == "ok":
+		case e.Op == event.OpWrite && e.Kind == event.KindOK:
 			return true
-		case e.Op == "read" && e.Kind == "ok" && h.Resource == ResourcePool && e.Value <= 0:
+		case e.Op == event.OpRead && e.Kind == event.KindOK && h.Resource == ResourcePool && e.Value <= 0:
 			return true // sold out: the round completed
 		}
 		return false
 	}
-	return e.Op == "acquire" && e.Kind == "ok"
+	return e.Op == event.OpAcquire && e.Kind == event.KindOK
 }
 
 // tryOp is the operation by which a client tries to make progress.
-func tryOp(h History) string {
+func tryOp(h History) event.Op {
 	if h.Fencing == FenceVersion {
-		return "write"
+		return event.OpWrite
 	}
-	return "acquire"
+	return event.OpAcquire
 }
 
 // trying reports whether e is a client's attempt to make progress.
 func trying(h History, e *Event) bool {
-	if e.Kind != "call" {
+	if e.Kind != event.KindCall {
 		return false
 	}
 	if h.Fencing == FenceVersion {
-		return e.Op == "read" || e.Op == "write"
+		return e.Op == event.OpRead || e.Op == event.OpWrite
 	}
-	return e.Op == "acquire"
+	return e.Op == event.OpAcquire
 }
 
 // Liveness checks, in O(n log n):
@@ -181,7 +183,7 @@ func Liveness(h History, holds []Hold, o Options) LivenessReport {
 			if e.T >= r.PhaseStart {
 				triedInPhase = true
 			}
-		} else if e.Kind != "call" {
+		} else if e.Kind != event.KindCall {
 			delete(open, k)
 		}
 		if progress(h, e) {
@@ -315,7 +317,7 @@ func overtaking(h History, from int64) (grants, overtakes int, first *Overtake, 
 	seen := map[string]bool{}
 	for i := range h.Events {
 		e := &h.Events[i]
-		if e.Op != "acquire" && e.Op != "release" {
+		if e.Op != event.OpAcquire && e.Op != event.OpRelease {
 			continue
 		}
 		if !seen[e.Proc] {
@@ -323,14 +325,14 @@ func overtaking(h History, from int64) (grants, overtakes int, first *Overtake, 
 			order = append(order, e.Proc)
 		}
 		switch {
-		case e.Op == "acquire" && e.Kind == "call":
+		case e.Op == event.OpAcquire && e.Kind == event.KindCall:
 			waiting[e.Proc] = pending{call: e.T, id: e.OpID}
 			calls[e.Proc] = e.T
-		case e.Op == "acquire" && (e.Kind == "ok" || e.Kind == "fail" || e.Kind == "unknown"):
+		case e.Op == event.OpAcquire && (e.Kind == event.KindOK || e.Kind == event.KindFail || e.Kind == event.KindUnknown):
 			if w, ok := waiting[e.Proc]; ok && w.id == e.OpID {
 				delete(waiting, e.Proc)
 			}
-			if e.Kind != "ok" || holding[e.Proc] {
+			if e.Kind != event.KindOK || holding[e.Proc] {
 				continue
 			}
 			holding[e.Proc] = true
@@ -360,7 +362,7 @@ func overtaking(h History, from int64) (grants, overtakes int, first *Overtake, 
 					first = o
 				}
 			}
-		case e.Op == "release" && e.Kind == "call":
+		case e.Op == event.OpRelease && e.Kind == event.KindCall:
 			holding[e.Proc] = false
 		}
 	}
@@ -380,14 +382,14 @@ func blockers(h History, holds []Hold, from int64) []Blocker {
 	var order []key
 	for i := range h.Events {
 		e := &h.Events[i]
-		if e.T < from || e.Op != op || (e.Kind != "fail" && e.Kind != "unknown") {
+		if e.T < from || e.Op != op || (e.Kind != event.KindFail && e.Kind != event.KindUnknown) {
 			continue
 		}
 		k := key{cause: cause(e)}
 		if m := linkRE.FindStringSubmatch(e.Detail); m != nil {
 			k.node = m[1]
 		}
-		if e.Kind == "fail" && op == "acquire" {
+		if e.Kind == event.KindFail && op == event.OpAcquire {
 			k.cause = "not acquired: held by no client (the key outlived every belief)"
 			for _, hd := range holds {
 				if hd.Proc != e.Proc && hd.Start <= e.T && e.T < hd.End {
@@ -428,7 +430,7 @@ func cause(e *Event) string {
 	case strings.Contains(d, "fenced"):
 		return "fenced"
 	case d == "":
-		return e.Kind
+		return string(e.Kind)
 	}
 	if len(d) > 80 {
 		d = d[:80] + "…"
@@ -470,13 +472,13 @@ func unavailable(h History, holds []Hold) (int64, int64) {
 	key := func(e *Event) opKey { return opKey{e.Proc, e.OpID} }
 	for i := range h.Events {
 		e := &h.Events[i]
-		if e.Op != "acquire" {
+		if e.Op != event.OpAcquire {
 			continue
 		}
 		switch e.Kind {
-		case "call":
+		case event.KindCall:
 			open[key(e)] = e.T
-		case "ok", "fail", "unknown":
+		case event.KindOK, event.KindFail, event.KindUnknown:
 			k := key(e)
 			if t, ok := open[k]; ok {
 				delete(open, k)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/locksim/locksim/event"
 )
 
 // After the heal at 1000, c0 and c1 acquire but c2 only fails: a fairness
@@ -167,14 +169,14 @@ func TestLivenessBlockers(t *testing.T) {
 	b := newHistory("", 0, "", "c0", "c1", "c2")
 	b.acquire("c0", 1, 0, 10, "ok", 900) // c0 believes until 900, never releases
 	b.add(
-		Event{T: 1100, Proc: "c1", Kind: "call", Op: "acquire", OpID: 1},
-		Event{T: 1200, Proc: "c1", Kind: "unknown", Op: "acquire", OpID: 1, Detail: "read tcp c1->n0: read: connection reset by peer"},
-		Event{T: 1300, Proc: "c1", Kind: "call", Op: "acquire", OpID: 2},
-		Event{T: 1400, Proc: "c1", Kind: "unknown", Op: "acquire", OpID: 2, Detail: "read tcp c1->n0: read: connection reset by peer"},
-		Event{T: 1500, Proc: "c2", Kind: "call", Op: "acquire", OpID: 1},
-		Event{T: 1600, Proc: "c2", Kind: "unknown", Op: "acquire", OpID: 1, Detail: "read tcp c2->n1: i/o timeout"},
-		Event{T: 1700, Proc: "c2", Kind: "call", Op: "acquire", OpID: 2},
-		Event{T: 1800, Proc: "c2", Kind: "fail", Op: "acquire", OpID: 2, Detail: "lock not acquired"},
+		Event{T: 1100, Proc: "c1", Kind: event.KindCall, Op: event.OpAcquire, OpID: 1},
+		Event{T: 1200, Proc: "c1", Kind: event.KindUnknown, Op: event.OpAcquire, OpID: 1, Detail: "read tcp c1->n0: read: connection reset by peer"},
+		Event{T: 1300, Proc: "c1", Kind: event.KindCall, Op: event.OpAcquire, OpID: 2},
+		Event{T: 1400, Proc: "c1", Kind: event.KindUnknown, Op: event.OpAcquire, OpID: 2, Detail: "read tcp c1->n0: read: connection reset by peer"},
+		Event{T: 1500, Proc: "c2", Kind: event.KindCall, Op: event.OpAcquire, OpID: 1},
+		Event{T: 1600, Proc: "c2", Kind: event.KindUnknown, Op: event.OpAcquire, OpID: 1, Detail: "read tcp c2->n1: i/o timeout"},
+		Event{T: 1700, Proc: "c2", Kind: event.KindCall, Op: event.OpAcquire, OpID: 2},
+		Event{T: 1800, Proc: "c2", Kind: event.KindFail, Op: event.OpAcquire, OpID: 2, Detail: "lock not acquired"},
 	)
 	h := b.history(1000, 2000)
 	r := Liveness(h, Holds(h.LockOps(), h.End), Options{})

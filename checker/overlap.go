@@ -3,28 +3,30 @@ package checker
 import (
 	"cmp"
 	"slices"
+
+	"github.com/locksim/locksim/event"
 )
 
 // Op is one lock-belief record of the history, as the simulator's workload
 // writes it: a process's call and its outcome.
 type Op struct {
-	T      int64  // true time, ns
-	Proc   string // process name
-	Kind   string // call | ok | fail | unknown | renew
-	Op     string // acquire | release
+	T      int64      // true time, ns
+	Proc   string     // process name
+	Kind   event.Kind // call | ok | fail | unknown | renew
+	Op     event.Op   // acquire | release
 	OpID   int64
 	Until  int64 // for an ok acquire or a renew: true time its validity ends (0: until release)
 	Detail string
 	// Mode is an ok acquire's mode: ModeRead for a shared (read) hold of
 	// a read-write lock, "" (or ModeWrite) for an exclusive hold.
-	Mode string
+	Mode event.Result
 }
 
 // Hold modes (Op.Mode; Event.Result on an acquire ok). A hold without a
 // mode is exclusive: a write hold.
 const (
-	ModeRead  = "read"
-	ModeWrite = "write"
+	ModeRead  = event.ResultRead
+	ModeWrite = event.ResultWrite
 )
 
 // Hold is an interval of true time in which Proc believed it held the lock.
@@ -116,7 +118,7 @@ func Holds(ops []Op, end int64) []Hold {
 	for i := range ops {
 		op := &ops[i]
 		switch {
-		case op.Op == "acquire" && op.Kind == "ok":
+		case op.Op == event.OpAcquire && op.Kind == event.KindOK:
 			o := slot(op.Proc)
 			if o.idx >= 0 && op.Detail != "" && op.Detail == o.detail {
 				o.depth++
@@ -126,14 +128,14 @@ func Holds(ops []Op, end int64) []Hold {
 			closeAt(o, op.T)
 			o.idx, o.opID, o.detail = len(out), op.OpID, op.Detail
 			out = append(out, Hold{Proc: op.Proc, Start: op.T, End: deadline(op.Until), Read: op.Mode == ModeRead})
-		case op.Op == "acquire" && op.Kind == "renew":
+		case op.Op == event.OpAcquire && op.Kind == event.KindRenew:
 			o := slot(op.Proc)
 			if o.idx < 0 || (op.OpID != 0 && o.opID != 0 && op.OpID != o.opID) {
 				continue
 			}
 			// A lapsed belief resumes at the renewal.
 			extend(o, op.Proc, op.T, deadline(op.Until))
-		case op.Op == "release" && op.Kind == "call":
+		case op.Op == event.OpRelease && op.Kind == event.KindCall:
 			o := slot(op.Proc)
 			if o.depth > 0 {
 				o.depth-- // a nested release: the outer hold goes on

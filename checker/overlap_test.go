@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/locksim/locksim/event"
 )
 
 func TestRenewExtendsBelief(t *testing.T) {
@@ -92,37 +94,37 @@ func genLockOps(t *rapid.T) ([]Op, int64) {
 		switch {
 		case s.pending == "acquire":
 			s.pending = ""
-			kind := rapid.SampledFrom([]string{"ok", "ok", "fail", "unknown"}).Draw(t, "acquire outcome")
+			kind := rapid.SampledFrom([]event.Kind{event.KindOK, event.KindOK, event.KindFail, event.KindUnknown}).Draw(t, "acquire outcome")
 			until := int64(0)
 			if rapid.IntRange(0, 3).Draw(t, "bounded") > 0 {
 				until = now + int64(rapid.IntRange(-3, 25).Draw(t, "validity"))
 			}
-			ops = append(ops, Op{T: now, Proc: name, Kind: kind, Op: "acquire", OpID: s.id, Until: until})
-			if kind == "ok" {
+			ops = append(ops, Op{T: now, Proc: name, Kind: kind, Op: event.OpAcquire, OpID: s.id, Until: until})
+			if kind == event.KindOK {
 				s.holding = s.id
 			}
 		case s.pending == "release":
 			s.pending = ""
-			kind := rapid.SampledFrom([]string{"ok", "fail", "unknown"}).Draw(t, "release outcome")
-			ops = append(ops, Op{T: now, Proc: name, Kind: kind, Op: "release", OpID: s.id})
+			kind := rapid.SampledFrom([]event.Kind{event.KindOK, event.KindFail, event.KindUnknown}).Draw(t, "release outcome")
+			ops = append(ops, Op{T: now, Proc: name, Kind: kind, Op: event.OpRelease, OpID: s.id})
 		default:
 			switch rapid.IntRange(0, 2).Draw(t, "action") {
 			case 0:
 				s.id++
 				s.pending = "acquire"
-				ops = append(ops, Op{T: now, Proc: name, Kind: "call", Op: "acquire", OpID: s.id})
+				ops = append(ops, Op{T: now, Proc: name, Kind: event.KindCall, Op: event.OpAcquire, OpID: s.id})
 			case 1:
 				id := s.holding
 				if rapid.IntRange(0, 4).Draw(t, "stray renewal") == 0 {
 					id = s.id + 7
 				}
-				ops = append(ops, Op{T: now, Proc: name, Kind: "renew", Op: "acquire", OpID: id,
+				ops = append(ops, Op{T: now, Proc: name, Kind: event.KindRenew, Op: event.OpAcquire, OpID: id,
 					Until: now + int64(rapid.IntRange(-2, 25).Draw(t, "renewal"))})
 			default:
 				s.id++
 				s.pending = "release"
 				s.holding = 0
-				ops = append(ops, Op{T: now, Proc: name, Kind: "call", Op: "release", OpID: s.id})
+				ops = append(ops, Op{T: now, Proc: name, Kind: event.KindCall, Op: event.OpRelease, OpID: s.id})
 			}
 		}
 	}
@@ -148,11 +150,11 @@ func believes(ops []Op, c string, tau, end int64) bool {
 			continue
 		}
 		switch {
-		case o.Op == "acquire" && o.Kind == "ok":
+		case o.Op == event.OpAcquire && o.Kind == event.KindOK:
 			acq, deadline = o, dl(o.Until)
-		case o.Op == "acquire" && o.Kind == "renew" && acq != nil && (o.OpID == acq.OpID || o.OpID == 0):
+		case o.Op == event.OpAcquire && o.Kind == event.KindRenew && acq != nil && (o.OpID == acq.OpID || o.OpID == 0):
 			deadline = max(deadline, dl(o.Until))
-		case o.Op == "release" && o.Kind == "call":
+		case o.Op == event.OpRelease && o.Kind == event.KindCall:
 			acq = nil
 		}
 	}

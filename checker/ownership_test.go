@@ -3,18 +3,20 @@ package checker
 import (
 	"testing"
 	"time"
+
+	"github.com/locksim/locksim/event"
 )
 
 // set-nx-del: c0's lease expires, c1 acquires, c0's plain DEL succeeds and
 // removes c1's lock, c2 acquires while c1 still believes, and c1's own DEL
 // then removes c2's lock (the cascade). When c0's release is refused, c2
 // keeps failing until c1 releases.
-func foreignRelease(releaseOutcome string) History {
+func foreignRelease(releaseOutcome event.Kind) History {
 	b := newHistory("", 0, "", "c0", "c1", "c2")
 	b.acquire("c0", 1, 0, 10, "ok", 100)
 	b.acquire("c1", 1, 50, 110, "ok", 210)
 	b.op("c0", "release", 2, 150, 160, releaseOutcome, 0)
-	if releaseOutcome == "ok" {
+	if releaseOutcome == event.KindOK {
 		b.acquire("c2", 1, 120, 170, "ok", 270)
 	} else {
 		b.acquire("c2", 1, 120, 170, "fail", 0)
@@ -27,7 +29,7 @@ func foreignRelease(releaseOutcome string) History {
 
 func TestForeignReleaseCaught(t *testing.T) {
 	n, v := Ownership(foreignRelease("ok"))
-	want := OwnershipViolation{Client: "c0", Op: "release", AcquiredAt: 10, At: 150, Other: "c1", OtherAt: 110}
+	want := OwnershipViolation{Client: "c0", Op: OwnRelease, AcquiredAt: 10, At: 150, Other: "c1", OtherAt: 110}
 	if n != 2 || v == nil || *v != want {
 		t.Fatalf("ownership: %d, %+v; want 2 (c0's, then c1's), first %+v", n, v, want)
 	}
@@ -43,7 +45,7 @@ func TestForeignReleaseCaught(t *testing.T) {
 
 // With compare-and-delete the stale release fails: no violation.
 func TestRefusedReleaseIsNotAViolation(t *testing.T) {
-	for _, outcome := range []string{"fail", "unknown"} {
+	for _, outcome := range []event.Kind{event.KindFail, event.KindUnknown} {
 		if n, v := Ownership(foreignRelease(outcome)); n != 0 || v != nil {
 			t.Errorf("release %s: %d violations, first %+v; want none", outcome, n, v)
 		}
@@ -70,7 +72,7 @@ func TestStaleRenewalCaught(t *testing.T) {
 	b.acquire("c1", 1, 50, 110, "ok", 210)
 	b.renew("c0", 1, 120, 220) // the watchdog extended a lock c1 holds
 	n, v := Ownership(b.history(0, 300))
-	if n != 1 || v == nil || v.Op != "renew" || v.Other != "c1" || v.At != 120 {
+	if n != 1 || v == nil || v.Op != OwnRenew || v.Other != "c1" || v.At != 120 {
 		t.Errorf("%d, %+v; want c0's renewal at 120 after c1's acquisition", n, v)
 	}
 }
@@ -106,13 +108,13 @@ func TestNoOpReleaseWithKeyTruth(t *testing.T) {
 		t.Errorf("without the nodes' record the return values say %d violations, want 1 (the inference this fixes)", n)
 	}
 
-	del := Event{T: 11310*s/1000 + 1000, Proc: "n0", Kind: "key-touch", Peer: "c0", Lock: "lock:resource", Result: "del", Detail: "c1"}
+	del := Event{T: 11310*s/1000 + 1000, Proc: "n0", Kind: event.KindKeyTouch, Peer: "c0", Lock: "lock:resource", Result: event.ResultDel, Detail: "c1"}
 	n, v := Ownership(build(del))
-	want := OwnershipViolation{Client: "c0", Op: "release", AcquiredAt: 1670 * s / 1000, At: del.T, Other: "c1", OtherAt: 10170 * s / 1000, Node: "n0"}
+	want := OwnershipViolation{Client: "c0", Op: OwnRelease, AcquiredAt: 1670 * s / 1000, At: del.T, Other: "c1", OtherAt: 10170 * s / 1000, Node: "n0"}
 	if n != 1 || v == nil || *v != want {
 		t.Errorf("a release that deleted c1's key: %d, %+v; want 1, %+v", n, v, want)
 	}
-	if c := Check(build(del), Options{}); c.Verdict != VerdictUnsafe || c.First == nil || c.First.Kind != "ownership" {
+	if c := Check(build(del), Options{}); c.Verdict != VerdictUnsafe || c.First == nil || c.First.Kind != KindOwnership {
 		t.Errorf("Check: verdict %s, first %+v; want unsafe by ownership", c.Verdict, c.First)
 	}
 	// Redlock's release deletes on several nodes: one violation.
@@ -121,8 +123,8 @@ func TestNoOpReleaseWithKeyTruth(t *testing.T) {
 	if n, _ := Ownership(build(del, del2)); n != 1 {
 		t.Errorf("one release touching two nodes: %d violations, want 1", n)
 	}
-	renew := Event{T: 12 * s, Proc: "n0", Kind: "key-touch", Peer: "c0", Lock: "lock:resource", Result: "expire", Detail: "c1"}
-	if n, v := Ownership(build(renew)); n != 1 || v.Op != "renew" {
+	renew := Event{T: 12 * s, Proc: "n0", Kind: event.KindKeyTouch, Peer: "c0", Lock: "lock:resource", Result: event.ResultExpire, Detail: "c1"}
+	if n, v := Ownership(build(renew)); n != 1 || v.Op != OwnRenew {
 		t.Errorf("a renewal that re-timed c1's key: %d, %+v; want 1 renew", n, v)
 	}
 }
@@ -147,22 +149,22 @@ func TestOwnershipLastWriterHoldsNothing(t *testing.T) {
 		h := b.history(0, 1200)
 		h.KeyTruth = true
 		for i, e := range h.Events {
-			if e.Op == "acquire" && e.Kind == "ok" {
+			if e.Op == event.OpAcquire && e.Kind == event.KindOK {
 				h.Events[i].Detail = map[string]string{"c0": "v0", "c1": "v1"}[e.Proc]
 			}
 		}
 		return h
 	}
 	// The key held c0's value, then c1's (its winning GETSET), then c2's.
-	touch := func(t int64, peer, result, owner string) Event {
-		return Event{T: t, Proc: "n0", Kind: "key-touch", Peer: peer, Lock: "lock:resource", Result: result, Detail: owner,
+	touch := func(t int64, peer string, result event.Result, owner string) Event {
+		return Event{T: t, Proc: "n0", Kind: event.KindKeyTouch, Peer: peer, Lock: "lock:resource", Result: result, Detail: owner,
 			Held: []string{"v0", "v1", "v2"}}
 	}
 	if n, v := Ownership(build(touch(190, "c1", "expire", "c2"))); n != 0 {
 		t.Errorf("the holder re-timing its key a loser overwrote: %d violations, first %+v; want none", n, v)
 	}
 	n, v := Ownership(build(touch(255, "c0", "del", "c2")))
-	want := OwnershipViolation{Client: "c0", Op: "release", AcquiredAt: 10, At: 255, Other: "c1", OtherAt: 200, Node: "n0"}
+	want := OwnershipViolation{Client: "c0", Op: OwnRelease, AcquiredAt: 10, At: 255, Other: "c1", OtherAt: 200, Node: "n0"}
 	if n != 1 || v == nil || *v != want {
 		t.Errorf("an expired holder deleting the key c1 holds, last written by c2: %d, %+v; want 1, %+v", n, v, want)
 	}
@@ -180,8 +182,8 @@ func TestOwnershipLastWriterHoldsNothing(t *testing.T) {
 	}
 	// A renewal keeps a hold alive past its first lease: had c0's watchdog
 	// renewed it to 300, c1's re-timing at 190 extends c0's lock.
-	h := build(Event{T: 90, Proc: "c0", Kind: "renew", Op: "acquire", OpID: 1, Lock: "lock:resource", Until: 300}, touch(190, "c1", "expire", "c2"))
-	if n, v := Ownership(h); n != 1 || v.Other != "c0" || v.Op != "renew" {
+	h := build(Event{T: 90, Proc: "c0", Kind: event.KindRenew, Op: event.OpAcquire, OpID: 1, Lock: "lock:resource", Until: 300}, touch(190, "c1", "expire", "c2"))
+	if n, v := Ownership(h); n != 1 || v.Other != "c0" || v.Op != OwnRenew {
 		t.Errorf("a touch of a renewed hold: %d, %+v; want 1 renew against c0", n, v)
 	}
 }
@@ -197,11 +199,11 @@ func TestOwnershipLastWriterHoldsNothing(t *testing.T) {
 func TestOwnershipTouchInFlightNotCounted(t *testing.T) {
 	b := newHistory("", 0, "", "c0", "c3")
 	b.acquire("c0", 1, 0, 10, "ok", 0)
-	b.add(Event{T: 50, Proc: "c3", Kind: "call", Op: "acquire", OpID: 1},
-		Event{T: 90, Proc: "c3", Kind: "unknown", Op: "acquire", OpID: 1},
-		Event{T: 100, Proc: "c3", Kind: "call", Op: "acquire", OpID: 2},
-		Event{T: 150, Proc: "n0", Kind: "key-touch", Peer: "c0", Lock: "lock:resource", Result: "del", Detail: "c3", Held: []string{"c3"}},
-		Event{T: 200, Proc: "c3", Kind: "ok", Op: "acquire", OpID: 2, Until: 2000, Detail: "c3"})
+	b.add(Event{T: 50, Proc: "c3", Kind: event.KindCall, Op: event.OpAcquire, OpID: 1},
+		Event{T: 90, Proc: "c3", Kind: event.KindUnknown, Op: event.OpAcquire, OpID: 1},
+		Event{T: 100, Proc: "c3", Kind: event.KindCall, Op: event.OpAcquire, OpID: 2},
+		Event{T: 150, Proc: "n0", Kind: event.KindKeyTouch, Peer: "c0", Lock: "lock:resource", Result: event.ResultDel, Detail: "c3", Held: []string{"c3"}},
+		Event{T: 200, Proc: "c3", Kind: event.KindOK, Op: event.OpAcquire, OpID: 2, Until: 2000, Detail: "c3"})
 	b.op("c0", "release", 2, 140, 170, "ok", 0)
 	h := b.history(0, 2200)
 	h.KeyTruth = true
@@ -211,12 +213,12 @@ func TestOwnershipTouchInFlightNotCounted(t *testing.T) {
 	// A re-timing in that moment counts: the key was not replaced
 	// (RedissonMultiLock's closing PEXPIRE on another client's round).
 	for i, e := range h.Events {
-		if e.Kind == "key-touch" {
-			h.Events[i].Result = "expire"
+		if e.Kind == event.KindKeyTouch {
+			h.Events[i].Result = event.ResultExpire
 		}
 	}
 	n, v := Ownership(h)
-	if n != 1 || v.Other != "c3" || v.Op != "renew" || v.OtherAt != 200 {
+	if n != 1 || v.Other != "c3" || v.Op != OwnRenew || v.OtherAt != 200 {
 		t.Errorf("a re-timing of the key c3's acquisition in flight holds: %d, %+v; want 1 renew against c3, its ok at 200", n, v)
 	}
 }
@@ -224,14 +226,14 @@ func TestOwnershipTouchInFlightNotCounted(t *testing.T) {
 // The cold reviews' cases: a winner in flight behind a loser's write (not
 // counted, as any touch in flight), reentrant holds, and readers.
 func TestOwnershipReviewCases(t *testing.T) {
-	kt := func(t int64, peer, result, owner string, held ...string) Event {
-		return Event{T: t, Proc: "n0", Kind: "key-touch", Peer: peer, Lock: "lock:resource", Result: result, Detail: owner, Held: held}
+	kt := func(t int64, peer string, result event.Result, owner string, held ...string) Event {
+		return Event{T: t, Proc: "n0", Kind: event.KindKeyTouch, Peer: peer, Lock: "lock:resource", Result: result, Detail: owner, Held: held}
 	}
-	ok := func(t int64, p string, id int64, until int64, detail, mode string) Event {
-		return Event{T: t, Proc: p, Kind: "ok", Op: "acquire", OpID: id, Until: until, Detail: detail, Result: mode}
+	ok := func(t int64, p string, id int64, until int64, detail string, mode event.Result) Event {
+		return Event{T: t, Proc: p, Kind: event.KindOK, Op: event.OpAcquire, OpID: id, Until: until, Detail: detail, Result: mode}
 	}
-	call := func(t int64, p, op string, id int64) Event {
-		return Event{T: t, Proc: p, Kind: "call", Op: op, OpID: id}
+	call := func(t int64, p string, op event.Op, id int64) Event {
+		return Event{T: t, Proc: p, Kind: event.KindCall, Op: op, OpID: id}
 	}
 	hist := func(es ...Event) History {
 		b := newHistory("", 0, "", "c0", "c1", "c2")
@@ -245,7 +247,7 @@ func TestOwnershipReviewCases(t *testing.T) {
 	n, v := Ownership(hist(call(0, "c0", "acquire", 1), ok(10, "c0", 1, 100, "v0", ""),
 		call(150, "c1", "acquire", 1), call(160, "c2", "acquire", 1),
 		kt(200, "c0", "del", "c2", "v0", "v1", "v2"), call(190, "c0", "release", 2),
-		ok(300, "c1", 1, 1300, "v1", ""), Event{T: 400, Proc: "c2", Kind: "fail", Op: "acquire", OpID: 1}))
+		ok(300, "c1", 1, 1300, "v1", ""), Event{T: 400, Proc: "c2", Kind: event.KindFail, Op: event.OpAcquire, OpID: 1}))
 	if n != 0 {
 		t.Errorf("a delete while the winner's ok is in flight behind a loser's write (not counted: in flight): %d, %+v; want none", n, v)
 	}
@@ -269,8 +271,8 @@ func TestOwnershipReviewCases(t *testing.T) {
 	// another reader.
 	n, v = Ownership(hist(call(0, "c0", "acquire", 1), ok(40000, "c0", 1, 30000, "u0", ModeRead),
 		call(100, "c1", "acquire", 1), ok(200, "c1", 1, 30200, "u1", ModeRead),
-		Event{T: 30000, Proc: "c1", Kind: "renew", Op: "acquire", OpID: 1, Until: 60000},
-		Event{T: 41000, Proc: "c0", Kind: "renew", Op: "acquire", OpID: 1, Until: 71000},
+		Event{T: 30000, Proc: "c1", Kind: event.KindRenew, Op: event.OpAcquire, OpID: 1, Until: 60000},
+		Event{T: 41000, Proc: "c0", Kind: event.KindRenew, Op: event.OpAcquire, OpID: 1, Until: 71000},
 		kt(41000, "c0", "expire", "c1", "mode,u0", "mode,u0,u1")))
 	if n != 0 {
 		t.Errorf("a reader's renewal after a dead read ok: %d violations, first %+v; want none", n, v)

@@ -3,14 +3,16 @@ package checker
 import (
 	"slices"
 	"testing"
+
+	"github.com/locksim/locksim/event"
 )
 
 // heldIn records an acquire (call at call, ok at ret, believing until
 // until) of a read-write lock in mode (ModeRead, or "" for a write hold)
 // under identity who.
-func (b *builder) heldIn(c, mode, who string, id, call, ret, until int64) *builder {
-	return b.add(Event{T: call, Proc: c, Kind: "call", Op: "acquire", OpID: id},
-		Event{T: ret, Proc: c, Kind: "ok", Op: "acquire", OpID: id, Until: until, Detail: who, Result: mode})
+func (b *builder) heldIn(c string, mode event.Result, who string, id, call, ret, until int64) *builder {
+	return b.add(Event{T: call, Proc: c, Kind: event.KindCall, Op: event.OpAcquire, OpID: id},
+		Event{T: ret, Proc: c, Kind: event.KindOK, Op: event.OpAcquire, OpID: id, Until: until, Detail: who, Result: mode})
 }
 
 // Readers may overlap readers: c0 and c1 hold the read lock at once
@@ -23,8 +25,8 @@ func TestReadHoldsShare(t *testing.T) {
 	b.heldIn("c0", ModeRead, "u0:1", 1, 10, 20, 1000).released("c0", "u0:1", 2, 100, 101).
 		heldIn("c1", ModeRead, "u1:1", 1, 40, 50, 1000).released("c1", "u1:1", 2, 150, 151).
 		heldIn("c2", ModeRead, "u2:1", 1, 60, 70, 1000).released("c2", "u2:1", 2, 90, 91).
-		add(Event{T: 150, Proc: "n1", Kind: "key-touch", Peer: "c1", Lock: "lock", Result: "del", Detail: "c2"},
-			Event{T: 120, Proc: "n1", Kind: "key-touch", Peer: "c1", Lock: "lock", Result: "expire", Detail: "c0"})
+		add(Event{T: 150, Proc: "n1", Kind: event.KindKeyTouch, Peer: "c1", Lock: "lock", Result: event.ResultDel, Detail: "c2"},
+			Event{T: 120, Proc: "n1", Kind: event.KindKeyTouch, Peer: "c1", Lock: "lock", Result: event.ResultExpire, Detail: "c0"})
 	h := b.history(0, 2000)
 	h.KeyTruth = true
 	holds := Holds(h.LockOps(), h.End)
@@ -52,8 +54,8 @@ func TestReadHoldsShare(t *testing.T) {
 func TestWriteHoldOverlapsCaught(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
-		mode0      string
-		mode1      string
+		mode0      event.Result
+		mode1      event.Result
 		start, end int64
 	}{
 		{"reader-then-writer", ModeRead, "", 50, 100},

@@ -3,19 +3,21 @@ package checker
 import (
 	"slices"
 	"testing"
+
+	"github.com/locksim/locksim/event"
 )
 
 // held records a reentrant holder's acquire (call at call, ok at ret,
 // believing until until) under identity who.
 func (b *builder) held(c, who string, id, call, ret, until int64) *builder {
-	return b.add(Event{T: call, Proc: c, Kind: "call", Op: "acquire", OpID: id},
-		Event{T: ret, Proc: c, Kind: "ok", Op: "acquire", OpID: id, Until: until, Detail: who})
+	return b.add(Event{T: call, Proc: c, Kind: event.KindCall, Op: event.OpAcquire, OpID: id},
+		Event{T: ret, Proc: c, Kind: event.KindOK, Op: event.OpAcquire, OpID: id, Until: until, Detail: who})
 }
 
 // released records a release call at call and its ok at ret.
 func (b *builder) released(c, who string, id, call, ret int64) *builder {
-	return b.add(Event{T: call, Proc: c, Kind: "call", Op: "release", OpID: id, Detail: who},
-		Event{T: ret, Proc: c, Kind: "ok", Op: "release", OpID: id})
+	return b.add(Event{T: call, Proc: c, Kind: event.KindCall, Op: event.OpRelease, OpID: id, Detail: who},
+		Event{T: ret, Proc: c, Kind: event.KindOK, Op: event.OpRelease, OpID: id})
 }
 
 // A legal nested history: c0 acquires (outer, 10..), acquires again as the

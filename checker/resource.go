@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/locksim/locksim/event"
 )
 
 // Resource safety has two checks of different strength:
@@ -102,7 +104,7 @@ func StorageTruth(h History) StorageTruthReport {
 	state := map[string]*last{}
 	for i := range h.Events {
 		e := &h.Events[i]
-		if e.Kind != "store-write" || e.Result != "ok" {
+		if e.Kind != event.KindStoreWrite || e.Result != event.ResultOK {
 			continue
 		}
 		r.Writes++
@@ -147,9 +149,9 @@ type Section struct {
 	HasRead  bool
 	Read     int64 // value the read returned
 	HasWrite bool
-	Write    int64  // value written
-	Outcome  string // the write's outcome: ok | fail | unknown ("" when read-only)
-	ReadOp   int64  // OpIDs of the read and the write (0: none)
+	Write    int64      // value written
+	Outcome  event.Kind // the write's outcome: ok | fail | unknown ("" when read-only)
+	ReadOp   int64      // OpIDs of the read and the write (0: none)
 	WriteOp  int64
 }
 
@@ -237,22 +239,22 @@ func Sections(h History) []porcupine.Operation {
 	}
 	for i := range h.Events {
 		e := &h.Events[i]
-		if e.Op == "" || e.Kind == "renew" {
+		if e.Op == "" || e.Kind == event.KindRenew {
 			continue
 		}
 		switch {
-		case e.Op == "read" && e.Kind == "call":
+		case e.Op == event.OpRead && e.Kind == event.KindCall:
 			flushRead(e.Proc)
 			reads[e.Proc] = &pending{callT: e.T, opID: e.OpID}
-		case e.Op == "read":
+		case e.Op == event.OpRead:
 			if r := reads[e.Proc]; r != nil && r.opID == e.OpID && !r.done {
-				if e.Kind == "ok" {
+				if e.Kind == event.KindOK {
 					r.done, r.retT, r.value = true, e.T, e.Value
 				} else {
 					delete(reads, e.Proc)
 				}
 			}
-		case e.Op == "write" && e.Kind == "call":
+		case e.Op == event.OpWrite && e.Kind == event.KindCall:
 			s := Section{Object: objectOf(h, e), Client: e.Proc, HasWrite: true, Write: e.Value, WriteOp: e.OpID}
 			start := e.T
 			if r := reads[e.Proc]; r != nil && r.done && r.opID+1 == e.OpID && e.T >= r.retT {
@@ -262,7 +264,7 @@ func Sections(h History) []porcupine.Operation {
 				flushRead(e.Proc)
 			}
 			writes[e.Proc] = &writeCall{sec: s, callT: start, opID: e.OpID}
-		case e.Op == "write":
+		case e.Op == event.OpWrite:
 			w := writes[e.Proc]
 			if w == nil || w.opID != e.OpID {
 				continue
@@ -270,11 +272,11 @@ func Sections(h History) []porcupine.Operation {
 			delete(writes, e.Proc)
 			w.sec.Outcome = e.Kind
 			ret := e.T
-			if e.Kind != "ok" && e.Kind != "fail" {
-				w.sec.Outcome, ret = "unknown", max(h.End, e.T)
+			if e.Kind != event.KindOK && e.Kind != event.KindFail {
+				w.sec.Outcome, ret = event.KindUnknown, max(h.End, e.T)
 			}
 			emit(w.sec, w.callT, ret)
-		case e.Kind == "call":
+		case e.Kind == event.KindCall:
 			// Any other operation ends the section.
 			flushRead(e.Proc)
 		}
@@ -285,7 +287,7 @@ func Sections(h History) []porcupine.Operation {
 	}
 	for _, p := range sortedKeys(writes) {
 		w := writes[p]
-		w.sec.Outcome = "unknown"
+		w.sec.Outcome = event.KindUnknown
 		emit(w.sec, w.callT, max(h.End, w.callT))
 	}
 	slices.SortStableFunc(out, func(a, b porcupine.Operation) int {
@@ -353,9 +355,9 @@ func SectionModel(initial int64) porcupine.NondeterministicModel {
 				return []interface{}{s}
 			}
 			switch in.Outcome {
-			case "ok":
+			case event.KindOK:
 				return []interface{}{in.Write}
-			case "fail":
+			case event.KindFail:
 				return []interface{}{s}
 			}
 			if s == in.Write {
@@ -414,7 +416,7 @@ func Linearizable(h History, timeout time.Duration, maxSections int) Linearizabi
 	ops := Sections(h)
 	lin := Linearizability{Sections: len(ops)}
 	for _, op := range ops {
-		if op.Input.(Section).Outcome == "unknown" {
+		if op.Input.(Section).Outcome == event.KindUnknown {
 			lin.Unknown++
 		}
 	}

@@ -3,6 +3,8 @@ package checker
 import (
 	"testing"
 	"time"
+
+	"github.com/locksim/locksim/event"
 )
 
 // lostUpdate: c0 and c1 both read 10 and both write 9; the storage accepts
@@ -36,7 +38,7 @@ func TestLostUpdateCaughtByStorageTruthAndPorcupine(t *testing.T) {
 	if r.Verdict != VerdictUnsafe || r.ResourceViolations != 1 || r.Porcupine != LinIllegal {
 		t.Errorf("Check: verdict %s, resource %d, porcupine %s; reasons %q", r.Verdict, r.ResourceViolations, r.Porcupine, r.Reasons)
 	}
-	if r.First == nil || r.First.Kind != "resource" || r.FirstViolationTime() != 75 {
+	if r.First == nil || r.First.Kind != KindResource || r.FirstViolationTime() != 75 {
 		t.Errorf("first violation %+v, want the resource violation at 75", r.First)
 	}
 }
@@ -82,7 +84,7 @@ func TestFencedStaleWriteIsNotAViolation(t *testing.T) {
 	// The same history without fencing is unsafe: the overlap is the
 	// violation then.
 	h.Fencing = ""
-	if r := Check(h, Options{}); r.Verdict != VerdictUnsafe || r.First == nil || r.First.Kind != "lease-overlap" {
+	if r := Check(h, Options{}); r.Verdict != VerdictUnsafe || r.First == nil || r.First.Kind != KindLeaseOverlap {
 		t.Errorf("without fencing: verdict %s, first %+v; want unsafe by lease overlap", r.Verdict, r.First)
 	}
 }
@@ -174,7 +176,7 @@ func TestSectionsPairing(t *testing.T) {
 		call, ret int64
 		read      bool
 		write     bool
-		outcome   string
+		outcome   event.Kind
 	}
 	want := []sec{{10, 40, true, true, "ok"}, {50, 60, true, false, ""}, {100, 110, false, true, "fail"},
 		{120, 130, true, false, ""}, {140, 150, false, true, "ok"}, {160, 170, true, false, ""}}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/locksim/locksim/event"
 )
 
 // Verdict is a run's verdict (Result.Verdict). Its values are stable
@@ -24,13 +26,14 @@ const (
 // Verdicts lists the verdicts in a fixed order (tables, tallies).
 var Verdicts = []Verdict{VerdictSafe, VerdictUnsafe, VerdictLiveness, VerdictUnknown}
 
-// Fencing values of History.Fencing.
+// Fencing values of History.Fencing: event's, named here for the
+// checkers' readers.
 const (
-	FenceNone           = "none"
-	FenceMaxToken       = "max-token"
-	FenceMaxTokenStrict = "max-token-strict"
-	FenceOwnerCAS       = "owner-cas"
-	FenceVersion        = "version"
+	FenceNone           = event.FenceNone
+	FenceMaxToken       = event.FenceMaxToken
+	FenceMaxTokenStrict = event.FenceMaxTokenStrict
+	FenceOwnerCAS       = event.FenceOwnerCAS
+	FenceVersion        = event.FenceVersion
 )
 
 // What a lock claims (Result.Claim).
@@ -100,13 +103,15 @@ const (
 //     the lock key while another client held it (a release or renewal of
 //     a lock it no longer held): the other holder's lease was cut short,
 //     though no second holder acted on it in this run.
-type Class string
+//
+// It is event.Class, declared once with the history's vocabulary.
+type Class = event.Class
 
 // The classes of an unsafe run.
 const (
-	ClassDoubleHold Class = "double-hold"
-	ClassResource   Class = "resource"
-	ClassOwnership  Class = "ownership"
+	ClassDoubleHold = event.ClassDoubleHold
+	ClassResource   = event.ClassResource
+	ClassOwnership  = event.ClassOwnership
 )
 
 // Classes lists the classes, worst first.
@@ -221,7 +226,7 @@ func Check(h History, o Options) Result {
 		line := fmt.Sprintf("lease overlap: %d, first %s and %s both believed they held the lock from t=%v for %v (total %v)",
 			len(overlaps), ov.A, ov.B, time.Duration(ov.Start), time.Duration(ov.End-ov.Start), time.Duration(r.OverlapNS))
 		if fenced {
-			r.Reasons = append(r.Reasons, line+"; not a violation: the lock relies on "+h.Fencing+" fencing")
+			r.Reasons = append(r.Reasons, line+"; not a violation: the lock relies on "+string(h.Fencing)+" fencing")
 		} else {
 			r.Reasons = append(r.Reasons, line)
 			firsts = append(firsts, Violation{Kind: KindLeaseOverlap, T: ov.Start, Clients: []string{ov.A, ov.B},
@@ -284,7 +289,7 @@ func Check(h History, o Options) Result {
 	if v := r.FirstOwnershipViolation; v != nil {
 		line := fmt.Sprintf("ownership: %s of a lock no longer held, first: %s", count(r.OwnershipViolations, "release/renewal", "releases/renewals"), v)
 		if fenced {
-			r.Reasons = append(r.Reasons, line+"; not a violation: the lock relies on "+h.Fencing+" fencing")
+			r.Reasons = append(r.Reasons, line+"; not a violation: the lock relies on "+string(h.Fencing)+" fencing")
 		} else {
 			r.Reasons = append(r.Reasons, line)
 			firsts = append(firsts, Violation{Kind: KindOwnership, T: v.At, Clients: []string{v.Client, v.Other},
@@ -364,11 +369,11 @@ func acquireCallBefore(h History, c string, t int64) int64 {
 			continue
 		}
 		switch {
-		case okID < 0 && e.Op == "acquire" && e.Kind == "ok":
+		case okID < 0 && e.Op == event.OpAcquire && e.Kind == event.KindOK:
 			okID = e.OpID
-		case okID >= 0 && e.Op == "acquire" && e.Kind == "call" && e.OpID == okID:
+		case okID >= 0 && e.Op == event.OpAcquire && e.Kind == event.KindCall && e.OpID == okID:
 			return e.T
-		case okID < 0 && e.Op == "read" && e.Kind == "call" && readCall == t:
+		case okID < 0 && e.Op == event.OpRead && e.Kind == event.KindCall && readCall == t:
 			readCall = e.T
 		}
 	}

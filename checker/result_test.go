@@ -5,10 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/locksim/locksim/event"
 )
 
 func TestCheckComposition(t *testing.T) {
-	overlap := func(fencing string) History {
+	overlap := func(fencing event.Fencing) History {
 		b := newHistory("", 0, fencing, "c0", "c1")
 		b.acquire("c0", 1, 0, 10, "ok", 100)
 		b.acquire("c1", 1, 20, 50, "ok", 200)
@@ -67,14 +69,14 @@ func TestSliceShowsFirstViolationWithinCap(t *testing.T) {
 	b.acquire("c0", 1, 100, 200, "ok", 30000)
 	b.acquire("c1", 1, 5000, 10000, "ok", 30000)
 	b.acquire("c2", 1, 6000, 6100, "fail", 0)
-	b.add(Event{T: 7000, Proc: "n0", Kind: "crash"})
+	b.add(Event{T: 7000, Proc: "n0", Kind: event.KindCrash})
 	for i := range int64(500) {
-		b.add(Event{T: 300 + i*10, Proc: "n0", Kind: "cmd", Peer: "c0"})
+		b.add(Event{T: 300 + i*10, Proc: "n0", Kind: event.KindCmd, Peer: "c0"})
 	}
 	b.op("c0", "release", 2, 25000, 25010, "ok", 0)
 	h := b.history(0, 40000)
 	r := Check(h, Options{})
-	if r.First == nil || r.First.Kind != "lease-overlap" || r.First.T != 10000 || r.First.Since != 100 {
+	if r.First == nil || r.First.Kind != KindLeaseOverlap || r.First.T != 10000 || r.First.Since != 100 {
 		t.Fatalf("first violation %+v, want the overlap at 10000 since 100", r.First)
 	}
 	s := Slice(h, r, 0)
@@ -93,10 +95,10 @@ func TestSliceShowsFirstViolationWithinCap(t *testing.T) {
 		what string
 		pred func(Event) bool
 	}{
-		{"c0's acquire call", func(e Event) bool { return e.Proc == "c0" && e.Op == "acquire" && e.Kind == "call" }},
-		{"c1's acquire ok", func(e Event) bool { return e.Proc == "c1" && e.Op == "acquire" && e.Kind == "ok" }},
-		{"the active fault", func(e Event) bool { return e.Kind == "fault" && e.Detail == "pause c0" }},
-		{"the crash", func(e Event) bool { return e.Kind == "crash" }},
+		{"c0's acquire call", func(e Event) bool { return e.Proc == "c0" && e.Op == event.OpAcquire && e.Kind == event.KindCall }},
+		{"c1's acquire ok", func(e Event) bool { return e.Proc == "c1" && e.Op == event.OpAcquire && e.Kind == event.KindOK }},
+		{"the active fault", func(e Event) bool { return e.Kind == event.KindFault && e.Detail == "pause c0" }},
+		{"the crash", func(e Event) bool { return e.Kind == event.KindCrash }},
 	} {
 		if !has(want.pred) {
 			t.Errorf("slice lacks %s", want.what)
@@ -113,11 +115,11 @@ func TestSliceShowsFirstViolationWithinCap(t *testing.T) {
 		}
 	}
 	// The commands kept are the latest ones.
-	if first := s[0]; first.Kind == "cmd" && first.T < 300+300*10 {
+	if first := s[0]; first.Kind == event.KindCmd && first.T < 300+300*10 {
 		t.Errorf("kept an old command %+v", first)
 	}
 	// A window shortens it.
-	if w := Slice(h, r, 1000); len(w) == 0 || w[0].T < 9000 && w[0].Kind != "fault" {
+	if w := Slice(h, r, 1000); len(w) == 0 || w[0].T < 9000 && w[0].Kind != event.KindFault {
 		t.Errorf("windowed slice starts at %+v", w[0])
 	}
 	if Slice(h, Result{}, 0) != nil {
@@ -128,7 +130,7 @@ func TestSliceShowsFirstViolationWithinCap(t *testing.T) {
 func TestWriteVisualization(t *testing.T) {
 	b := newHistory(ResourcePool, 10, "", "c0", "c1")
 	b.world(5, "fault", "partition c0<->store").world(45, "fault-end", "partition c0<->store")
-	b.add(Event{T: 60, Proc: "sentinel", Kind: "failover", Detail: "n0 -> n1"})
+	b.add(Event{T: 60, Proc: "sentinel", Kind: event.KindFailover, Detail: "n0 -> n1"})
 	b.world(90, "heal", "")
 	h := lostUpdate()
 	h.Events = append(h.Events, b.history(0, 100).Events...)

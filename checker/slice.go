@@ -3,15 +3,17 @@ package checker
 import (
 	"cmp"
 	"slices"
+
+	"github.com/locksim/locksim/event"
 )
 
 // MaxSliceEvents bounds a counterexample slice (Slice).
 const MaxSliceEvents = 200
 
 // worldKinds are the fault and engine events a counterexample keeps.
-var worldKinds = map[string]bool{
-	"fault": true, "fault-end": true, "heal": true, "failover": true, "demote": true,
-	"reconfigure": true, "crash": true, "restart": true, "pause": true,
+var worldKinds = map[event.Kind]bool{
+	event.KindFault: true, event.KindFaultEnd: true, event.KindHeal: true, event.KindFailover: true, event.KindDemote: true,
+	event.KindReconfigure: true, event.KindCrash: true, event.KindRestart: true, event.KindPause: true,
 }
 
 // Slice returns the part of h that shows r's first violation: the involved
@@ -50,11 +52,11 @@ func Slice(h History, r Result, window int64) []Event {
 			continue
 		}
 		switch e.Kind {
-		case "fault":
+		case event.KindFault:
 			if i < last {
 				openFaults[e.Detail] = append(openFaults[e.Detail], i)
 			}
-		case "fault-end":
+		case event.KindFaultEnd:
 			if q := openFaults[e.Detail]; len(q) > 0 {
 				if e.T >= from {
 					active[q[0]] = true
@@ -76,7 +78,7 @@ func Slice(h History, r Result, window int64) []Event {
 	for i := 0; i < last; i++ {
 		e := &h.Events[i]
 		switch {
-		case e.Proc == "world" && e.Kind == "fault":
+		case e.Proc == "world" && e.Kind == event.KindFault:
 			if active[i] {
 				picks = append(picks, pick{i, 0})
 			}
@@ -85,7 +87,7 @@ func Slice(h History, r Result, window int64) []Event {
 			picks = append(picks, pick{i, 0})
 		case involved[e.Proc]:
 			picks = append(picks, pick{i, 1})
-		case involved[e.Peer] && (e.Kind == "store-write" || e.Kind == "store-read"):
+		case involved[e.Peer] && (e.Kind == event.KindStoreWrite || e.Kind == event.KindStoreRead):
 			picks = append(picks, pick{i, 2})
 		case involved[e.Peer]:
 			picks = append(picks, pick{i, 3})

@@ -23,7 +23,7 @@ func TestTraceSetNXDelForeignRelease(t *testing.T) {
 	if v := r.FirstOwnershipViolation; v.Client != "c0" || v.Other != "c2" || v.OtherAt != 31490965101 {
 		t.Errorf("ownership %+v", v)
 	}
-	if r.First.Kind != "lease-overlap" || r.FirstViolationTime() != 31490965101 {
+	if r.First.Kind != KindLeaseOverlap || r.FirstViolationTime() != 31490965101 {
 		t.Errorf("first violation %+v", r.First)
 	}
 	s := Slice(h, r, 0)

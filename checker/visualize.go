@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+
+	"github.com/locksim/locksim/event"
 )
 
 // MaxAnnotations bounds the fault annotations of a visualization; events
@@ -26,9 +28,9 @@ func FaultAnnotations(h History) []porcupine.Annotation {
 			continue
 		}
 		switch e.Kind {
-		case "fault":
+		case event.KindFault:
 			open[e.Detail] = append(open[e.Detail], i)
-		case "fault-end":
+		case event.KindFaultEnd:
 			if q := open[e.Detail]; len(q) > 0 {
 				ends[q[0]] = e.T
 				open[e.Detail] = q[1:]
@@ -44,19 +46,19 @@ func FaultAnnotations(h History) []porcupine.Annotation {
 		if e.Op != "" || !worldKinds[e.Kind] {
 			continue
 		}
-		a := porcupine.Annotation{Tag: e.Proc, Start: e.T, End: e.T, Description: e.Kind, Details: fmt.Sprintf("t=%v %s %s", time.Duration(e.T), e.Kind, e.Detail)}
+		a := porcupine.Annotation{Tag: e.Proc, Start: e.T, End: e.T, Description: string(e.Kind), Details: fmt.Sprintf("t=%v %s %s", time.Duration(e.T), e.Kind, e.Detail)}
 		switch e.Kind {
-		case "fault":
+		case event.KindFault:
 			a.End = h.End
 			if t, ok := ends[i]; ok {
 				a.End = t
 			}
 			a.Description = "fault: " + e.Detail
 			a.BackgroundColor = "#f6c6c6"
-		case "fault-end", "heal":
+		case event.KindFaultEnd, event.KindHeal:
 			a.BackgroundColor = "#c6f6d0"
-		case "crash", "failover", "demote", "pause":
-			a.Description = e.Kind + " " + e.Detail
+		case event.KindCrash, event.KindFailover, event.KindDemote, event.KindPause:
+			a.Description = string(e.Kind) + " " + e.Detail
 			a.BackgroundColor = "#f6e3c6"
 		}
 		out = append(out, a)

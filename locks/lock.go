@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locksim/locksim/clock"
+	"github.com/locksim/locksim/event"
 )
 
 // ErrNotAcquired means the lock is held by someone else (or a quorum could
@@ -165,16 +166,17 @@ const (
 var PausePoints = []PausePoint{PointAcquiring, PointAfterCheck, PointBeforeWrite, PointRenewing}
 
 // Fencing is what the protected resource must check for a lock to be safe
-// beyond its lease.
-type Fencing string
+// beyond its lease. It is event.Fencing (declared once, with the history's
+// vocabulary); the constants are event's.
+type Fencing = event.Fencing
 
 const (
-	FenceNone     Fencing = "none"      // the resource checks nothing
-	FenceMaxToken Fencing = "max-token" // reject a token lower than the highest seen (Kleppmann)
+	FenceNone     = event.FenceNone     // the resource checks nothing
+	FenceMaxToken = event.FenceMaxToken // reject a token lower than the highest seen (Kleppmann)
 	// FenceMaxTokenStrict also rejects an equal token from another owner.
-	FenceMaxTokenStrict Fencing = "max-token-strict"
-	FenceOwnerCAS       Fencing = "owner-cas" // compare-and-set on the holder's random token (antirez)
-	FenceVersion        Fencing = "version"   // optimistic version check, no lock at all (seed 004)
+	FenceMaxTokenStrict = event.FenceMaxTokenStrict
+	FenceOwnerCAS       = event.FenceOwnerCAS // compare-and-set on the holder's random token (antirez)
+	FenceVersion        = event.FenceVersion  // optimistic version check, no lock at all (seed 004)
 )
 
 // Lease is what a lock believes after a successful Acquire.
@@ -269,6 +271,16 @@ type Info struct {
 	// RealOnly, when set, says why the simulator cannot run the design: it
 	// runs on the real arm only (--backend real).
 	RealOnly string
+	// Params is the design's parameter table (params.go; nil: it takes
+	// none), and Configure builds the design from values of them: With
+	// calls it with values checked against the table, and takes the TTL
+	// and New it returns.
+	Params    []Param
+	Configure func(Values) (Configured, error)
+	// given and scale are the values and time scale With and Scaled
+	// built this Info with.
+	given map[string]Value
+	scale float64
 	// Unavailable, when set, says why this binary cannot run the design
 	// (e.g. built without the go-zero tag); tests skip it, the CLI refuses
 	// it with this message.

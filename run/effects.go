@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/sim"
 )
@@ -94,7 +95,7 @@ func Effects(h checker.History, res *sim.Result, cfg sim.Config) []FaultEffect {
 	wins := winningAcquisitions(h)
 	fired := map[int]int64{}
 	for _, e := range h.Events {
-		if e.Kind == "pause" && e.Fault > 0 {
+		if e.Kind == event.KindPause && e.Fault > 0 {
 			if _, ok := fired[e.Fault]; !ok {
 				fired[e.Fault] = e.T
 			}
@@ -264,14 +265,14 @@ func winningAcquisitions(h checker.History) acquisitions {
 	calls := map[key]int64{}
 	var out acquisitions
 	for _, e := range h.Events {
-		if e.Op != "acquire" {
+		if e.Op != event.OpAcquire {
 			continue
 		}
 		k := key{e.Proc, e.OpID}
 		switch e.Kind {
-		case "call":
+		case event.KindCall:
 			calls[k] = e.T
-		case "ok":
+		case event.KindOK:
 			if t, ok := calls[k]; ok {
 				out = append(out, acquisition{e.Proc, t, e.T})
 			}
@@ -310,13 +311,13 @@ func (as acquisitions) acquiring(h checker.History, c string, t int64) bool {
 		if e.T > t {
 			break
 		}
-		if e.Proc != c || e.Op != "acquire" {
+		if e.Proc != c || e.Op != event.OpAcquire {
 			continue
 		}
 		switch e.Kind {
-		case "call":
+		case event.KindCall:
 			open = true
-		case "ok", "fail", "unknown":
+		case event.KindOK, event.KindFail, event.KindUnknown:
 			open = false
 		}
 	}

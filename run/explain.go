@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 )
 
@@ -58,11 +59,11 @@ func Explain(j *Judged) string {
 			continue
 		}
 		switch {
-		case e.Proc == "world" && e.Kind == "fault" && e.Fault > 0 && e.Fault <= len(h.Faults) && !targeted(h.Faults[e.Fault-1]):
+		case e.Proc == "world" && e.Kind == event.KindFault && e.Fault > 0 && e.Fault <= len(h.Faults) && !targeted(h.Faults[e.Fault-1]):
 			add(fmt.Sprintf("at %s %s", at(e.T), e.Detail))
-		case e.Kind == "pause" && involved(e.Proc):
+		case e.Kind == event.KindPause && involved(e.Proc):
 			add(fmt.Sprintf("%s paused at %s (%s)", e.Proc, at(e.T), e.Detail))
-		case e.Kind == "ok" && e.Op == "acquire" && involved(e.Proc):
+		case e.Kind == event.KindOK && e.Op == event.OpAcquire && involved(e.Proc):
 			switch {
 			case e.Until > 0 && e.Until < e.T:
 				add(fmt.Sprintf("%s acquired at %s with its lease already over (it believed until %s)", e.Proc, at(e.T), at(e.Until)))
@@ -71,7 +72,7 @@ func Explain(j *Judged) string {
 			default:
 				add(fmt.Sprintf("%s acquired at %s", e.Proc, at(e.T)))
 			}
-		case (e.Kind == "crash" || e.Kind == "restart" || e.Kind == "promote") && e.Proc != "world":
+		case (e.Kind == event.KindCrash || e.Kind == event.KindRestart) && e.Proc != "world":
 			add(fmt.Sprintf("%s %s at %s", e.Proc, e.Kind, at(e.T)))
 		}
 	}
@@ -86,7 +87,7 @@ func endOf(h checker.History, i int, f faults.Fault) int64 {
 		return int64(f.End())
 	}
 	for _, e := range h.Events {
-		if e.Proc == "world" && e.Kind == "fault-end" && e.Fault == i+1 {
+		if e.Proc == "world" && e.Kind == event.KindFaultEnd && e.Fault == i+1 {
 			return e.T
 		}
 	}
@@ -101,7 +102,7 @@ func targeted(f faults.Fault) bool { return f.Kind == faults.ClientPause && f.At
 // in the run (its "fault" event is in the history).
 func tookEffect(h checker.History, n int) bool {
 	for _, e := range h.Events {
-		if e.Proc == "world" && e.Kind == "fault" && e.Fault == n {
+		if e.Proc == "world" && e.Kind == event.KindFault && e.Fault == n {
 			return true
 		}
 	}

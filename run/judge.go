@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/sim"
 )
@@ -21,7 +22,7 @@ func history(buf []checker.Event, res *sim.Result, cfg sim.Config, info locks.In
 	h := checker.History{
 		Heal:     int64(cfg.Duration),
 		End:      int64(cfg.Duration + cfg.Liveness),
-		Fencing:  string(info.Fencing),
+		Fencing:  info.Fencing,
 		Resource: resourceKind,
 		Initial:  initial,
 		Capped:   res.TraceCapped,
@@ -38,7 +39,7 @@ func history(buf []checker.Event, res *sim.Result, cfg sim.Config, info locks.In
 	}
 	h.Events = slices.Grow(buf[:0], len(res.History))
 	for _, e := range res.History {
-		if e.Proc == "world" && e.Kind == "heal" {
+		if e.Proc == "world" && e.Kind == event.KindHeal {
 			h.Heal = e.T
 		}
 		h.Events = append(h.Events, checker.Event{T: e.T, Proc: e.Proc, Kind: e.Kind, Op: e.Op, OpID: e.OpID,
@@ -120,7 +121,7 @@ func (j *Job) judge(res *sim.Result, runErr error, r *Reuse) *Judged {
 // lock would read as a liveness failure.
 func factoryError(h checker.History) error {
 	for _, e := range h.Events {
-		if e.Kind == "error" && e.Proc != "world" {
+		if e.Kind == event.KindError && e.Proc != "world" {
 			return fmt.Errorf("the factory failed for client %s: %s", e.Proc, e.Detail)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/scenarios"
@@ -22,10 +23,12 @@ func TestJudge(t *testing.T) {
 	job := NewJob("default", info, cfg, checker.Options{})
 	repro := "locksim run --scenario default --lock set-nx-cad --seed 9"
 	acq := func(t int64, p string, until int64) sim.Event {
-		return sim.Event{T: t, Proc: p, Kind: "ok", Op: "acquire", Until: until}
+		return sim.Event{T: t, Proc: p, Kind: event.KindOK, Op: event.OpAcquire, Until: until}
 	}
-	rel := func(t int64, p string) sim.Event { return sim.Event{T: t, Proc: p, Kind: "call", Op: "release"} }
-	heal := sim.Event{T: 10 * sec, Proc: "world", Kind: "heal"}
+	rel := func(t int64, p string) sim.Event {
+		return sim.Event{T: t, Proc: p, Kind: event.KindCall, Op: event.OpRelease}
+	}
+	heal := sim.Event{T: 10 * sec, Proc: "world", Kind: event.KindHeal}
 	res := func(capped bool, evs ...sim.Event) *sim.Result {
 		return &sim.Result{Seed: 9, Stats: sim.Stats{VirtualNS: 15 * sec}, TraceSHA256: strings.Repeat("0", 64), TraceCapped: capped, History: evs}
 	}
@@ -70,7 +73,7 @@ func TestJudge(t *testing.T) {
 			if o == nil || o.A != "c0" || o.B != "c1" || o.StartNS != 2*sec || r.LeaseOverlapNS <= 0 {
 				t.Errorf("overlap %+v, total %d", o, r.LeaseOverlapNS)
 			}
-			if ce.Violation == nil || ce.Violation.Kind != "lease-overlap" {
+			if ce.Violation == nil || ce.Violation.Kind != checker.KindLeaseOverlap {
 				t.Errorf("violation %+v, want the lease overlap", ce.Violation)
 			}
 		})

@@ -14,6 +14,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/scenarios"
@@ -250,7 +251,7 @@ func staleSelfRelease(j *Judged) (string, bool) {
 			if e.T > ov.Start {
 				break
 			}
-			if e.Proc == holder && e.Op == "acquire" && e.Kind == "ok" {
+			if e.Proc == holder && e.Op == event.OpAcquire && e.Kind == event.KindOK {
 				value = e.Detail
 			}
 		}
@@ -268,11 +269,11 @@ func staleSelfRelease(j *Judged) (string, bool) {
 				break
 			}
 			switch {
-			case e.Proc == holder && e.Op == "release" && e.Kind == "call":
+			case e.Proc == holder && e.Op == event.OpRelease && e.Kind == event.KindCall:
 				releasing = e.Detail == value
-			case e.Proc == holder && e.Op == "release":
+			case e.Proc == holder && e.Op == event.OpRelease:
 				releasing = false
-			case e.Kind == "cmd" && e.Peer == holder:
+			case e.Kind == event.KindCmd && e.Peer == holder:
 				cmd := strings.ToLower(e.Cmd)
 				ns := nodes[e.Proc]
 				if ns == nil {
@@ -425,7 +426,7 @@ func mustReadFaults(t *testing.T, path string) []faults.Fault {
 func phantomHold(j *Judged) (string, bool) {
 	script := func(s string) string { return fmt.Sprintf("eval <script %d bytes> ", len(s)) }
 	for _, e := range j.Result.History {
-		if e.Kind == "cmd" && e.Reply == ":0" &&
+		if e.Kind == event.KindCmd && e.Reply == ":0" &&
 			(strings.HasPrefix(e.Cmd, script(catalogue.RedissonUnlockScript)) || strings.HasPrefix(e.Cmd, script(catalogue.RedissonFairUnlockScript))) {
 			return fmt.Sprintf("%s's release on %s at t=%v left its hold counted (reply 0: still held)", e.Peer, e.Proc, time.Duration(e.T)), true
 		}
@@ -548,7 +549,7 @@ func strandedExpiry(j *Judged) (string, bool) {
 	for i := range j.Result.History {
 		e := &j.Result.History[i]
 		f := strings.Fields(e.Cmd)
-		if e.Kind != "cmd" || len(f) < 2 {
+		if e.Kind != event.KindCmd || len(f) < 2 {
 			continue
 		}
 		switch f[0] {

@@ -65,7 +65,7 @@ func TestNoOpReleaseIsNoOwnershipViolation(t *testing.T) {
 		t.Fatal("the schedule must produce a release ok by c0 after c1 acquired (the case under test); it did not")
 	}
 	t.Logf("without the nodes' record: %d, first: %s", n, v)
-	if j.Check.OwnershipViolations != 0 || (j.Check.First != nil && j.Check.First.Kind == "ownership") {
+	if j.Check.OwnershipViolations != 0 || (j.Check.First != nil && j.Check.First.Kind == checker.KindOwnership) {
 		t.Errorf("a no-op release counted: %d ownership violations: %q", j.Check.OwnershipViolations, j.Check.Reasons)
 	}
 
@@ -75,7 +75,7 @@ func TestNoOpReleaseIsNoOwnershipViolation(t *testing.T) {
 	}
 	jc := run(t, canary)
 	v2 := jc.Check.FirstOwnershipViolation
-	if jc.Check.OwnershipViolations == 0 || v2 == nil || v2.Client != "c0" || v2.Other != "c1" || v2.Node != "n0" || v2.Op != "release" {
+	if jc.Check.OwnershipViolations == 0 || v2 == nil || v2.Client != "c0" || v2.Other != "c1" || v2.Node != "n0" || v2.Op != checker.OwnRelease {
 		t.Fatalf("a plain DEL of c1's key must be an ownership violation by c0 on n0: %d, %+v", jc.Check.OwnershipViolations, v2)
 	}
 	t.Logf("plain DEL: %s", v2)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/sim"
 )
@@ -168,18 +169,18 @@ func (jd *Judged) Report(repro string) *Report {
 	}
 	h, chk := jd.History, jd.Check
 	for _, ev := range res.History {
-		if ev.Op != "acquire" {
+		if ev.Op != event.OpAcquire {
 			continue
 		}
 		switch ev.Kind {
-		case "ok":
+		case event.KindOK:
 			r.Acquisitions.OK++
 			if ev.T >= h.Heal {
 				r.LivenessAcquired++
 			}
-		case "fail":
+		case event.KindFail:
 			r.Acquisitions.Fail++
-		case "unknown":
+		case event.KindUnknown:
 			r.Acquisitions.Unknown++
 		}
 	}

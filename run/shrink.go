@@ -187,17 +187,17 @@ func (s *shrinker) fails(j *Judged) bool {
 func violationsOf(r checker.Result, kind checker.Kind) int {
 	mutex := r.Claim != checker.ClaimResourceSafety
 	switch kind {
-	case "lease-overlap":
+	case checker.KindLeaseOverlap:
 		if mutex {
 			return r.LeaseOverlaps
 		}
-	case "resource":
+	case checker.KindResource:
 		return r.ResourceViolations
-	case "linearizability":
+	case checker.KindLinearizability:
 		if r.Porcupine == checker.LinIllegal {
 			return 1
 		}
-	case "ownership":
+	case checker.KindOwnership:
 		if mutex {
 			return r.OwnershipViolations
 		}

@@ -58,7 +58,7 @@ func TestShrinkKleppmannPause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if orig.Check.Verdict != checker.VerdictUnsafe || orig.Check.First == nil || orig.Check.First.Kind != "resource" {
+	if orig.Check.Verdict != checker.VerdictUnsafe || orig.Check.First == nil || orig.Check.First.Kind != checker.KindResource {
 		t.Fatalf("the pause scenario did not fail with a stale write: %s %v", orig.Check.Verdict, orig.Check.Reasons)
 	}
 	kind := orig.Check.First.Kind

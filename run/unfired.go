@@ -2,6 +2,7 @@ package run
 
 import (
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 )
 
@@ -19,9 +20,9 @@ func UnfiredPauses(h checker.History) []faults.Fault {
 	for _, e := range h.Events {
 		switch {
 		case e.Fault <= 0:
-		case e.Proc == "world" && e.Kind == "fault":
+		case e.Proc == "world" && e.Kind == event.KindFault:
 			armed[e.Fault] = true
-		case e.Kind == "pause":
+		case e.Kind == event.KindPause:
 			fired[e.Fault] = true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
@@ -49,7 +50,7 @@ func TestLibrariesReachPausePoints(t *testing.T) {
 				}
 				paused := 0
 				for _, e := range j.History.Events {
-					if e.Kind == "pause" && e.Proc == "c0" && e.Fault == 1 {
+					if e.Kind == event.KindPause && e.Proc == "c0" && e.Fault == 1 {
 						paused++
 					}
 				}

@@ -10,7 +10,7 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
-// The built-in catalogue: every scenario but "default" is a file in
+// The built-in catalogue: every scenario, "default" included, is a file in
 // builtin/, embedded in the binary and parsed at start-up.
 //
 //go:embed builtin/*.yaml

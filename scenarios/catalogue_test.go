@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/sim"
@@ -51,23 +52,23 @@ func TestCatalogueNoFaults(t *testing.T) {
 				accepted, final, clientOK, unknown, liveOK := int64(0), int64(PoolSize), 0, 0, false
 				inflight := map[string]int64{} // client -> OpID of a write called and not returned
 				for _, ev := range res.History {
-					if ev.Op == "write" {
-						if ev.Kind == "call" {
+					if ev.Op == event.OpWrite {
+						if ev.Kind == event.KindCall {
 							inflight[ev.Proc] = ev.OpID
 						} else if inflight[ev.Proc] == ev.OpID {
 							delete(inflight, ev.Proc)
 						}
 					}
 					switch {
-					case ev.Proc == "store" && ev.Kind == "store-write" && ev.Result == "ok":
+					case ev.Proc == "store" && ev.Kind == event.KindStoreWrite && ev.Result == event.ResultOK:
 						accepted++
 						final = ev.Value
-					case ev.Op == "write" && ev.Kind == "ok":
+					case ev.Op == event.OpWrite && ev.Kind == event.KindOK:
 						clientOK++
-					case ev.Kind == "unknown":
+					case ev.Kind == event.KindUnknown:
 						unknown++
 					}
-					if (ev.Op == "acquire" || (info.Fencing == locks.FenceVersion && ev.Op == "write")) && ev.Kind == "ok" && ev.T > int64(cfg.Duration) {
+					if (ev.Op == event.OpAcquire || (info.Fencing == locks.FenceVersion && ev.Op == event.OpWrite)) && ev.Kind == event.KindOK && ev.T > int64(cfg.Duration) {
 						liveOK = true
 					}
 				}
@@ -97,7 +98,7 @@ func historyOps(h []sim.Event) []checker.Op {
 			continue
 		}
 		op := checker.Op{T: ev.T, Proc: ev.Proc, Kind: ev.Kind, Op: ev.Op, OpID: ev.OpID, Until: ev.Until, Detail: ev.Detail}
-		if ev.Op == "acquire" {
+		if ev.Op == event.OpAcquire {
 			op.Mode = ev.Result // a read-write lock's shared hold
 		}
 		ops = append(ops, op)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
@@ -100,7 +101,7 @@ func TestParseErrors(t *testing.T) {
 		{"simulated needs note", minimal + "locks: [redlock]\nexpect: {redlock: {agreed: safe, simulated: unsafe}}\n", `expect.redlock.note: required with simulated`},
 		{"params unknown lock", minimal + "params: {nope: {ttl: 1s}}\n", `params.nope: unknown lock "nope"`},
 		{"params wrong field", minimal + "params: {set-nx-cad: {drift_factor: 0.1}}\n", `params.set-nx-cad.drift_factor: lock set-nx-cad does not take drift_factor (it takes: ttl, tries, retry_delay, wait_replicas, wait_timeout)`},
-		{"params no params", minimal + "params: {redsync: {ttl: 1s}}\n", `params.redsync.ttl: lock redsync takes no parameters`},
+		{"params no params", minimal + "params: {redisson-lock: {ttl: 1s}}\n", `params.redisson-lock.ttl: lock redisson-lock takes no parameters`},
 		{"params preset", minimal + "params: {redlock: {preset: fast}}\n", `params.redlock.preset: "fast" is not a Redlock preset`},
 		{"params ttl relative", minimal + "params: {redlock: {ttl: 2ttl}}\n", `params.redlock.ttl: 2ttl: a lock parameter must be absolute`},
 		{"params tries", minimal + "params: {redlock: {tries: 0}}\n", `params.redlock.tries: 0 out of range 1..1000`},
@@ -418,14 +419,14 @@ func TestReentrantWorkload(t *testing.T) {
 		nested := 0
 		for _, ev := range res.History {
 			switch {
-			case ev.Op == "acquire" && ev.Kind == "ok":
+			case ev.Op == event.OpAcquire && ev.Kind == event.KindOK:
 				if v, ok := holding[ev.Proc]; ok && v == ev.Detail {
 					nested++
 					depth[ev.Proc]++
 					continue
 				}
 				holding[ev.Proc] = ev.Detail
-			case ev.Op == "release" && ev.Kind == "call":
+			case ev.Op == event.OpRelease && ev.Kind == event.KindCall:
 				if depth[ev.Proc] > 0 {
 					depth[ev.Proc]--
 					continue
@@ -523,19 +524,19 @@ func TestReadFractionWorkload(t *testing.T) {
 		mode := map[string]string{}
 		for _, ev := range res.History {
 			switch {
-			case ev.Op == "acquire" && ev.Kind == "ok":
-				mode[ev.Proc] = ev.Result
-				if ev.Result == "read" {
+			case ev.Op == event.OpAcquire && ev.Kind == event.KindOK:
+				mode[ev.Proc] = string(ev.Result)
+				if ev.Result == event.ResultRead {
 					reads++
 				} else {
 					writes++
 				}
-			case ev.Op == "write" && ev.Kind == "call":
+			case ev.Op == event.OpWrite && ev.Kind == event.KindCall:
 				writeOps++
 				if mode[ev.Proc] == "read" {
 					t.Fatalf("%s wrote in a read section at t=%d", ev.Proc, ev.T)
 				}
-			case ev.Op == "read" && ev.Kind == "call":
+			case ev.Op == event.OpRead && ev.Kind == event.KindCall:
 				readOps++
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locksim/locksim/clock"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/internal/resource"
 	"github.com/locksim/locksim/internal/zk"
 	"github.com/locksim/locksim/locks"
@@ -148,14 +149,14 @@ func (c *client) uniform(lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(c.p.Rand().Int64N(int64(hi-lo)))
 }
 
-func (c *client) call(op string, ev sim.Event) int64 {
+func (c *client) call(op event.Op, ev sim.Event) int64 {
 	c.op++
 	ev.Kind, ev.Op, ev.OpID, ev.Lock = "call", op, c.op, c.info.ID
 	c.p.Record(ev)
 	return c.op
 }
 
-func (c *client) ret(op string, id int64, err error, ev sim.Event) {
+func (c *client) ret(op event.Op, id int64, err error, ev sim.Event) {
 	ev.Kind, ev.Op, ev.OpID, ev.Lock = "ok", op, id, c.info.ID
 	if err != nil {
 		ev.Kind, ev.Detail = classify(err), err.Error()
@@ -247,9 +248,9 @@ func (m modeLock) Acquire(ctx context.Context) (locks.Lease, error) { return m.a
 
 // mode is an acquire ok's Result: "read" (checker.ModeRead) for a shared
 // hold, "" (exclusive) else.
-func mode(l locks.Lease) string {
+func mode(l locks.Lease) event.Result {
 	if l.Read {
-		return "read"
+		return event.ResultRead
 	}
 	return ""
 }
@@ -353,9 +354,9 @@ func (c *client) left(lease locks.Lease) time.Duration {
 // classify turns an error into an outcome: a clean refusal (lock taken,
 // not the owner, write fenced) is "fail"; anything else (timeouts, resets)
 // may have taken effect and is "unknown".
-func classify(err error) string {
+func classify(err error) event.Kind {
 	if errors.Is(err, locks.ErrNotAcquired) || errors.Is(err, locks.ErrNotOwner) || errors.Is(err, resource.ErrFenced) {
-		return "fail"
+		return event.KindFail
 	}
-	return "unknown"
+	return event.KindUnknown
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	evt "github.com/locksim/locksim/event"
 )
 
 // TestAppendEventMatchesJSON: the trace's hand-written encoder produces the
@@ -17,9 +19,9 @@ func TestAppendEventMatchesJSON(t *testing.T) {
 		rapid.Map(rapid.SliceOf(rapid.Byte()), func(b []byte) string { return string(b) }))
 	num := rapid.OneOf(rapid.Int64(), rapid.Just(int64(0)))
 	rapid.Check(t, func(t *rapid.T) {
-		ev := Event{T: num.Draw(t, "t"), Proc: str.Draw(t, "p"), Kind: str.Draw(t, "k"), Local: num.Draw(t, "local"),
-			Peer: str.Draw(t, "peer"), Cmd: str.Draw(t, "cmd"), Reply: str.Draw(t, "reply"), Op: str.Draw(t, "op"),
-			OpID: num.Draw(t, "op_id"), Result: str.Draw(t, "result"), Lock: str.Draw(t, "lock"),
+		ev := Event{T: num.Draw(t, "t"), Proc: str.Draw(t, "p"), Kind: evt.Kind(str.Draw(t, "k")), Local: num.Draw(t, "local"),
+			Peer: str.Draw(t, "peer"), Cmd: str.Draw(t, "cmd"), Reply: str.Draw(t, "reply"), Op: evt.Op(str.Draw(t, "op")),
+			OpID: num.Draw(t, "op_id"), Result: evt.Result(str.Draw(t, "result")), Lock: str.Draw(t, "lock"),
 			Until: num.Draw(t, "until"), Token: num.Draw(t, "token"), Value: num.Draw(t, "value"), Detail: str.Draw(t, "detail")}
 		want, err := json.Marshal(ev)
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	evt "github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 )
 
@@ -57,9 +58,9 @@ func isTimeout(err error) bool {
 // do runs f for p and records a "call" and a "ret" event (true time in T),
 // the reply in Reply and the outcome class in Result.
 func do(p *Proc, op string, f func() (string, error)) (string, error) {
-	p.Record(Event{Kind: "call", Op: op})
+	p.Record(Event{Kind: evt.KindCall, Op: evt.Op(op)})
 	v, err := f()
-	ev := Event{Kind: "ret", Op: op, Reply: v, Result: resOK}
+	ev := Event{Kind: "ret", Op: evt.Op(op), Reply: v, Result: resOK}
 	switch {
 	case err == redis.Nil:
 		ev.Result = resNil
@@ -111,16 +112,16 @@ func opsOf(t *testing.T, res *Result, proc string) []opRec {
 			continue
 		}
 		switch ev.Kind {
-		case "call":
+		case evt.KindCall:
 			if open != nil {
 				t.Fatalf("%s: call %q while %q is open", proc, ev.Op, open.Op)
 			}
-			open = &opRec{Op: ev.Op, Call: ev.T}
-		case "ret":
-			if open == nil || open.Op != ev.Op {
+			open = &opRec{Op: string(ev.Op), Call: ev.T}
+		case "ret": // this test's own kind
+			if open == nil || open.Op != string(ev.Op) {
 				t.Fatalf("%s: unpaired ret %q", proc, ev.Op)
 			}
-			open.Ret, open.Result, open.Reply, open.Detail = ev.T, ev.Result, ev.Reply, ev.Detail
+			open.Ret, open.Result, open.Reply, open.Detail = ev.T, string(ev.Result), ev.Reply, ev.Detail
 			out = append(out, *open)
 			open = nil
 		}
@@ -148,7 +149,7 @@ func one(t *testing.T, ops []opRec, op string) opRec {
 	return got[0]
 }
 
-func engineEvents(res *Result, proc, kind string) []Event {
+func engineEvents(res *Result, proc string, kind evt.Kind) []Event {
 	var out []Event
 	for _, ev := range res.History {
 		if ev.Proc == proc && ev.Kind == kind {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	evt "github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 )
 
@@ -34,7 +35,7 @@ func TestGroupsFailOverAlone(t *testing.T) {
 	}
 	res := runBite(t, cfg)
 	for _, ev := range res.History {
-		if ev.Kind == "error" {
+		if ev.Kind == evt.KindError {
 			t.Fatal(ev.Detail)
 		}
 	}

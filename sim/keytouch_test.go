@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	evt "github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 )
 
@@ -58,11 +59,15 @@ func TestKeyTouch(t *testing.T) {
 	res := runBite(t, cfg)
 	var got []Event
 	for _, ev := range res.History {
-		if ev.Kind == "key-touch" {
+		if ev.Kind == evt.KindKeyTouch {
 			got = append(got, ev)
 		}
 	}
-	want := []struct{ node, peer, result, owner string }{
+	want := []struct {
+		node, peer string
+		result     evt.Result
+		owner      string
+	}{
 		{"n0", "c1", "expire", "c0"},
 		{"n1", "c1", "del", "c0"},
 	}

@@ -8,30 +8,36 @@ import (
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
+
+	evt "github.com/locksim/locksim/event"
 )
 
 // Event is one line of the trace. T is true time in ns; Local, when set,
-// the acting process's local clock. Kinds in use:
+// the acting process's local clock. Kind, Op and Result are the history's
+// vocabulary (package event, imported as evt: sim has its own scheduler
+// type event); kinds in use:
 //
-//	engine: start, heal, stop, fault, fault-end, failover, crash, restart
-//	node:   cmd (Peer ran Cmd, got Reply)
-//	client: whatever its program records (op, call, ok, fail, unknown, ...)
+//	engine:  heal, stop, fault, fault-end, pause, failover, demote,
+//	         reconfigure, crash, restart, exit
+//	node:    cmd (Peer ran Cmd, got Reply), key-touch
+//	storage: store-read, store-write
+//	client:  whatever its program records (call, ok, fail, unknown, renew, ...)
 type Event struct {
-	T      int64  `json:"t"`
-	Proc   string `json:"p"`
-	Kind   string `json:"k"`
-	Local  int64  `json:"local,omitempty"`
-	Peer   string `json:"peer,omitempty"`
-	Cmd    string `json:"cmd,omitempty"`
-	Reply  string `json:"reply,omitempty"`
-	Op     string `json:"op,omitempty"`
-	OpID   int64  `json:"op_id,omitempty"`
-	Result string `json:"result,omitempty"` // ok | fail | unknown
-	Lock   string `json:"lock,omitempty"`
-	Until  int64  `json:"until,omitempty"` // local time a holder believes it holds until
-	Token  int64  `json:"token,omitempty"`
-	Value  int64  `json:"value,omitempty"`
-	Detail string `json:"detail,omitempty"`
+	T      int64      `json:"t"`
+	Proc   string     `json:"p"`
+	Kind   evt.Kind   `json:"k"`
+	Local  int64      `json:"local,omitempty"`
+	Peer   string     `json:"peer,omitempty"`
+	Cmd    string     `json:"cmd,omitempty"`
+	Reply  string     `json:"reply,omitempty"`
+	Op     evt.Op     `json:"op,omitempty"`
+	OpID   int64      `json:"op_id,omitempty"`
+	Result evt.Result `json:"result,omitempty"` // ok | fenced | del | expire | read
+	Lock   string     `json:"lock,omitempty"`
+	Until  int64      `json:"until,omitempty"` // local time a holder believes it holds until
+	Token  int64      `json:"token,omitempty"`
+	Value  int64      `json:"value,omitempty"`
+	Detail string     `json:"detail,omitempty"`
 	// Fault is set on fault, fault-end and targeted pause events: the
 	// fault's number in Config.Faults, counting from 1. It is not in the
 	// trace file (whose lines say the fault in Detail) nor in its hash:
@@ -73,7 +79,7 @@ func (t *Trace) add(ev Event) {
 	if t.w != nil && t.werr == nil {
 		_, t.werr = t.w.Write(t.line)
 	}
-	if ev.Kind == "cmd" && !t.keepCmds {
+	if ev.Kind == evt.KindCmd && !t.keepCmds {
 		return // node commands go to the trace and its hash, not the history
 	}
 	if len(t.history) < t.max {
@@ -91,12 +97,12 @@ func (t *Trace) addCmd(at int64, proc, peer string, args []string, reply []byte)
 	t.cmd = appendSummary(t.cmd[:0], args)
 	t.reply = appendFirstLine(t.reply[:0], reply)
 	if t.keepCmds {
-		t.add(Event{T: at, Proc: proc, Kind: "cmd", Peer: peer, Cmd: string(t.cmd), Reply: string(t.reply)})
+		t.add(Event{T: at, Proc: proc, Kind: evt.KindCmd, Peer: peer, Cmd: string(t.cmd), Reply: string(t.reply)})
 		return
 	}
 	// add keeps no "cmd" event when !keepCmds, so the strings may alias
 	// the scratch buffers.
-	t.add(Event{T: at, Proc: proc, Kind: "cmd", Peer: peer, Cmd: unsafe.String(unsafe.SliceData(t.cmd), len(t.cmd)), Reply: unsafe.String(unsafe.SliceData(t.reply), len(t.reply))})
+	t.add(Event{T: at, Proc: proc, Kind: evt.KindCmd, Peer: peer, Cmd: unsafe.String(unsafe.SliceData(t.cmd), len(t.cmd)), Reply: unsafe.String(unsafe.SliceData(t.reply), len(t.reply))})
 }
 
 func (t *Trace) finish() {}
@@ -113,14 +119,14 @@ func appendEvent(b []byte, ev *Event) []byte {
 	b = append(b, `{"t":`...)
 	b = strconv.AppendInt(b, ev.T, 10)
 	b = appendStr(b, `,"p":`, ev.Proc, true)
-	b = appendStr(b, `,"k":`, ev.Kind, true)
+	b = appendStr(b, `,"k":`, string(ev.Kind), true)
 	b = appendInt(b, `,"local":`, ev.Local)
 	b = appendStr(b, `,"peer":`, ev.Peer, false)
 	b = appendStr(b, `,"cmd":`, ev.Cmd, false)
 	b = appendStr(b, `,"reply":`, ev.Reply, false)
-	b = appendStr(b, `,"op":`, ev.Op, false)
+	b = appendStr(b, `,"op":`, string(ev.Op), false)
 	b = appendInt(b, `,"op_id":`, ev.OpID)
-	b = appendStr(b, `,"result":`, ev.Result, false)
+	b = appendStr(b, `,"result":`, string(ev.Result), false)
 	b = appendStr(b, `,"lock":`, ev.Lock, false)
 	b = appendInt(b, `,"until":`, ev.Until)
 	b = appendInt(b, `,"token":`, ev.Token)

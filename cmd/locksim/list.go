@@ -161,6 +161,40 @@ func lockDetails(w io.Writer, info locks.Info) error {
 	if info.Unavailable != "" {
 		fmt.Fprintf(tw, "unavailable:\t%s\n", oneLine(info.Unavailable))
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return lockParams(w, info)
+}
+
+// lockParams prints a lock's parameter table (locks.Info.Params): what a
+// scenario file's params block and a sweep's params.<lock>.<name> set.
+func lockParams(w io.Writer, info locks.Info) error {
+	if len(info.Params) == 0 {
+		_, err := fmt.Fprintln(w, "parameters: none")
+		return err
+	}
+	fmt.Fprintf(w, "parameters (a scenario file's params: {%s: {name: value}}):\n", info.ID)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  name\tdefault\tunit\trange\tdoc")
+	for _, p := range info.Params {
+		unit, rng := p.Unit, ""
+		switch p.Kind {
+		case locks.KindDuration:
+			unit = "duration"
+			lo := "[" + p.Format(p.Min)
+			if p.Positive {
+				lo = "(" + p.Format(p.Min)
+			}
+			rng = lo + ", " + p.Format(p.Max) + "]"
+		case locks.KindChoice:
+			rng = strings.Join(p.Choices, " | ")
+		default:
+			rng = "[" + p.Format(p.Min) + ", " + p.Format(p.Max) + "]"
+		}
+		line := fmt.Sprintf("  %s\t%s\t%s\t%s\t%s", p.Name, p.Format(p.Default), unit, rng, p.Doc)
+		fmt.Fprintln(tw, line)
+	}
 	return tw.Flush()
 }
 

@@ -2,6 +2,7 @@ package charts
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 
 	"gonum.org/v1/plot"
@@ -64,7 +65,27 @@ func (c BarChart) Figure() (Figure, error) {
 	bars.Color = withAlpha(paletteColor(0), 200)
 	bars.LineStyle.Width = 0
 	eb := &plotter.YErrorBars{XYs: xys, YErrors: errs, LineStyle: draw.LineStyle{Color: paletteColor(1), Width: vg.Points(1.2)}, CapWidth: vg.Points(10)}
-	p.Add(plotter.NewGrid(), bars, eb)
+	// Each bar says its value, so a zero (no bar) is read as zero, not as
+	// missing.
+	lbls := make([]string, len(c.Bars))
+	lxys := make(plotter.XYs, len(c.Bars))
+	for i, b := range c.Bars {
+		lbls[i] = trimFloat(b.Value)
+		if b.Value == 0 {
+			lbls[i] = "0 (none seen)"
+		}
+		lxys[i] = plotter.XY{X: float64(i), Y: xys[i].Y + errs[i].High}
+	}
+	labels, err := plotter.NewLabels(plotter.XYLabels{XYs: lxys, Labels: lbls})
+	if err != nil {
+		return nil, err
+	}
+	for j := range labels.TextStyle {
+		labels.TextStyle[j] = textStyle(vg.Points(8), color.Black)
+		labels.TextStyle[j].XAlign = draw.XCenter
+	}
+	labels.Offset = vg.Point{Y: vg.Points(3)}
+	p.Add(plotter.NewGrid(), bars, eb, labels)
 	p.NominalX(names...)
 	p.Y.Min = 0
 	if ymax > 0 {
@@ -95,5 +116,14 @@ func (c BarChart) Figure() (Figure, error) {
 	if h == 0 {
 		h = 4.8 * vg.Inch
 	}
-	return plotFigure{p: p, w: w, h: h, title: c.Title}, nil
+	legend := []legendItem{
+		{"estimate", []plot.Thumbnailer{swatch(withAlphaRGBA(paletteColor(0), 200))}},
+		{"95% interval", []plot.Thumbnailer{whisker{paletteColor(1)}}},
+	}
+	return plotFigure{p: p, w: w, h: h, title: c.Title, legend: legend}, nil
+}
+
+// withAlphaRGBA is clr at alpha a, premultiplied (a swatch's colour).
+func withAlphaRGBA(clr color.RGBA, a uint8) color.RGBA {
+	return color.RGBA{R: uint8(uint16(clr.R) * uint16(a) / 255), G: uint8(uint16(clr.G) * uint16(a) / 255), B: uint8(uint16(clr.B) * uint16(a) / 255), A: a}
 }

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/internal/charts"
 	"github.com/locksim/locksim/internal/stats"
@@ -76,7 +77,7 @@ func fencingChart() charts.FencingChart {
 func history() (checker.History, checker.Result) {
 	ms := int64(1e6)
 	h := checker.History{Clients: []string{"c0", "c1", "c2"}, Heal: 10_000 * ms, End: 12_000 * ms, Fencing: "max-token", Resource: "pool", Initial: 300}
-	ev := func(t int64, p, k, op string, id int64, f func(*checker.Event)) {
+	ev := func(t int64, p string, k event.Kind, op event.Op, id int64, f func(*checker.Event)) {
 		e := checker.Event{T: t * ms, Proc: p, Kind: k, Op: op, OpID: id}
 		if f != nil {
 			f(&e)
@@ -110,7 +111,7 @@ func history() (checker.History, checker.Result) {
 	ev(5250, "c2", "fail", "acquire", 1, nil)
 	r := checker.Check(h, checker.Options{SkipPorcupine: true})
 	// Draw it as if it were a violation (fencing made it safe).
-	r.First = &checker.Violation{Kind: "lease-overlap", T: 3300 * ms, Since: 100 * ms, Clients: []string{"c0", "c1"}, Detail: "test violation"}
+	r.First = &checker.Violation{Kind: checker.KindLeaseOverlap, T: 3300 * ms, Since: 100 * ms, Clients: []string{"c0", "c1"}, Detail: "test violation"}
 	return h, r
 }
 

@@ -478,12 +478,17 @@ func (g *groupedBars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return cmin, cmax, 0, vmax
 }
 
-// whisker is an interval's legend thumbnail: a line with end caps.
-type whisker struct{}
+// whisker is an interval's legend thumbnail: a line with end caps (black
+// when clr is nil).
+type whisker struct{ clr color.Color }
 
-func (whisker) Thumbnail(c *draw.Canvas) {
+func (w whisker) Thumbnail(c *draw.Canvas) {
 	r := c.Rectangle
-	ls := draw.LineStyle{Color: color.Black, Width: vg.Points(1)}
+	clr := w.clr
+	if clr == nil {
+		clr = color.Black
+	}
+	ls := draw.LineStyle{Color: clr, Width: vg.Points(1)}
 	y := (r.Min.Y + r.Max.Y) / 2
 	c.StrokeLine2(ls, r.Min.X, y, r.Max.X, y)
 	c.StrokeLine2(ls, r.Min.X, r.Min.Y, r.Min.X, r.Max.Y)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 )
 
 // TestTimelineLanes: the violation's clients come first, then the
@@ -19,15 +20,15 @@ func TestTimelineLanes(t *testing.T) {
 		c := fmt.Sprintf("c%d", i)
 		h.Clients = append(h.Clients, c)
 		h.Events = append(h.Events,
-			checker.Event{T: int64(100+i) * ms, Proc: c, Kind: "call", Op: "acquire", OpID: 1},
-			checker.Event{T: int64(200+i) * ms, Proc: c, Kind: "ok", Op: "acquire", OpID: 1, Until: 2000 * ms})
+			checker.Event{T: int64(100+i) * ms, Proc: c, Kind: event.KindCall, Op: event.OpAcquire, OpID: 1},
+			checker.Event{T: int64(200+i) * ms, Proc: c, Kind: event.KindOK, Op: event.OpAcquire, OpID: 1, Until: 2000 * ms})
 	}
 	h.Events = append(h.Events,
-		checker.Event{T: 300 * ms, Proc: "store", Kind: "store-write", Peer: "c7", Value: 1, Result: "ok"},
-		checker.Event{T: 400 * ms, Proc: "n0", Kind: "crash"},
-		checker.Event{T: 500 * ms, Proc: "sentinel", Kind: "failover", Detail: "n0 -> n1"})
+		checker.Event{T: 300 * ms, Proc: "store", Kind: event.KindStoreWrite, Peer: "c7", Value: 1, Result: event.ResultOK},
+		checker.Event{T: 400 * ms, Proc: "n0", Kind: event.KindCrash},
+		checker.Event{T: 500 * ms, Proc: "sentinel", Kind: event.KindFailover, Detail: "n0 -> n1"})
 	slices.SortStableFunc(h.Events, func(a, b checker.Event) int { return int(a.T - b.T) })
-	r := checker.Result{First: &checker.Violation{Kind: "lease-overlap", T: 300 * ms, Since: 100 * ms, Clients: []string{"c7", "c3"}, Detail: "x"}}
+	r := checker.Result{First: &checker.Violation{Kind: checker.KindLeaseOverlap, T: 300 * ms, Since: 100 * ms, Clients: []string{"c7", "c3"}, Detail: "x"}}
 
 	fig, err := Timeline(h, r, TimelineOptions{MaxLanes: 6})
 	if err != nil {
@@ -61,7 +62,7 @@ func TestTimelineLanes(t *testing.T) {
 func TestTimelineDeadlines(t *testing.T) {
 	ms := int64(1e6)
 	h := checker.History{End: 10_000 * ms, Heal: 9_000 * ms, Clients: []string{"c0", "c1", "c2"}}
-	ev := func(tt int64, proc, kind, op string, id, until int64) checker.Event {
+	ev := func(tt int64, proc string, kind event.Kind, op event.Op, id, until int64) checker.Event {
 		return checker.Event{T: tt * ms, Proc: proc, Kind: kind, Op: op, OpID: id, Until: until * ms}
 	}
 	h.Events = []checker.Event{

@@ -3,15 +3,14 @@ package realredis
 import (
 	"context"
 	"fmt"
-	"math"
 	"net"
 	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/internal/realcoord"
 	"github.com/locksim/locksim/locks"
-	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -99,7 +98,7 @@ func (w *world) coordCrash(i int) {
 	if first {
 		w.stats.Crashes++
 		c.since[i] = w.now()
-		w.addLocked(sim.Event{T: c.since[i], Proc: c.ens.Members[i].Name, Kind: "crash", Detail: string(c.ens.Kind) + " SIGKILL"})
+		w.addLocked(sim.Event{T: c.since[i], Proc: c.ens.Members[i].Name, Kind: event.KindCrash, Detail: string(c.ens.Kind) + " SIGKILL"})
 	}
 	w.mu.Unlock()
 	if first {
@@ -127,7 +126,7 @@ func (w *world) coordCrashEnded(i int) {
 	}
 	w.mu.Lock()
 	now := w.now()
-	w.addLocked(sim.Event{T: now, Proc: c.ens.Members[i].Name, Kind: "restart",
+	w.addLocked(sim.Event{T: now, Proc: c.ens.Members[i].Name, Kind: event.KindRestart,
 		Detail: fmt.Sprintf("serving again %v after the kill", time.Duration(now-c.since[i]).Round(time.Millisecond))})
 	w.mu.Unlock()
 }
@@ -164,25 +163,6 @@ func (w *world) coordListeners() []string {
 	var out []string
 	for _, m := range w.coord.ens.Members {
 		out = append(out, m.Addr())
-	}
-	return out
-}
-
-// scaleConsensus is ScaleLock for a design with a real counterpart
-// (Info.Real): its TTL × k, and, for the simulated store's zk-lock (the
-// parity table's sim arm), its session timeout, wait and poll × k. The
-// real designs size everything from Env.TTL, which is the scaled TTL.
-func scaleConsensus(info locks.Info, k float64) locks.Info {
-	sc := func(d time.Duration) time.Duration { return time.Duration(math.Round(float64(d) * k)) }
-	out := info
-	out.TTL = sc(info.TTL)
-	orig := info.New
-	out.New = func(env locks.Env) (locks.Lock, error) {
-		l, err := orig(env)
-		if z, ok := l.(*catalogue.ZKLock); ok && err == nil {
-			z.SessionTimeout, z.Wait, z.Poll = sc(z.SessionTimeout), sc(z.Wait), sc(z.Poll)
-		}
-		return l, err
 	}
 	return out
 }

@@ -24,7 +24,7 @@ const DefaultTTL = 500 * time.Millisecond
 // NominalTTL is the lease a lock without one (setnx-del, version-cas) is
 // scaled by: set-nx-cad's 3 s, so --ttl plays its scenario as fast as
 // set-nx-cad's.
-const NominalTTL = 3 * time.Second
+const NominalTTL = scenarios.NominalTTL
 
 // MinTTL and MaxTTL bound --ttl.
 const (
@@ -89,37 +89,39 @@ func BuildScaled(spec run.Spec, ttl time.Duration) (*Job, error) {
 	case spec.Step != nil:
 		return nil, &run.InputError{Field: "step", Err: errors.New("not supported by the real backend yet")}
 	}
-	base, err := spec.Build() // validates lock, scenario and params as the sim does
-	if err != nil {
-		return nil, err
+	// The world is built once, by the scenario file's builder, with the
+	// TTL as an input (scenarios.Params.TTL): the world, the workload and
+	// the lock's parameters (its table, locks.Info.Scaled) come out played
+	// TTL / the lock's own TTL times as fast. An input the builder refuses
+	// is reported as the simulator reports it (run.Spec.Build).
+	info, err := catalogue.Get(spec.Lock)
+	if err != nil || info.Unavailable != "" {
+		return nil, specError(spec, err)
 	}
 	sc, err := scenarios.Resolve(spec.ScenarioID())
 	if err != nil {
-		return nil, &run.InputError{Field: "scenario", Err: err}
+		return nil, specError(spec, err)
 	}
 	if sc.File == nil {
 		return nil, &run.InputError{Field: "scenario", Err: fmt.Errorf("%s is written in Go, not as a scenario file: the real backend runs scenario files only", sc.ID)}
 	}
-	parts, err := sc.File.Parts(base.Lock, spec.Seed, spec.Params)
+	params := spec.Params
+	params.TTL = ttl
+	scaled, err := sc.File.Parts(info, spec.Seed, params)
 	if err != nil {
-		return nil, &run.InputError{Err: err}
+		if strings.HasPrefix(err.Error(), "ttl: ") || strings.Contains(err.Error(), "cannot be time-scaled") {
+			return nil, &run.InputError{Field: "ttl", Err: errors.New(strings.TrimPrefix(err.Error(), "ttl: "))}
+		}
+		return nil, specError(spec, err)
 	}
-	own := parts.Lock.TTL
-	if own <= 0 {
-		own = NominalTTL // a lock without a lease: scaled as if it had set-nx-cad's
-	}
-	k := float64(ttl) / float64(own)
-	scaled, err := Scale(parts, k)
-	if err != nil {
-		return nil, &run.InputError{Field: "ttl", Err: err}
-	}
-	j := base.Judging
+	k, own := scaled.Scale, scaled.OrigTTL
+	j := sc.Judging(info)
 	j.MaxUnavailable = time.Duration(math.Round(float64(j.MaxUnavailable) * k))
 	cfg := scaled.Config
-	if err := cfg.Validate(); err != nil {
-		return nil, &run.InputError{Err: err}
+	if spec.MaxEvents > 0 {
+		cfg.MaxEvents = spec.MaxEvents
 	}
-	job := &run.Job{Spec: spec, Scenario: base.Scenario, Lock: scaled.Lock, Config: cfg, Judging: j,
+	job := &run.Job{Spec: spec, Scenario: sc.ID, Lock: scaled.Lock, Config: cfg, Judging: j,
 		Check: checker.Options{RequireFairness: spec.Fairness}}
 	return &Job{Job: job, Parts: scaled, Scale: k, OrigTTL: own, TTL: ttl}, nil
 }
@@ -165,6 +167,16 @@ func Supported(p scenarios.Parts) error {
 		return fmt.Errorf("not supported by the real backend yet: %s", strings.Join(why, "; "))
 	}
 	return nil
+}
+
+// specError is the simulator's error for spec (run.Spec.Build: unknown or
+// unavailable lock, unknown scenario, a world its builder refuses), or
+// err when the simulator would build it.
+func specError(spec run.Spec, err error) error {
+	if _, serr := spec.Build(); serr != nil {
+		return serr
+	}
+	return &run.InputError{Err: err}
 }
 
 // runClient runs the scenario's workload with the (scaled) lock on p.

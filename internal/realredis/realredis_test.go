@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/internal/resource"
 	"github.com/locksim/locksim/locks"
@@ -477,15 +478,15 @@ func TestReplicatedWorld(t *testing.T) {
 	}
 	var failover, crash bool
 	for _, ev := range jd.Result.History {
-		failover = failover || (ev.Proc == sim.SentinelName && ev.Kind == "failover" && strings.HasPrefix(ev.Detail, "n0 -> "))
-		crash = crash || (ev.Proc == "n0" && ev.Kind == "crash" && ev.Detail == "failover")
+		failover = failover || (ev.Proc == sim.SentinelName && ev.Kind == event.KindFailover && strings.HasPrefix(ev.Detail, "n0 -> "))
+		crash = crash || (ev.Proc == "n0" && ev.Kind == event.KindCrash && ev.Detail == "failover")
 	}
 	if !crash || !failover {
 		t.Errorf("history: crash of n0 %v, Sentinel failover from n0 %v", crash, failover)
 	}
 	acquired := 0
 	for _, ev := range jd.Result.History {
-		if ev.Op == "acquire" && ev.Kind == "ok" {
+		if ev.Op == event.OpAcquire && ev.Kind == event.KindOK {
 			acquired++
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/internal/charts"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
@@ -64,14 +65,14 @@ func readRTT(evs []sim.Event) RTT {
 	calls := map[string]int64{}
 	var ds []time.Duration
 	for _, e := range evs {
-		if e.Op != "read" {
+		if e.Op != event.OpRead {
 			continue
 		}
 		key := e.Proc + "/" + strconv.FormatInt(e.OpID, 10)
 		switch e.Kind {
-		case "call":
+		case event.KindCall:
 			calls[key] = e.T
-		case "ok":
+		case event.KindOK:
 			if t, ok := calls[key]; ok {
 				ds = append(ds, time.Duration(e.T-t))
 			}

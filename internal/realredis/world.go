@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/clock"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/sim"
 )
@@ -58,7 +59,7 @@ func (w *world) stopping() bool {
 }
 
 func (w *world) addLocked(ev sim.Event) {
-	if w.stopped && ev.Kind != "stop" {
+	if w.stopped && ev.Kind != event.KindStop {
 		return // the run is over: as in the simulator, nothing more is recorded
 	}
 	w.events = append(w.events, ev)
@@ -318,7 +319,7 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 		t.Stop()
 	}
 	w.mu.Lock()
-	w.addLocked(sim.Event{T: w.now(), Proc: "world", Kind: "stop"})
+	w.addLocked(sim.Event{T: w.now(), Proc: "world", Kind: event.KindStop})
 	w.stopped = true
 	w.mu.Unlock()
 	close(w.stop)
@@ -380,7 +381,7 @@ func (w *world) startFault(i int, f faults.Fault) {
 	}
 	now := w.now()
 	w.stats.Faults++
-	w.addLocked(sim.Event{T: now, Proc: "world", Kind: "fault", Detail: f.String(), Fault: i + 1})
+	w.addLocked(sim.Event{T: now, Proc: "world", Kind: event.KindFault, Detail: f.String(), Fault: i + 1})
 	end := int64(f.End())
 	var onEnd func()
 	switch f.Kind {
@@ -506,7 +507,7 @@ func (w *world) startFault(i int, f faults.Fault) {
 				return // the heal already lifted it
 			}
 			if mark {
-				w.addLocked(sim.Event{T: w.now(), Proc: "world", Kind: "fault-end", Detail: f.String(), Fault: i + 1})
+				w.addLocked(sim.Event{T: w.now(), Proc: "world", Kind: event.KindFaultEnd, Detail: f.String(), Fault: i + 1})
 			}
 			w.mu.Unlock()
 			if fn != nil {
@@ -529,7 +530,7 @@ func (w *world) crashAs(n int, detail string) {
 	if first {
 		w.stats.Crashes++
 		w.downSince[n] = w.now()
-		w.addLocked(sim.Event{T: w.downSince[n], Proc: w.servers[n].name, Kind: "crash", Detail: detail})
+		w.addLocked(sim.Event{T: w.downSince[n], Proc: w.servers[n].name, Kind: event.KindCrash, Detail: detail})
 	}
 	w.mu.Unlock()
 	if first {
@@ -558,7 +559,7 @@ func (w *world) crashEnded(n int) {
 	}
 	w.mu.Lock()
 	now := w.now()
-	w.addLocked(sim.Event{T: now, Proc: w.servers[n].name, Kind: "restart",
+	w.addLocked(sim.Event{T: now, Proc: w.servers[n].name, Kind: event.KindRestart,
 		Detail: fmt.Sprintf("serving again %v after the kill", time.Duration(now-w.downSince[n]).Round(time.Millisecond))})
 	w.mu.Unlock()
 }
@@ -575,7 +576,7 @@ func (w *world) heal() {
 	}
 	w.healed = true
 	now := w.now()
-	w.addLocked(sim.Event{T: now, Proc: "world", Kind: "heal"})
+	w.addLocked(sim.Event{T: now, Proc: "world", Kind: event.KindHeal})
 	for _, p := range w.procs {
 		p.paused = 0
 		p.armed = nil

@@ -26,19 +26,22 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/sim"
 )
 
-// Mode is the storage's fencing mode.
-type Mode string
+// Mode is the storage's fencing mode: event.Fencing, declared once with
+// the history's vocabulary (locks.Fencing is the same type).
+type Mode = event.Fencing
 
+// The modes, event's constants.
 const (
-	ModeNone     Mode = "none"
-	ModeMaxToken Mode = "max-token"
+	ModeNone     = event.FenceNone
+	ModeMaxToken = event.FenceMaxToken
 	// ModeMaxTokenStrict also refuses an equal token from another owner.
-	ModeMaxTokenStrict Mode = "max-token-strict"
-	ModeOwnerCAS       Mode = "owner-cas"
-	ModeVersion        Mode = "version"
+	ModeMaxTokenStrict = event.FenceMaxTokenStrict
+	ModeOwnerCAS       = event.FenceOwnerCAS
+	ModeVersion        = event.FenceVersion
 )
 
 // ParseMode checks a mode name.
@@ -124,7 +127,7 @@ func (s *Storage) Exec(now int64, client string, args []string, r sim.Reply, rec
 			}
 			if why := s.fence(o, token, args[3], "", 0); why != "" {
 				r.WriteError("FENCED " + why)
-				record(sim.Event{Proc: Name, Kind: "store-read", Peer: client, Lock: args[1], Result: "fenced", Token: token, Detail: why})
+				record(sim.Event{Proc: Name, Kind: event.KindStoreRead, Peer: client, Lock: args[1], Result: event.ResultFenced, Token: token, Detail: why})
 				return
 			}
 			if token > o.maxToken {
@@ -135,7 +138,7 @@ func (s *Storage) Exec(now int64, client string, args []string, r sim.Reply, rec
 		r.WriteBulk(strconv.FormatInt(o.value, 10))
 		r.WriteBulk(strconv.FormatInt(o.version, 10))
 		r.WriteBulk(o.owner)
-		record(sim.Event{Proc: Name, Kind: "store-read", Peer: client, Lock: args[1], Value: o.value, Detail: fmt.Sprintf("version=%d owner=%s", o.version, o.owner)})
+		record(sim.Event{Proc: Name, Kind: event.KindStoreRead, Peer: client, Lock: args[1], Value: o.value, Detail: fmt.Sprintf("version=%d owner=%s", o.version, o.owner)})
 	case cmd == "STORE.WRITE" && len(args) == 7:
 		key := args[1]
 		value, err1 := strconv.ParseInt(args[2], 10, 64)
@@ -157,7 +160,7 @@ func (s *Storage) Exec(now int64, client string, args []string, r sim.Reply, rec
 		}
 		if why := s.fence(o, token, owner, expOwner, expVersion); why != "" {
 			r.WriteError("FENCED " + why)
-			record(sim.Event{Proc: Name, Kind: "store-write", Peer: client, Lock: key, Result: "fenced", Value: value, Token: token, Detail: why})
+			record(sim.Event{Proc: Name, Kind: event.KindStoreWrite, Peer: client, Lock: key, Result: event.ResultFenced, Value: value, Token: token, Detail: why})
 			return
 		}
 		o.value = value
@@ -167,7 +170,7 @@ func (s *Storage) Exec(now int64, client string, args []string, r sim.Reply, rec
 			o.maxToken, o.maxOwner = token, owner
 		}
 		r.WriteOK()
-		record(sim.Event{Proc: Name, Kind: "store-write", Peer: client, Lock: key, Result: "ok", Value: value, Token: token, Detail: fmt.Sprintf("version=%d owner=%s", o.version, owner)})
+		record(sim.Event{Proc: Name, Kind: event.KindStoreWrite, Peer: client, Lock: key, Result: event.ResultOK, Value: value, Token: token, Detail: fmt.Sprintf("version=%d owner=%s", o.version, owner)})
 	default:
 		r.WriteError(fmt.Sprintf("ERR unknown storage command %q with %d arguments", args[0], len(args)-1))
 	}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/run"
 )
@@ -94,7 +95,7 @@ func firstLine(s string) string {
 func PauseShort(h checker.History) bool {
 	fired := map[int]int64{} // fault number → when its pause began
 	for _, ev := range h.Events {
-		if ev.Kind == "pause" && ev.Fault > 0 {
+		if ev.Kind == event.KindPause && ev.Fault > 0 {
 			if _, seen := fired[ev.Fault]; !seen {
 				fired[ev.Fault] = ev.T
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/sim"
@@ -122,7 +123,7 @@ func TestReplicatedSurvivesCrashes(t *testing.T) {
 	}
 	leaders := map[string]bool{}
 	for _, e := range res.History {
-		if e.Kind == "zk-leader" {
+		if e.Kind == event.KindZKLeader {
 			leaders[e.Proc] = true
 		}
 	}
@@ -240,7 +241,7 @@ func TestDeterministic(t *testing.T) {
 func TestDeafLeaderStepsDown(t *testing.T) {
 	firstLeader := func(res *sim.Result) string {
 		for _, e := range res.History {
-			if e.Kind == "zk-leader" {
+			if e.Kind == event.KindZKLeader {
 				return e.Proc
 			}
 		}
@@ -264,7 +265,7 @@ func TestDeafLeaderStepsDown(t *testing.T) {
 	}
 	var after []string
 	for _, e := range res.History {
-		if e.Kind == "zk-leader" && e.T > int64(start) && e.T < int64(end) {
+		if e.Kind == event.KindZKLeader && e.T > int64(start) && e.T < int64(end) {
 			after = append(after, e.Proc)
 		}
 	}

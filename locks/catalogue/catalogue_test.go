@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
@@ -22,13 +23,13 @@ var seedDesigns = []string{"setnx-del", "setnx-expire", "set-nx-del", "getset-ex
 func lockOps(h []sim.Event) []checker.Op {
 	var ops []checker.Op
 	for _, ev := range h {
-		if ev.Op != "acquire" && ev.Op != "release" {
+		if ev.Op != event.OpAcquire && ev.Op != event.OpRelease {
 			continue
 		}
 		switch ev.Kind {
-		case "call", "ok", "fail", "unknown":
+		case event.KindCall, event.KindOK, event.KindFail, event.KindUnknown:
 			op := checker.Op{T: ev.T, Proc: ev.Proc, Kind: ev.Kind, Op: ev.Op, OpID: ev.OpID, Until: ev.Until, Detail: ev.Detail}
-			if ev.Op == "acquire" {
+			if ev.Op == event.OpAcquire {
 				op.Mode = ev.Result // a read-write lock's shared hold
 			}
 			ops = append(ops, op)
@@ -43,7 +44,7 @@ func overlaps(res *sim.Result) []checker.Overlap {
 }
 
 // events selects the history's events of one op and kind (proc "" = any).
-func events(res *sim.Result, proc, op, kind string) []sim.Event {
+func events(res *sim.Result, proc string, op event.Op, kind event.Kind) []sim.Event {
 	var out []sim.Event
 	for _, ev := range res.History {
 		if ev.Op == op && ev.Kind == kind && (proc == "" || ev.Proc == proc) {
@@ -209,7 +210,7 @@ func crashAt(info locks.Info, pt locks.PausePoint) sim.Program {
 
 func crashed(res *sim.Result, proc string) int64 {
 	for _, ev := range res.History {
-		if ev.Proc == proc && ev.Kind == "crash" {
+		if ev.Proc == proc && ev.Kind == event.KindCrash {
 			return ev.T
 		}
 	}
@@ -364,7 +365,7 @@ func TestSetNXGetDelDeletesOthersLock(t *testing.T) {
 func commands(res *sim.Result, client string) []sim.Event {
 	var out []sim.Event
 	for _, ev := range res.History {
-		if ev.Kind == "cmd" && ev.Peer == client {
+		if ev.Kind == event.KindCmd && ev.Peer == client {
 			out = append(out, ev)
 		}
 	}
@@ -442,13 +443,13 @@ func TestGetSetExpiryGiveUpDeletes(t *testing.T) {
 func watchdogBeliefs(res *sim.Result) []checker.Hold {
 	last := map[[2]any]int64{}
 	for _, ev := range res.History {
-		if ev.Kind == "renew" {
+		if ev.Kind == event.KindRenew {
 			last[[2]any{ev.Proc, ev.OpID}] = ev.Until
 		}
 	}
 	ops := lockOps(res.History)
 	for i, o := range ops {
-		if u, ok := last[[2]any{o.Proc, o.OpID}]; ok && o.Op == "acquire" && o.Kind == "ok" {
+		if u, ok := last[[2]any{o.Proc, o.OpID}]; ok && o.Op == event.OpAcquire && o.Kind == event.KindOK {
 			ops[i].Until = u
 		}
 	}

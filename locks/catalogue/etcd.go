@@ -22,39 +22,49 @@ const etcdRealOnly = "real arm only (--backend real): the simulator's coordinati
 
 func init() {
 	Register(locks.Info{
-		ID:       "etcd-mutex",
-		Design:   "etcd's own concurrency.Mutex (go.etcd.io/etcd/client/v3) on a concurrency.Session whose lease is the lock's TTL (kept alive by the client's keepalive goroutine): the holder's key <prefix>/<lease> is the one with the lowest create revision; waiters watch the next-lower key; release deletes the key",
-		Source:   "etcd concurrency package docs; Jepsen, \"etcd 3.4.3\" (2020): etcd locks are unsafe under process pauses without fencing",
-		Weakness: "a holder paused longer than the lease loses its key (its keepalive stops with it), the next waiter takes the lock, and the paused holder resumes inside its section: Mutex gives no signal (Jepsen 3.4.3)",
-		Topology: locks.Consensus,
-		TTL:      3 * time.Second,
-		Real:     "etcd",
-		RealOnly: etcdRealOnly,
-		New:      func(env locks.Env) (locks.Lock, error) { return newEtcd(env, false) },
+		ID:        "etcd-mutex",
+		Design:    "etcd's own concurrency.Mutex (go.etcd.io/etcd/client/v3) on a concurrency.Session whose lease is the lock's TTL (kept alive by the client's keepalive goroutine): the holder's key <prefix>/<lease> is the one with the lowest create revision; waiters watch the next-lower key; release deletes the key",
+		Source:    "etcd concurrency package docs; Jepsen, \"etcd 3.4.3\" (2020): etcd locks are unsafe under process pauses without fencing",
+		Weakness:  "a holder paused longer than the lease loses its key (its keepalive stops with it), the next waiter takes the lock, and the paused holder resumes inside its section: Mutex gives no signal (Jepsen 3.4.3)",
+		Topology:  locks.Consensus,
+		Real:      "etcd",
+		RealOnly:  etcdRealOnly,
+		Params:    etcdParams(),
+		Configure: configureEtcd(false),
 	})
 	Register(locks.Info{
-		ID:       "etcd-fencing",
-		Design:   "etcd-mutex, and the holder passes its lock key's create revision to the storage as its fencing token; the storage rejects a token lower than the highest it has seen",
-		Source:   "Jepsen, \"etcd 3.4.3\" (2020): the lock key's revision as a fencing token; Kleppmann, \"How to do distributed locking\"",
-		Weakness: "none for writes the storage checks: the revision is minted by raft and only grows; the lease can still expire under a paused holder (overlaps of belief, stale writes refused)",
-		Topology: locks.Consensus,
-		TTL:      3 * time.Second,
-		Fencing:  locks.FenceMaxToken,
-		Real:     "etcd",
-		RealOnly: etcdRealOnly,
-		New:      func(env locks.Env) (locks.Lock, error) { return newEtcd(env, true) },
+		ID:        "etcd-fencing",
+		Design:    "etcd-mutex, and the holder passes its lock key's create revision to the storage as its fencing token; the storage rejects a token lower than the highest it has seen",
+		Source:    "Jepsen, \"etcd 3.4.3\" (2020): the lock key's revision as a fencing token; Kleppmann, \"How to do distributed locking\"",
+		Weakness:  "none for writes the storage checks: the revision is minted by raft and only grows; the lease can still expire under a paused holder (overlaps of belief, stale writes refused)",
+		Topology:  locks.Consensus,
+		Fencing:   locks.FenceMaxToken,
+		Real:      "etcd",
+		RealOnly:  etcdRealOnly,
+		Params:    etcdParams(),
+		Configure: configureEtcd(true),
 	})
 }
 
-func newEtcd(env locks.Env, fenced bool) (locks.Lock, error) {
-	if env.Members == nil || len(env.Members.Addrs) == 0 {
-		return nil, errors.New("etcd-mutex: " + etcdRealOnly)
+// etcdParams is the etcd designs' table: the session's lease (whole
+// seconds on the server: LeaseSeconds) and the wait for the lock.
+func etcdParams() []locks.Param {
+	return []locks.Param{
+		durParam("ttl", 3*time.Second, true, "the session's lease (etcd grants whole seconds: rounded up)"),
+		durParam("wait", 5*time.Second, true, "give up waiting for the lock after this"),
 	}
-	ttl := env.TTL
-	if ttl <= 0 {
-		ttl = 3 * time.Second
+}
+
+func configureEtcd(fenced bool) func(locks.Values) (locks.Configured, error) {
+	return func(v locks.Values) (locks.Configured, error) {
+		ttl, wait := v.Duration("ttl"), v.Duration("wait")
+		return locks.Configured{TTL: ttl, New: func(env locks.Env) (locks.Lock, error) {
+			if env.Members == nil || len(env.Members.Addrs) == 0 {
+				return nil, errors.New("etcd-mutex: " + etcdRealOnly)
+			}
+			return &EtcdMutex{Env: env, Fenced: fenced, TTL: ttl, Wait: wait}, nil
+		}}, nil
 	}
-	return &EtcdMutex{Env: env, Fenced: fenced, TTL: ttl, Wait: ttl * 5 / 3}, nil
 }
 
 // EtcdMutex is etcd's concurrency.Mutex run as a locksim lock: one client

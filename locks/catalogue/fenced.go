@@ -18,36 +18,34 @@ var fencedScript = redis.NewScript(fencedAcquire)
 
 func init() {
 	Register(locks.Info{
-		ID:       "fencing",
-		Design:   "SET NX PX + a strictly increasing token (INCR on the lock's primary, in one script); the storage rejects a token lower than the highest it has seen (Kleppmann's rule: an equal token is accepted), on reads and writes",
-		Source:   "Kleppmann, \"How to do distributed locking\"; Redisson RFencedLock",
-		Weakness: "the lease can still be outlived (overlaps happen) but the storage fences stale writes; the counter lives on one Redis primary and can repeat after a failover or a restart from an old snapshot, and the storage lets a repeated token through (S14)",
-		Topology: locks.Single,
-		TTL:      3 * time.Second,
-		Fencing:  locks.FenceMaxToken,
-		New:      newFenced,
+		ID:        "fencing",
+		Design:    "SET NX PX + a strictly increasing token (INCR on the lock's primary, in one script); the storage rejects a token lower than the highest it has seen (Kleppmann's rule: an equal token is accepted), on reads and writes",
+		Source:    "Kleppmann, \"How to do distributed locking\"; Redisson RFencedLock",
+		Weakness:  "the lease can still be outlived (overlaps happen) but the storage fences stale writes; the counter lives on one Redis primary and can repeat after a failover or a restart from an old snapshot, and the storage lets a repeated token through (S14)",
+		Topology:  locks.Single,
+		Fencing:   locks.FenceMaxToken,
+		Params:    cadParams(3*time.Second, false),
+		Configure: configureCAD(false, newFenced),
 	})
 	Register(locks.Info{
-		ID:       "fencing-strict",
-		Design:   "fencing, against a stricter storage that also rejects an equal token from another owner (a repeated token), on reads and writes",
-		Source:   "Kleppmann, \"How to do distributed locking\" (the token check), made strict against S14's repeated tokens",
-		Weakness: "a token that goes back or repeats costs refused operations (availability), not safety; the lease can still be outlived",
-		Topology: locks.Single,
-		TTL:      3 * time.Second,
-		Fencing:  locks.FenceMaxTokenStrict,
-		New:      newFenced,
+		ID:        "fencing-strict",
+		Design:    "fencing, against a stricter storage that also rejects an equal token from another owner (a repeated token), on reads and writes",
+		Source:    "Kleppmann, \"How to do distributed locking\" (the token check), made strict against S14's repeated tokens",
+		Weakness:  "a token that goes back or repeats costs refused operations (availability), not safety; the lease can still be outlived",
+		Topology:  locks.Single,
+		Fencing:   locks.FenceMaxTokenStrict,
+		Params:    cadParams(3*time.Second, false),
+		Configure: configureCAD(false, newFenced),
 	})
 	Register(locks.Info{
-		ID:       "token-cas",
-		Design:   "set-nx-cad, and the storage compare-and-sets on the holder's random value (a write succeeds only if the object's owner is still the one the holder read)",
-		Source:   "antirez, \"Is Redlock safe?\"",
-		Weakness: "the lease can be outlived (overlaps happen); the resource must support compare-and-set on the owner",
-		Topology: locks.Single,
-		TTL:      3 * time.Second,
-		Fencing:  locks.FenceOwnerCAS,
-		New: func(env locks.Env) (locks.Lock, error) {
-			return &SetNXCAD{Env: env, TTL: 3 * time.Second, Tries: 3, RetryDelay: time.Second}, nil
-		},
+		ID:        "token-cas",
+		Design:    "set-nx-cad, and the storage compare-and-sets on the holder's random value (a write succeeds only if the object's owner is still the one the holder read)",
+		Source:    "antirez, \"Is Redlock safe?\"",
+		Weakness:  "the lease can be outlived (overlaps happen); the resource must support compare-and-set on the owner",
+		Topology:  locks.Single,
+		Fencing:   locks.FenceOwnerCAS,
+		Params:    cadParams(3*time.Second, true),
+		Configure: configureCAD(true, func(c SetNXCAD) locks.Lock { return &c }),
 	})
 	Register(locks.Info{
 		ID:       "version-cas",
@@ -59,22 +57,18 @@ func init() {
 		New:      func(env locks.Env) (locks.Lock, error) { return noLock{}, nil },
 	})
 	Register(locks.Info{
-		ID:       "primary-replica",
-		Design:   "set-nx-cad against the primary of a primary + 2 async replicas, with Sentinel failover; optionally WAIT for replicas after acquiring",
-		Source:   "seeds 000, 003 (master-replica Redis with Sentinel)",
-		Weakness: "a failover promotes a replica the lock key has not reached yet: a second client acquires while the first still holds",
-		Topology: locks.Replicated,
-		TTL:      3 * time.Second,
-		New: func(env locks.Env) (locks.Lock, error) {
-			return &SetNXCAD{Env: env, TTL: 3 * time.Second, Tries: 3, RetryDelay: time.Second}, nil
-		},
+		ID:        "primary-replica",
+		Design:    "set-nx-cad against the primary of a primary + 2 async replicas, with Sentinel failover; optionally WAIT for replicas after acquiring",
+		Source:    "seeds 000, 003 (master-replica Redis with Sentinel)",
+		Weakness:  "a failover promotes a replica the lock key has not reached yet: a second client acquires while the first still holds",
+		Topology:  locks.Replicated,
+		Params:    cadParams(3*time.Second, true),
+		Configure: configureCAD(true, func(c SetNXCAD) locks.Lock { return &c }),
 	})
 }
 
 // newFenced is fencing's and fencing-strict's lock (their storages differ).
-func newFenced(env locks.Env) (locks.Lock, error) {
-	return &Fenced{SetNXCAD: SetNXCAD{Env: env, TTL: 3 * time.Second, Tries: 3, RetryDelay: time.Second}}, nil
-}
+func newFenced(c SetNXCAD) locks.Lock { return &Fenced{SetNXCAD: c} }
 
 // Fenced is set-nx-cad that also draws a fencing token from a counter on
 // the same primary, atomically with the SET (Kleppmann's fencing token,

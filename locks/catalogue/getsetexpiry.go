@@ -19,10 +19,16 @@ func init() {
 		Source:   "seed 004 (RedisDistributionLock.lock/unlock, RedisLockAdvice spin with @RedisLockAnnoation defaults)",
 		Weakness: "expiry is judged on the clients' clocks, so a client whose clock is ahead takes a lock still held; GETSET overwrites the winner's value even when it loses; a GETSET that lands just after the holder's DEL recreates the key with no TTL and no holder, so everyone waits until its stamped expiry passes (10 s, plus however far the writer's clock was ahead); the unconditional DEL of a holder whose lock expired deletes another client's lock (and the seed's aspect also DELs when its spin gives up: UnlockOnGiveUp)",
 		Topology: locks.Single,
-		TTL:      10 * time.Second,
-		New: func(env locks.Env) (locks.Lock, error) {
-			return &GetSetExpiry{Env: env, ExpireTime: 10 * time.Second, KeyTTL: 24 * time.Hour,
-				RetryTimes: 20, WaitTime: 50 * time.Millisecond, GetRetries: 3}, nil
+		Params: []locks.Param{
+			durParam("ttl", 10*time.Second, true, "the seed's expireTime: the validity written as the value, judged on the clients' clocks"),
+			durParam("key_ttl", 24*time.Hour, true, "the key's own expiry, set after a win (PEXPIRE 24 h)"),
+			intParam("retry_times", "retries", 20, 0, maxTries, "the spin's retryTimes: lock runs at most retry_times+2 times"),
+			durParam("wait_time", 50*time.Millisecond, false, "the spin's waitTime: the sleep between two lock calls"),
+			intParam("get_retries", "tries", 3, 0, maxTries, "getKeyWithRetry's tries on errors")},
+		Configure: func(v locks.Values) (locks.Configured, error) {
+			l := GetSetExpiry{ExpireTime: v.Duration("ttl"), KeyTTL: v.Duration("key_ttl"),
+				RetryTimes: v.Int("retry_times"), WaitTime: v.Duration("wait_time"), GetRetries: v.Int("get_retries")}
+			return locks.Configured{TTL: l.ExpireTime, New: func(env locks.Env) (locks.Lock, error) { x := l; x.Env = env; return &x, nil }}, nil
 		},
 	})
 }

@@ -16,22 +16,22 @@ import (
 
 func init() {
 	Register(locks.Info{
-		ID:       "redsync",
-		Design:   "github.com/go-redsync/redsync/v4 v4.18.0, unmodified: Redlock over N nodes with a goroutine per node",
-		Source:   "library (Redlock)",
-		Weakness: "as Redlock (a failed round's delayed release can delete the next round's keys: its retries share one value); validity is read from time.Now (monotonic), so process pauses after the check still break it",
-		Topology: locks.Independent,
-		TTL:      redsyncExpiry,
-		New:      newRedsync,
+		ID:        "redsync",
+		Design:    "github.com/go-redsync/redsync/v4 v4.18.0, unmodified: Redlock over N nodes with a goroutine per node",
+		Source:    "library (Redlock)",
+		Weakness:  "as Redlock (a failed round's delayed release can delete the next round's keys: its retries share one value); validity is read from time.Now (monotonic), so process pauses after the check still break it",
+		Topology:  locks.Independent,
+		Params:    redsyncParams,
+		Configure: redsyncConfigure,
 	})
 	Register(locks.Info{
-		ID:       "redislock",
-		Design:   "github.com/bsm/redislock v0.10.0, unmodified: one node, Lua obtain and release",
-		Source:   "library (single node)",
-		Weakness: "no validity signal: the holder cannot tell when its lease ran out; one node is a single point of failure",
-		Topology: locks.Single,
-		TTL:      redislockTTL,
-		New:      newRedislock,
+		ID:        "redislock",
+		Design:    "github.com/bsm/redislock v0.10.0, unmodified: one node, Lua obtain and release",
+		Source:    "library (single node)",
+		Weakness:  "no validity signal: the holder cannot tell when its lease ran out; one node is a single point of failure",
+		Topology:  locks.Single,
+		Params:    redislockParams,
+		Configure: redislockConfigure,
 	})
 }
 
@@ -45,7 +45,8 @@ type redsyncLock struct {
 	points *libPoints
 }
 
-func newRedsync(env locks.Env) (locks.Lock, error) { return NewRedsync(env, redsyncExpiry) }
+// redsync's table: its expiry (its retry delays scale with it).
+var redsyncParams, redsyncConfigure = leaseOnly(redsyncExpiry, NewRedsync)
 
 // NewRedsync is the catalogue's redsync with another expiry (the real-Redis
 // arm plays scenarios with a shorter lease); its retry delays scale with
@@ -112,7 +113,9 @@ type redislockLock struct {
 	points *libPoints
 }
 
-func newRedislock(env locks.Env) (locks.Lock, error) { return NewRedislock(env, redislockTTL) }
+// redislock's table: its lease (its retry backoff and obtain deadline
+// scale with it).
+var redislockParams, redislockConfigure = leaseOnly(redislockTTL, NewRedislock)
 
 // redislockTTL is the catalogue's redislock lease.
 const redislockTTL = 3 * time.Second

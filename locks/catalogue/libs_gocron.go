@@ -16,13 +16,13 @@ const gocronTTL = 8 * time.Second // redsync's default expiry, which gocron keep
 
 func init() {
 	Register(locks.Info{
-		ID:       "gocron",
-		Design:   "github.com/go-co-op/gocron-redis-lock/v2 v2.1.0, unmodified: gocron's distributed Locker as its README configures it (redsync on one node, one try, 8 s expiry, no auto-extend)",
-		Source:   "library (single node)",
-		Weakness: "no validity signal (gocron.Lock hides redsync's Until); every failure, timeouts included, is the same ErrFailedToObtainLock; the opt-in auto-extend stops silently on its first failure while the job keeps running; one node is a single point of failure",
-		Topology: locks.Single,
-		TTL:      gocronTTL,
-		New:      newGocron,
+		ID:        "gocron",
+		Design:    "github.com/go-co-op/gocron-redis-lock/v2 v2.1.0, unmodified: gocron's distributed Locker as its README configures it (redsync on one node, one try, 8 s expiry, no auto-extend)",
+		Source:    "library (single node)",
+		Weakness:  "no validity signal (gocron.Lock hides redsync's Until); every failure, timeouts included, is the same ErrFailedToObtainLock; the opt-in auto-extend stops silently on its first failure while the job keeps running; one node is a single point of failure",
+		Topology:  locks.Single,
+		Params:    gocronParams,
+		Configure: gocronConfigure,
 	})
 }
 
@@ -34,7 +34,8 @@ type gocronLock struct {
 	points *libPoints
 }
 
-func newGocron(env locks.Env) (locks.Lock, error) { return NewGocron(env, gocronTTL) }
+// gocron's table: its expiry (its retry delays scale with it).
+var gocronParams, gocronConfigure = leaseOnly(gocronTTL, NewGocron)
 
 // NewGocron is the catalogue's gocron lock with another expiry (the
 // real-Redis arm's shorter lease; its retry delays scale alike). The

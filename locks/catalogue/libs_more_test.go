@@ -3,6 +3,7 @@ package catalogue_test
 import (
 	"testing"
 
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -21,7 +22,7 @@ func TestMoreLibs(t *testing.T) {
 				a := runNoFaults(t, id, seed)
 				acquired := 0
 				for _, ev := range a.History {
-					if ev.Op == "acquire" && ev.Kind == "ok" {
+					if ev.Op == event.OpAcquire && ev.Kind == event.KindOK {
 						acquired++
 						if ev.Detail == "" {
 							t.Errorf("seed %d: acquisition without a value: %+v", seed, ev)

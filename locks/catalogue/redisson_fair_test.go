@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/locks"
 	locksimrun "github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
@@ -140,7 +141,7 @@ func TestRedissonFairReentrant(t *testing.T) {
 func okAcquires(h checker.History) []checker.Event {
 	var out []checker.Event
 	for _, e := range h.Events {
-		if e.Op == "acquire" && e.Kind == "ok" {
+		if e.Op == event.OpAcquire && e.Kind == event.KindOK {
 			out = append(out, e)
 		}
 	}

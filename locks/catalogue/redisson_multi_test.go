@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
@@ -42,7 +43,7 @@ func TestRedissonMultiLockCommands(t *testing.T) {
 	var seq []string
 	ids := map[string]string{}
 	for _, ev := range res.History {
-		if ev.Kind != "cmd" || ev.Peer != "c0" || ev.Cmd == "ping" || strings.HasPrefix(ev.Cmd, "hello") {
+		if ev.Kind != event.KindCmd || ev.Peer != "c0" || ev.Cmd == "ping" || strings.HasPrefix(ev.Cmd, "hello") {
 			continue
 		}
 		switch m := lockRE.FindStringSubmatch(ev.Cmd); {
@@ -86,7 +87,7 @@ func TestRedissonMultiLockBareMajority(t *testing.T) {
 		o := j.Check.FirstOverlap
 		keys := 0
 		for _, ev := range j.Result.History {
-			if ev.Proc == o.A && ev.Kind == "ok" && ev.Op == "acquire" && ev.T <= o.Start {
+			if ev.Proc == o.A && ev.Kind == event.KindOK && ev.Op == event.OpAcquire && ev.T <= o.Start {
 				keys = len(strings.Split(ev.Detail, ","))
 			}
 		}
@@ -151,7 +152,7 @@ func TestRedissonMultiLockSilentGroup(t *testing.T) {
 	heal := int64(60 * time.Second)
 	before, after := 0, 0
 	for _, ev := range j.Result.History {
-		if ev.Kind == "ok" && ev.Op == "acquire" {
+		if ev.Kind == event.KindOK && ev.Op == event.OpAcquire {
 			if ev.T < heal {
 				before++
 			} else {
@@ -179,7 +180,7 @@ func TestRedissonMultiLockSilentLastGroup(t *testing.T) {
 	}
 	touched := 0
 	for _, ev := range j.Result.History {
-		if ev.Kind == "key-touch" && ev.Result == "expire" && ev.Detail != ev.Peer {
+		if ev.Kind == event.KindKeyTouch && ev.Result == event.ResultExpire && ev.Detail != ev.Peer {
 			touched++
 		}
 	}

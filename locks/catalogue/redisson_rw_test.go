@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
 	locksimrun "github.com/locksim/locksim/run"
@@ -32,7 +33,7 @@ func rwOnce(info locks.Info, read bool, d time.Duration) sim.Program {
 			p.Record(sim.Event{Kind: "fail", Op: "acquire", Detail: err.Error()})
 			return
 		}
-		mode := ""
+		var mode event.Result
 		if lease.Read {
 			mode = checker.ModeRead
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
 	locksimrun "github.com/locksim/locksim/run"
@@ -177,14 +178,14 @@ func nestedAcquires(h checker.History) int {
 	n := 0
 	for _, e := range h.Events {
 		switch {
-		case e.Op == "acquire" && e.Kind == "ok":
+		case e.Op == event.OpAcquire && e.Kind == event.KindOK:
 			if v, ok := open[e.Proc]; ok && v == e.Detail {
 				n++
 				depth[e.Proc]++
 				continue
 			}
 			open[e.Proc] = e.Detail
-		case e.Op == "release" && e.Kind == "call":
+		case e.Op == event.OpRelease && e.Kind == event.KindCall:
 			if depth[e.Proc] > 0 {
 				depth[e.Proc]--
 				continue

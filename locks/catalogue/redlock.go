@@ -33,15 +33,13 @@ var (
 
 func init() {
 	Register(locks.Info{
-		ID:       "redlock",
-		Design:   "Redlock: SET NX PX on N independent nodes in turn, majority N/2+1, validity = TTL - elapsed - drift on the client's clock, release everywhere on failure, random retry delay",
-		Source:   "seeds 000, 001; redis.io distlock",
-		Weakness: "safety rests on bounded pauses, network delay and clock drift: a pause after the validity check, a node clock jump or a node restart without persistence break it; and the retries of one acquisition share its random value, so the release of a failed round, delayed in the network, can delete the keys of the next, successful round (scenarios.TestStaleSelfRelease)",
-		Topology: locks.Independent,
-		TTL:      RedlockRedisIO.TTL,
-		New: func(env locks.Env) (locks.Lock, error) {
-			return &Redlock{Env: env, P: RedlockRedisIO}, nil
-		},
+		ID:        "redlock",
+		Design:    "Redlock: SET NX PX on N independent nodes in turn, majority N/2+1, validity = TTL - elapsed - drift on the client's clock, release everywhere on failure, random retry delay",
+		Source:    "seeds 000, 001; redis.io distlock",
+		Weakness:  "safety rests on bounded pauses, network delay and clock drift: a pause after the validity check, a node clock jump or a node restart without persistence break it; and the retries of one acquisition share its random value, so the release of a failed round, delayed in the network, can delete the keys of the next, successful round (scenarios.TestStaleSelfRelease)",
+		Topology:  locks.Independent,
+		Params:    redlockParams(),
+		Configure: configureRedlock(nil),
 	})
 }
 

@@ -15,10 +15,19 @@ import (
 
 var registry = map[string]locks.Info{}
 
-// Register adds a design to the catalogue.
+// Register adds a design to the catalogue. A design with a parameter
+// table (Params, Configure) and no New is built from the table's
+// defaults: its TTL and New are Configure's.
 func Register(i locks.Info) {
 	if _, dup := registry[i.ID]; dup {
 		panic("catalogue: duplicate id " + i.ID)
+	}
+	if i.Configure != nil && i.New == nil {
+		d, err := i.Defaults()
+		if err != nil {
+			panic("catalogue: " + i.ID + ": " + err.Error())
+		}
+		i = d
 	}
 	registry[i.ID] = i
 }

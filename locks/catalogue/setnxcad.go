@@ -23,10 +23,9 @@ func init() {
 		Source:   "seeds 000, 002, 003 v3",
 		Weakness: "a holder paused past the TTL keeps acting while another client holds the key; one node is a single point of failure",
 		Topology: locks.Single,
-		TTL:      3 * time.Second, // seed 002: 3 s lock, retry after 1 s
-		New: func(env locks.Env) (locks.Lock, error) {
-			return &SetNXCAD{Env: env, TTL: 3 * time.Second, Tries: 3, RetryDelay: time.Second}, nil
-		},
+		// seed 002: a 3 s lock, retried after 1 s
+		Params:    cadParams(3*time.Second, true),
+		Configure: configureCAD(true, func(c SetNXCAD) locks.Lock { return &c }),
 	})
 }
 

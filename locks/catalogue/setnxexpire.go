@@ -14,9 +14,10 @@ func init() {
 		Source:   "seed 003 v2",
 		Weakness: "SETNX and EXPIRE are two commands: a holder that dies (or whose EXPIRE fails) between them leaves a key that never expires, and no one acquires again (deadlock); the plain DEL can also delete another client's lock after the holder's expired",
 		Topology: locks.Single,
-		TTL:      10 * time.Second,
-		New: func(env locks.Env) (locks.Lock, error) {
-			return &SetNXExpire{Env: env, TTL: 10 * time.Second}, nil
+		Params:   []locks.Param{ttlParam(10 * time.Second)},
+		Configure: func(v locks.Values) (locks.Configured, error) {
+			ttl := v.Duration("ttl")
+			return locks.Configured{TTL: ttl, New: func(env locks.Env) (locks.Lock, error) { return &SetNXExpire{Env: env, TTL: ttl}, nil }}, nil
 		},
 	})
 }

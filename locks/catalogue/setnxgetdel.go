@@ -17,9 +17,12 @@ func init() {
 		Source:   "seed 002 (the release it warns against, 三.4)",
 		Weakness: "GET and DEL are two commands: the key can expire and be taken by another client between them, and the DEL then deletes the new holder's lock",
 		Topology: locks.Single,
-		TTL:      3 * time.Second,
-		New: func(env locks.Env) (locks.Lock, error) {
-			return &SetNXGetDel{Env: env, TTL: 3 * time.Second, RetryDelay: time.Second}, nil
+		Params:   []locks.Param{ttlParam(3 * time.Second), retryDelayParam(time.Second)},
+		Configure: func(v locks.Values) (locks.Configured, error) {
+			ttl, delay := v.Duration("ttl"), v.Duration("retry_delay")
+			return locks.Configured{TTL: ttl, New: func(env locks.Env) (locks.Lock, error) {
+				return &SetNXGetDel{Env: env, TTL: ttl, RetryDelay: delay}, nil
+			}}, nil
 		},
 	})
 }

@@ -14,9 +14,10 @@ func init() {
 		Source:   "seed 003 v2 (set key value ex nx time, 10 s), seed 004's unlock (delete(key))",
 		Weakness: "a holder whose key expired while it still works deletes the next holder's key with its plain DEL, letting a third client in while the second still holds it",
 		Topology: locks.Single,
-		TTL:      10 * time.Second,
-		New: func(env locks.Env) (locks.Lock, error) {
-			return &SetNXPXDel{Env: env, TTL: 10 * time.Second}, nil
+		Params:   []locks.Param{ttlParam(10 * time.Second)},
+		Configure: func(v locks.Values) (locks.Configured, error) {
+			ttl := v.Duration("ttl")
+			return locks.Configured{TTL: ttl, New: func(env locks.Env) (locks.Lock, error) { return &SetNXPXDel{Env: env, TTL: ttl}, nil }}, nil
 		},
 	})
 }

@@ -14,10 +14,15 @@ func init() {
 		Source:   "seed 004 (RedisLockAdvice spin: expireTime 10000 ms, waitTime 50 ms, retryTimes 20) on set-nx-cad (seeds 000, 002, 003 v3)",
 		Weakness: "set-nx-cad's: a holder paused (or slowed) past the 10 s TTL keeps acting while another client holds the key, and one node is a single point of failure; the spin adds no safety, it only turns a busy lock into 22 SETs 50 ms apart and gives up after about 1.05 s (a waiter behind a longer section fails: a liveness figure)",
 		Topology: locks.Single,
-		TTL:      10 * time.Second,
-		New: func(env locks.Env) (locks.Lock, error) {
-			return &SpinRetry{SetNXCAD: SetNXCAD{Env: env, TTL: 10 * time.Second, Tries: 1},
-				RetryTimes: 20, WaitTime: 50 * time.Millisecond, UnlockOnGiveUp: true}, nil
+		Params: []locks.Param{ttlParam(10 * time.Second),
+			intParam("retry_times", "retries", 20, 0, maxTries, "the spin's retryTimes: at most retry_times+2 SETs"),
+			durParam("wait_time", 50*time.Millisecond, false, "the spin's waitTime: the sleep between two SETs")},
+		Configure: func(v locks.Values) (locks.Configured, error) {
+			ttl, retries, wait := v.Duration("ttl"), v.Int("retry_times"), v.Duration("wait_time")
+			return locks.Configured{TTL: ttl, New: func(env locks.Env) (locks.Lock, error) {
+				return &SpinRetry{SetNXCAD: SetNXCAD{Env: env, TTL: ttl, Tries: 1},
+					RetryTimes: retries, WaitTime: wait, UnlockOnGiveUp: true}, nil
+			}}, nil
 		},
 	})
 }

@@ -19,17 +19,14 @@ var renewScript = redis.NewScript(CompareAndPExpire)
 
 func init() {
 	Register(locks.Info{
-		ID:       "watchdog",
-		Design:   "set-nx-cad with a 30 s lease (SET key uuid EX 30 NX, Lua compare-and-delete release) plus a watchdog goroutine that every 10 s (TTL/3) runs a Lua compare-and-PEXPIRE 30000",
-		Source:   "seed 003 v4/v5 (watchdog thread every 10 s; Redisson lockWatchdogTimeout 30 s, renewal every 30/3 s)",
-		Weakness: "a pause longer than the lease (a GC pause, SIGSTOP) starves the watchdog: the key expires and another client takes it while the paused holder is still in its critical section; renewal carries no fencing token",
-		Topology: locks.Single,
-		TTL:      30 * time.Second,
-		Renews:   true,
-		New: func(env locks.Env) (locks.Lock, error) {
-			return &Watchdog{SetNXCAD: SetNXCAD{Env: env, TTL: 30 * time.Second, Tries: 3, RetryDelay: time.Second},
-				Interval: 10 * time.Second}, nil
-		},
+		ID:        "watchdog",
+		Design:    "set-nx-cad with a 30 s lease (SET key uuid EX 30 NX, Lua compare-and-delete release) plus a watchdog goroutine that every 10 s (TTL/3) runs a Lua compare-and-PEXPIRE 30000",
+		Source:    "seed 003 v4/v5 (watchdog thread every 10 s; Redisson lockWatchdogTimeout 30 s, renewal every 30/3 s)",
+		Weakness:  "a pause longer than the lease (a GC pause, SIGSTOP) starves the watchdog: the key expires and another client takes it while the paused holder is still in its critical section; renewal carries no fencing token",
+		Topology:  locks.Single,
+		Renews:    true,
+		Params:    watchdogParams(),
+		Configure: configureWatchdog(false),
 	})
 }
 

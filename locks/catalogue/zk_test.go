@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/locks"
 	locksimrun "github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
@@ -37,7 +38,7 @@ func TestZKLockCommands(t *testing.T) {
 			// deferred replies' (done) lines.
 			var cmds []string
 			for _, ev := range res.History {
-				if ev.Kind == "cmd" && ev.Peer == "c0" && strings.HasPrefix(ev.Proc, "zk") && strings.HasPrefix(ev.Cmd, "ZK.") && !strings.Contains(ev.Cmd, "(done)") {
+				if ev.Kind == event.KindCmd && ev.Peer == "c0" && strings.HasPrefix(ev.Proc, "zk") && strings.HasPrefix(ev.Cmd, "ZK.") && !strings.Contains(ev.Cmd, "(done)") {
 					cmds = append(cmds, ev.Cmd)
 				}
 			}
@@ -103,7 +104,7 @@ func TestZKPauseAfterCheck(t *testing.T) {
 		}
 		expired := 0
 		for _, ev := range j.Result.History {
-			if ev.Kind == "zk-expire" {
+			if ev.Kind == event.KindZKExpire {
 				expired++
 			}
 		}
@@ -116,7 +117,7 @@ func TestZKPauseAfterCheck(t *testing.T) {
 		}
 		fenced := 0
 		for _, ev := range f.Result.History {
-			if ev.Proc == "store" && ev.Result == "fenced" {
+			if ev.Proc == "store" && ev.Result == event.ResultFenced {
 				fenced++
 			}
 		}
@@ -146,14 +147,14 @@ func TestZKFencingTokenRegression(t *testing.T) {
 		var tokens []int64
 		for _, ev := range j.Result.History {
 			switch {
-			case ev.Kind == "zk-leader":
+			case ev.Kind == event.KindZKLeader:
 				leader = ev.Proc
-			case ev.Kind == "crash" && strings.HasPrefix(ev.Proc, "zk"):
+			case ev.Kind == event.KindCrash && strings.HasPrefix(ev.Proc, "zk"):
 				crashes++
 				if ev.Proc == leader {
 					leaderCrashes++
 				}
-			case ev.Kind == "ok" && ev.Op == "acquire":
+			case ev.Kind == event.KindOK && ev.Op == event.OpAcquire:
 				tokens = append(tokens, ev.Token)
 			}
 		}

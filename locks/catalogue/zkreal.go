@@ -41,14 +41,6 @@ type RealZKLock struct {
 	conn *zk.Conn
 }
 
-func newRealZK(env locks.Env, fenced bool) (locks.Lock, error) {
-	ttl := env.TTL
-	if ttl <= 0 {
-		ttl = 3 * time.Second
-	}
-	return &RealZKLock{Env: env, Fenced: fenced, SessionTimeout: ttl, Wait: ttl * 5 / 3}, nil
-}
-
 var zkACL = zk.WorldACL(zk.PermAll)
 
 func (l *RealZKLock) client(ctx context.Context) (*zk.Conn, error) {

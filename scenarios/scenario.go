@@ -1,5 +1,14 @@
 // Package scenarios turns a named scenario, a lock design and a seed into
-// the world configuration the simulator runs.
+// the world configuration the simulator runs. Every built-in scenario,
+// default included, is a scenario file in builtin/, built by one builder:
+//
+//   - the scenario language: file.go (schema), file_decode.go,
+//     file_validate.go, file_sweep.go, lockparams.go (a lock's params
+//     block, read through the lock's parameter table, locks.Param);
+//   - the world builder: world.go (TTL and every default as inputs),
+//     scale.go (the same world played faster for another TTL);
+//   - the workload: file_workload.go, workload.go, program.go (the
+//     client loop).
 package scenarios
 
 import (
@@ -9,8 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/internal/resource"
 	"github.com/locksim/locksim/internal/zk"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
@@ -33,6 +40,10 @@ type Params struct {
 	// Careful: the workload checks its belief before each write
 	// (Workload.Careful).
 	Careful bool
+	// TTL, when set, is the lease to play the scenario with: every
+	// duration of the world, the workload and the lock is scaled by TTL /
+	// the lock's own TTL (Parts.Scale; the real arm's --ttl).
+	TTL time.Duration
 }
 
 // Scenario is a built-in scenario: how to build a world for a lock and seed.
@@ -40,27 +51,29 @@ type Scenario struct {
 	ID          string
 	Description string
 	Build       func(info locks.Info, seed uint64, p Params) (sim.Config, error)
-	// File is the scenario file it comes from (nil for one written in Go):
+	// File is the scenario file it comes from (every built-in has one;
+	// nil for a Scenario a caller builds in Go):
 	// its source, locks and expectations.
 	File *File
 }
 
-var builtins = map[string]Scenario{
-	"default": {
-		ID:          "default",
-		Description: "a bounded random mix of every fault kind (client and node pauses, clock drift and jumps, partitions, delay spikes, loss, crashes, failover on replicated topologies) over two virtual minutes, then heal and a liveness phase",
-		Build:       buildDefault,
-	},
-	// The others are scenario files in builtin/ (builtin.go).
-}
+// builtins are the built-in scenarios: the files in builtin/ (builtin.go),
+// default.yaml among them.
+var builtins = map[string]Scenario{}
 
 // World builds the default world (topology by the lock, the bonus pool
 // workload, the storage) for info and seed with p, and no faults: the base
-// that locktest and custom schedules start from.
+// that locktest and custom schedules start from. It is default.yaml built
+// without its swarm, so no fault schedule is drawn to be thrown away.
 func World(info locks.Info, seed uint64, p Params) (sim.Config, error) {
-	cfg, err := buildDefault(info, seed, p)
-	cfg.Faults = nil
-	return cfg, err
+	s, err := Get("default")
+	if err != nil {
+		return sim.Config{}, err
+	}
+	if s.File == nil {
+		return s.Build(info, seed, p) // a broken built-in: its error
+	}
+	return s.File.buildWorld(info, seed, p)
 }
 
 // Get returns a built-in scenario.
@@ -96,10 +109,28 @@ func DefaultNodes(t locks.Topology) int {
 	return 1
 }
 
+// check refuses an override out of range: the caller's input (a flag, a
+// sweep's value), named as such, not a line of the scenario file.
+func (p Params) check() error {
+	switch {
+	case p.Duration != 0 && (p.Duration < sim.MinDuration || p.Duration > sim.MaxDuration):
+		return fmt.Errorf("duration: %v out of range [%v, %v]", p.Duration, sim.MinDuration, sim.MaxDuration)
+	case p.Liveness < 0 || p.Liveness > sim.MaxDuration:
+		return fmt.Errorf("liveness: %v out of range [0, %v]", p.Liveness, sim.MaxDuration)
+	case p.Nodes < 0 || p.Nodes > sim.MaxNodes:
+		return fmt.Errorf("nodes: %d out of range 1..%d", p.Nodes, sim.MaxNodes)
+	case p.Clients < 0 || p.Clients > sim.MaxClients:
+		return fmt.Errorf("clients: %d out of range 1..%d", p.Clients, sim.MaxClients)
+	}
+	return nil
+}
+
 // PoolSize is the bonus pool's initial size (seed 001: 300 units).
 const PoolSize = 300
 
-// DefaultParams are the built-in defaults.
+// DefaultParams are the default scenario's phases and clients, as
+// builtin/default.yaml sets them (the CLI's help names them; a test
+// holds the two equal). Liveness is its floor: max(30s, 2ttl).
 var DefaultParams = Params{Clients: 5, Duration: 120 * time.Second, Liveness: 30 * time.Second}
 
 // Build makes the world config for scenario id, lock id and seed.
@@ -113,86 +144,6 @@ func Build(scenarioID, lockID string, seed uint64, p Params) (sim.Config, error)
 		return sim.Config{}, err
 	}
 	return s.Build(info, seed, p)
-}
-
-func buildDefault(info locks.Info, seed uint64, p Params) (sim.Config, error) {
-	if p.Clients == 0 {
-		p.Clients = DefaultParams.Clients
-	}
-	if p.Duration == 0 {
-		p.Duration = DefaultParams.Duration
-	}
-	if p.Liveness == 0 {
-		// Long enough for a key orphaned at the heal to expire and be
-		// taken again (see checker.History.LeaseTTL).
-		p.Liveness = max(DefaultParams.Liveness, 2*info.TTL)
-	}
-	if p.Duration < sim.MinDuration || p.Duration > sim.MaxDuration {
-		return sim.Config{}, fmt.Errorf("duration: %v out of range [%v, %v]", p.Duration, sim.MinDuration, sim.MaxDuration)
-	}
-	streams := sim.NewStreams(seed)
-	cfg := sim.Config{Seed: seed, Duration: p.Duration, Liveness: p.Liveness, Clients: p.Clients}
-	nodes := p.Nodes
-	if nodes == 0 {
-		nodes = DefaultNodes(info.Topology)
-	}
-	switch info.Topology {
-	case locks.Replicated, locks.Groups:
-		if nodes > 1 {
-			lag := p.ReplLag
-			if lag == 0 {
-				lag = time.Duration(streams.Get("params").Int64N(int64(50 * time.Millisecond)))
-			}
-			cfg.Topology = sim.Topology{Replicated: true, ReplLag: lag, DownAfter: p.DownAfter}
-		}
-		if info.Topology == locks.Groups {
-			if nodes%locks.DefaultGroups != 0 || nodes/locks.DefaultGroups < 2 {
-				return sim.Config{}, groupNodesError(nodes, locks.DefaultGroups, info.ID)
-			}
-			cfg.Topology.Groups = locks.DefaultGroups
-		}
-	}
-	if nodes < 1 || nodes > sim.MaxNodes {
-		return sim.Config{}, fmt.Errorf("nodes: %d out of range 1..%d", nodes, sim.MaxNodes)
-	}
-	if p.Clients < 1 || p.Clients > sim.MaxClients {
-		return sim.Config{}, fmt.Errorf("clients: %d out of range 1..%d", p.Clients, sim.MaxClients)
-	}
-	persist := []sim.Persistence{sim.PersistNone, sim.PersistEverysec, sim.PersistAlways}
-	pr := streams.Get("params")
-	var nodeNames, clientNames []string
-	for i := 0; i < nodes; i++ {
-		nc := sim.NodeConfig{Name: fmt.Sprintf("n%d", i), Persistence: persist[pr.IntN(len(persist))]}
-		cfg.Nodes = append(cfg.Nodes, nc)
-		nodeNames = append(nodeNames, nc.Name)
-	}
-	for i := 0; i < p.Clients; i++ {
-		clientNames = append(clientNames, fmt.Sprintf("c%d", i))
-	}
-	if members := memberNames(info); members != nil {
-		nodeNames = members // the Redis node is idle: faults go to the coordination service
-	}
-	fs, err := faults.Swarm(streams.Get("faults"), faults.Bounds{
-		Duration: p.Duration, Clients: clientNames, Nodes: append(nodeNames, resource.Name),
-		Replicated: cfg.Topology.Replicated, MinFaults: 4, MaxFaults: 12,
-	})
-	if err != nil {
-		return sim.Config{}, err
-	}
-	cfg.Faults = fs
-	mode := resource.ModeNone
-	if info.Fencing != "" {
-		mode = resource.Mode(info.Fencing)
-	}
-	cfg.Services = append([]sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: map[string]int64{PoolKey: PoolSize}})}, coordServices(info)...)
-	wl := Workload{Key: "lock:resource", HoldMin: 50 * time.Millisecond, HoldMax: time.Second,
-		ThinkMin: 10 * time.Millisecond, ThinkMax: 500 * time.Millisecond, Resource: ResourcePool, Careful: p.Careful}
-	if err := p.applyHold(&wl); err != nil {
-		return sim.Config{}, err
-	}
-	cfg.Program = Program(info, wl)
-	cfg.WatchKeys = []string{wl.Key}
-	return cfg.WithDefaults(), nil
 }
 
 // groupNodesError is the error for a node count that does not split into

@@ -1,0 +1,530 @@
+package scenarios
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/internal/resource"
+	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/sim"
+)
+
+// The world builder: a scenario file, a lock (its parameters applied), a
+// seed and Params in, one sim.Config out; topology, nodes, clients, faults,
+// the TTL and every default are inputs here, and nowhere else.
+
+// Defaults of a scenario file's optional fields.
+const (
+	FileDefaultClients  = 5
+	FileDefaultDuration = 30 * time.Second
+	FileDefaultLiveness = 10 * time.Second
+)
+
+// Process groups a fault's targets, from and to may name; they expand to
+// the world's clients or Redis nodes once the world's size is known.
+const (
+	GroupClients = "all-clients"
+	GroupNodes   = "all-nodes"
+)
+
+// build makes the world config of the file for a lock and seed. p's
+// non-zero fields override the file (the CLI's --clients, --nodes,
+// --duration, ...; a sweep's replication lag, down-after, hold time).
+func (f *File) build(base locks.Info, seed uint64, p Params) (sim.Config, error) {
+	return f.buildParts(base, seed, p, nil)
+}
+
+// buildWorld is build without the fault schedule: neither the scripted
+// faults nor the swarm (no draw is made for it).
+func (f *File) buildWorld(base locks.Info, seed uint64, p Params) (sim.Config, error) {
+	g := *f
+	g.Faults, g.Swarm = nil, nil
+	return g.buildParts(base, seed, p, nil)
+}
+
+// Parts is what a scenario file builds for a lock and seed, before it
+// becomes one simulated world: the world's config (whose Program runs
+// Workload with Lock), the lock as the file parameterised it, and the
+// workload. The real-Redis arm runs the same parts against real servers.
+type Parts struct {
+	Config   sim.Config
+	Lock     locks.Info
+	Workload Workload
+	// Scale is the factor every duration was multiplied by for
+	// Params.TTL (1 without it); OrigTTL the lock's own TTL before it
+	// (NominalTTL for a lock without one).
+	Scale   float64
+	OrigTTL time.Duration
+}
+
+// Parts builds the file's parts for base, seed and p (as Build does).
+func (f *File) Parts(base locks.Info, seed uint64, p Params) (Parts, error) {
+	var out Parts
+	_, err := f.buildParts(base, seed, p, &out)
+	return out, err
+}
+
+// buildParts is build; when out is set it also receives the parts.
+func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (sim.Config, error) {
+	if err := p.check(); err != nil {
+		return sim.Config{}, err
+	}
+	info, err := f.lockInfo(base, f.Params[base.ID])
+	if err != nil {
+		return sim.Config{}, err
+	}
+	ttl := info.TTL
+	resolve := func(path string, s Span, def time.Duration) (time.Duration, error) {
+		if !s.Set {
+			return def, nil
+		}
+		d, err := s.Resolve(ttl)
+		if err != nil {
+			return 0, f.errAt(path, "%v (lock %s)", err, info.ID)
+		}
+		return d, nil
+	}
+	cfg := sim.Config{Seed: seed}
+
+	// Topology.
+	nodes := p.Nodes
+	if nodes == 0 {
+		nodes = f.Topology.Nodes
+	}
+	replicated := info.Topology == locks.Replicated || info.Topology == locks.Groups
+	if f.Topology.Replicated != nil {
+		replicated = *f.Topology.Replicated
+	}
+	// Groups: the file's own, or copies of its one group for a lock that
+	// needs groups (copied: node names in faults and per_node apply to
+	// their counterpart in every group).
+	groups, copied := max(1, f.Topology.Groups), false
+	if info.Topology == locks.Groups {
+		if !replicated {
+			return sim.Config{}, f.errAt("topology.replicated", "lock %s needs primary/replica groups, and the file's world is not replicated", info.ID)
+		}
+		if f.Topology.Groups <= 1 {
+			groups, copied = locks.DefaultGroups, true
+		}
+	}
+	if groups > 1 && p.Nodes > 0 {
+		// --nodes counts the whole world's nodes; the file counts a group's.
+		if p.Nodes%groups != 0 || p.Nodes/groups < 2 {
+			return sim.Config{}, groupNodesError(p.Nodes, groups, info.ID)
+		}
+		nodes = p.Nodes / groups
+	}
+	if nodes == 0 {
+		switch {
+		case replicated:
+			nodes = DefaultNodes(locks.Replicated)
+		case info.Topology == locks.Independent:
+			nodes = DefaultNodes(locks.Independent)
+		default:
+			nodes = DefaultNodes(locks.Single)
+		}
+	}
+	if nodes < 1 || nodes*groups > sim.MaxNodes {
+		return sim.Config{}, f.errAt("topology.nodes", "%d out of range 1..%d", nodes*groups, sim.MaxNodes)
+	}
+	if groups > 1 && nodes < 2 {
+		return sim.Config{}, f.errAt("topology.nodes", "each of the %d groups of lock %s's world needs at least 2 nodes, the file gives %d", groups, info.ID, nodes)
+	}
+	groupSize := nodes
+	nodes *= groups
+	if replicated && nodes < 2 {
+		if f.Topology.Replicated != nil {
+			return sim.Config{}, f.errAt("topology.replicated", "a replicated topology needs at least 2 nodes, the world has %d", nodes)
+		}
+		replicated = false // one node of a replicated design: no replicas (as the default scenario does)
+	}
+	if replicated {
+		lag, err := resolve("topology.repl_lag", f.Topology.ReplLag, 0)
+		if err != nil {
+			return sim.Config{}, err
+		}
+		switch up := f.Topology.ReplLagUpTo; {
+		case p.ReplLag > 0:
+			lag = p.ReplLag
+		case up.Set && up.NS > 0:
+			lag = time.Duration(sim.NewStreams(seed).Get("params").Int64N(int64(up.NS)))
+		}
+		down, err := resolve("topology.down_after", f.Topology.DownAfter, 0)
+		if err != nil {
+			return sim.Config{}, err
+		}
+		if p.DownAfter > 0 {
+			down = p.DownAfter
+		}
+		cfg.Topology = sim.Topology{Replicated: true, ReplLag: lag, DownAfter: down}
+		if groups > 1 {
+			cfg.Topology.Groups = groups
+		}
+	}
+	// perGroup maps the file's node and group names to the world's: when
+	// the groups are copies, the file's nX (X below its group's size) is
+	// nX of every group and its one group g0 is every group; another node
+	// or group name is an error there. Otherwise names are the world's own.
+	perGroup := func(names []string) ([]string, error) {
+		if !copied {
+			return names, nil
+		}
+		var out []string
+		for _, n := range names {
+			var i int
+			switch {
+			case n == "g0":
+				for g := 0; g < groups; g++ {
+					out = append(out, fmt.Sprintf("g%d", g))
+				}
+				continue
+			case strings.HasPrefix(n, "g"):
+				return nil, fmt.Errorf("%q: the file's world has one primary/replica group, g0, copied %d times for lock %s (g0 names them all)", n, groups, info.ID)
+			case !nodeNameRE.MatchString(n):
+				out = append(out, n) // a client, the storage, sentinel
+				continue
+			}
+			i, _ = strconv.Atoi(n[1:])
+			if i >= groupSize {
+				return nil, fmt.Errorf("no node %s: the file's world has %d nodes (n0..n%d), copied in each of the %d groups of lock %s (nX names nX of every group)", n, groupSize, groupSize-1, groups, info.ID)
+			}
+			for g := 0; g < groups; g++ {
+				out = append(out, fmt.Sprintf("n%d", g*groupSize+i))
+			}
+		}
+		slices.Sort(out)
+		return slices.Compact(out), nil
+	}
+	var nodeNames []string
+	var draw *rand.Rand // persistence: random
+	if f.Topology.Persistence == randomPersistence {
+		draw = sim.NewStreams(seed).Get("params")
+	}
+	for i := 0; i < nodes; i++ {
+		nc := sim.NodeConfig{Name: fmt.Sprintf("n%d", i), Persistence: sim.Persistence(f.Topology.Persistence)}
+		switch {
+		case draw != nil:
+			nc.Persistence = sim.Persistence(persistences[draw.IntN(len(persistences))])
+		case nc.Persistence == "":
+			nc.Persistence = sim.PersistNone
+		}
+		cfg.Nodes = append(cfg.Nodes, nc)
+		nodeNames = append(nodeNames, nc.Name)
+	}
+	for _, name := range sortedKeys(f.Topology.PerNode) {
+		ns := f.Topology.PerNode[name]
+		path := "topology.per_node." + name
+		i, _ := strconv.Atoi(name[1:])
+		if i >= nodes {
+			return sim.Config{}, f.errAt(path, "no node %s for lock %s: its world has %d nodes (n0..n%d)", name, info.ID, nodes, nodes-1)
+		}
+		off, err := resolve(path+".clock_offset", ns.ClockOffset, 0)
+		if err != nil {
+			return sim.Config{}, err
+		}
+		each, err := perGroup([]string{name})
+		if err != nil {
+			return sim.Config{}, f.errAt(path, "%v", err)
+		}
+		for _, each := range each {
+			i, _ := strconv.Atoi(each[1:])
+			if ns.Persistence != "" {
+				cfg.Nodes[i].Persistence = sim.Persistence(ns.Persistence)
+			}
+			cfg.Nodes[i].ClockOffset, cfg.Nodes[i].DriftPPM = off, ns.DriftPPM
+		}
+	}
+
+	// Clients.
+	cfg.Clients = p.Clients
+	if cfg.Clients == 0 {
+		cfg.Clients = f.Clients.Count
+	}
+	if cfg.Clients == 0 {
+		cfg.Clients = FileDefaultClients
+	}
+	if cfg.Clients < 1 || cfg.Clients > sim.MaxClients {
+		return sim.Config{}, f.errAt("clients.count", "%d out of range 1..%d", cfg.Clients, sim.MaxClients)
+	}
+	var clientNames []string
+	for i := 0; i < cfg.Clients; i++ {
+		clientNames = append(clientNames, fmt.Sprintf("c%d", i))
+	}
+	for _, name := range sortedKeys(f.Clients.PerClient) {
+		cs := f.Clients.PerClient[name]
+		path := "clients.per_client." + name
+		i, _ := strconv.Atoi(name[1:])
+		if i >= cfg.Clients {
+			return sim.Config{}, f.errAt(path, "no client %s: the world has %d clients (c0..c%d)", name, cfg.Clients, cfg.Clients-1)
+		}
+		off, err := resolve(path+".clock_offset", cs.ClockOffset, 0)
+		if err != nil {
+			return sim.Config{}, err
+		}
+		for len(cfg.ClientOffsets) <= i {
+			cfg.ClientOffsets = append(cfg.ClientOffsets, 0)
+			cfg.ClientDriftPPMs = append(cfg.ClientDriftPPMs, 0)
+		}
+		cfg.ClientOffsets[i], cfg.ClientDriftPPMs[i] = off, cs.DriftPPM
+	}
+
+	// Phases, network.
+	if cfg.Duration, err = resolve("duration", f.Duration, FileDefaultDuration); err != nil {
+		return sim.Config{}, err
+	}
+	if p.Duration > 0 {
+		cfg.Duration = p.Duration
+	}
+	if cfg.Liveness, err = resolve("liveness", f.Liveness, FileDefaultLiveness); err != nil {
+		return sim.Config{}, err
+	}
+	if p.Liveness > 0 {
+		cfg.Liveness = p.Liveness
+	}
+	if cfg.Duration < sim.MinDuration || cfg.Duration > sim.MaxDuration {
+		return sim.Config{}, f.errAt("duration", "%v out of range [%v, %v] for lock %s", cfg.Duration, sim.MinDuration, sim.MaxDuration, info.ID)
+	}
+	if cfg.Liveness > sim.MaxDuration {
+		return sim.Config{}, f.errAt("liveness", "%v out of range [0, %v] for lock %s", cfg.Liveness, sim.MaxDuration, info.ID)
+	}
+	if cfg.Net.LatencyMin, err = resolve("net.latency_min", f.Net.LatencyMin, 0); err != nil {
+		return sim.Config{}, err
+	}
+	if cfg.Net.LatencyJitter, err = resolve("net.latency_jitter", f.Net.LatencyJitter, 0); err != nil {
+		return sim.Config{}, err
+	}
+	if cfg.Net.LatencyMin > maxLatency || cfg.Net.LatencyJitter > maxLatency {
+		return sim.Config{}, f.errAt("net", "latency above %v for lock %s", maxLatency, info.ID)
+	}
+
+	// Faults.
+	known := map[string]bool{sim.SentinelName: replicated, resource.Name: true}
+	var groupNames []string
+	if replicated {
+		for g := 0; g < groups; g++ {
+			groupNames = append(groupNames, fmt.Sprintf("g%d", g))
+		}
+	}
+	// A consensus lock's world faults its coordination service's members
+	// where others fault Redis nodes (its one Redis node is idle).
+	faultNodes := nodeNames
+	if members := memberNames(info); members != nil {
+		faultNodes = members
+	}
+	for _, n := range append(append([]string(nil), faultNodes...), clientNames...) {
+		known[n] = true
+	}
+	if f.Swarm != nil {
+		kinds := []faults.Kind(nil)
+		for _, k := range f.Swarm.Kinds {
+			if faults.Kind(k) == faults.Failover && !replicated {
+				continue // no failover without replicas
+			}
+			kinds = append(kinds, faults.Kind(k))
+		}
+		if f.Swarm.Kinds != nil && len(kinds) == 0 {
+			return sim.Config{}, f.errAt("swarm.kinds", "no kind applies to lock %s (failover needs a replicated topology)", info.ID)
+		}
+		fs, err := faults.Swarm(sim.NewStreams(seed).Get("faults"), faults.Bounds{
+			Duration: cfg.Duration, Clients: clientNames, Nodes: append(append([]string(nil), faultNodes...), resource.Name),
+			Replicated: replicated, MinFaults: f.Swarm.MinFaults, MaxFaults: f.Swarm.MaxFaults, Kinds: kinds,
+		})
+		if err != nil {
+			return sim.Config{}, f.errAt("swarm", "%v", err)
+		}
+		cfg.Faults = fs
+	}
+	procGroups := map[string][]string{GroupClients: clientNames, GroupNodes: faultNodes}
+	if copied {
+		procGroups[GroupNodes] = faultNodes[:groupSize] // the file's one group, then copied
+	}
+	filterID := f.faultFilterID(info)
+	for i, fs := range f.Faults {
+		path := fmt.Sprintf("faults[%d]", i)
+		if len(fs.Locks) > 0 && !slices.Contains(fs.Locks, filterID) {
+			continue
+		}
+		one, err := fs.fault(ttl)
+		if err != nil {
+			return sim.Config{}, f.errAt(path, "%v (lock %s)", err, info.ID)
+		}
+		for _, side := range []struct {
+			field string
+			names *[]string
+		}{{"targets", &one.Targets}, {"from", &one.From}, {"to", &one.To}} {
+			if len(*side.names) == 0 {
+				continue
+			}
+			mapped, err := perGroup(expand(*side.names, procGroups))
+			if err != nil {
+				return sim.Config{}, f.errAt(path+"."+side.field, "%v", err)
+			}
+			*side.names = mapped
+		}
+		for _, t := range append(append(slices.Clone(one.Targets), one.From...), one.To...) {
+			isGroup := slices.Contains(groupNames, t)
+			switch {
+			case one.Kind == faults.Failover && !isGroup:
+				return sim.Config{}, f.errAt(path+".targets", "failover: %q is not a primary/replica group of lock %s's world (%s)", t, info.ID, strings.Join(groupNames, ", "))
+			case one.Kind != faults.Failover && isGroup:
+				return sim.Config{}, f.errAt(path, "%s: %q is a group, which only a failover names (a node of it: n0, n1, …)", one.Kind, t)
+			}
+		}
+		if err := one.Validate(func(n string) bool { return known[n] || slices.Contains(groupNames, n) }); err != nil {
+			return sim.Config{}, f.errAt(faultField(path, err), "%v in the world of lock %s (%s)", err, info.ID, worldNames(faultNodes, clientNames, replicated))
+		}
+		if one.Kind == faults.Failover && !replicated {
+			return sim.Config{}, f.errAt(path+".kind", "failover needs a replicated topology, and lock %s's world is not (set topology.replicated, or restrict the fault with locks:)", info.ID)
+		}
+		n, every := 1, time.Duration(0)
+		if fs.Repeat != nil && fs.Repeat.Count > 1 {
+			n = fs.Repeat.Count
+			if every, err = resolve(path+".repeat.every", fs.Repeat.Every, 0); err != nil {
+				return sim.Config{}, err
+			}
+		}
+		for r := 0; r < n; r++ {
+			g := one
+			g.Start += time.Duration(r) * every
+			if g.Start >= cfg.Duration {
+				what := path + ".start"
+				if r > 0 {
+					what = path + ".repeat"
+				}
+				return sim.Config{}, f.errAt(what, "occurrence %d starts at %v, not before the end of the %v safety phase (lock %s): it would never happen", r+1, g.Start, cfg.Duration, info.ID)
+			}
+			cfg.Faults = append(cfg.Faults, g)
+		}
+	}
+	if len(cfg.Faults) > MaxFileFaults {
+		return sim.Config{}, f.errAt("faults", "%d faults for lock %s: more than %d", len(cfg.Faults), info.ID, MaxFileFaults)
+	}
+	faults.Sort(cfg.Faults)
+
+	// Workload and the protected resource.
+	wl, err := f.workload(info, resolve)
+	if err != nil {
+		return sim.Config{}, err
+	}
+	if err := p.applyHold(&wl); err != nil {
+		return sim.Config{}, fmt.Errorf("%v (lock %s)", err, info.ID)
+	}
+	wl.Careful = wl.Careful || p.Careful
+	j := f.judging(info)
+	mode := resource.ModeNone
+	if info.Fencing != "" {
+		mode = resource.Mode(info.Fencing)
+	}
+	var initial map[string]int64
+	if wl.Resource != ResourceNone {
+		initial = map[string]int64{PoolKey: j.Initial}
+	}
+	cfg.Services = append([]sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: initial})}, coordServices(info)...)
+	cfg.Program = Program(info, wl)
+	cfg.WatchKeys = []string{wl.Key}
+	cfg = cfg.WithDefaults()
+	parts := Parts{Config: cfg, Lock: info, Workload: wl, Scale: 1, OrigTTL: info.TTL}
+	if p.TTL > 0 {
+		// The TTL is an input: the world, workload and lock are played
+		// TTL / the lock's own TTL times as fast (scaleParts).
+		if parts.OrigTTL <= 0 {
+			parts.OrigTTL = NominalTTL
+		}
+		if parts, err = scaleParts(parts, float64(p.TTL)/float64(parts.OrigTTL)); err != nil {
+			return sim.Config{}, err
+		}
+		cfg = parts.Config
+	}
+	if err := cfg.Validate(); err != nil {
+		return sim.Config{}, &FileError{File: f.name, Msg: fmt.Sprintf("lock %s: %v", info.ID, err)}
+	}
+	if out != nil {
+		*out = parts
+	}
+	return cfg, nil
+}
+
+func expand(names []string, groups map[string][]string) []string {
+	if names == nil {
+		return nil
+	}
+	var out []string
+	for _, n := range names {
+		if g, ok := groups[n]; ok {
+			out = append(out, g...)
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func worldNames(nodes, clients []string, replicated bool) string {
+	s := fmt.Sprintf("nodes %s, clients %s, %s", span(nodes), span(clients), resource.Name)
+	if replicated {
+		s += ", " + sim.SentinelName
+	}
+	return s
+}
+
+func span(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	return names[0] + ".." + names[len(names)-1]
+}
+
+// fault resolves a scripted fault for a lock's TTL (its first occurrence).
+func (fs FaultSpec) fault(ttl time.Duration) (faults.Fault, error) {
+	out := faults.Fault{Kind: faults.Kind(fs.Kind), Targets: fs.Targets, From: fs.From, To: fs.To, OneWay: fs.OneWay,
+		DriftPPM: fs.DriftPPM, LossProb: fs.LossProb, At: fs.At, NodeClock: fs.NodeClock}
+	for _, s := range []struct {
+		name string
+		v    Span
+		dst  *time.Duration
+	}{{"start", fs.Start, &out.Start}, {"duration", fs.Duration, &out.Duration}, {"jump", fs.Jump, &out.Jump}, {"delay", fs.Delay, &out.Delay}} {
+		d, err := s.v.Resolve(ttl)
+		if err != nil {
+			return faults.Fault{}, fmt.Errorf("%s: %v", s.name, err)
+		}
+		*s.dst = d
+	}
+	return out, nil
+}
+
+// onlyPausesRenewals reports whether the file's faults are all client
+// pauses targeted at a renewal (watchdog-starved.yaml): a lock that never
+// renews would run them as pauses that never fire.
+func (f *File) onlyPausesRenewals() bool {
+	for _, fs := range f.Faults {
+		if fs.Kind != string(faults.ClientPause) || fs.At != string(locks.PointRenewing) {
+			return false
+		}
+	}
+	return len(f.Faults) > 0
+}
+
+// StandIn is the catalogue lock whose faults a lock takes in a scenario
+// file whose faults are restricted with locks: but never name it (a
+// library, a user's lock): the lock of its topology the files are written
+// for. Without it such a lock ran those scenarios with no faults at all.
+var StandIn = map[locks.Topology]string{locks.Single: "set-nx-cad", locks.Independent: "redlock", locks.Replicated: "primary-replica", locks.Groups: "redisson-multilock"}
+
+// faultFilterID is the id the faults' locks: filters are matched against
+// for info: its own when some fault names it, else its topology's stand-in.
+func (f *File) faultFilterID(info locks.Info) string {
+	for _, fs := range f.Faults {
+		if slices.Contains(fs.Locks, info.ID) {
+			return info.ID
+		}
+	}
+	if id, ok := StandIn[info.Topology]; ok {
+		return id
+	}
+	return info.ID
+}
