@@ -20,10 +20,10 @@ import (
 // recipe against real ZooKeeper servers with the Go client
 // github.com/go-zookeeper/zk, as ZooKeeper's recipes page writes it:
 //
-//	create <parent>/lock- ephemeral sequential (protected: a retried create finds its node by GUID)
+//	create <parent>/_c_<guid>-lock- ephemeral sequential (protected: after an error the node is found by its GUID)
 //	children <parent>; the lowest sequence number holds
 //	otherwise exists+watch on the next-lower node, wait for its event, list again
-//	delete the node to release
+//	delete the node to release; a delete that fails is retried in the background (guaranteed delete)
 //
 // One connection (one session) per process; the client library pings the
 // session and, after an expiry, opens a new session on its own (the
@@ -98,18 +98,23 @@ func (l *RealZKLock) Acquire(ctx context.Context) (locks.Lease, error) {
 	if err := ensureParent(c, l.parent()); err != nil {
 		return locks.Lease{}, locks.ErrNotAcquired
 	}
-	node, err := c.CreateProtectedEphemeralSequential(l.parent()+"/lock-", nil, zkACL)
+	// A protected create (Curator's): the node's name carries a GUID, so
+	// that after an error the client can find the node if the create did
+	// happen, and delete it: a node left behind would hold every waiter
+	// back for as long as this session lives.
+	guid := randomValue(env.Rand)
+	node, err := c.Create(l.parent()+"/_c_"+guid+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zkACL)
 	env.At(locks.PointAcquiring)
 	if err != nil {
-		// The protected create retries itself across a reconnect; an
-		// error left is a failed create or an expired session: nothing
-		// held (a node left behind dies with its session).
+		l.guaranteedDelete(ctx, c, guid, "")
 		return locks.Lease{}, locks.ErrNotAcquired
 	}
 	mine := strings.TrimPrefix(node, l.parent()+"/")
 	deadline := time.Now().Add(l.Wait)
 	giveUp := func(err error) (locks.Lease, error) {
-		_ = c.Delete(node, -1)
+		if derr := c.Delete(node, -1); derr != nil && !errors.Is(derr, zk.ErrNoNode) {
+			l.guaranteedDelete(ctx, c, guid, node)
+		}
 		return locks.Lease{}, err
 	}
 	for {
@@ -130,7 +135,7 @@ func (l *RealZKLock) Acquire(ctx context.Context) (locks.Lease, error) {
 			return locks.Lease{}, locks.ErrNotAcquired // the session expired while we waited
 		}
 		if pred == "" {
-			lease := locks.Lease{Value: node, Start: start}
+			lease := locks.Lease{Value: node, Start: start, Handle: guid}
 			if l.Fenced {
 				_, st, err := c.Get(node)
 				if err != nil {
@@ -176,5 +181,45 @@ func (l *RealZKLock) Release(ctx context.Context, lease locks.Lease) error {
 	if errors.Is(err, zk.ErrNoNode) {
 		return locks.ErrNotOwner
 	}
+	if err != nil {
+		guid, _ := lease.Handle.(string)
+		l.guaranteedDelete(ctx, c, guid, lease.Value)
+	}
 	return err
+}
+
+// guaranteedDelete deletes this client's node (node, or when "" the
+// child whose name carries guid) from a goroutine that retries until
+// ZooKeeper answers (Curator's guaranteed delete), or the run ends.
+func (l *RealZKLock) guaranteedDelete(ctx context.Context, c *zk.Conn, guid, node string) {
+	l.Env.Go(func() {
+		for try := 0; ctx.Err() == nil; try++ {
+			if try > 0 {
+				t := time.NewTimer(l.SessionTimeout / 10)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					return
+				}
+			}
+			if node == "" {
+				kids, _, err := c.Children(l.parent())
+				if err != nil {
+					continue
+				}
+				for _, k := range kids {
+					if strings.HasPrefix(k, "_c_"+guid+"-") {
+						node = l.parent() + "/" + k
+					}
+				}
+				if node == "" {
+					return // the create did not happen (or the session took it)
+				}
+			}
+			if err := c.Delete(node, -1); err == nil || errors.Is(err, zk.ErrNoNode) {
+				return
+			}
+		}
+	})
 }
