@@ -136,7 +136,20 @@ func freePort(ip string) (int, error) {
 // Start starts kind's three members under dir and waits until each
 // serves. sessionTimeout sizes ZooKeeper's tickTime (0: 3 s). On an error
 // every process started is gone.
-func Start(ctx context.Context, kind Kind, dir string, sessionTimeout time.Duration) (e *Ensemble, err error) {
+func Start(ctx context.Context, kind Kind, dir string, sessionTimeout time.Duration) (*Ensemble, error) {
+	return StartWith(ctx, kind, dir, sessionTimeout, nil)
+}
+
+// PeerFunc returns the address member from dials to reach addr, a port of
+// member to (a proxy of the caller's, so that a partition can cut the
+// link between two members).
+type PeerFunc func(from, to, addr string) (string, error)
+
+// StartWith is Start with the members' links to each other through peer
+// (ZooKeeper only: each server's config names the others by the address
+// peer returns; etcd's members must agree on one list of peer URLs, so
+// its peer traffic is direct). nil: direct.
+func StartWith(ctx context.Context, kind Kind, dir string, sessionTimeout time.Duration, peer PeerFunc) (e *Ensemble, err error) {
 	if err := Check(kind); err != nil {
 		return nil, err
 	}
@@ -164,7 +177,7 @@ func Start(ctx context.Context, kind Kind, dir string, sessionTimeout time.Durat
 		e.Members = append(e.Members, m)
 	}
 	if kind == ZooKeeper {
-		if err := e.writeZKConfigs(); err != nil {
+		if err := e.writeZKConfigs(peer); err != nil {
 			return e, err
 		}
 	}

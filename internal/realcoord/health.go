@@ -16,9 +16,9 @@ import (
 )
 
 // writeZKConfigs writes each ZooKeeper member's zoo.cfg, myid and logging
-// config. tickTime is a third of the session timeout (ZooKeeper accepts
+// config (each names the others by the address peer gives, when set). tickTime is a third of the session timeout (ZooKeeper accepts
 // timeouts of 2 to 20 ticks), at most 2 s (ZooKeeper's default).
-func (e *Ensemble) writeZKConfigs() error {
+func (e *Ensemble) writeZKConfigs(peer PeerFunc) error {
 	tick := min(e.SessionTimeout/3, 2*time.Second)
 	tick = max(tick, 20*time.Millisecond)
 	for _, m := range e.Members {
@@ -35,7 +35,26 @@ func (e *Ensemble) writeZKConfigs() error {
 			"preAllocSize=1024",
 		}
 		for _, o := range e.Members {
-			lines = append(lines, fmt.Sprintf("server.%d=%s:%d:%d", o.ID, o.IP, o.Peer, o.Election))
+			q, el := net.JoinHostPort(o.IP, strconv.Itoa(o.Peer)), net.JoinHostPort(o.IP, strconv.Itoa(o.Election))
+			if peer != nil && o != m {
+				var err error
+				if q, err = peer(m.Name, o.Name, q); err != nil {
+					return err
+				}
+				if el, err = peer(m.Name, o.Name, el); err != nil {
+					return err
+				}
+			}
+			// server.N=host:quorum-port:election-port (one host for both).
+			qh, qp, err := net.SplitHostPort(q)
+			if err != nil {
+				return err
+			}
+			eh, ep, err := net.SplitHostPort(el)
+			if err != nil || eh != qh {
+				return fmt.Errorf("zookeeper %s: quorum %s and election %s addresses of %s must share a host", m.Name, q, el, o.Name)
+			}
+			lines = append(lines, fmt.Sprintf("server.%d=%s:%s:%s", o.ID, qh, qp, ep))
 		}
 		if err := os.MkdirAll(filepath.Join(m.Dir, "data"), 0o755); err != nil {
 			return err

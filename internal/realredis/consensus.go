@@ -44,7 +44,10 @@ func consensusKind(info locks.Info) realcoord.Kind { return realcoord.Kind(info.
 // ensemble's start-up (three JVMs: seconds) is before true time 0.
 func (w *world) setupCoord(dir string) error {
 	kind := consensusKind(w.job.Parts.Lock)
-	ens, err := realcoord.Start(w.ctx, kind, filepath.Join(dir, string(kind)), w.job.Parts.Lock.TTL)
+	// ZooKeeper's members reach each other through links of their own
+	// (zk0->zk1, ...), so that a partition can cut them.
+	peer := func(from, to, addr string) (string, error) { return w.links.addNamed(from+"->"+to+"@"+addr, from, to, addr) }
+	ens, err := realcoord.StartWith(w.ctx, kind, filepath.Join(dir, string(kind)), w.job.Parts.Lock.TTL, peer)
 	if err != nil {
 		return err
 	}
