@@ -46,7 +46,9 @@ func (w *world) setupCoord(dir string) error {
 	kind := consensusKind(w.job.Parts.Lock)
 	// ZooKeeper's members reach each other through links of their own
 	// (zk0->zk1, ...), so that a partition can cut them.
-	peer := func(from, to, addr string) (string, error) { return w.links.addNamed(from+"->"+to+"@"+addr, from, to, addr) }
+	peer := func(from, to, addr string) (string, error) {
+		return w.links.addNamed(from+"->"+to+"@"+addr, from, to, addr)
+	}
 	ens, err := realcoord.StartWith(w.ctx, kind, filepath.Join(dir, string(kind)), w.job.Parts.Lock.TTL, peer)
 	if err != nil {
 		return err
