@@ -44,7 +44,7 @@ const (
 )
 
 // DefaultGroups is the number of primary/replica groups a Groups lock's
-// world has when nothing says otherwise (seed 000: three Sentinel groups).
+// world has when nothing says otherwise (“The SETNX command”: three Sentinel groups).
 const DefaultGroups = 3
 
 // Env is what the world hands a lock instance: go-redis clients for the
@@ -176,7 +176,7 @@ const (
 	// FenceMaxTokenStrict also rejects an equal token from another owner.
 	FenceMaxTokenStrict = event.FenceMaxTokenStrict
 	FenceOwnerCAS       = event.FenceOwnerCAS // compare-and-set on the holder's random token (antirez)
-	FenceVersion        = event.FenceVersion  // optimistic version check, no lock at all (seed 004)
+	FenceVersion        = event.FenceVersion  // optimistic version check, no lock at all (“Practice: a Redis lock” (Tencent Cloud))
 )
 
 // Lease is what a lock believes after a successful Acquire.
@@ -285,7 +285,7 @@ type Info struct {
 	// (e.g. built without the go-zero tag); tests skip it, the CLI refuses
 	// it with this message.
 	Unavailable string
-	// Canary marks a design broken on purpose (locks/canary.go): it proves
+	// Canary marks a design broken on purpose (locks/catalogue/canary.go): it proves
 	// the checkers can fail. Get finds it; IDs and 'locksim list locks'
 	// leave it out (AllIDs and 'list locks --canaries' include it).
 	Canary bool

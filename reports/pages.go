@@ -72,7 +72,11 @@ type heatCell struct {
 type findings struct {
 	Lines  []string
 	Differ []link
+	More   int // differing cells past maxDiffer, not linked here
 }
+
+// maxDiffer bounds the differing cells the findings link by name.
+const maxDiffer = 12
 
 type link struct{ Text, Href string }
 
@@ -228,7 +232,9 @@ func (p *Plan) findings(res Results) findings {
 		if c.Verdict == checker.VerdictUnsafe {
 			t.unsafe++
 		}
-		if c.Missed() {
+		if c.Missed() && len(f.Differ) == maxDiffer {
+			f.More++
+		} else if c.Missed() {
 			f.Differ = append(f.Differ, link{c.Scenario + " × " + c.Lock, scenarioHref(c.Scenario) + "#" + anchor(c.Scenario, c.Lock)})
 		}
 	}
@@ -239,7 +245,7 @@ func (p *Plan) findings(res Results) findings {
 		line += fmt.Sprintf(", %d safe but untested (yellow: no fault bit, or the lock never read the clock set wrong)", untested)
 	}
 	if n := count[checker.VerdictLiveness]; n > 0 {
-		line += fmt.Sprintf(", %d failing liveness only", n)
+		line += fmt.Sprintf(", %d failing liveness (no client got the lock after the heal)", n)
 	}
 	if n := count[checker.VerdictUnknown]; n > 0 {
 		line += fmt.Sprintf(", %d unknown", n)
@@ -273,7 +279,8 @@ func (p *Plan) findings(res Results) findings {
 	if missed == 0 {
 		f.Lines = append(f.Lines, "Every cell matches what its scenario file expects.")
 	} else {
-		f.Lines = append(f.Lines, fmt.Sprintf("%s from what its scenario file expects (red frame; more seeds tell a rare violation from a real disagreement):", plural(missed, "cell differs", "cells differ")))
+		f.Lines = append(f.Lines, fmt.Sprintf("%s from the expectation of %s (a solid frame; more seeds tell a rare violation from a real disagreement):",
+			plural(missed, "cell differs", "cells differ"), map[bool]string{true: "its scenario file", false: "their scenario files"}[missed == 1]))
 	}
 	return f
 }

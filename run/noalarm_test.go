@@ -49,7 +49,7 @@ var liveLocks = []string{"redisson-fair", "redisson-rw", "redisson-multilock", "
 var countsHolds = map[string]bool{"redisson-lock": true, "redisson-fair": true}
 
 // stampsExpiry are the designs whose key holds an expiry read from the
-// writer's clock and written by a GETSET that need not win (seed 004's
+// writer's clock and written by a GETSET that need not win (“Practice: a Redis lock” (Tencent Cloud)'s
 // GETSET scheme): a GETSET that lands just after the holder's DEL leaves
 // a key nobody holds (strandedExpiry).
 var stampsExpiry = map[string]bool{"getset-expiry": true}

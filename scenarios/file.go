@@ -150,7 +150,7 @@ type NetSpec struct {
 
 // WorkloadSpec is what clients do while they hold the lock.
 type WorkloadSpec struct {
-	// Resource is pool (default: seed 001's bonus pool, decremented),
+	// Resource is pool (default: “Redis + RedLock” (yield-bytes)'s bonus pool, decremented),
 	// counter (incremented from 0) or none (the section only takes time).
 	Resource string `yaml:"resource"`
 	PoolSize *int64 `yaml:"pool_size"` // default 300

@@ -21,7 +21,7 @@ import (
 // Resources a workload can protect.
 const (
 	ResourceNone    = ""        // the critical section only takes time
-	ResourcePool    = "pool"    // seed 001's bonus pool: read, write minus one while > 0
+	ResourcePool    = "pool"    // “Redis + RedLock” (yield-bytes)'s bonus pool: read, write minus one while > 0
 	ResourceCounter = "counter" // read, write plus one
 )
 

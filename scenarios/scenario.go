@@ -125,7 +125,7 @@ func (p Params) check() error {
 	return nil
 }
 
-// PoolSize is the bonus pool's initial size (seed 001: 300 units).
+// PoolSize is the bonus pool's initial size (“Redis + RedLock” (yield-bytes): 300 units).
 const PoolSize = 300
 
 // DefaultParams are the default scenario's phases and clients, as

@@ -31,7 +31,7 @@ type nativeScript struct {
 }
 
 var nativeScripts = map[string]nativeScript{
-	// locks.CompareAndDelete (seeds 000, 002, 003).
+	// locks.CompareAndDelete (“The SETNX command”, “A Lua script against releasing an expired lock”, “Redis and ZooKeeper locks” (CSDN)).
 	"e9f69f2beb755be68b5e456ee2ce9aadfbc4ebf4": {"compare-and-delete", nativeCAD},
 	// locks.Fenced's acquire: SET NX PX, then INCR of the token counter.
 	"0457559857c83b9c0baaaf74c543f2da263dc08b": {"fenced-acquire", nativeFencedAcquire},

@@ -39,9 +39,25 @@ func (f *runFlags) realJob(cmd *cobra.Command) (*realredis.Job, error) {
 			return nil, usageErrorf("--counterexample: %v", err)
 		}
 	}
+	var drv *realredis.Driver
+	if f.driver != "" {
+		d, err := realredis.ResolveDriver(f.driver)
+		if err != nil {
+			return nil, usageErrorf("--driver: %v", err)
+		}
+		drv = d
+		if f.lock == "" {
+			f.lock = "set-nx-cad" // the world a driver runs in: one node, set-nx-cad's TTL
+		}
+	}
 	job, err := realredis.Build(f.spec(), f.ttl.v)
 	if err != nil {
 		return nil, specError(err)
+	}
+	if drv != nil {
+		if err := job.WithDriver(drv); err != nil {
+			return nil, usageErrorf("--driver: %v", err)
+		}
 	}
 	if err := realredis.CheckBinaries(); err != nil {
 		return nil, usageErrorf("%v", err)
@@ -135,6 +151,9 @@ func checkBackend(b string) error {
 
 // realTTLHelp is --ttl's help.
 var realTTLHelp = fmt.Sprintf("with --backend real: the lock's TTL, %v..%v (default %v); the scenario, written in TTL multiples, is played faster by the same factor", realredis.MinTTL, realredis.MaxTTL, realredis.DefaultTTL)
+
+// driverHelp is --driver's help.
+const driverHelp = "with --backend real: every client runs this lock driver (a folder holding one executable driver*, or a program; docs/DRIVERS.md) instead of the lock's Go code, in the world of --lock (default set-nx-cad: one node)"
 
 // quietLogger drops go-redis's own log lines ("failed to dial after 5
 // attempts"): in a real run a node that is down refuses connections by

@@ -53,6 +53,7 @@ type runFlags struct {
 	cexDir    string
 	shrink    shrinkFlags // --faults, --shrink, --shrink-out, --shrink-runs (shrink.go)
 	backend   string      // --backend: sim or real (real.go)
+	driver    string      // --driver: a lock driver folder or program, with --backend real (real.go)
 	ttl       durationValue
 	maxEvents intValue // --max-events
 }
@@ -127,6 +128,9 @@ judged completely).`,
 				*code = runReal(rj, f, stdout, stderr)
 				return nil
 			}
+			if f.driver != "" {
+				return usageErrorf("--driver: only with --backend real (a driver is a real process)")
+			}
 			if cmd.Flags().Lookup("ttl").Changed {
 				return usageErrorf("--ttl: only with --backend real (the simulator runs each lock with its own TTL)")
 			}
@@ -172,6 +176,7 @@ judged completely).`,
 	f.shrink.register(fl)
 	fl.StringVar(&f.backend, "backend", "sim", "`sim` (the simulator) or real (real redis-server processes on 127.0.0.1, real time; needs: apt-get install -y redis-server redis-sentinel faketime)")
 	fl.Var(&f.ttl, "ttl", realTTLHelp)
+	fl.StringVar(&f.driver, "driver", "", driverHelp)
 	fl.Var(&f.maxEvents, "max-events", fmt.Sprintf("the world's event budget: a run that takes more scheduler steps stops with verdict unknown, %d..%d (default %d); a world estimated past it is refused", minMaxEvents, int64(maxMaxEvents), run.DefaultMaxEvents))
 	return cmd
 }

@@ -277,10 +277,17 @@ func (d *laneDrawer) Plot(c draw.Canvas, p *plot.Plot) {
 				continue
 			}
 			x0, x1 := clipX(s.start), clipX(s.end)
+			clr := spanColors[kind]
+			if kind == kOverlap && x1-x0 < vg.Points(4) {
+				// The smallest overlap (0.7 ms in a 10 s window) stays
+				// visible: 4 points wide, in a stronger red.
+				mid := (x0 + x1) / 2
+				x0, x1, clr = mid-vg.Points(2), mid+vg.Points(2), color.NRGBA{220, 0, 0, 170}
+			}
 			if x1-x0 < vg.Points(1) {
 				x1 = x0 + vg.Points(1)
 			}
-			fillRect(&c, spanColors[kind], x0, yAt(s.proc, s.lo), x1, yAt(s.proc, s.hi))
+			fillRect(&c, clr, x0, yAt(s.proc, s.lo), x1, yAt(s.proc, s.hi))
 			if s.label == "" || (s.group > 0 && labelLane[s.group] != lane[s.proc]) {
 				continue
 			}
@@ -343,6 +350,11 @@ func (d *laneDrawer) Plot(c draw.Canvas, p *plot.Plot) {
 				if !placed.overlaps(m.proc, level, x-w/2, x+w/2) {
 					break
 				}
+			}
+			if !m.hot && placed.overlaps(m.proc, level, x-w/2, x+w/2) {
+				// A busy lane: no free level, so the label is left out
+				// (its glyph stays); the violation's own label never is.
+				continue
 			}
 			placed.add(m.proc, level, x-w/2, x+w/2)
 			c.FillText(st, vg.Point{X: x, Y: y + offsets[level]}, m.label)

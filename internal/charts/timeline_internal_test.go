@@ -85,3 +85,32 @@ func TestTimelineDeadlines(t *testing.T) {
 		t.Fatalf("deadlines drawn: %v, want %v", got, want)
 	}
 }
+
+// TestTinyOverlapVisible: an overlap of 0.7 ms in a window of seconds is
+// drawn 4 points wide in a strong red (at its true width it was a
+// fraction of a pixel, invisible).
+func TestTinyOverlapVisible(t *testing.T) {
+	ms, us := int64(1e6), int64(1e3)
+	h := checker.History{End: 12_000 * ms, Heal: 11_000 * ms, Clients: []string{"c0", "c1"}}
+	h.Events = []checker.Event{
+		{T: 1000 * ms, Proc: "c0", Kind: event.KindCall, Op: event.OpAcquire, OpID: 1},
+		{T: 1001 * ms, Proc: "c0", Kind: event.KindOK, Op: event.OpAcquire, OpID: 1, Until: 5000*ms + 700*us},
+		{T: 4990 * ms, Proc: "c1", Kind: event.KindCall, Op: event.OpAcquire, OpID: 1},
+		{T: 5000 * ms, Proc: "c1", Kind: event.KindOK, Op: event.OpAcquire, OpID: 1, Until: 9000 * ms},
+	}
+	r := checker.Check(h, checker.Options{})
+	if r.First == nil || r.LeaseOverlaps == 0 {
+		t.Fatalf("no overlap found: %+v", r)
+	}
+	fig, err := Timeline(h, r, TimelineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var svg strings.Builder
+	if err := Encode(&svg, fig, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(svg.String(), "fill-opacity:0.66667") {
+		t.Errorf("no strong-red band for the 0.7 ms overlap in the SVG")
+	}
+}

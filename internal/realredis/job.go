@@ -47,6 +47,9 @@ type Job struct {
 	// TTL is the lease asked for (--ttl); Lock.TTL is it too, or 0 for a
 	// lock without a lease (scaled by NominalTTL).
 	TTL time.Duration
+	// Driver, when set, runs in every client instead of the lock's Go
+	// code (WithDriver, driver.go).
+	Driver *Driver
 }
 
 // Build builds spec for the real arm with the lock's TTL set to ttl (0:
@@ -181,5 +184,9 @@ func specError(spec run.Spec, err error) error {
 
 // runClient runs the scenario's workload with the (scaled) lock on p.
 func runClient(p *proc, j *Job) {
+	if j.Driver != nil {
+		runDriverClient(p, j)
+		return
+	}
 	scenarios.RunClient(p, j.Parts.Lock, j.Parts.Workload)
 }

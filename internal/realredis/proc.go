@@ -36,6 +36,7 @@ type proc struct {
 	paused  int64          // true time until which the process is stopped; guarded by w.mu
 	wake    chan struct{}  // closed and replaced at the heal; guarded by w.mu
 	started sync.WaitGroup
+	drv     *driverClient // a driver client's (driver.go), started before true time 0
 }
 
 type armedPause struct {

@@ -122,6 +122,9 @@ func (jd *Judged) WriteHistory(path string) error {
 
 // Repro is the command line of a real run (not a replay: it runs again).
 func (j *Job) Repro() string {
+	if j.Driver != nil {
+		return fmt.Sprintf("%s --backend real --ttl %v --driver %s", j.Spec.Repro(), j.TTL, j.Driver.Path)
+	}
 	return fmt.Sprintf("%s --backend real --ttl %v", j.Spec.Repro(), j.TTL)
 }
 

@@ -221,6 +221,7 @@ func (w *world) listeners() []string {
 
 // teardown ends every process and proxy the run started.
 func (w *world) teardown() {
+	w.closeDrivers()
 	for _, p := range w.procs {
 		for _, c := range p.nodes {
 			_ = c.Close()
@@ -282,6 +283,7 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 		return nil, info, err
 	}
 	info.Listeners = w.listeners()
+	w.startDrivers() // before true time 0: an interpreter's start-up is not the scenario's time
 	if setupHook != nil {
 		if err := setupHook(w); err != nil {
 			return nil, info, err

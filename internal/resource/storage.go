@@ -15,7 +15,7 @@
 //	           read, then make the writer the owner (antirez's compare-and-set
 //	           on the holder's random token)
 //	version    accept only if the object's version is still the one the
-//	           writer read (optimistic concurrency, seed 004)
+//	           writer read (optimistic concurrency, “Practice: a Redis lock” (Tencent Cloud))
 //
 // The storage records every accepted and rejected write in the trace; it is
 // the ground truth the resource checker compares client beliefs with.

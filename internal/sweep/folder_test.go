@@ -70,7 +70,7 @@ func TestPrepareTakesTheLockFirst(t *testing.T) {
 // TestNoRunsIsNotZeroPercent (issue 36 item 5): a sweep point whose runs
 // were all left out (the pause did not fit) printed "0/0 = 0.0%" and was
 // drawn at 0%. Its row says "0/0 = n/a", with no percentage anywhere, and
-// the charts are drawn (with a gap there: reports/charts).
+// the charts are drawn (with a gap there: internal/charts).
 func TestNoRunsIsNotZeroPercent(t *testing.T) {
 	for _, values := range [][]float64{{0, 1.5}, {1.5}} {
 		spec := tinySpec(2)

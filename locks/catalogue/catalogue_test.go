@@ -58,7 +58,7 @@ func sec(t int64) time.Duration { return time.Duration(t).Round(time.Millisecond
 
 // TestCatalogueNoFaults runs each design in the no-faults scenario: the run
 // completes, someone acquires after the heal, and no two clients' belief
-// intervals overlap. It also runs getset-expiry as seed 004's aspect really
+// intervals overlap. It also runs getset-expiry as “Practice: a Redis lock” (Tencent Cloud)'s aspect really
 // is, running unlock (a plain DEL) in its finally block also when its spin
 // gives up: a waiter then deletes the holder's lock without any fault, and
 // that variant must show overlaps.
@@ -123,7 +123,7 @@ func TestCatalogueNoFaults(t *testing.T) {
 	}
 }
 
-// withGiveUpDel is getset-expiry with seed 004's aspect's DEL when its spin
+// withGiveUpDel is getset-expiry with “Practice: a Redis lock” (Tencent Cloud)'s aspect's DEL when its spin
 // gives up.
 func withGiveUpDel(info locks.Info) locks.Info {
 	del := info
@@ -293,7 +293,7 @@ func TestSetNXExpireGap(t *testing.T) {
 	}
 }
 
-// set-nx-del: seed 003's story. Request 1 needs 15 s on a 10 s key; request
+// set-nx-del: “Redis and ZooKeeper locks” (CSDN)'s story. Request 1 needs 15 s on a 10 s key; request
 // 2 (8 s) takes the expired lock; request 1's plain DEL deletes request 2's
 // key and request 3 takes it while request 2 still holds it.
 func TestSetNXDelDeletesOthersLock(t *testing.T) {
@@ -414,7 +414,7 @@ func TestGetSetExpiryClockSkew(t *testing.T) {
 	}
 }
 
-// getset-expiry with seed 004's aspect as written: its finally runs unlock
+// getset-expiry with “Practice: a Redis lock” (Tencent Cloud)'s aspect as written: its finally runs unlock
 // (DEL) when the spin gives up after 22 tries, 50 ms apart, so a waiter
 // deletes the holder's lock.
 func TestGetSetExpiryGiveUpDeletes(t *testing.T) {

@@ -50,7 +50,7 @@ func init() {
 	Register(locks.Info{
 		ID:       "version-cas",
 		Design:   "no lock: read the object's version, write only if it is unchanged, retry on conflict",
-		Source:   "seed 004 (optimistic locking)",
+		Source:   "“Practice: a Redis lock” (Tencent Cloud) (optimistic locking)",
 		Weakness: "none for a single object the storage can version; contention costs retries, and it does not extend to effects outside the storage",
 		Topology: locks.Single,
 		Fencing:  locks.FenceVersion,
@@ -59,7 +59,7 @@ func init() {
 	Register(locks.Info{
 		ID:        "primary-replica",
 		Design:    "set-nx-cad against the primary of a primary + 2 async replicas, with Sentinel failover; optionally WAIT for replicas after acquiring",
-		Source:    "seeds 000, 003 (master-replica Redis with Sentinel)",
+		Source:    "“The SETNX command”, “Redis and ZooKeeper locks” (CSDN) (master-replica Redis with Sentinel)",
 		Weakness:  "a failover promotes a replica the lock key has not reached yet: a second client acquires while the first still holds",
 		Topology:  locks.Replicated,
 		Params:    cadParams(3*time.Second, true),

@@ -16,7 +16,7 @@ func init() {
 	Register(locks.Info{
 		ID:       "getset-expiry",
 		Design:   "value = the client's own clock + 10 s in epoch ms; SETNX, else GET and, if that expiry has passed on the client's clock, GETSET a new one and win iff the old value is the one read; PEXPIRE 24 h on success; spin 20 retries x 50 ms; unlock is a plain DEL",
-		Source:   "seed 004 (RedisDistributionLock.lock/unlock, RedisLockAdvice spin with @RedisLockAnnoation defaults)",
+		Source:   "“Practice: a Redis lock” (Tencent Cloud) (RedisDistributionLock.lock/unlock, RedisLockAdvice spin with @RedisLockAnnoation defaults)",
 		Weakness: "expiry is judged on the clients' clocks, so a client whose clock is ahead takes a lock still held; GETSET overwrites the winner's value even when it loses; a GETSET that lands just after the holder's DEL recreates the key with no TTL and no holder, so everyone waits until its stamped expiry passes (10 s, plus however far the writer's clock was ahead); the unconditional DEL of a holder whose lock expired deletes another client's lock (and the seed's aspect also DELs when its spin gives up: UnlockOnGiveUp)",
 		Topology: locks.Single,
 		Params: []locks.Param{
@@ -33,7 +33,7 @@ func init() {
 	})
 }
 
-// GetSetExpiry is seed 004's RedisDistributionLock driven by its
+// GetSetExpiry is “Practice: a Redis lock” (Tencent Cloud)'s RedisDistributionLock driven by its
 // RedisLockAdvice aspect with @RedisLockAnnoation's defaults (isSpin true,
 // expireTime 10000 ms, waitTime 50 ms, retryTimes 20). The lock's value is
 // the time it expires, read from the client's own clock: lockExpireTime =

@@ -15,7 +15,7 @@ func init() {
 	Register(locks.Info{
 		ID:       "redisson-multilock",
 		Design:   "Redisson RedissonRedLock over 3 Sentinel groups (a primary with async replicas each): tryLock(500 ms, 30 s) takes Redisson's RLock (hash + Lua) on each group's primary in turn, each try's own waiting bounded by 500/3 ms with a 1 s lease (2 × waitTime), a majority of 2 suffices, a failed round releases what it took and starts over while the wait lasts, then PEXPIRE 30 s on every lock it took; unlock on every group, failures ignored",
-		Source:   "seed 000 §3.2 (RedissonRedLock(lock1, lock2, lock3).tryLock(500, 30000, MILLISECONDS); \"3 sentinel clusters, at least 3/2+1 = 2 must answer\"); Redisson 3.11 RedissonMultiLock.tryLock, RedissonRedLock failedLocksLimit / calcLockWaitTime / unlock",
+		Source:   "“The SETNX command” §3.2 (RedissonRedLock(lock1, lock2, lock3).tryLock(500, 30000, MILLISECONDS); \"3 sentinel clusters, at least 3/2+1 = 2 must answer\"); Redisson 3.11 RedissonMultiLock.tryLock, RedissonRedLock failedLocksLimit / calcLockWaitTime / unlock",
 		Weakness: "each group fails over with async replication, so a failover can lose the key on a group that is part of a bare majority (the holder took 2 of 3 because the third group was down): another client then takes that group and the third; no validity check (the holder believes its 30 s lease whatever the round took), no fencing token; a group that does not answer (packets held, a paused node) holds its try for the command timeout, more than the 500 ms wait: with the first group silent nobody can lock (multilock-silent-group); with the last one silent the round reaches its majority after the 1 s sub-leases ran out, and its closing PEXPIRE 30 s extends keys other clients took meanwhile (multilock-silent-last-group: ownership violations, and overlaps)",
 		Topology: locks.Groups,
 		TTL:      30 * time.Second,
@@ -30,7 +30,7 @@ func init() {
 
 // RedissonRedLock is Redisson's RedissonRedLock (RedissonMultiLock with a
 // majority) over one RLock per primary/replica group, each from its own
-// RedissonClient (its own UUID), as seed 000 builds it. Acquire is
+// RedissonClient (its own UUID), as “The SETNX command” builds it. Acquire is
 // tryLock(WaitTime, LeaseTime) as RedissonMultiLock.tryLock runs it:
 //
 //   - each lock is tried in group order with RLock.tryLock(min(WaitTime/N,

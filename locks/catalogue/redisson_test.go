@@ -84,7 +84,7 @@ func fmtErr(err error) string {
 // A waiter's tryLock(500 ms): a try (the PTTL of the holder's key), an
 // immediate second try (where Redisson subscribes), then it waits out the
 // rest of its 500 ms (no unlock message is simulated; the PTTL, ~29 s, is
-// longer) and fails without a third try. With seed 000's tryLock(500,
+// longer) and fails without a third try. With “The SETNX command”'s tryLock(500,
 // 10000) no watchdog runs: the key expires 10 s after it was taken and the
 // holder's release, at 15 s, finds it gone.
 func TestRedissonLockWaiterAndLeaseTime(t *testing.T) {

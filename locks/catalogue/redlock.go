@@ -25,7 +25,7 @@ var (
 	// retry delay plus random jitter.
 	RedlockRedisIO = RedlockParams{TTL: 10 * time.Second, Tries: 3, RetryDelay: 200 * time.Millisecond,
 		RetryJitter: 100 * time.Millisecond, DriftFactor: 0.01, DriftFixed: 2 * time.Millisecond, NodeTimeout: 50 * time.Millisecond}
-	// RedlockSeed001 is seed 001's experiment: TTL 5 s, 3 tries, 200 ms
+	// RedlockSeed001 is “Redis + RedLock” (yield-bytes)'s experiment: TTL 5 s, 3 tries, 200 ms
 	// apart, drift allowance 500 ms.
 	RedlockSeed001 = RedlockParams{TTL: 5 * time.Second, Tries: 3, RetryDelay: 200 * time.Millisecond,
 		DriftFixed: 500 * time.Millisecond, NodeTimeout: 50 * time.Millisecond}
@@ -35,7 +35,7 @@ func init() {
 	Register(locks.Info{
 		ID:        "redlock",
 		Design:    "Redlock: SET NX PX on N independent nodes in turn, majority N/2+1, validity = TTL - elapsed - drift on the client's clock, release everywhere on failure, random retry delay",
-		Source:    "seeds 000, 001; redis.io distlock",
+		Source:    "“The SETNX command”, “Redis + RedLock” (yield-bytes); redis.io distlock",
 		Weakness:  "safety rests on bounded pauses, network delay and clock drift: a pause after the validity check, a node clock jump or a node restart without persistence break it; and the retries of one acquisition share its random value, so the release of a failed round, delayed in the network, can delete the keys of the next, successful round (scenarios.TestStaleSelfRelease)",
 		Topology:  locks.Independent,
 		Params:    redlockParams(),

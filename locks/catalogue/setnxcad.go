@@ -10,7 +10,7 @@ import (
 	"github.com/locksim/locksim/locks"
 )
 
-// CompareAndDelete is the release script of seeds 000, 002 and 003: delete
+// CompareAndDelete is the release script of “The SETNX command”, “A Lua script against releasing an expired lock” and “Redis and ZooKeeper locks” (CSDN): delete
 // the key only if it still holds our value.
 const CompareAndDelete = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
 
@@ -20,17 +20,17 @@ func init() {
 	Register(locks.Info{
 		ID:       "set-nx-cad",
 		Design:   "SET key value NX PX ttl with a random value; release by Lua compare-and-delete",
-		Source:   "seeds 000, 002, 003 v3",
+		Source:   "“The SETNX command”, “A Lua script against releasing an expired lock”, “Redis and ZooKeeper locks” (CSDN) v3",
 		Weakness: "a holder paused past the TTL keeps acting while another client holds the key; one node is a single point of failure",
 		Topology: locks.Single,
-		// seed 002: a 3 s lock, retried after 1 s
+		// “A Lua script against releasing an expired lock”: a 3 s lock, retried after 1 s
 		Params:    cadParams(3*time.Second, true),
 		Configure: configureCAD(true, func(c SetNXCAD) locks.Lock { return &c }),
 	})
 }
 
 // SetNXCAD is SET NX PX with a random value and a Lua compare-and-delete
-// release (seeds 000, 002, 003 v3; seed 002's parameters: a 3 s lock,
+// release (“The SETNX command”, “A Lua script against releasing an expired lock”, “Redis and ZooKeeper locks” (CSDN) v3; “A Lua script against releasing an expired lock”'s parameters: a 3 s lock,
 // retried after 1 s). Its weakness: the holder believes it holds until
 // start+TTL on its own clock; a pause, a fast node clock or a failover can
 // hand the key to another client before then.

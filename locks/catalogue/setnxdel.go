@@ -12,7 +12,7 @@ func init() {
 	Register(locks.Info{
 		ID:       "setnx-del",
 		Design:   "SETNX key value, DEL key when done; no expiry at all",
-		Source:   "seed 003 v1",
+		Source:   "“Redis and ZooKeeper locks” (CSDN) v1",
 		Weakness: "a holder that crashes (or is cut off) before its DEL never releases: the key stays forever and every other client is locked out (deadlock)",
 		Topology: locks.Single,
 		TTL:      0, // no expiry
@@ -22,13 +22,13 @@ func init() {
 	})
 }
 
-// SetNXDel is seed 003's first version: "用Redis的 setnx key value 命令,存在则返回0,
+// SetNXDel is “Redis and ZooKeeper locks” (CSDN)'s first version: "用Redis的 setnx key value 命令,存在则返回0,
 // 不存在则添加key,返回1;相当于加锁 … 方法执行完 finally {del key}". It sends
 // SETNX key value to take the lock (once: the seed does not retry) and DEL key
 // to release it. The key has no expiry, so the holder believes it holds the
 // lock until it releases (Lease.ValidUntil is zero).
 //
-// Weakness (seed 003: "如果方法中服务宕机,没有 del key, key永远存在,导致死锁"): a
+// Weakness (“Redis and ZooKeeper locks” (CSDN): "如果方法中服务宕机,没有 del key, key永远存在,导致死锁"): a
 // holder that dies before its DEL leaves the key forever and no one else can
 // ever acquire the lock.
 type SetNXDel struct {

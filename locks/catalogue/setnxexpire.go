@@ -11,7 +11,7 @@ func init() {
 	Register(locks.Info{
 		ID:       "setnx-expire",
 		Design:   "SETNX key value, then EXPIRE key 10 as a second command (not atomic); DEL key when done",
-		Source:   "seed 003 v2",
+		Source:   "“Redis and ZooKeeper locks” (CSDN) v2",
 		Weakness: "SETNX and EXPIRE are two commands: a holder that dies (or whose EXPIRE fails) between them leaves a key that never expires, and no one acquires again (deadlock); the plain DEL can also delete another client's lock after the holder's expired",
 		Topology: locks.Single,
 		Params:   []locks.Param{ttlParam(10 * time.Second)},
@@ -22,7 +22,7 @@ func init() {
 	})
 }
 
-// SetNXExpire is seed 003's second version before it merges the two commands
+// SetNXExpire is “Redis and ZooKeeper locks” (CSDN)'s second version before it merges the two commands
 // into SET … EX … NX: "先setnx key value 命令创建锁 再用Redis中的expire key 10
 // 设置过期时间,但是这俩加起来就不是原子操作". It sends SETNX key value, then, if
 // that set the key, EXPIRE key 10 (TTL), and releases with DEL key ("方法执行完

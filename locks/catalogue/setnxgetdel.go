@@ -14,7 +14,7 @@ func init() {
 	Register(locks.Info{
 		ID:       "set-nx-getdel",
 		Design:   "SET key uuid EX 3 NX, retried every 1 s until it succeeds; release by GET key, compare in the client, then DEL key (two commands)",
-		Source:   "seed 002 (the release it warns against, 三.4)",
+		Source:   "“A Lua script against releasing an expired lock” (the release it warns against, 三.4)",
 		Weakness: "GET and DEL are two commands: the key can expire and be taken by another client between them, and the DEL then deletes the new holder's lock",
 		Topology: locks.Single,
 		Params:   []locks.Param{ttlParam(3 * time.Second), retryDelayParam(time.Second)},
@@ -27,8 +27,8 @@ func init() {
 	})
 }
 
-// SetNXGetDel is seed 002's lock with the release the seed warns about. It
-// acquires as seed 002's testLockLua does, setIfAbsent(lockKey, UUID, 3,
+// SetNXGetDel is “A Lua script against releasing an expired lock”'s lock with the release the seed warns about. It
+// acquires as “A Lua script against releasing an expired lock”'s testLockLua does, setIfAbsent(lockKey, UUID, 3,
 // SECONDS) — SET key value EX 3 NX — and when that fails sleeps 1 s
 // (Thread.sleep(1000)) and tries again, without bound (the seed recurses
 // until it gets the lock; Tries > 0 bounds it). A command error ends Acquire

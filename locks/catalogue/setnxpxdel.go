@@ -11,7 +11,7 @@ func init() {
 	Register(locks.Info{
 		ID:       "set-nx-del",
 		Design:   "SET key value EX 10 NX in one command; release by a plain DEL key with no owner check",
-		Source:   "seed 003 v2 (set key value ex nx time, 10 s), seed 004's unlock (delete(key))",
+		Source:   "“Redis and ZooKeeper locks” (CSDN) v2 (set key value ex nx time, 10 s), “Practice: a Redis lock” (Tencent Cloud)'s unlock (delete(key))",
 		Weakness: "a holder whose key expired while it still works deletes the next holder's key with its plain DEL, letting a third client in while the second still holds it",
 		Topology: locks.Single,
 		Params:   []locks.Param{ttlParam(10 * time.Second)},
@@ -22,13 +22,13 @@ func init() {
 	})
 }
 
-// SetNXPXDel is seed 003 v2's atomic form, "set key value ex nx time" with
-// "比如10秒", released as seed 004's unlock does, redisTemplate.delete(key):
+// SetNXPXDel is “Redis and ZooKeeper locks” (CSDN) v2's atomic form, "set key value ex nx time" with
+// "比如10秒", released as “Practice: a Redis lock” (Tencent Cloud)'s unlock does, redisTemplate.delete(key):
 // SET key value EX 10 NX to acquire (go-redis sends EX for whole seconds;
 // it tries once: neither seed retries here), DEL key to release. The holder
 // believes it holds until Start+TTL on its own clock.
 //
-// Weakness (seed 003: "请求1(需要15秒): 创建key1,10秒的时候key1过期, 请求2(需要8秒)进来,
+// Weakness (“Redis and ZooKeeper locks” (CSDN): "请求1(需要15秒): 创建key1,10秒的时候key1过期, 请求2(需要8秒)进来,
 // 重新创建key2,执行了5秒后,请求1删除key2, 请求3 … 进来了"): the DEL does not
 // check the owner, so a holder whose key expired deletes the next holder's.
 type SetNXPXDel struct {

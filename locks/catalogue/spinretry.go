@@ -10,8 +10,8 @@ import (
 func init() {
 	Register(locks.Info{
 		ID:       "spin-retry",
-		Design:   "seed 004's spin helper around set-nx-cad: SET key value NX PX 10000 with a random value, retried every 50 ms until it succeeds or 20 retries are spent (22 tries); Lua compare-and-delete release, also sent when the spin gives up (the aspect's finally)",
-		Source:   "seed 004 (RedisLockAdvice spin: expireTime 10000 ms, waitTime 50 ms, retryTimes 20) on set-nx-cad (seeds 000, 002, 003 v3)",
+		Design:   "“Practice: a Redis lock” (Tencent Cloud)'s spin helper around set-nx-cad: SET key value NX PX 10000 with a random value, retried every 50 ms until it succeeds or 20 retries are spent (22 tries); Lua compare-and-delete release, also sent when the spin gives up (the aspect's finally)",
+		Source:   "“Practice: a Redis lock” (Tencent Cloud) (RedisLockAdvice spin: expireTime 10000 ms, waitTime 50 ms, retryTimes 20) on set-nx-cad (“The SETNX command”, “A Lua script against releasing an expired lock”, “Redis and ZooKeeper locks” (CSDN) v3)",
 		Weakness: "set-nx-cad's: a holder paused (or slowed) past the 10 s TTL keeps acting while another client holds the key, and one node is a single point of failure; the spin adds no safety, it only turns a busy lock into 22 SETs 50 ms apart and gives up after about 1.05 s (a waiter behind a longer section fails: a liveness figure)",
 		Topology: locks.Single,
 		Params: []locks.Param{ttlParam(10 * time.Second),
@@ -27,7 +27,7 @@ func init() {
 	})
 }
 
-// SpinRetry is seed 004's RedisLockAdvice spin (isSpin true) around a
+// SpinRetry is “Practice: a Redis lock” (Tencent Cloud)'s RedisLockAdvice spin (isSpin true) around a
 // set-nx-cad lock call, with @RedisLockAnnoation's defaults (expireTime
 // 10000 ms, waitTime 50 ms, retryTimes 20):
 //

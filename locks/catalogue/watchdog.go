@@ -10,7 +10,7 @@ import (
 )
 
 // CompareAndPExpire is the watchdog's renewal: extend the key's expiry only
-// if it still holds our value (seed 003 v4: "定时(10秒),去检查主线程的key是否还持有key,
+// if it still holds our value (“Redis and ZooKeeper locks” (CSDN) v4: "定时(10秒),去检查主线程的key是否还持有key,
 // 如果持有就增加过期时间"; Redisson's renewal script checks ownership the same
 // way before its pexpire).
 const CompareAndPExpire = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
@@ -21,7 +21,7 @@ func init() {
 	Register(locks.Info{
 		ID:        "watchdog",
 		Design:    "set-nx-cad with a 30 s lease (SET key uuid EX 30 NX, Lua compare-and-delete release) plus a watchdog goroutine that every 10 s (TTL/3) runs a Lua compare-and-PEXPIRE 30000",
-		Source:    "seed 003 v4/v5 (watchdog thread every 10 s; Redisson lockWatchdogTimeout 30 s, renewal every 30/3 s)",
+		Source:    "“Redis and ZooKeeper locks” (CSDN) v4/v5 (watchdog thread every 10 s; Redisson lockWatchdogTimeout 30 s, renewal every 30/3 s)",
 		Weakness:  "a pause longer than the lease (a GC pause, SIGSTOP) starves the watchdog: the key expires and another client takes it while the paused holder is still in its critical section; renewal carries no fencing token",
 		Topology:  locks.Single,
 		Renews:    true,
@@ -30,7 +30,7 @@ func init() {
 	})
 }
 
-// Watchdog is seed 003's versions four and five: "fork一个子线程(看门狗),定时(10秒),
+// Watchdog is “Redis and ZooKeeper locks” (CSDN)'s versions four and five: "fork一个子线程(看门狗),定时(10秒),
 // 去检查主线程的key是否还持有key,如果持有就增加过期时间", as Redisson does it
 // (lock() without a lease time: lockWatchdogTimeout 30 s, renewed every
 // internalLockLeaseTime/3 = 10 s). Acquire and Release are set-nx-cad's

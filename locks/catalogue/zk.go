@@ -18,7 +18,7 @@ func init() {
 	Register(locks.Info{
 		ID:        "zk-lock",
 		Design:    "ZooKeeper's lock recipe on a 3-member raft-replicated store (package zk): a session kept alive by heartbeats (timeout 3 s, one every 1 s), an ephemeral sequential node under the lock's path, the lowest node holds; the others wait for their predecessor to go (by polling EXISTS every 50 ms: the simulator delivers no watches), release deletes the node",
-		Source:    "seeds 003 and 004 (ZooKeeper's ephemeral sequential nodes, a watch on the predecessor); Apache Curator InterProcessMutex; Kleppmann: use ZooKeeper",
+		Source:    "“Redis and ZooKeeper locks” (CSDN) and “Practice: a Redis lock” (Tencent Cloud) (ZooKeeper's ephemeral sequential nodes, a watch on the predecessor); Apache Curator InterProcessMutex; Kleppmann: use ZooKeeper",
 		Weakness:  "the store is consensus-backed, but the holder learns nothing when its session expires: a holder paused longer than the session timeout loses its node, the next waiter takes the lock, and the paused holder resumes inside its critical section (no fencing token reaches the storage)",
 		Topology:  locks.Consensus,
 		Real:      "zookeeper",

@@ -1,0 +1,291 @@
+package realredis
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/locksim/locksim/event"
+	"github.com/locksim/locksim/internal/driver"
+	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+)
+
+// driverClient is scenarios.RunClient's loop for a client whose lock is a
+// driver: acquire → critical section → release → think, each step a
+// request to the driver, recorded as a Go client records it (the same
+// events, so the checkers, stories and timelines read it unchanged). The
+// storage's read and write are requests too: the driver sends them on its
+// own connection, so a SIGSTOP of the driver delays the real write.
+type driverClient struct {
+	p     *proc
+	j     *Job
+	dp    *driverProc
+	wl    scenarios.Workload
+	lock  string
+	op    int64
+	value string // the lease's value while held
+	token int64
+	// startErr is why the driver could not be started or did not answer
+	// start (reported when the client would have begun).
+	startErr error
+}
+
+// startDrivers starts every client's driver and exchanges start, all at
+// once, before the run's true time 0 (Run): a Python or Node start-up on
+// a loaded machine takes seconds. Errors wait in each client.
+func (w *world) startDrivers() {
+	j := w.job
+	if j.Driver == nil {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, p := range w.procs {
+		c := &driverClient{p: p, j: j, wl: j.Parts.Workload, lock: j.Job.Lock.ID}
+		p.drv = c
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dp, err := startDriver(p, j.Driver)
+			if err != nil {
+				c.startErr = err
+				return
+			}
+			c.dp = dp
+			c.startErr = c.start()
+		}()
+	}
+	wg.Wait()
+}
+
+// closeDrivers ends every driver process still running (the clients close
+// their own as they return; this is for a run that fails before).
+func (w *world) closeDrivers() {
+	for _, p := range w.procs {
+		if p.drv != nil && p.drv.dp != nil {
+			p.drv.dp.close()
+		}
+	}
+}
+
+// runDriverClient runs p's workload through its driver until the run
+// stops. A driver that breaks the protocol ends the client with a harness
+// error (the run's verdict is then unknown, unless it already showed an
+// overlap); its process and temp dir are gone when this returns, even by
+// runtime.Goexit at the stop.
+func runDriverClient(p *proc, j *Job) {
+	c := p.drv
+	if c == nil || c.dp == nil || c.startErr != nil {
+		if c != nil && c.startErr != nil {
+			p.w.harnessError(c.startErr)
+		}
+		return
+	}
+	defer c.dp.close()
+	c.dp.mu.Lock()
+	c.dp.lastCont = p.w.now()
+	c.dp.mu.Unlock()
+	go c.dp.watch()
+	for !p.Stopping() {
+		if err := c.round(); err != nil {
+			c.broken(err)
+			return
+		}
+		p.Sleep(c.uniform(c.wl.ThinkMin, c.wl.ThinkMax))
+	}
+}
+
+func (c *driverClient) broken(err error) {
+	if errors.Is(err, errDriverStop) {
+		runtime.Goexit()
+	}
+	c.p.w.harnessError(err)
+}
+
+func (c *driverClient) start() error {
+	cfg := c.p.w.cfg
+	req := driver.Request{Type: driver.Start, Protocol: driver.Version, Client: c.p.name, Key: c.wl.Key,
+		TTLms: c.j.TTL.Milliseconds(), TimeoutMs: max(1, cfg.Redis.ReadTimeout.Milliseconds()),
+		Tries: 3, RetryMs: max(1, (c.j.TTL / 3).Milliseconds())}
+	for _, n := range c.p.nodes {
+		req.Nodes = append(req.Nodes, n.Options().Addr)
+	}
+	if c.p.store != nil {
+		req.Storage = c.p.store.Options().Addr
+	}
+	l, err := c.dp.request(req)
+	if err != nil {
+		return err
+	}
+	if l.Result != driver.OK {
+		return fmt.Errorf("driver %s (client %s), request start: result %s: %s", c.dp.d.Name, c.p.name, l.Result, l.Error)
+	}
+	return nil
+}
+
+func (c *driverClient) uniform(lo, hi time.Duration) time.Duration {
+	if hi <= lo {
+		return lo
+	}
+	return lo + time.Duration(c.p.Rand().Int64N(int64(hi-lo)))
+}
+
+func (c *driverClient) call(op event.Op, ev sim.Event) int64 {
+	c.op++
+	ev.Kind, ev.Op, ev.OpID, ev.Lock = event.KindCall, op, c.op, c.lock
+	c.p.Record(ev)
+	return c.op
+}
+
+// ret records a reply's result as a Go client records an error's class.
+func (c *driverClient) ret(op event.Op, id int64, l driver.Line, ev sim.Event) {
+	ev.Kind, ev.Op, ev.OpID, ev.Lock = event.Kind(l.Result), op, id, c.lock
+	if l.Result != driver.OK {
+		ev.Detail = l.Error
+	}
+	c.recordAt(ev, l.At)
+}
+
+// recordAt is p.Record with the event stamped at true time t (a reply's
+// receipt), not when the client goroutine got to it.
+func (c *driverClient) recordAt(ev sim.Event, t int64) {
+	w, p := c.p.w, c.p
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if t == 0 {
+		t = w.now()
+	}
+	ev.T, ev.Proc, ev.Local = t, p.name, p.clk.Local(t)
+	w.addLocked(ev)
+}
+
+// until is the true time the driver's clock reaches the validity it
+// reported (0: no validity signal). The driver's clock is this machine's
+// plus the client's offset (libfaketime's file), the clock p.Now models,
+// so an absolute valid_until_ms converts exactly; a relative validity_ms
+// counts from the line's receipt.
+func (c *driverClient) until(l driver.Line) int64 {
+	w := c.p.w
+	switch {
+	case l.ValidUntilMs != nil:
+		ms := *l.ValidUntilMs
+		return c.p.TrueDeadline(time.UnixMilli(int64(ms)).Add(time.Duration((ms - float64(int64(ms))) * float64(time.Millisecond))))
+	case l.ValidityMs != nil:
+		d := time.Duration(*l.ValidityMs * float64(time.Millisecond))
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if d <= 0 {
+			return l.At + int64(d)
+		}
+		return l.At + int64(c.p.clk.TrueAfter(d))
+	}
+	return 0
+}
+
+func (c *driverClient) round() error {
+	id := c.call(event.OpAcquire, sim.Event{})
+	l, err := c.dp.request(driver.Request{Type: driver.Acquire})
+	if err != nil {
+		return err
+	}
+	if l.Result != driver.OK {
+		c.ret(event.OpAcquire, id, l, sim.Event{})
+		return nil
+	}
+	c.ret(event.OpAcquire, id, l, sim.Event{Until: c.until(l), Token: l.Token, Detail: l.Value})
+	c.value, c.token = l.Value, l.Token
+	if err := c.section(); err != nil {
+		return err
+	}
+	id = c.call(event.OpRelease, sim.Event{Detail: c.value})
+	l, err = c.dp.request(driver.Request{Type: driver.Release, Value: c.value})
+	if err != nil {
+		return err
+	}
+	c.ret(event.OpRelease, id, l, sim.Event{})
+	return nil
+}
+
+// section is the workload's critical section (scenarios' section for the
+// pool and the counter, without the careful variant): read, hold, the
+// before-write point, write with the lease's owner and what was read.
+func (c *driverClient) section() error {
+	p := c.p
+	hold := c.uniform(c.wl.HoldMin, c.wl.HoldMax)
+	owner := c.value
+	if owner == "" {
+		owner = fmt.Sprintf("%s/%d", p.name, c.op)
+	}
+	if c.wl.Resource == scenarios.ResourceNone {
+		p.Sleep(hold)
+		p.Point("before-write")
+		return nil
+	}
+	id := c.call(event.OpRead, sim.Event{})
+	rd := []string{"STORE.READ", scenarios.PoolKey}
+	if c.token > 0 {
+		rd = append(rd, strconv.FormatInt(c.token, 10), owner)
+	}
+	l, err := c.dp.request(driver.Request{Type: driver.Read, Command: rd})
+	if err != nil {
+		return err
+	}
+	val, ver, own, perr := parseState(l)
+	if perr != nil && l.Result == driver.OK {
+		l.Result, l.Error = driver.Unknown, perr.Error()
+	}
+	c.ret(event.OpRead, id, storeResult(l), sim.Event{Value: val})
+	if l.Result != driver.OK {
+		return nil
+	}
+	next := val + 1
+	if c.wl.Resource == scenarios.ResourcePool {
+		if val <= 0 {
+			return nil // sold out
+		}
+		next = val - 1
+	}
+	p.Sleep(hold)
+	p.Point("before-write")
+	id = c.call(event.OpWrite, sim.Event{Value: next, Token: c.token, Detail: owner})
+	wr := []string{"STORE.WRITE", scenarios.PoolKey, strconv.FormatInt(next, 10), strconv.FormatInt(c.token, 10), owner, own, strconv.FormatInt(ver, 10)}
+	l, err = c.dp.request(driver.Request{Type: driver.Write, Command: wr})
+	if err != nil {
+		return err
+	}
+	c.ret(event.OpWrite, id, storeResult(l), sim.Event{Value: next, Token: c.token})
+	return nil
+}
+
+// storeResult classes a storage reply as resource.Client does: a FENCED
+// error is a clean refusal (fail); any other error may have taken effect.
+func storeResult(l driver.Line) driver.Line {
+	if l.Result == driver.OK {
+		return l
+	}
+	if len(l.Error) >= 6 && l.Error[:6] == "FENCED" {
+		l.Result = driver.Fail
+	} else {
+		l.Result = driver.Unknown
+	}
+	return l
+}
+
+// parseState reads STORE.READ's reply: value, version, owner.
+func parseState(l driver.Line) (val, ver int64, owner string, err error) {
+	if l.Result != driver.OK {
+		return 0, 0, "", nil
+	}
+	if len(l.Reply) != 3 {
+		return 0, 0, "", fmt.Errorf("storage read: %d fields, want 3", len(l.Reply))
+	}
+	v, err1 := strconv.ParseInt(l.Reply[0], 10, 64)
+	r, err2 := strconv.ParseInt(l.Reply[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, "", fmt.Errorf("storage read: bad integers %q", l.Reply)
+	}
+	return v, r, l.Reply[2], nil
+}
