@@ -94,6 +94,46 @@ func (w *world) coordTargets(names []string) []int {
 	return out
 }
 
+// coordPause SIGSTOPs the members named in targets (fault i) and
+// returns what SIGCONTs them.
+func (w *world) coordPause(i int, targets []string) (resume func()) {
+	members := w.coordTargets(targets)
+	for _, m := range members {
+		if err := w.coord.ens.Pause(m); err != nil {
+			w.harnessError(fmt.Errorf("fault %d: SIGSTOP %s: %w", i+1, w.coord.ens.Members[m].Name, err))
+		}
+	}
+	return func() {
+		for _, m := range members {
+			_ = w.coord.ens.Resume(m)
+		}
+	}
+}
+
+// coordCrashes crashes the members named in targets and returns what
+// restarts them. A world's Redis nodes, idle beside a real coordination
+// service, take a failover fault as a crash of n0 (startFault).
+func (w *world) coordCrashes(targets []string) (restart func()) {
+	members := w.coordTargets(targets)
+	for _, m := range members {
+		w.coordCrash(m)
+	}
+	return func() {
+		for _, m := range members {
+			w.coordCrashEnded(m)
+		}
+	}
+}
+
+// coordClock notes that a clock fault on members was not carried out.
+func (w *world) coordClock(targets []string) {
+	if len(w.coordTargets(targets)) > 0 {
+		w.mu.Lock()
+		w.clockNote = MemberClockNote
+		w.mu.Unlock()
+	}
+}
+
 // coordCrash SIGKILLs member i (crashes of one member combine).
 func (w *world) coordCrash(i int) {
 	c := w.coord

@@ -102,8 +102,7 @@ type Info struct {
 // setup starts the servers, the storage, the proxies and the clients.
 func (w *world) setup(dir string) error {
 	cfg := w.cfg
-	// A design on a real coordination service leaves the world's Redis
-	// nodes idle: a replicated world's are run as plain nodes.
+	// A design on a real coordination service leaves the Redis nodes idle.
 	replicated := cfg.Topology.Replicated && consensusKind(w.job.Parts.Lock) == ""
 	if replicated {
 		if err := w.setupReplicated(dir); err != nil {
@@ -419,24 +418,15 @@ func (w *world) startFault(i int, f faults.Fault) {
 				w.harnessError(fmt.Errorf("fault %d: SIGSTOP %s: %w", i+1, w.servers[n].name, err))
 			}
 		}
-		members := w.coordTargets(f.Targets)
-		for _, m := range members {
-			if err := w.coord.ens.Pause(m); err != nil {
-				w.harnessError(fmt.Errorf("fault %d: SIGSTOP %s: %w", i+1, w.coord.ens.Members[m].Name, err))
-			}
-		}
+		resume := w.coordPause(i, f.Targets) // consensus.go
 		onEnd = func() {
 			for _, n := range idx {
 				_ = w.servers[n].resume()
 			}
-			for _, m := range members {
-				_ = w.coord.ens.Resume(m)
-			}
+			resume()
 		}
 	case faults.Failover:
-		if w.coord != nil {
-			// A consensus design's world runs its Redis nodes plain and
-			// idle: the failover is a crash of n0, which no client uses.
+		if w.coord != nil { // its Redis nodes are plain and idle (consensus.go)
 			w.crashAs(0, "failover")
 			onEnd = func() { w.crashEnded(0) }
 			break
@@ -454,17 +444,12 @@ func (w *world) startFault(i int, f faults.Fault) {
 		for _, n := range idx {
 			w.crash(n)
 		}
-		members := w.coordTargets(f.Targets)
-		for _, m := range members {
-			w.coordCrash(m)
-		}
+		restart := w.coordCrashes(f.Targets) // consensus.go
 		onEnd = func() {
 			for _, n := range idx {
 				w.crashEnded(n)
 			}
-			for _, m := range members {
-				w.coordCrashEnded(m)
-			}
+			restart()
 		}
 	case faults.Partition, faults.Delay:
 		key, _, err := w.links.apply(f, w.cfg.Net.MaxHold)
@@ -481,11 +466,7 @@ func (w *world) startFault(i int, f faults.Fault) {
 		for _, n := range w.faultServers(f.Targets) {
 			w.jumpNode(n, f.Jump)
 		}
-		if len(w.coordTargets(f.Targets)) > 0 {
-			w.mu.Lock()
-			w.clockNote = MemberClockNote
-			w.mu.Unlock()
-		}
+		w.coordClock(f.Targets) // consensus.go
 	case faults.ClockDrift:
 		if idx := w.faultServers(f.Targets); len(idx) > 0 {
 			d := w.startDrift(idx, f.DriftPPM)
