@@ -1,8 +1,9 @@
 // Package reports is the debate report: every built-in scenario run with
 // the locks it is meant for, N seeds a cell, plus a sweep of a client
 // pause before the protected write, judged, tallied and written as
-// results.json, report.md and index.html with their charts and
-// counterexample timelines.
+// results.json, report.md, index.html (the findings and a heat map of
+// every cell) and one page per lock and per scenario, with their charts
+// and counterexample timelines.
 //
 // The path is one direction: Options → NewPlan (the cells and their
 // runs, validated) → Plan.Run (every run on the sweep package's runners
@@ -13,5 +14,5 @@
 // model, so the two documents cannot disagree). Output stages the files
 // beside the destination and moves them into place only when complete.
 //
-// Pictures live in the sub-package charts.
+// Pictures are drawn by internal/charts.
 package reports

@@ -46,8 +46,16 @@ func (v *ParamValue) UnmarshalYAML(node ast.Node) error {
 // spanParam, numParam: a sweep's value as a ParamValue.
 func spanParam(s Span) ParamValue { return ParamValue{raw: s.String(), node: "string"} }
 func numParam(x float64) ParamValue {
-	return ParamValue{raw: strconv.FormatFloat(x, 'g', -1, 64), node: "float"}
+	node := "float"
+	if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+		node = "int" // a sweep's step at a whole number (tries: 3)
+	}
+	return ParamValue{raw: strconv.FormatFloat(x, 'f', -1, 64), node: node}
 }
+
+// absent: the file gave the parameter no value (null or ~: the YAML
+// decoder leaves the zero ParamValue, never calling UnmarshalYAML).
+func (v ParamValue) absent() bool { return v.node == "" || v.node == "null" }
 
 // value reads v as a value of p; msg says why it is not one.
 func (v ParamValue) value(p locks.Param) (x locks.Value, msg string) {
@@ -71,7 +79,7 @@ func (v ParamValue) value(p locks.Param) (x locks.Value, msg string) {
 		}
 		return locks.Dur(s.NS), ""
 	case locks.KindInt:
-		if v.node != "int" && !(v.node == "float" && isWhole(v.raw)) {
+		if v.node != "int" {
 			return x, "want a whole number, got " + word()
 		}
 		f, err := strconv.ParseFloat(v.raw, 64)
@@ -92,12 +100,6 @@ func (v ParamValue) value(p locks.Param) (x locks.Value, msg string) {
 	return locks.Choice(v.raw), ""
 }
 
-// isWhole: a float node a sweep step wrote for a whole number ("3").
-func isWhole(raw string) bool {
-	f, err := strconv.ParseFloat(raw, 64)
-	return err == nil && f == math.Trunc(f)
-}
-
 // lockInfo applies a file's parameter overrides to a lock through its
 // parameter table (locks.Info.With): a copy of its Info whose New builds
 // the lock with them and whose TTL is the new lease.
@@ -106,7 +108,7 @@ func (f *File) lockInfo(base locks.Info, lp LockParams) (locks.Info, error) {
 	given := map[string]locks.Value{}
 	unknown := map[string]locks.Value{}
 	for _, name := range sortedKeys(lp) {
-		if lp[name].node == "null" {
+		if lp[name].absent() {
 			continue
 		}
 		if _, ok := base.Param(name); !ok {
@@ -118,7 +120,7 @@ func (f *File) lockInfo(base locks.Info, lp LockParams) (locks.Info, error) {
 		return locks.Info{}, f.paramError(path, err)
 	}
 	for _, name := range sortedKeys(lp) {
-		if lp[name].node == "null" {
+		if lp[name].absent() {
 			continue
 		}
 		p, _ := base.Param(name)

@@ -99,7 +99,7 @@ func (j *Job) WithDriver(d *Driver) error {
 	// lock's (its id is in the repro's --lock).
 	world := p.Lock.ID
 	j.Job.Lock.ID = d.Name
-	j.Job.Lock.Source = fmt.Sprintf("driver %s, in %s's world (one node, its TTL and tries)", d.Path, world)
+	j.Job.Lock.Source = fmt.Sprintf("driver %s, in %s's world (one node, its TTL; 3 tries, a retry delay of TTL/3)", d.Path, world)
 	return nil
 }
 

@@ -75,3 +75,35 @@ func TestParamsBuildTheLock(t *testing.T) {
 		t.Fatalf("canary-redlock-half with seed-001: %+v (its bug kept: %v)", red.P, red.quorum != nil)
 	}
 }
+
+// TestCatalogueTTLs pins every design's lease as the catalogue registered
+// it before the parameter tables (printed from d989a1e): the tables'
+// defaults must build exactly these, or every trace moves.
+func TestCatalogueTTLs(t *testing.T) {
+	s := time.Second
+	want := map[string]time.Duration{
+		"canary-no-owner-release": 3 * s, "canary-redlock-half": 10 * s, "canary-redlock-no-elapsed": 10 * s, "canary-renew-no-owner": 30 * s,
+		"fencing": 3 * s, "fencing-strict": 3 * s, "getset-expiry": 10 * s, "gocron": 8 * s, "primary-replica": 3 * s,
+		"redislock": 3 * s, "redisson-fair": 30 * s, "redisson-lock": 30 * s, "redisson-multilock": 30 * s, "redisson-rw": 30 * s,
+		"redlock": 10 * s, "redsync": 8 * s, "set-nx-cad": 3 * s, "set-nx-getdel": 3 * s, "set-nx-del": 10 * s, "setnx-del": 0,
+		"setnx-expire": 10 * s, "spin-retry": 10 * s, "token-cas": 3 * s, "version-cas": 0, "watchdog": 30 * s, "zk-fencing": 3 * s, "zk-lock": 3 * s,
+	}
+	for _, id := range AllIDs() {
+		info, _ := Get(id)
+		w, ok := want[id]
+		switch {
+		case info.Unavailable != "":
+			continue
+		case !ok:
+			t.Errorf("%s: no pinned TTL (a new design: add it here)", id)
+			continue
+		case info.TTL != w:
+			t.Errorf("%s: TTL %v, was %v", id, info.TTL, w)
+		}
+		if len(info.Params) > 0 {
+			if d, err := info.Defaults(); err != nil || d.TTL != w {
+				t.Errorf("%s: the table's defaults build TTL %v (%v), was %v", id, d.TTL, err, w)
+			}
+		}
+	}
+}
