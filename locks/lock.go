@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"net"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -63,6 +64,11 @@ type Env struct {
 	// (Topology Groups), in group order, each following its group's
 	// failovers; nil otherwise.
 	Groups []*redis.Client
+	// Members, on the real arm only, reach the real coordination service
+	// a design names in Info.Real: each member's address as this client
+	// reaches it, and the dialer to use (it holds the process's I/O while
+	// the process is paused). Nil in the simulator.
+	Members *Members
 	// Clock is the process's own clock: all time the lock reads or waits.
 	Clock clock.Clock
 	// Rand is the process's own random stream (values, retry jitter).
@@ -78,6 +84,13 @@ type Env struct {
 	// Hooks are the world's side of At, Go and Renewed. The world sets
 	// them; lock code calls the methods, never the hooks.
 	Hooks Hooks
+}
+
+// Members are a real coordination service's members as one client
+// reaches them (Env.Members).
+type Members struct {
+	Addrs []string
+	Dial  func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Hooks are how the world implements Env's calls (a nil hook: the call
@@ -252,6 +265,12 @@ type Info struct {
 	// (scenarios.Workload.ReadFraction) takes the read lock for them.
 	ReadWrite bool
 	New       func(Env) (Lock, error)
+	// Real names the real coordination service the design runs against on
+	// the real arm ("zookeeper", "etcd"; "" for a design on Redis).
+	Real string
+	// RealOnly, when set, says why the simulator cannot run the design: it
+	// runs on the real arm only (--backend real).
+	RealOnly string
 	// Params is the design's parameter table (params.go; nil: it takes
 	// none), and Configure builds the design from values of them: With
 	// calls it with values checked against the table, and takes the TTL

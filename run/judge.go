@@ -73,6 +73,9 @@ func (j *Job) Run(b sim.Bubble) (*Judged, error) { return j.RunReusing(b, nil) }
 // RunReusing is Run on the memory r holds (nil: none): the histories of
 // a run the caller is done with (Reuse.Recycle).
 func (j *Job) RunReusing(b sim.Bubble, r *Reuse) (*Judged, error) {
+	if j.Lock.RealOnly != "" {
+		return nil, &InputError{"lock", fmt.Errorf("%s runs on the %s", j.Lock.ID, j.Lock.RealOnly)}
+	}
 	cfg := j.Config
 	if r != nil {
 		cfg.HistoryBuf, r.sim = r.sim, nil

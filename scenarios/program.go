@@ -106,7 +106,9 @@ func RunClient(p Proc, info locks.Info, wl Workload) {
 	if info.Topology == locks.Groups {
 		env.Groups = p.Primaries()
 	}
-	if info.Topology == locks.Consensus {
+	if mp, ok := p.(interface{ Members() *locks.Members }); ok && mp.Members() != nil {
+		env.Members = mp.Members() // the real arm: a real coordination service
+	} else if info.Topology == locks.Consensus {
 		for i := 0; i < zk.DefaultMembers; i++ {
 			env.Coord = append(env.Coord, p.Service(1+i)) // after the storage
 		}

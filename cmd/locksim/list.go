@@ -58,6 +58,9 @@ unless --canaries. With an ID: that lock in full.`,
 				if info.Unavailable != "" {
 					weak = "[unavailable] " + weak
 				}
+				if info.RealOnly != "" {
+					weak = "[real arm only] " + weak
+				}
 				rows = append(rows, []string{id, oneLine(info.Source), weak})
 			}
 			return writeRows(stdout, rows, []int{0, 34, 0})
@@ -155,6 +158,9 @@ func lockDetails(w io.Writer, info locks.Info) error {
 		fmt.Fprintf(tw, "fencing:\t%s\n", info.Fencing)
 	}
 	fmt.Fprintf(tw, "weakness:\t%s\n", oneLine(info.Weakness))
+	if info.RealOnly != "" {
+		fmt.Fprintf(tw, "runs on:\tthe %s\n", oneLine(info.RealOnly))
+	}
 	if info.Unavailable != "" {
 		fmt.Fprintf(tw, "unavailable:\t%s\n", oneLine(info.Unavailable))
 	}

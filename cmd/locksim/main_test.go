@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -291,7 +292,8 @@ func TestListAndVersion(t *testing.T) {
 		t.Fatalf("list locks: exit %d, stderr %q", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
-	ids := catalogue.IDs()
+	ids := append(catalogue.IDs(), catalogue.RealOnlyIDs()...) // real-only designs are listed, marked
+	slices.Sort(ids)
 	if len(lines) != len(ids) {
 		t.Fatalf("list locks printed %d lines for %d locks:\n%s", len(lines), len(ids), stdout)
 	}
@@ -310,9 +312,14 @@ func TestListAndVersion(t *testing.T) {
 		if info.Unavailable != "" && !strings.Contains(lines[i], "[unavailable]") {
 			t.Errorf("line %d = %q does not say %s is unavailable", i, lines[i], id)
 		}
+		// A design only the real arm runs (etcd) says so.
+		if info.RealOnly != "" && !strings.Contains(lines[i], "[real arm only]") {
+			t.Errorf("line %d = %q does not say %s runs on the real arm only", i, lines[i], id)
+		}
 		code, one, _ := cli(t, noHost(t), "list", "locks", id)
 		if code != 0 || !strings.Contains(one, oneLine(info.Weakness)) || !strings.Contains(one, oneLine(info.Source)) ||
-			(info.Unavailable != "" && !strings.Contains(one, oneLine(info.Unavailable))) {
+			(info.Unavailable != "" && !strings.Contains(one, oneLine(info.Unavailable))) ||
+			(info.RealOnly != "" && !strings.Contains(one, oneLine(info.RealOnly))) {
 			t.Errorf("list locks %s: exit %d, want the source, weakness and why unavailable whole:\n%s", id, code, one)
 		}
 	}

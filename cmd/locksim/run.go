@@ -18,6 +18,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/outfile"
 	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -132,6 +133,9 @@ judged completely).`,
 			}
 			if cmd.Flags().Lookup("ttl").Changed {
 				return usageErrorf("--ttl: only with --backend real (the simulator runs each lock with its own TTL)")
+			}
+			if info, err := catalogue.Get(f.lock); err == nil && info.RealOnly != "" {
+				return usageErrorf("--lock: %s runs on the %s", f.lock, info.RealOnly)
 			}
 			j, err := f.job(cmd)
 			if err != nil {

@@ -78,13 +78,27 @@ func Cells() []Cell {
 		{Scenario: "foreign-release", Lock: "set-nx-del"},
 		{Scenario: "redlock-2-of-5", Lock: "redlock"},
 	}
+	cs = append(cs, ConsensusCells()...)
 	for _, id := range catalogue.IDs() {
 		if info, _ := catalogue.Get(id); info.Topology == locks.Consensus {
-			continue // the real arm has no coordination service
+			continue // in ConsensusCells
 		}
 		cs = append(cs, Cell{Scenario: "no-faults", Lock: id})
 	}
 	return cs
+}
+
+// ConsensusCells are the consensus rows (issue 32): the simulated zk
+// store against three real ZooKeeper servers, at realredis.ConsensusTTL
+// (a session of 1 s: 500 ms is within reach of the JVMs' own hiccups).
+func ConsensusCells() []Cell {
+	t := realredis.ConsensusTTL
+	return []Cell{
+		{Scenario: "pause-after-check", Lock: "zk-lock", TTL: t}, {Scenario: "pause-after-check", Lock: "zk-fencing", TTL: t},
+		{Scenario: "member-crashes", Lock: "zk-lock", TTL: t}, {Scenario: "member-crashes", Lock: "zk-fencing", TTL: t},
+		{Scenario: "token-regression", Lock: "zk-fencing", TTL: t},
+		{Scenario: "no-faults", Lock: "zk-lock", TTL: t}, {Scenario: "no-faults", Lock: "zk-fencing", TTL: t},
+	}
 }
 
 // QuickCells is the slice CI runs (a few cells, a few runs).

@@ -69,6 +69,15 @@ func Build(spec run.Spec, ttl time.Duration) (*Job, error) {
 // the scaled world, which the simulator runs whatever it holds (the
 // parity table's sim arm).
 func BuildScaled(spec run.Spec, ttl time.Duration) (*Job, error) {
+	if info, err := catalogue.Get(spec.Lock); err == nil && info.Real != "" {
+		// Designs on a real coordination service (consensus.go).
+		if ttl == 0 {
+			ttl = ConsensusTTL
+		}
+		if info.Real == "etcd" && ttl%time.Second != 0 {
+			return nil, &run.InputError{Field: "ttl", Err: fmt.Errorf("%v: %s runs on etcd, whose leases are whole seconds (1s, 2s, ...)", ttl, spec.Lock)}
+		}
+	}
 	if ttl == 0 {
 		ttl = DefaultTTL
 	}
@@ -126,8 +135,8 @@ func Supported(p scenarios.Parts) error {
 	if p.Lock.Topology == locks.Groups || p.Config.Topology.Groups > 1 {
 		why = append(why, "primary/replica groups (Redlock over Sentinel groups)")
 	}
-	if p.Lock.Topology == locks.Consensus {
-		why = append(why, "a coordination service (the zk locks' raft members run in the simulator only)")
+	if p.Lock.Topology == locks.Consensus && p.Lock.Real == "" {
+		why = append(why, "a coordination service with no real counterpart")
 	}
 	if p.Lock.Topology == locks.Replicated && !p.Config.Topology.Replicated && len(p.Config.Nodes) > 1 {
 		why = append(why, "a replicated lock on several nodes")
@@ -135,6 +144,11 @@ func Supported(p scenarios.Parts) error {
 	nodes := map[string]bool{}
 	for _, n := range p.Config.Nodes {
 		nodes[n.Name] = true
+	}
+	if p.Lock.Real != "" {
+		for _, m := range coordMemberNames() {
+			nodes[m] = true // the real coordination service's members (consensus.go)
+		}
 	}
 	for i, f := range p.Config.Faults {
 		switch f.Kind {

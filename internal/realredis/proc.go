@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/locksim/locksim/clock"
+	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -30,9 +31,10 @@ type proc struct {
 	nodes   []*redis.Client
 	primary *redis.Client // a replicated world's failover client
 	store   *redis.Client
-	armed   []armedPause  // guarded by w.mu
-	paused  int64         // true time until which the process is stopped; guarded by w.mu
-	wake    chan struct{} // closed and replaced at the heal; guarded by w.mu
+	members *locks.Members // a real coordination service's members (consensus.go)
+	armed   []armedPause   // guarded by w.mu
+	paused  int64          // true time until which the process is stopped; guarded by w.mu
+	wake    chan struct{}  // closed and replaced at the heal; guarded by w.mu
 	started sync.WaitGroup
 	drv     *driverClient // a driver client's (driver.go), started before true time 0
 }

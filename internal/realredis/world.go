@@ -39,6 +39,7 @@ type world struct {
 	store   *storeServer
 	links   *links
 	procs   []*proc
+	coord   *coord // a real coordination service (consensus.go)
 
 	goroutines sync.WaitGroup
 	stats      sim.Stats
@@ -101,13 +102,15 @@ type Info struct {
 // setup starts the servers, the storage, the proxies and the clients.
 func (w *world) setup(dir string) error {
 	cfg := w.cfg
-	if cfg.Topology.Replicated {
+	// A design on a real coordination service leaves the Redis nodes idle.
+	replicated := cfg.Topology.Replicated && consensusKind(w.job.Parts.Lock) == ""
+	if replicated {
 		if err := w.setupReplicated(dir); err != nil {
 			return err
 		}
 	}
 	for i, n := range cfg.Nodes {
-		if cfg.Topology.Replicated {
+		if replicated {
 			break
 		}
 		port, err := freePort()
@@ -124,6 +127,9 @@ func (w *world) setup(dir string) error {
 			return err
 		}
 		_ = i
+	}
+	if consensusKind(w.job.Parts.Lock) != "" && len(cfg.Services) > 1 {
+		cfg.Services = cfg.Services[:1] // the simulated store's members: the real service stands in for them
 	}
 	if len(cfg.Services) > 1 {
 		return fmt.Errorf("the real arm runs one storage service, the scenario has %d", len(cfg.Services))
@@ -178,6 +184,9 @@ func (w *world) setup(dir string) error {
 		}
 		w.procs = append(w.procs, p)
 	}
+	if consensusKind(w.job.Parts.Lock) != "" {
+		return w.setupCoord(dir)
+	}
 	return nil
 }
 
@@ -198,6 +207,7 @@ func (w *world) listeners() []string {
 	if w.store != nil {
 		out = append(out, w.store.addr())
 	}
+	out = append(out, w.coordListeners()...)
 	if w.links != nil {
 		w.links.mu.Lock()
 		for _, l := range w.links.all {
@@ -233,6 +243,9 @@ func (w *world) teardown() {
 	}
 	for _, s := range w.servers {
 		s.close()
+	}
+	if w.coord != nil {
+		w.coord.ens.Close()
 	}
 }
 
@@ -405,12 +418,19 @@ func (w *world) startFault(i int, f faults.Fault) {
 				w.harnessError(fmt.Errorf("fault %d: SIGSTOP %s: %w", i+1, w.servers[n].name, err))
 			}
 		}
+		resume := w.coordPause(i, f.Targets) // consensus.go
 		onEnd = func() {
 			for _, n := range idx {
 				_ = w.servers[n].resume()
 			}
+			resume()
 		}
 	case faults.Failover:
+		if w.coord != nil { // its Redis nodes are plain and idle (consensus.go)
+			w.crashAs(0, "failover")
+			onEnd = func() { w.crashEnded(0) }
+			break
+		}
 		// The current primary, as Sentinel names it, crashes.
 		n, err := w.currentPrimary()
 		if err != nil {
@@ -424,10 +444,12 @@ func (w *world) startFault(i int, f faults.Fault) {
 		for _, n := range idx {
 			w.crash(n)
 		}
+		restart := w.coordCrashes(f.Targets) // consensus.go
 		onEnd = func() {
 			for _, n := range idx {
 				w.crashEnded(n)
 			}
+			restart()
 		}
 	case faults.Partition, faults.Delay:
 		key, _, err := w.links.apply(f, w.cfg.Net.MaxHold)
@@ -444,6 +466,7 @@ func (w *world) startFault(i int, f faults.Fault) {
 		for _, n := range w.faultServers(f.Targets) {
 			w.jumpNode(n, f.Jump)
 		}
+		w.coordClock(f.Targets) // consensus.go
 	case faults.ClockDrift:
 		if idx := w.faultServers(f.Targets); len(idx) > 0 {
 			d := w.startDrift(idx, f.DriftPPM)
@@ -561,4 +584,5 @@ func (w *world) heal() {
 	for _, n := range down {
 		w.crashEnded(n)
 	}
+	w.coordHeal()
 }

@@ -45,7 +45,20 @@ func Get(id string) (locks.Info, error) {
 func IDs() []string {
 	ids := make([]string, 0, len(registry))
 	for id, i := range registry {
-		if !i.Canary {
+		if !i.Canary && i.RealOnly == "" {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// RealOnlyIDs are the designs only the real arm runs (Info.RealOnly: the
+// etcd designs), sorted; IDs leaves them out, AllIDs has them.
+func RealOnlyIDs() []string {
+	var ids []string
+	for id, i := range registry {
+		if i.RealOnly != "" {
 			ids = append(ids, id)
 		}
 	}

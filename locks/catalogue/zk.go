@@ -16,31 +16,52 @@ import (
 
 func init() {
 	Register(locks.Info{
-		ID:       "zk-lock",
-		Design:   "ZooKeeper's lock recipe on a 3-member raft-replicated store (package zk): a session kept alive by heartbeats (timeout 3 s, one every 1 s), an ephemeral sequential node under the lock's path, the lowest node holds; the others wait for their predecessor to go (by polling EXISTS every 50 ms: the simulator delivers no watches), release deletes the node",
-		Source:   "“Redis and ZooKeeper locks” (CSDN) and “Practice: a Redis lock” (Tencent Cloud) (ZooKeeper's ephemeral sequential nodes, a watch on the predecessor); Apache Curator InterProcessMutex; Kleppmann: use ZooKeeper",
-		Weakness: "the store is consensus-backed, but the holder learns nothing when its session expires: a holder paused longer than the session timeout loses its node, the next waiter takes the lock, and the paused holder resumes inside its critical section (no fencing token reaches the storage)",
-		Topology: locks.Consensus,
-		TTL:      3 * time.Second,
-		New:      func(env locks.Env) (locks.Lock, error) { return newZK(env, false) },
+		ID:        "zk-lock",
+		Design:    "ZooKeeper's lock recipe on a 3-member raft-replicated store (package zk): a session kept alive by heartbeats (timeout 3 s, one every 1 s), an ephemeral sequential node under the lock's path, the lowest node holds; the others wait for their predecessor to go (by polling EXISTS every 50 ms: the simulator delivers no watches), release deletes the node",
+		Source:    "“Redis and ZooKeeper locks” (CSDN) and “Practice: a Redis lock” (Tencent Cloud) (ZooKeeper's ephemeral sequential nodes, a watch on the predecessor); Apache Curator InterProcessMutex; Kleppmann: use ZooKeeper",
+		Weakness:  "the store is consensus-backed, but the holder learns nothing when its session expires: a holder paused longer than the session timeout loses its node, the next waiter takes the lock, and the paused holder resumes inside its critical section (no fencing token reaches the storage)",
+		Topology:  locks.Consensus,
+		Real:      "zookeeper",
+		Params:    zkParams(),
+		Configure: configureZK(false),
 	})
 	Register(locks.Info{
-		ID:       "zk-fencing",
-		Design:   "zk-lock, and the holder passes its node's creation revision (the raft index of the entry that created it: ZooKeeper's czxid) to the storage as its fencing token; the storage rejects a token lower than the highest it has seen",
-		Source:   "Kleppmann, \"How to do distributed locking\" (use ZooKeeper, the zxid as the fencing token)",
-		Weakness: "none for writes the storage checks: consensus mints the token, so it never repeats or goes back; the session can still expire under a paused holder (overlaps of belief happen, stale writes are refused)",
-		Topology: locks.Consensus,
-		TTL:      3 * time.Second,
-		Fencing:  locks.FenceMaxToken,
-		New:      func(env locks.Env) (locks.Lock, error) { return newZK(env, true) },
+		ID:        "zk-fencing",
+		Design:    "zk-lock, and the holder passes its node's creation revision (the raft index of the entry that created it: ZooKeeper's czxid) to the storage as its fencing token; the storage rejects a token lower than the highest it has seen",
+		Source:    "Kleppmann, \"How to do distributed locking\" (use ZooKeeper, the zxid as the fencing token)",
+		Weakness:  "none for writes the storage checks: consensus mints the token, so it never repeats or goes back; the session can still expire under a paused holder (overlaps of belief happen, stale writes are refused)",
+		Topology:  locks.Consensus,
+		Fencing:   locks.FenceMaxToken,
+		Real:      "zookeeper",
+		Params:    zkParams(),
+		Configure: configureZK(true),
 	})
 }
 
-func newZK(env locks.Env, fenced bool) (locks.Lock, error) {
-	if len(env.Coord) == 0 {
-		return nil, errors.New("zk-lock needs a coordination service (topology consensus)")
+// zkParams is the zk designs' table: the session timeout (the lease),
+// the wait for the predecessor and the simulator's poll of it.
+func zkParams() []locks.Param {
+	return []locks.Param{
+		durParam("ttl", 3*time.Second, true, "the session timeout: a session without a heartbeat for this long expires, and its ephemeral node with it"),
+		durParam("wait", 5*time.Second, true, "give up waiting for the predecessor after this"),
+		durParam("poll", 50*time.Millisecond, true, "the simulator's poll of the predecessor (real ZooKeeper watches it)"),
 	}
-	return &ZKLock{Env: env, Fenced: fenced, SessionTimeout: 3 * time.Second, Wait: 5 * time.Second, Poll: 50 * time.Millisecond}, nil
+}
+
+func configureZK(fenced bool) func(locks.Values) (locks.Configured, error) {
+	return func(v locks.Values) (locks.Configured, error) {
+		ttl, wait, poll := v.Duration("ttl"), v.Duration("wait"), v.Duration("poll")
+		return locks.Configured{TTL: ttl, New: func(env locks.Env) (locks.Lock, error) {
+			if env.Members != nil {
+				// The real arm: real ZooKeeper servers (zkreal.go).
+				return &RealZKLock{Env: env, Fenced: fenced, SessionTimeout: ttl, Wait: wait}, nil
+			}
+			if len(env.Coord) == 0 {
+				return nil, errors.New("zk-lock needs a coordination service (topology consensus)")
+			}
+			return &ZKLock{Env: env, Fenced: fenced, SessionTimeout: ttl, Wait: wait, Poll: poll}, nil
+		}}, nil
+	}
 }
 
 // ZKClient sends RESP commands to a coordination service's members: it
