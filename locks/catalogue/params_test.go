@@ -87,6 +87,8 @@ func TestCatalogueTTLs(t *testing.T) {
 		"redislock": 3 * s, "redisson-fair": 30 * s, "redisson-lock": 30 * s, "redisson-multilock": 30 * s, "redisson-rw": 30 * s,
 		"redlock": 10 * s, "redsync": 8 * s, "set-nx-cad": 3 * s, "set-nx-getdel": 3 * s, "set-nx-del": 10 * s, "setnx-del": 0,
 		"setnx-expire": 10 * s, "spin-retry": 10 * s, "token-cas": 3 * s, "version-cas": 0, "watchdog": 30 * s, "zk-fencing": 3 * s, "zk-lock": 3 * s,
+		// Designs added with the tables (real arm only): their lease as registered.
+		"etcd-mutex": 3 * s, "etcd-fencing": 3 * s,
 	}
 	for _, id := range AllIDs() {
 		info, _ := Get(id)
