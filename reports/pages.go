@@ -135,13 +135,20 @@ func heatClass(j *CellResult) string {
 	case j.Verdict == checker.VerdictSafe && j.Untested() != "":
 		c = "untested"
 	}
+	return c + frame(j)
+}
+
+// frame is the class a cell's frame adds: " unseen" for an expected
+// violation no run showed, " miss" for a verdict that differs from the
+// expectation, "" otherwise.
+func frame(j *CellResult) string {
 	switch {
 	case unseen(j) != "":
-		c += " unseen"
+		return " unseen"
 	case j.Missed():
-		c += " miss"
+		return " miss"
 	}
-	return c
+	return ""
 }
 
 // heatText is a cell's text: the unsafe percentage, rounded ("<1" below

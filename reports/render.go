@@ -287,10 +287,8 @@ func (p *Plan) view(res Results, figs []figure) view {
 	}
 	class := func(j *CellResult) string {
 		switch {
-		case unseen(j) != "":
-			return string(j.Verdict) + " unseen"
-		case j.Missed():
-			return string(j.Verdict) + " miss"
+		case frame(j) != "":
+			return string(j.Verdict) + frame(j)
 		case j.Verdict == checker.VerdictSafe && j.Untested() != "":
 			return "untested"
 		}
