@@ -76,7 +76,7 @@ running them (a rebuilt binary changes the key: everything runs again). A
 damaged entry is found by its checksum and rerun. --no-cache runs everything;
 the store is kept under --cache-max-mib, least recently used entries first.
 --plan prints the cells, their runs and expected CPU cost and runs nothing. Default: 200 seeds per
-cell (75,600 runs, 25m22s on 2 cores on 2026-11-27); --quick: 20 seeds and
+cell (75,600 runs, 28m02s on 2 cores on 2026-11-27); --quick: 20 seeds and
 coarser curves (about a tenth of the runs). The report is written
 beside DIR and moved into place when complete: Ctrl-C stops (exit 130) and writes
 nothing.
