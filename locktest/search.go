@@ -44,6 +44,7 @@ func Find(t *testing.T, f Factory, o Options) *Outcome {
 	key := failFileKey(t)
 	cases := caseGen(Schedules(o))
 	var found *Outcome
+	defer watchSearch(t, &f, o, &found).stop() // a progress line every 10 s (progress.go)
 	tried := 0
 	drawn, fired := map[string]int{}, map[string]int{}
 	var clocks clockTally
