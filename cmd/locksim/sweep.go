@@ -220,6 +220,9 @@ func (f *sweepFlags) options(cmd *cobra.Command, stdout, stderr io.Writer) (*swe
 	if err := checkBackend(f.backend); err != nil {
 		return nil, usageErrorf("%v", err)
 	}
+	if f.backend == "real" && f.cache != "" {
+		return nil, usageErrorf("--cache: only with --backend sim (a real run is not decided by its inputs)")
+	}
 	var newRunner func() (sweep.Runner, error)
 	if f.backend == "real" {
 		ttl := f.ttl.v
@@ -246,12 +249,10 @@ func (f *sweepFlags) options(cmd *cobra.Command, stdout, stderr io.Writer) (*swe
 		return nil, usageErrorf("--ttl: only with --backend real")
 	}
 	var st *reports.Store
-	if f.backend == "real" {
-		if f.cache != "" {
-			return nil, usageErrorf("--cache: only with --backend sim (a real run is not decided by its inputs)")
+	if f.backend != "real" {
+		if st, err = openStore(f.cache, f.noCache, f.cacheMax, false); err != nil {
+			return nil, err
 		}
-	} else if st, err = openStore(f.cache, f.noCache, f.cacheMax, false); err != nil {
-		return nil, err
 	}
 	if err := sweep.Prepare(f.out, spec); err != nil {
 		return nil, sweepError(err)
