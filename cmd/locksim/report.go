@@ -70,11 +70,18 @@ measured cpu_ns (the same too when every run comes from the result store).
 
 Result store: each run's outcome (and each drawn timeline) is kept in
 --cache DIR (default: the user's cache directory, locksim/results), keyed by
-a SHA-256 of this build of locksim, the scenario file's bytes, the lock, the
-seed and the parameters; a later report takes the runs it holds instead of
-running them (a rebuilt binary changes the key: everything runs again). A
-damaged entry is found by its checksum and rerun. --no-cache runs everything;
-the store is kept under --cache-max-mib, least recently used entries first.
+a SHA-256 of what decides its trace: the locksim sources compiled into the
+binary, its dependencies' versions and sums, the Go version and the build
+settings (-tags included), the scenario file's bytes, the lock, the seed and
+the parameters. A later report takes the runs it holds instead of running
+them. Editing one scenario file reruns only that scenario's runs; editing a
+design file of locks/catalogue that no other file uses reruns only its
+locks' runs; any other change reruns everything (a binary that is not
+locksim's own main module, or that replaces a dependency by a local folder,
+is keyed by its executable's SHA-256). A damaged entry is found by its
+checksum and rerun. --no-cache runs everything; the store is kept under
+--cache-max-mib, least recently used entries first. 'locksim sweep' uses
+the same store.
 --plan prints the cells, their runs and expected CPU cost and runs nothing. Default: 200 seeds per
 cell (75,600 runs, 28m02s on 2 cores on 2026-11-27); --quick: 20 seeds and
 coarser curves (about a tenth of the runs). The report is written
