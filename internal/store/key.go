@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 
 	"github.com/locksim/locksim/internal/inputfile"
 	"github.com/locksim/locksim/run"
@@ -35,7 +36,13 @@ type keyInput struct {
 // caption).
 func RunKey(id *Ident, spec run.Spec, kind string) (string, error) {
 	in := keyInput{Format: 2, Build: id.Build, Lock: id.Lock(spec.Lock), Spec: spec, Kind: kind}
-	if _, err := scenarios.Get(spec.ScenarioID()); err == nil {
+	if sc, err := scenarios.Get(spec.ScenarioID()); err == nil {
+		if sc.File == nil {
+			// A built-in file that did not parse or validate in this
+			// build (its validation reads the locks it names, whose files
+			// may be keyed apart): never answered from the store.
+			return "", fmt.Errorf("built-in scenario %s is broken in this build: %s", sc.ID, sc.Description)
+		}
 		in.ScenarioFile, _ = id.Scenario(spec.ScenarioID())
 	} else {
 		data, err := inputfile.Read(spec.Scenario, scenarios.MaxFileBytes)
