@@ -68,7 +68,7 @@ func This() (*Ident, error) {
 	this.once.Do(func() {
 		bi, _ := debug.ReadBuildInfo()
 		if why := sourcesSpeak(bi); why == "" {
-			this.id, this.err = identify(locksim.Sources, bi)
+			this.id, this.err = identify(locksim.Sources, bi, os.Getenv("GODEBUG"))
 			if this.err == nil {
 				return
 			}
@@ -126,15 +126,17 @@ func exeIdent() (*Ident, error) {
 }
 
 // identify names a build from its sources src (slash paths from the
-// module root) and its build information bi.
-func identify(src fs.FS, bi *debug.BuildInfo) (*Ident, error) {
+// module root), its build information bi and the GODEBUG the process runs
+// with (which can change the runtime's timers and so a library's
+// behaviour; the build's default is in bi.Settings).
+func identify(src fs.FS, bi *debug.BuildInfo, godebug string) (*Ident, error) {
 	owned, err := designFiles(src)
 	if err != nil {
 		return nil, fmt.Errorf("result store: reading the compiled-in sources: %v", err)
 	}
 	id := &Ident{locks: map[string]string{}, scens: map[string]string{}}
 	build := sha256.New()
-	fmt.Fprintf(build, "locksim build 2\ngo %s\n", bi.GoVersion)
+	fmt.Fprintf(build, "locksim build 2\ngo %s\nGODEBUG %q\n", bi.GoVersion, godebug)
 	for _, s := range bi.Settings {
 		if !strings.HasPrefix(s.Key, "vcs.") {
 			fmt.Fprintf(build, "setting %q %q\n", s.Key, s.Value)

@@ -42,7 +42,12 @@ func buildInfo() *debug.BuildInfo {
 // lock (canaries included), named "scenario × lock".
 func cellKeys(t *testing.T, src fs.FS, bi *debug.BuildInfo) map[string]string {
 	t.Helper()
-	id, err := identify(src, bi)
+	return cellKeysEnv(t, src, bi, "")
+}
+
+func cellKeysEnv(t *testing.T, src fs.FS, bi *debug.BuildInfo, godebug string) map[string]string {
+	t.Helper()
+	id, err := identify(src, bi, godebug)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +152,7 @@ func TestIdentParts(t *testing.T) {
 		mod(b)
 		changed(t, name, base, cellKeys(t, src, b), all)
 	}
+	changed(t, "GODEBUG set", base, cellKeysEnv(t, src, bi, "asynctimerchan=1"), all)
 	b := buildInfo()
 	b.Settings[2].Value, b.Settings[3].Value = "5678", "false"
 	changed(t, "vcs stamps", base, cellKeys(t, src, b), none)
