@@ -331,6 +331,9 @@ func storeLine(s *reports.Store) string {
 	}
 	hits, total := s.Hits.Load(), s.Hits.Load()+s.Misses.Load()
 	line := fmt.Sprintf("%d of %d runs from the result store %s", hits, total, s.Dir())
+	if strings.HasPrefix(s.How, "the executable") {
+		line += " (this binary is keyed by its executable's SHA-256: a rebuild with any change reruns everything)"
+	}
 	if c := s.Corrupt.Load(); c > 0 {
 		line += fmt.Sprintf(" (%d corrupt %s found and rerun)", c, plural(int(c), "entry", "entries"))
 	}
