@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"go/types"
 	"io/fs"
 	"path"
 	"slices"
@@ -49,8 +50,10 @@ type designFile struct {
 //     coincidence makes the file shared, never the reverse);
 //   - each of its methods is on a type it declares;
 //   - what runs while the package initialises (variables' initialisers,
-//     the registration's literal outside function literals) calls only
-//     initCallsAllowed and the package's functions in shared files, and
+//     the registration's literal outside function literals, and its
+//     Configure function, which Register calls) calls only
+//     initCallsAllowed, predeclared functions, its Configure parameter's
+//     methods and the package's functions in shared files, and
 //     no function of the package but Register assigns to a package-level
 //     variable (so those calls have no effect on another lock);
 //   - it has no //go:linkname.
@@ -212,7 +215,11 @@ func designFiles(src fs.FS) (map[string][]string, error) {
 			}
 		}
 		for _, c := range df.initCalls {
-			if d := declaredIn[c]; d == nil || d == df {
+			d := declaredIn[c]
+			if d == nil && types.Universe.Lookup(c) != nil {
+				continue // predeclared: len, append, min, a conversion
+			}
+			if d == nil || d == df {
 				ok = false // its own function (or an unknown one) runs at init
 			}
 		}
@@ -267,7 +274,42 @@ func (df *designFile) readInit(fn *ast.FuncDecl) {
 		}
 		df.locks = append(df.locks, id)
 		df.initExpr(lit)
+		for _, e := range lit.Elts {
+			// Register calls Info.Defaults, which calls Configure: its
+			// body runs at initialisation.
+			if kv, ok := e.(*ast.KeyValueExpr); ok && isIdent(kv.Key, "Configure") {
+				if fl, ok := kv.Value.(*ast.FuncLit); ok {
+					df.initBody(fl)
+				}
+			}
+		}
 	}
+}
+
+// initBody notes the calls a function literal run at initialisation
+// makes; a method of one of its parameters (locks.Values' getters) is
+// allowed.
+func (df *designFile) initBody(fl *ast.FuncLit) {
+	params := map[string]bool{}
+	for _, f := range fl.Type.Params.List {
+		for _, n := range f.Names {
+			params[n.Name] = true
+		}
+	}
+	ast.Inspect(fl.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok {
+				if x, ok := sel.X.(*ast.Ident); ok && params[x.Name] {
+					return true
+				}
+			}
+			df.initCall(n)
+		}
+		return true
+	})
 }
 
 // initExpr notes the calls an expression evaluated at initialisation
@@ -278,19 +320,27 @@ func (df *designFile) initExpr(e ast.Expr) {
 		case *ast.FuncLit:
 			return false
 		case *ast.CallExpr:
-			switch fun := n.Fun.(type) {
-			case *ast.Ident:
-				df.initCalls = append(df.initCalls, fun.Name)
-			case *ast.SelectorExpr:
-				if x, ok := fun.X.(*ast.Ident); !ok || !initCallsAllowed[x.Name+"."+fun.Sel.Name] {
-					df.own = false
-				}
-			default:
-				df.own = false
-			}
+			df.initCall(n)
 		}
 		return true
 	})
+}
+
+// initCall notes one call made at initialisation: a function of the
+// package (checked later), a predeclared one (len, append, a conversion)
+// or initCallsAllowed keep the file its locks' own; anything else does
+// not.
+func (df *designFile) initCall(c *ast.CallExpr) {
+	switch fun := c.Fun.(type) {
+	case *ast.Ident:
+		df.initCalls = append(df.initCalls, fun.Name)
+	case *ast.SelectorExpr:
+		if x, ok := fun.X.(*ast.Ident); !ok || !initCallsAllowed[x.Name+"."+fun.Sel.Name] {
+			df.own = false
+		}
+	default:
+		df.own = false
+	}
 }
 
 // assignsTo reports whether fn assigns (or increments) anything rooted at

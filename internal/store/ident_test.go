@@ -91,6 +91,17 @@ func edit(m fstest.MapFS, p, appended string) fstest.MapFS {
 	return c
 }
 
+// replace is m with old replaced by new in file p (which must hold it).
+func replace(t *testing.T, m fstest.MapFS, p, old, new string) fstest.MapFS {
+	t.Helper()
+	if !strings.Contains(string(m[p].Data), old) {
+		t.Fatalf("%s has no %q", p, old)
+	}
+	c := edit(m, p, "")
+	c[p] = &fstest.MapFile{Data: []byte(strings.Replace(string(m[p].Data), old, new, 1))}
+	return c
+}
+
 func TestIdentParts(t *testing.T) {
 	src := sources(t)
 	bi := buildInfo()
@@ -164,14 +175,15 @@ func TestDesignFilesShared(t *testing.T) {
 	src := sources(t)
 	const f = "locks/catalogue/setnxexpire.go"
 	for name, m := range map[string]fstest.MapFS{
-		"its type used by another file":           edit(src, "locks/catalogue/registry.go", "\nvar _ = SetNXExpire{}\n"),
-		"its type used by another package":        edit(src, "sim/bubble.go", "\n// SetNXExpire\n\nvar SetNXExpire = 1\n"),
-		"an init statement other than Register":   edit(src, f, "\nfunc init() { println() }\n"),
-		"a method on another file's type":         edit(src, f, "\nfunc (l *SetNXCAD) Edited() {}\n"),
-		"a blank variable":                        edit(src, f, "\nvar _ = 1\n"),
-		"an initialiser calling its own function": edit(src, f, "\nvar edited = editedF()\n\nfunc editedF() int { return 1 }\n"),
-		"an initialiser calling another package":  edit(src, f, "\nvar edited = fmt.Sprint()\n"),
-		"a linkname":                              edit(src, f, "\n//go:linkname x y\n"),
+		"its type used by another file":                   edit(src, "locks/catalogue/registry.go", "\nvar _ = SetNXExpire{}\n"),
+		"its type used by another package":                edit(src, "sim/bubble.go", "\n// SetNXExpire\n\nvar SetNXExpire = 1\n"),
+		"an init statement other than Register":           edit(src, f, "\nfunc init() { println() }\n"),
+		"a method on another file's type":                 edit(src, f, "\nfunc (l *SetNXCAD) Edited() {}\n"),
+		"a blank variable":                                edit(src, f, "\nvar _ = 1\n"),
+		"an initialiser calling its own function":         edit(src, f, "\nvar edited = editedF()\n\nfunc editedF() int { return 1 }\n"),
+		"an initialiser calling another package":          edit(src, f, "\nvar edited = fmt.Sprint()\n"),
+		"a linkname":                                      edit(src, f, "\n//go:linkname x y\n"),
+		"Configure (run at init) calling another package": replace(t, src, f, `ttl := v.Duration("ttl")`, `ttl := v.Duration("ttl"); os.Setenv("x", "y")`),
 	} {
 		owned, err := designFiles(m)
 		if err != nil {
