@@ -14,9 +14,9 @@ import (
 
 // Store is a result store and this build's id in it (OpenStore).
 type Store struct {
-	st    *store.Store
-	build string
-	// Build says how the build was named (store.BuildID).
+	st *store.Store
+	id *store.Ident
+	// How says how the build was named (store.Ident.How).
 	How string
 	// Hits, Misses and Corrupt count this process's lookups: runs taken
 	// from the store, runs run, and entries found corrupt (then rerun).
@@ -29,7 +29,7 @@ type Store struct {
 // to maxBytes (0: store.DefaultMaxBytes), for this build; readOnly: for
 // a dry run (store.OpenReadOnly: nothing written, maxBytes unused).
 func OpenStore(dir string, maxBytes int64, readOnly bool) (*Store, error) {
-	build, how, err := store.BuildID()
+	id, err := store.This()
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func OpenStore(dir string, maxBytes int64, readOnly bool) (*Store, error) {
 			return nil, err
 		}
 	}
-	return &Store{st: st, build: build, How: how}, nil
+	return &Store{st: st, id: id, How: id.How}, nil
 }
 
 // Dir is the store's folder.
@@ -79,15 +79,19 @@ func (s *Store) key(req sweep.Request) string {
 		ext := t.Path[strings.LastIndexByte(t.Path, '.')+1:]
 		kind = strings.Join(append([]string{"timeline", ext, t.Title}, t.Caption...), "\x00")
 	}
-	k, err := store.RunKey(s.build, req.Spec, kind)
+	k, err := store.RunKey(s.id, req.Spec, kind)
 	if err != nil {
 		return ""
 	}
 	return k
 }
 
-// run answers req from the store, or runs it on r and stores it. A
-// timeline request's picture is written to its path either way.
+// Run answers req from the store, or runs it on r and stores it. A
+// timeline request's picture is written to its path either way. (A
+// sweep's runs go through it too: sweep.Sweep.Store.)
+func (s *Store) Run(r sweep.Runner, req sweep.Request) (sweep.Outcome, error) { return s.run(r, req) }
+
+// run is Run on a Store that may be nil (every run runs).
 func (s *Store) run(r sweep.Runner, req sweep.Request) (sweep.Outcome, error) {
 	if s == nil {
 		return r.Run(req)

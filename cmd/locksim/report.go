@@ -70,11 +70,18 @@ measured cpu_ns (the same too when every run comes from the result store).
 
 Result store: each run's outcome (and each drawn timeline) is kept in
 --cache DIR (default: the user's cache directory, locksim/results), keyed by
-a SHA-256 of this build of locksim, the scenario file's bytes, the lock, the
-seed and the parameters; a later report takes the runs it holds instead of
-running them (a rebuilt binary changes the key: everything runs again). A
-damaged entry is found by its checksum and rerun. --no-cache runs everything;
-the store is kept under --cache-max-mib, least recently used entries first.
+a SHA-256 of what decides its trace: the locksim sources compiled into the
+binary, its dependencies' versions and sums, the Go version and the build
+settings (-tags included), the scenario file's bytes, the lock, the seed and
+the parameters. A later report takes the runs it holds instead of running
+them. Editing one scenario file reruns only that scenario's runs; editing a
+design file of locks/catalogue that no other file uses reruns only its
+locks' runs; any other change reruns everything (a binary that is not
+locksim's own main module, or that replaces a dependency by a local folder,
+is keyed by its executable's SHA-256). A damaged entry is found by its
+checksum and rerun. --no-cache runs everything; the store is kept under
+--cache-max-mib, least recently used entries first. 'locksim sweep' uses
+the same store.
 --plan prints the cells, their runs and expected CPU cost and runs nothing. Default: 200 seeds per
 cell (75,600 runs, 28m02s on 2 cores on 2026-11-27); --quick: 20 seeds and
 coarser curves (about a tenth of the runs). The report is written
@@ -235,18 +242,25 @@ func (r *reportRun) main(b sim.Bubble, stdout, stderr io.Writer) int {
 	runs := r.plan.Runs() + r.plan.Reruns()
 	fmt.Fprintf(stderr, "locksim: report: %d runs in %v (%.0f runs/s, %d %s; %d of them reran an unsafe cell's first unsafe seed to draw its timeline)\n",
 		runs, wall.Round(time.Millisecond), float64(runs)/wall.Seconds(), r.workers, plural(r.workers, "worker", "workers"), r.plan.Reruns())
-	if r.store != nil {
-		if err := r.store.Err(); err != nil {
-			fmt.Fprintf(stderr, "locksim: warning: %s (the report is complete; those runs will run again)\n", errorLine(err))
-		}
-		if removed, _, err := r.store.Trim(); err != nil {
-			fmt.Fprintf(stderr, "locksim: warning: result store: %s\n", errorLine(err))
-		} else if removed > 0 {
-			fmt.Fprintf(stderr, "locksim: result store: %d least recently used %s removed to keep it under its bound\n", removed, plural(removed, "entry", "entries"))
-		}
-	}
+	closeStore(r.store, stderr, "the report is complete")
 	fmt.Fprintf(stderr, "locksim: report: %s; %s\n", r.storeLine(), r.plan.CostLine(dearestNamed))
 	return exitSafe
+}
+
+// closeStore warns of the store's failed writes and trims it to its bound
+// (s nil: nothing); done says what is complete despite a failed write.
+func closeStore(s *reports.Store, stderr io.Writer, done string) {
+	if s == nil {
+		return
+	}
+	if err := s.Err(); err != nil {
+		fmt.Fprintf(stderr, "locksim: warning: %s (%s; those runs will run again)\n", errorLine(err), done)
+	}
+	if removed, _, err := s.Trim(); err != nil {
+		fmt.Fprintf(stderr, "locksim: warning: result store: %s\n", errorLine(err))
+	} else if removed > 0 {
+		fmt.Fprintf(stderr, "locksim: result store: %d least recently used %s removed to keep it under its bound\n", removed, plural(removed, "entry", "entries"))
+	}
 }
 
 // writeDiffers names the cells that differ from their expectation, one a
@@ -272,13 +286,20 @@ func (r *reportRun) printPlan(w io.Writer) { r.plan.WritePlan(w, r.store, r.work
 // openStore opens the result store the flags name (nil: --no-cache, or
 // a test without --cache).
 func (f *reportFlags) openStore() (*reports.Store, error) {
-	if f.noCache {
-		if f.cache != "" {
+	return openStore(f.cache, f.noCache, f.cacheMax, f.dryRun)
+}
+
+// openStore opens the result store --cache, --no-cache and --cache-max-mib
+// name, for report and sweep (nil: --no-cache, or a test without --cache);
+// dryRun opens it read-only.
+func openStore(cache string, noCache bool, cacheMax intValue, dryRun bool) (*reports.Store, error) {
+	if noCache {
+		if cache != "" {
 			return nil, usageErrorf("--cache and --no-cache: choose one")
 		}
 		return nil, nil
 	}
-	dir := f.cache
+	dir := cache
 	if dir == "" {
 		if !userCache {
 			return nil, nil
@@ -290,10 +311,10 @@ func (f *reportFlags) openStore() (*reports.Store, error) {
 		dir = d
 	}
 	var max int64
-	if f.cacheMax.set {
-		max = int64(f.cacheMax.v) << 20
+	if cacheMax.set {
+		max = int64(cacheMax.v) << 20
 	}
-	s, err := reports.OpenStore(dir, max, f.dryRun)
+	s, err := reports.OpenStore(dir, max, dryRun)
 	if err != nil {
 		return nil, usageErrorf("--cache: %v", err)
 	}
@@ -301,13 +322,18 @@ func (f *reportFlags) openStore() (*reports.Store, error) {
 }
 
 // storeLine says how many runs the result store gave.
-func (r *reportRun) storeLine() string {
-	if r.store == nil {
+func (r *reportRun) storeLine() string { return storeLine(r.store) }
+
+// storeLine says how many runs the result store s gave (nil: none).
+func storeLine(s *reports.Store) string {
+	if s == nil {
 		return "no result store (every run ran)"
 	}
-	s := r.store
 	hits, total := s.Hits.Load(), s.Hits.Load()+s.Misses.Load()
 	line := fmt.Sprintf("%d of %d runs from the result store %s", hits, total, s.Dir())
+	if strings.HasPrefix(s.How, "the executable") {
+		line += " (this binary is keyed by its executable's SHA-256: a rebuild with any change reruns everything)"
+	}
 	if c := s.Corrupt.Load(); c > 0 {
 		line += fmt.Sprintf(" (%d corrupt %s found and rerun)", c, plural(int(c), "entry", "entries"))
 	}

@@ -18,7 +18,9 @@ import (
 	"golang.org/x/term"
 
 	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/internal/store"
 	"github.com/locksim/locksim/internal/sweep"
+	"github.com/locksim/locksim/reports"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -44,6 +46,9 @@ type sweepFlags struct {
 	charts    bool
 	backend   string
 	ttl       durationValue
+	cache     string
+	noCache   bool
+	cacheMax  intValue // MiB
 }
 
 func newSweepCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
@@ -59,6 +64,7 @@ func newSweepFlags() *sweepFlags {
 		duration: durationValue{min: sim.MinDuration, max: sim.MaxDuration},
 		liveness: durationValue{max: sim.MaxDuration},
 		ttl:      durationValue{min: realredis.MinTTL, max: realredis.MaxTTL},
+		cacheMax: intValue{min: 1, max: 1 << 24},
 	}
 }
 
@@ -96,7 +102,14 @@ A scenario file with a sweep: block (e.g. scenarios/builtin/drift.yaml's
 shape) is swept over that block when --param is not given, or with
 --param sweep: the parameter is "sweep:NAME" and each job runs what
 'locksim run --scenario FILE --step N' runs. A file edited since the
-sweep began is a different sweep and does not resume.`,
+sweep began is a different sweep and does not resume.
+
+Result store: as 'locksim report' does, a simulated sweep takes each run
+it can from --cache DIR (default: the user's cache directory,
+locksim/results) and keeps there the runs it makes, keyed by what decides
+the run's trace (see 'locksim report --help'); the same sweep again reruns
+nothing and writes the same files. --no-cache runs everything. The real
+arm (--backend real) never uses the store.`,
 		Example: `  locksim sweep --scenario no-faults --locks set-nx-cad,redlock,fencing --seeds 200 --param pause=0:2:9 --out sweep-pause
   locksim sweep --scenario my-drift.yaml --locks redlock,fencing --seeds 100 --out sweep-drift
   locksim sweep --locks redlock --seeds 1000 --out redlock-default --shard 0/4
@@ -128,6 +141,9 @@ sweep began is a different sweep and does not resume.`,
 	fl.BoolVar(&f.charts, "charts", true, "draw the rates (rates-*.png and .svg) when the sweep is complete")
 	fl.StringVar(&f.backend, "backend", "sim", "`sim` (the simulator) or real (every job against real redis-server processes on 127.0.0.1, in real time; see 'locksim run --help')")
 	fl.Var(&f.ttl, "ttl", realTTLHelp)
+	fl.StringVar(&f.cache, "cache", "", "keep each run's result in the result store in `DIR` and take from it the runs it holds (default: the user's cache directory, locksim/results; --backend sim only)")
+	fl.BoolVar(&f.noCache, "no-cache", false, "run every run; read and write no result store")
+	fl.Var(&f.cacheMax, "cache-max-mib", fmt.Sprintf("bound the result store to `N` MiB, removing the least recently used entries (default %d)", store.DefaultMaxBytes>>20))
 	return cmd
 }
 
@@ -142,6 +158,8 @@ type sweepOptions struct {
 	afterLine func(written int)
 	// signals: the command handles SIGINT/SIGTERM itself (not in tests).
 	signals bool
+	// store is the result store (nil: none; Sweep.Store is it).
+	store *reports.Store
 }
 
 func (f *sweepFlags) options(cmd *cobra.Command, stdout, stderr io.Writer) (*sweepOptions, error) {
@@ -202,6 +220,9 @@ func (f *sweepFlags) options(cmd *cobra.Command, stdout, stderr io.Writer) (*swe
 	if err := checkBackend(f.backend); err != nil {
 		return nil, usageErrorf("%v", err)
 	}
+	if f.backend == "real" && f.cache != "" {
+		return nil, usageErrorf("--cache: only with --backend sim (a real run is not decided by its inputs)")
+	}
 	var newRunner func() (sweep.Runner, error)
 	if f.backend == "real" {
 		ttl := f.ttl.v
@@ -227,11 +248,20 @@ func (f *sweepFlags) options(cmd *cobra.Command, stdout, stderr io.Writer) (*swe
 	} else if cmd.Flags().Lookup("ttl").Changed {
 		return nil, usageErrorf("--ttl: only with --backend real")
 	}
+	var st *reports.Store
+	if f.backend != "real" {
+		if st, err = openStore(f.cache, f.noCache, f.cacheMax, false); err != nil {
+			return nil, err
+		}
+	}
 	if err := sweep.Prepare(f.out, spec); err != nil {
 		return nil, sweepError(err)
 	}
 	o := &sweepOptions{Sweep: sweep.Sweep{Spec: spec, Dir: f.out, Workers: workers, Worker: workerCommand(workers), Log: stderr, Draw: f.charts, Summary: stdout, NewRunner: newRunner},
-		stderr: stderr, progress: isTerminal(stderr), signals: true}
+		stderr: stderr, progress: isTerminal(stderr), signals: true, store: st}
+	if st != nil {
+		o.Sweep.Store = st
+	}
 	return o, nil
 }
 
@@ -285,6 +315,10 @@ func (o *sweepOptions) main(b sim.Bubble) int {
 		defer watchSignals(ctx, stop, o.stderr, "finishing the running jobs")()
 	}
 	st, err := o.run(ctx, b)
+	if o.store != nil {
+		closeStore(o.store, o.stderr, "the results are written")
+		fmt.Fprintf(o.stderr, "locksim: sweep: %s\n", storeLine(o.store))
+	}
 	if err != nil {
 		fmt.Fprintf(o.stderr, "locksim: %s\n", errorLine(err))
 		var ce *codeError

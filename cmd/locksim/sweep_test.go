@@ -598,3 +598,42 @@ func TestSweepScenarioFileSweep(t *testing.T) {
 		t.Errorf("edited file: exit %d, %q", code, stderr)
 	}
 }
+
+// A sweep with a result store, run again into a new folder with the same
+// store, reruns nothing and writes the same files byte for byte; the
+// store's line says so. The real arm refuses --cache.
+func TestSweepResultStore(t *testing.T) {
+	setProgressEvery(t, time.Hour)
+	cache := filepath.Join(t.TempDir(), "cache")
+	var dirs []string
+	for i, want := range []string{"0 of 12 runs", "12 of 12 runs"} {
+		dir := filepath.Join(t.TempDir(), "sweep")
+		dirs = append(dirs, dir)
+		code, _, stderr := cli(t, testHost(t), tinySweep(dir, "--charts", "--cache", cache)...)
+		if code != exitSafe {
+			t.Fatalf("sweep %d: exit %d; stderr: %s", i+1, code, stderr)
+		}
+		if line := "locksim: sweep: " + want + " from the result store " + cache + "\n"; stderr != line {
+			t.Errorf("sweep %d: stderr %q, want %q", i+1, stderr, line)
+		}
+	}
+	entries, err := os.ReadDir(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) < 4 {
+		t.Fatalf("the first sweep wrote only %d files", len(entries))
+	}
+	for _, e := range entries {
+		if e.Name() == sweep.LockFile {
+			continue
+		}
+		if a, b := readFile(t, filepath.Join(dirs[0], e.Name())), readFile(t, filepath.Join(dirs[1], e.Name())); a != b {
+			t.Errorf("%s differs between the sweep that ran and the one from the store", e.Name())
+		}
+	}
+	code, _, stderr := cli(t, testHost(t), tinySweep(filepath.Join(t.TempDir(), "real"), "--backend", "real", "--cache", cache)...)
+	if code != exitUsage || !strings.Contains(stderr, "--cache: only with --backend sim") {
+		t.Errorf("--backend real --cache: exit %d, stderr %q", code, stderr)
+	}
+}

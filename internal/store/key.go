@@ -5,82 +5,23 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"runtime/debug"
-	"sync"
 
 	"github.com/locksim/locksim/internal/inputfile"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 )
 
-var build struct {
-	once sync.Once
-	id   string
-	how  string
-	err  error
-}
-
-// BuildID names this build of locksim and how it was told: the SHA-256 of
-// the build information (module versions and sums, Go version, build
-// settings, vcs.revision) when the binary was built from a clean checkout
-// (vcs.modified=false) and no dependency is replaced by a local directory;
-// otherwise the SHA-256 of the executable file
-// itself, which changes with any change to the code. When in doubt, the
-// key changes and runs are rerun.
-func BuildID() (id, how string, err error) {
-	build.once.Do(func() {
-		if bi, ok := debug.ReadBuildInfo(); ok {
-			var rev, modified string
-			for _, s := range bi.Settings {
-				switch s.Key {
-				case "vcs.revision":
-					rev = s.Value
-				case "vcs.modified":
-					modified = s.Value
-				}
-			}
-			local := false // a dependency replaced by a local directory: its code is not named by any sum
-			for _, d := range bi.Deps {
-				if d.Replace != nil && d.Replace.Sum == "" {
-					local = true
-				}
-			}
-			if rev != "" && modified == "false" && !local {
-				h := sha256.Sum256([]byte(bi.String()))
-				build.id, build.how = hex.EncodeToString(h[:]), "vcs.revision "+rev
-				return
-			}
-		}
-		exe, err := os.Executable()
-		if err != nil {
-			build.err = fmt.Errorf("result store: cannot name this build: %v", err)
-			return
-		}
-		f, err := os.Open(exe)
-		if err != nil {
-			build.err = fmt.Errorf("result store: cannot name this build: %v", err)
-			return
-		}
-		defer f.Close()
-		h := sha256.New()
-		if _, err := io.Copy(h, f); err != nil {
-			build.err = fmt.Errorf("result store: cannot name this build: %v", err)
-			return
-		}
-		build.id, build.how = hex.EncodeToString(h.Sum(nil)), "the executable's SHA-256"
-	})
-	return build.id, build.how, build.err
-}
-
 // keyInput is what a run's key hashes, in canonical JSON (Go's encoder:
 // struct fields in declaration order, map keys sorted).
 type keyInput struct {
 	Format int    `json:"format"`
 	Build  string `json:"build"`
-	// ScenarioFile is the SHA-256 of the scenario file's bytes when the
-	// spec names a file (a built-in's bytes are in the build).
+	// Lock is the SHA-256 of the spec's lock's own design files
+	// (Ident.Lock; "" when its code is all in Build).
+	Lock string `json:"lock,omitempty"`
+	// ScenarioFile is the SHA-256 of the scenario file's bytes: the file
+	// the spec names, or the built-in's file (Ident.Scenario; "" when the
+	// build is named by its executable, which holds it).
 	ScenarioFile string   `json:"scenario_file,omitempty"`
 	Spec         run.Spec `json:"spec"`
 	// Kind tells a run's outcome from other entries of the same run (a
@@ -88,13 +29,22 @@ type keyInput struct {
 	Kind string `json:"kind"`
 }
 
-// RunKey is the key of one run's entry of the given kind in build: a
-// SHA-256 over the build, the scenario file's bytes (when the spec names
-// a file rather than a built-in) and the spec. kind tells apart entries of
-// the same run ("outcome"; a timeline with its title and caption).
-func RunKey(build string, spec run.Spec, kind string) (string, error) {
-	in := keyInput{Format: 1, Build: build, Spec: spec, Kind: kind}
-	if _, err := scenarios.Get(spec.ScenarioID()); err != nil {
+// RunKey is the key of one run's entry of the given kind in the build
+// id names: a SHA-256 over the build's parts the run can reach (Build,
+// the lock's own files, the scenario's file) and the spec. kind tells
+// apart entries of the same run ("outcome"; a timeline with its title and
+// caption).
+func RunKey(id *Ident, spec run.Spec, kind string) (string, error) {
+	in := keyInput{Format: 2, Build: id.Build, Lock: id.Lock(spec.Lock), Spec: spec, Kind: kind}
+	if sc, err := scenarios.Get(spec.ScenarioID()); err == nil {
+		if sc.File == nil {
+			// A built-in file that did not parse or validate in this
+			// build (its validation reads the locks it names, whose files
+			// may be keyed apart): never answered from the store.
+			return "", fmt.Errorf("built-in scenario %s is broken in this build: %s", sc.ID, sc.Description)
+		}
+		in.ScenarioFile, _ = id.Scenario(spec.ScenarioID())
+	} else {
 		data, err := inputfile.Read(spec.Scenario, scenarios.MaxFileBytes)
 		if err != nil {
 			return "", err

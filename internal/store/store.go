@@ -3,11 +3,17 @@
 // inputs changed.
 //
 // A run's key (RunKey) is a SHA-256 over everything that decides its
-// trace: the build of locksim (BuildID), the scenario file's bytes when
-// the run names a file, and the run's spec in canonical JSON (scenario,
-// lock, seed, parameters, pause, faults). The built-in scenarios and the
-// locks' code are inside the build, so a rebuilt binary with any change
-// reruns everything: the key is honest, never clever.
+// trace, in parts (Ident): the build (the module's compiled-in sources,
+// locksim.Sources, but the built-in scenarios and the designs' own files;
+// the dependencies' sums, the Go version and the build settings), the
+// lock's own design files (designFiles), the scenario file's bytes
+// (built-in or named), and the run's spec in canonical JSON (scenario,
+// lock, seed, parameters, pause, faults). So editing one scenario file
+// reruns that scenario's runs, editing a design file nothing else can see
+// reruns its locks' runs, and any other change reruns everything. When
+// the sources cannot speak for the binary (a user's main module, a
+// dependency replaced by a local folder) the build is the executable's
+// SHA-256: when in doubt, the key changes.
 //
 // An entry is a file holding a header line with the format and its key,
 // the SHA-256 of its payload, and the payload. Get checks the size, the

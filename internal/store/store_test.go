@@ -12,9 +12,11 @@ import (
 	"github.com/locksim/locksim/scenarios"
 )
 
+var buildA, buildB = &Ident{Build: "build-a"}, &Ident{Build: "build-b"}
+
 func key(t *testing.T, spec run.Spec) string {
 	t.Helper()
-	k, err := RunKey("build-a", spec, "outcome")
+	k, err := RunKey(buildA, spec, "outcome")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,10 +102,10 @@ func TestRunKey(t *testing.T) {
 		}
 		seen[k] = name
 	}
-	if k, _ := RunKey("build-b", base, "outcome"); k == k0 {
+	if k, _ := RunKey(buildB, base, "outcome"); k == k0 {
 		t.Error("another build gave the same key")
 	}
-	if k, _ := RunKey("build-a", base, "timeline"); k == k0 {
+	if k, _ := RunKey(buildA, base, "timeline"); k == k0 {
 		t.Error("another kind gave the same key")
 	}
 	// A scenario file: its bytes are in the key.
@@ -115,7 +117,7 @@ func TestRunKey(t *testing.T) {
 	if kb := key(t, run.Spec{Scenario: f, Lock: "redlock", Seed: 1}); kb == ka {
 		t.Error("editing the scenario file left its runs' key unchanged")
 	}
-	if _, err := RunKey("build-a", run.Spec{Scenario: filepath.Join(dir, "missing.yaml")}, "outcome"); err == nil {
+	if _, err := RunKey(buildA, run.Spec{Scenario: filepath.Join(dir, "missing.yaml")}, "outcome"); err == nil {
 		t.Error("a missing scenario file gave a key")
 	}
 }

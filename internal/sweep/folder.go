@@ -55,6 +55,12 @@ type Sweep struct {
 	// NewRunner, if set, makes every worker's runner instead of NewRunners
 	// (the real-Redis arm's, for Spec.Backend "real").
 	NewRunner func() (Runner, error)
+	// Store, if set, answers the jobs it holds and keeps the others'
+	// outcomes (a result store: reports.Store); nil: every job runs. Only
+	// for the simulator, whose runs a key decides.
+	Store interface {
+		Run(Runner, Request) (Outcome, error)
+	}
 }
 
 // Status is how far a sweep got.
@@ -183,7 +189,14 @@ func (sw *Sweep) Run(ctx context.Context, b sim.Bubble) (Status, error) {
 		}
 		n, runErr := RunOrdered(ctx, workers, Window, len(todo), func(w, k int) (Line, error) {
 			j := s.Job(todo[k])
-			out, err := runners[w].Run(Request{Spec: s.Run(j)})
+			req := Request{Spec: s.Run(j)}
+			var out Outcome
+			var err error
+			if sw.Store != nil {
+				out, err = sw.Store.Run(runners[w], req)
+			} else {
+				out, err = runners[w].Run(req)
+			}
 			if err != nil {
 				return Line{}, err
 			}
