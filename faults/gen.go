@@ -150,3 +150,6 @@ func indexes(n int) []int {
 
 // decadeNames label the decade flips in rapid's draw log.
 var decadeNames = []string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "n"}
+
+// Check reports why b cannot bound a schedule (what Gen panics with).
+func (b Bounds) Check() error { return b.check() }

@@ -104,8 +104,8 @@ type Outcome struct {
 func (o Outcome) Verdict() checker.Verdict { return o.Check.Verdict }
 
 func info(f Factory, o Options) locks.Info {
-	return locks.Info{ID: "user-lock", Design: "the lock under test", Source: "your code", Topology: o.Topology,
-		TTL: o.TTL, Fencing: o.Fencing, New: func(env locks.Env) (locks.Lock, error) { return f(env) }}
+	return o.withTraits(locks.Info{ID: "user-lock", Design: "the lock under test", Source: "your code", Topology: o.Topology,
+		TTL: o.TTL, Fencing: o.Fencing, New: func(env locks.Env) (locks.Lock, error) { return f(env) }})
 }
 
 // Run runs one world with the given seed and fault schedule and judges it.
@@ -181,7 +181,7 @@ func Scenario(t *testing.T, id string, f Factory, o Options, seed uint64) Outcom
 
 // world is the default world for the lock under test, without faults.
 func world(in locks.Info, o Options, seed uint64) (sim.Config, error) {
-	cfg, err := scenarios.World(in, seed, o.params())
+	cfg, err := o.baseWorld(in, seed)
 	if err != nil {
 		return cfg, err
 	}
@@ -234,10 +234,9 @@ func Check(t *testing.T, f Factory, o Options) {
 // fails when none does within the budget.
 func ExpectUnsafe(t *testing.T, f Factory, o Options) Outcome {
 	t.Helper()
-	o = o.withDefaults()
-	failed := Find(t, f, o)
+	failed, missed := expectUnsafe(t, f, o)
 	if failed == nil {
-		t.Fatalf("locktest: expected the lock to be unsafe under %v, but none of the random schedules (Options.Checks or -rapid.checks) found a violation", kindsOf(o))
+		t.Fatal(missed)
 	}
 	// The violation found here is the expected outcome, not a bug to
 	// keep: its fail file goes, so that every run searches afresh
