@@ -3,6 +3,7 @@ package locktest
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/locksim/locksim/checker"
@@ -283,4 +284,23 @@ func (o Options) baseWorld(in locks.Info, seed uint64) (sim.Config, error) {
 	g.Workload.ReadFraction = o.ReadFraction
 	parts, err := g.Parts(in, seed, o.params())
 	return parts.Config, err
+}
+
+// traitFields are the lock traits that change a Run, as Go fields for a
+// repro line (GoOptions); Renews changes none.
+func (o Options) traitFields() []string {
+	var out []string
+	if o.Reentrant {
+		out = append(out, "Reentrant: true")
+	}
+	if o.ReadWrite {
+		out = append(out, "ReadWrite: true")
+		if o.ReadFraction != 0.7 {
+			out = append(out, "ReadFraction: "+strconv.FormatFloat(o.ReadFraction, 'g', -1, 64))
+		}
+	}
+	if o.Fair {
+		out = append(out, "Fair: true")
+	}
+	return out
 }
