@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -122,14 +123,7 @@ func search(t *testing.T, f Factory, o Options, expect bool) (*Outcome, passedOv
 			}
 		}
 	}
-	if !o.Renews && !slices.Contains(o.PausePoints, locks.PointRenewing) {
-		// A lock that does not renew never reaches "renewing": expected.
-		delete(drawn, string(locks.PointRenewing))
-	}
-	warnings := pointWarnings(drawn, fired)
-	if w := clocks.warning(); w != "" {
-		warnings = append(warnings, w)
-	}
+	warnings := o.warnings(drawn, fired, clocks)
 	for _, w := range warnings {
 		t.Log("locktest: warning: " + w)
 	}
@@ -139,6 +133,23 @@ func search(t *testing.T, f Factory, o Options, expect bool) (*Outcome, passedOv
 	min := minimize(t, f, o, *found)
 	min.Warnings = warnings
 	return &min, other
+}
+
+// warnings are what a search noticed that may have made it blind:
+// pause points drawn and never reached (but "renewing" only for a lock
+// that says it renews, or a search aimed at it: a lock that does not
+// renew never reaches it, as expected), client clock faults that never
+// reached the lock.
+func (o Options) warnings(drawn, fired map[string]int, clocks clockTally) []string {
+	if !o.Renews && !slices.Contains(o.PausePoints, locks.PointRenewing) {
+		drawn = maps.Clone(drawn)
+		delete(drawn, string(locks.PointRenewing))
+	}
+	warnings := pointWarnings(drawn, fired)
+	if w := clocks.warning(); w != "" {
+		warnings = append(warnings, w)
+	}
+	return warnings
 }
 
 // matches reports whether a judged run has the violation o expects
@@ -190,7 +201,8 @@ func expectUnsafe(t *testing.T, f Factory, o Options) (*Outcome, string) {
 		if c.First != nil {
 			what += ", first violation " + string(c.First.Kind)
 		}
-		msg += fmt.Sprintf("; %d were unsafe in another way (the first, schedule %d, seed %d: %s; %s): the search found a failure, not the one expected", other.n, other.first.Tried, other.first.Seed, what, firstReason(c))
+		msg += fmt.Sprintf("; %d were unsafe in another way (the first, schedule %d: seed %d, faults %v: %s; %s): the search found a failure, not the one expected",
+			other.n, other.first.Tried, other.first.Seed, other.first.Faults, what, firstReason(c))
 	}
 	return nil, msg
 }
