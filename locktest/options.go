@@ -85,9 +85,11 @@ type Options struct {
 	// and the search does not misread it. Each is false by default.
 	//
 	// Renews: the lock renews its lease while held (a watchdog) and marks
-	// env.At(locks.PointRenewing) before each renewal. Without it, pauses
-	// drawn at "renewing" that never fire are expected (no warning), and
-	// a built-in scenario whose every fault pauses a renewal does not fit.
+	// env.At(locks.PointRenewing) before each renewal; Find warns when
+	// pauses drawn there never fire. Without it they are expected not to
+	// fire, and Find says nothing (PausePoints aimed at "renewing" still
+	// warn). The search draws "renewing" pauses either way unless
+	// PausePoints leaves it out.
 	Renews bool
 	// Reentrant: the holder may acquire again while it holds (Acquire on
 	// the same instance nests; each Release undoes one level). The
