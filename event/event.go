@@ -103,6 +103,11 @@ const (
 	FenceMaxTokenStrict Fencing = "max-token-strict"
 	FenceOwnerCAS       Fencing = "owner-cas" // compare-and-set on the holder's random token (antirez)
 	FenceVersion        Fencing = "version"   // optimistic version check, no lock at all
+	// FenceMaxTokenWrite checks writes only: a write with a token lower
+	// than the highest written is rejected, reads are never refused nor
+	// raise the highest token (Kleppmann's storage, which max-token
+	// strengthens by fencing the read of a read-modify-write too).
+	FenceMaxTokenWrite Fencing = "max-token-write"
 )
 
 // Class says which claim an unsafe run broke, worst first:

@@ -3,6 +3,7 @@ package faults
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"time"
 )
 
@@ -93,10 +94,17 @@ func draw(s source, b Bounds) []Fault {
 // sizes (see Gen for the ranges).
 func drawFault(s source, b Bounds, kinds []Kind, all []string, span int64) Fault {
 	f := Fault{Kind: kinds[s.index("kind", len(kinds))], Start: s.start(span)}
-	pick := func(label string, names []string) []string { return []string{names[s.index(label, len(names))]} }
+	pick := func(label string, names []string) []string {
+		names = b.among(names)
+		return []string{names[s.index(label, len(names))]}
+	}
 	// A clock fault lands on a node half of the time with a TTL (a node's
-	// clock decides when the lock's key expires), else on any process.
+	// clock decides when the lock's key expires), else on any process;
+	// an aimed one on any of the targets.
 	clockTarget := func() []string {
+		if len(b.Targets) > 0 {
+			return pick("process", all)
+		}
 		if b.TTL > 0 && s.coin("on-node") {
 			return pick("node", b.Nodes)
 		}
@@ -106,6 +114,10 @@ func drawFault(s source, b Bounds, kinds []Kind, all []string, span int64) Fault
 	case ClientPause:
 		f.Targets = pick("client", b.Clients)
 		f.Duration = sizePause.draw(s, b)
+		if len(b.PausePoints) > 0 {
+			f.At = b.PausePoints[s.index("at", len(b.PausePoints))]
+			break
+		}
 		if i := s.pausePoint(len(PausePoints)); i > 0 {
 			f.At = PausePoints[i-1]
 		}
@@ -115,9 +127,23 @@ func drawFault(s source, b Bounds, kinds []Kind, all []string, span int64) Fault
 	case ClockDrift:
 		f.Targets = clockTarget()
 		f.Duration = sizeDriftFor.draw(s, b)
-		if b.TTL > 0 {
-			hi := time.Duration(limitOr(b.Limits.DriftPPM, 500_000))
-			f.DriftPPM = int64(s.size("drift-ppm", min(10, hi), hi))
+		if b.Limits.DriftMinPPM > 0 {
+			// Aimed at drift: a clock that runs off keeps running off, to
+			// the end of the safety phase (a drift over a fraction of a
+			// lease moves its deadline by that fraction of the rate).
+			f.Duration = max(b.Duration-f.Start, time.Millisecond)
+		}
+		if b.TTL > 0 || b.Limits.DriftMinPPM > 0 {
+			def := int64(500_000)
+			if b.TTL == 0 {
+				def = SwarmMaxDriftPPM
+			}
+			hi := time.Duration(limitOr(b.Limits.DriftPPM, def))
+			lo := min(10, hi)
+			if b.Limits.DriftMinPPM > 0 {
+				lo = min(time.Duration(b.Limits.DriftMinPPM), hi)
+			}
+			f.DriftPPM = int64(s.size("drift-ppm", lo, hi))
 			if s.coin("drift-ppm-negative") {
 				f.DriftPPM = -f.DriftPPM
 			}
@@ -135,13 +161,7 @@ func drawFault(s source, b Bounds, kinds []Kind, all []string, span int64) Fault
 		}
 		f.Jump = time.Duration(s.signed("jump", int64(limitOr(b.Limits.Jump, SwarmMaxJump))))
 	case Partition, Delay, Loss:
-		from, to := s.split(len(all))
-		for _, i := range from {
-			f.From = append(f.From, all[i])
-		}
-		for _, i := range to {
-			f.To = append(f.To, all[i])
-		}
+		f.From, f.To = b.sides(s, all)
 		f.OneWay = s.oneWay()
 		switch f.Kind {
 		case Partition:
@@ -173,6 +193,14 @@ type Limits struct {
 	Down time.Duration
 	// DriftPPM caps a drift rate's size, either way (10_000: under 1%).
 	DriftPPM int64
+	// DriftMinPPM is the least drift rate's size drawn, either way: with
+	// DriftPPM, a band (DriftMinPPM 5_000, DriftPPM 9_999: 0.5% to under
+	// 1%). Setting it aims the search at drift: a drift then lasts from
+	// its start to the end of the safety phase (Bounds.Duration), as a
+	// clock whose oscillator runs off keeps running off; a drift drawn
+	// for a fraction of a lease moves the lease's deadline by only that
+	// fraction of its rate.
+	DriftMinPPM int64
 }
 
 func limitOr[T int64 | time.Duration](limit, def T) T {
@@ -217,10 +245,10 @@ func (b Bounds) check() error {
 			return fmt.Errorf("bounds: unknown fault kind %q", k)
 		}
 	}
-	if b.Kinds != nil && len(b.kinds()) == 0 {
+	if b.Kinds != nil && len(b.kinds()) == 0 && len(b.Targets) == 0 {
 		return fmt.Errorf("bounds: no kind applies (failover needs Replicated)")
 	}
-	return nil
+	return b.checkAim()
 }
 
 // kinds is b.Kinds, or every kind that applies, without failover unless
@@ -232,10 +260,113 @@ func (b Bounds) kinds() []Kind {
 	}
 	var out []Kind
 	for _, k := range src {
-		if k == Failover && !b.Replicated {
+		if k == Failover && !b.Replicated || !b.reaches(k) {
 			continue
 		}
 		out = append(out, k)
 	}
 	return out
+}
+
+// among is names restricted to b.Targets (all of names when unaimed), in
+// names' order.
+func (b Bounds) among(names []string) []string {
+	if len(b.Targets) == 0 {
+		return names
+	}
+	var out []string
+	for _, n := range names {
+		if slices.Contains(b.Targets, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// reaches reports whether a fault of kind k can land on b.Targets (every
+// kind can when unaimed).
+func (b Bounds) reaches(k Kind) bool {
+	if len(b.Targets) == 0 {
+		return true
+	}
+	switch k {
+	case ClientPause:
+		return len(b.among(b.Clients)) > 0
+	case NodePause, Crash:
+		return len(b.among(b.Nodes)) > 0
+	case Failover:
+		// The primary it fails can be any node by then.
+		return len(b.among(b.Nodes)) == len(b.Nodes)
+	}
+	return true
+}
+
+// sides draws a network fault's From and To over all: any cut of the
+// processes (in the order split drew them), or, aimed, a non-empty set of
+// the targets cut off from every other process (in process order).
+func (b Bounds) sides(s source, all []string) (from, to []string) {
+	aimed := b.among(all)
+	if len(aimed) == len(all) {
+		f, t := s.split(len(all))
+		for _, i := range f {
+			from = append(from, all[i])
+		}
+		for _, i := range t {
+			to = append(to, all[i])
+		}
+		return from, to
+	}
+	// A cut of the targets and one more index standing for everyone else:
+	// the side without it is a non-empty set of targets.
+	f, t := s.split(len(aimed) + 1)
+	if slices.Contains(f, len(aimed)) {
+		f = t
+	}
+	for _, n := range all {
+		if i := slices.Index(aimed, n); i >= 0 && slices.Contains(f, i) {
+			from = append(from, n)
+		} else {
+			to = append(to, n)
+		}
+	}
+	return from, to
+}
+
+// checkAim reports why b's Targets, PausePoints or drift band cannot aim
+// a schedule.
+func (b Bounds) checkAim() error {
+	for i, n := range b.Targets {
+		if !slices.Contains(b.Clients, n) && !slices.Contains(b.Nodes, n) {
+			return fmt.Errorf("bounds: target %q is neither a client (%v) nor a node (%v)", clip(n), b.Clients, b.Nodes)
+		}
+		if slices.Contains(b.Targets[:i], n) {
+			return fmt.Errorf("bounds: target %q is named twice", n)
+		}
+	}
+	if len(b.Targets) > 0 && len(b.kinds()) == 0 {
+		return fmt.Errorf("bounds: no fault kind of %v can land on the targets %v", kindList(b), b.Targets)
+	}
+	for _, pt := range b.PausePoints {
+		if !slices.Contains(PausePoints, pt) {
+			return fmt.Errorf("bounds: pause point %q is not one of %v", clip(pt), PausePoints)
+		}
+	}
+	l := b.Limits
+	switch {
+	case l.DriftMinPPM < 0 || l.DriftPPM < 0:
+		return fmt.Errorf("bounds: drift band %d..%d ppm: a size is never negative (drift is drawn either way)", l.DriftMinPPM, l.DriftPPM)
+	case l.DriftMinPPM > 500_000:
+		return fmt.Errorf("bounds: drift band floor %d ppm is above the largest drift, 500000 (50%%)", l.DriftMinPPM)
+	case l.DriftPPM > 0 && l.DriftMinPPM > l.DriftPPM:
+		return fmt.Errorf("bounds: drift band %d..%d ppm is empty (DriftMinPPM above DriftPPM)", l.DriftMinPPM, l.DriftPPM)
+	}
+	return nil
+}
+
+// kindList names the kinds b may draw from before aiming.
+func kindList(b Bounds) []Kind {
+	if b.Kinds != nil {
+		return b.Kinds
+	}
+	return Kinds
 }

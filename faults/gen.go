@@ -26,6 +26,11 @@ import (
 // half of the time (a node's clock decides when the lock's key expires).
 // b.Limits caps any of these sizes, with or without TTL.
 //
+// b aims the search when it narrows it: b.Targets (faults land on these
+// processes only), b.PausePoints (every client pause waits for one of
+// these points) and b.Limits.DriftMinPPM (drift rates in a band, each
+// lasting to the end of the safety phase). Unaimed draws are unchanged.
+//
 // rapid shrinks a failing schedule toward fewer faults (any fault can be
 // dropped, not only the last), earlier starts, shorter durations, smaller
 // magnitudes (drift and jumps toward ±1, never to a no-op 0), fewer
@@ -150,3 +155,6 @@ func indexes(n int) []int {
 
 // decadeNames label the decade flips in rapid's draw log.
 var decadeNames = []string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "n"}
+
+// Check reports why b cannot bound a schedule (what Gen panics with).
+func (b Bounds) Check() error { return b.check() }

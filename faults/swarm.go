@@ -20,6 +20,16 @@ type Bounds struct {
 	TTL time.Duration
 	// Limits cap the sizes (a zero field: no cap).
 	Limits Limits
+	// Targets, when set, aim the faults at these processes (names among
+	// Clients and Nodes): a pause, crash or clock fault targets one of
+	// them, and a partition, delay or loss cuts a non-empty set of them
+	// off from every other process. A kind that cannot land on them (a
+	// node pause among clients only; failover unless every node is a
+	// target) is not drawn.
+	Targets []string
+	// PausePoints, when set, aim every client pause at one of these lock
+	// phases (among PausePoints): none begins untargeted at its start.
+	PausePoints []string
 }
 
 // Limits of the swarm draws, per kind.

@@ -177,6 +177,8 @@ const (
 	FenceMaxTokenStrict = event.FenceMaxTokenStrict
 	FenceOwnerCAS       = event.FenceOwnerCAS // compare-and-set on the holder's random token (antirez)
 	FenceVersion        = event.FenceVersion  // optimistic version check, no lock at all (“Practice: a Redis lock” (Tencent Cloud))
+	// FenceMaxTokenWrite is max-token on writes only: reads are not fenced (Kleppmann's storage).
+	FenceMaxTokenWrite = event.FenceMaxTokenWrite
 )
 
 // Lease is what a lock believes after a successful Acquire.

@@ -15,10 +15,7 @@ import (
 // o.TTL within o.Limits. rapid shrinks a failing schedule toward fewer
 // faults, earlier starts, shorter durations and smaller magnitudes.
 func Schedules(o Options) *rapid.Generator[[]faults.Fault] {
-	o = o.withDefaults()
-	clients, nodes, replicated := names(o)
-	return faults.Gen(faults.Bounds{Duration: o.Duration, Clients: clients, Nodes: nodes, Replicated: replicated,
-		MinFaults: min(1, o.maxFaults()), MaxFaults: o.maxFaults(), Kinds: o.Kinds, TTL: o.TTL, Limits: o.Limits})
+	return faults.Gen(o.withDefaults().bounds())
 }
 
 func (o Options) maxFaults() int {

@@ -98,6 +98,7 @@ func GoOptions(o Options) string {
 	add(o.HoldMin != d.HoldMin || o.HoldMax != d.HoldMax, "HoldMin: %s, HoldMax: %s", goDuration(o.HoldMin), goDuration(o.HoldMax))
 	add(o.Workload != d.Workload, "Workload: locktest.%s", workloadConst[o.Workload])
 	add(o.Fairness, "Fairness: true")
+	fields = append(fields, o.traitFields()...)
 	return "locktest.Options{" + strings.Join(fields, ", ") + "}"
 }
 

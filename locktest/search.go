@@ -4,8 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )
@@ -40,7 +43,27 @@ import (
 // but never reached is logged (and named in a failure).
 func Find(t *testing.T, f Factory, o Options) *Outcome {
 	t.Helper()
+	found, _ := search(t, f, o, false)
+	return found
+}
+
+// passedOver is what a search that expects a class or kind of violation
+// (Options.ExpectClass, ExpectKind) found of other ones.
+type passedOver struct {
+	n     int
+	first *Outcome // unshrunk
+}
+
+// search is Find; with expect, a schedule counts as found only when its
+// violation is the one o expects (matches), and the others are passed
+// over.
+func search(t *testing.T, f Factory, o Options, expect bool) (*Outcome, passedOver) {
+	t.Helper()
 	o = o.withDefaults()
+	if err := o.check(); err != nil {
+		t.Fatalf("locktest: %v", err)
+	}
+	var other passedOver
 	key := failFileKey(t)
 	cases := caseGen(Schedules(o))
 	var found *Outcome
@@ -61,6 +84,13 @@ func Find(t *testing.T, f Factory, o Options) *Outcome {
 			}
 		}
 		if v := out.Check.Verdict; v != checker.VerdictUnsafe && v != checker.VerdictLiveness {
+			return false
+		}
+		if expect && !o.matches(out.Check) {
+			if other.n++; other.first == nil {
+				out.Tried = tried
+				other.first = &out
+			}
 			return false
 		}
 		out.Tried, out.FromFaults, out.FromClients = tried, len(out.Faults), out.Clients
@@ -94,19 +124,96 @@ func Find(t *testing.T, f Factory, o Options) *Outcome {
 			}
 		}
 	}
-	warnings := pointWarnings(drawn, fired)
-	if w := clocks.warning(); w != "" {
-		warnings = append(warnings, w)
-	}
+	warnings := o.warnings(drawn, fired, clocks)
 	for _, w := range warnings {
 		t.Log("locktest: warning: " + w)
 	}
 	if found == nil {
-		return nil
+		return nil, other
 	}
 	min := minimize(t, f, o, *found)
 	min.Warnings = warnings
-	return &min
+	return &min, other
+}
+
+// warnings are what a search noticed that may have made it blind:
+// pause points drawn and never reached (but "renewing" only for a lock
+// that says it renews, or a search aimed at it: a lock that does not
+// renew never reaches it, as expected), client clock faults that never
+// reached the lock.
+func (o Options) warnings(drawn, fired map[string]int, clocks clockTally) []string {
+	if !o.Renews && !slices.Contains(o.PausePoints, locks.PointRenewing) {
+		drawn = maps.Clone(drawn)
+		delete(drawn, string(locks.PointRenewing))
+	}
+	warnings := pointWarnings(drawn, fired)
+	if w := clocks.warning(); w != "" {
+		warnings = append(warnings, w)
+	}
+	return warnings
+}
+
+// matches reports whether a judged run has the violation o expects
+// (Options.ExpectClass, ExpectKind; anything unsafe when neither is set).
+func (o Options) matches(r checker.Result) bool {
+	if r.Verdict != checker.VerdictUnsafe {
+		return o.ExpectClass == "" && o.ExpectKind == ""
+	}
+	kind := checker.Kind("")
+	if r.First != nil {
+		kind = r.First.Kind
+	}
+	return (o.ExpectClass == "" || r.Class == o.ExpectClass) && (o.ExpectKind == "" || kind == o.ExpectKind)
+}
+
+// expectation names what o expects, for messages: "unsafe", "unsafe
+// (class double-hold)", ...
+func (o Options) expectation() string {
+	var parts []string
+	if o.ExpectClass != "" {
+		parts = append(parts, "class "+string(o.ExpectClass))
+	}
+	if o.ExpectKind != "" {
+		parts = append(parts, "first violation "+string(o.ExpectKind))
+	}
+	if len(parts) == 0 {
+		return "unsafe"
+	}
+	return "unsafe (" + strings.Join(parts, ", ") + ")"
+}
+
+// expectUnsafe is ExpectUnsafe's search: the expected violation's shrunk
+// outcome, or nil and the failure message saying what was searched and
+// what else was found.
+func expectUnsafe(t *testing.T, f Factory, o Options) (*Outcome, string) {
+	t.Helper()
+	o = o.withDefaults()
+	found, other := search(t, f, o, true)
+	if found != nil {
+		return found, ""
+	}
+	msg := fmt.Sprintf("locktest: expected the lock to be %s under %v, but none of the %d random schedules (Options.Checks or -rapid.checks) found such a violation", o.expectation(), kindsOf(o), checks(o))
+	if other.first != nil {
+		c := other.first.Check
+		what := string(c.Verdict)
+		if c.Class != "" {
+			what += ", class " + string(c.Class)
+		}
+		if c.First != nil {
+			what += ", first violation " + string(c.First.Kind)
+		}
+		msg += fmt.Sprintf("; %d were unsafe in another way (the first, schedule %d: seed %d, faults %v: %s; %s): the search found a failure, not the one expected",
+			other.n, other.first.Tried, other.first.Seed, other.first.Faults, what, firstReason(c))
+	}
+	return nil, msg
+}
+
+// firstReason is a result's first reason line ("" when none).
+func firstReason(r checker.Result) string {
+	if len(r.Reasons) == 0 {
+		return ""
+	}
+	return r.Reasons[0]
 }
 
 // drawnCase is one case of a search: a world seed and a fault schedule.

@@ -11,6 +11,10 @@
 //	                  rule; an equal token is accepted)
 //	max-token-strict  max-token, and also reject an equal token from another
 //	                  owner (a repeated token: what S14's failover produces)
+//	max-token-write   max-token on writes only: a token-carrying read is
+//	                  served, never refused, and raises nothing (Kleppmann's
+//	                  storage checks the write alone; max-token also fences
+//	                  the read of a read-modify-write)
 //	owner-cas  accept only if the object's owner is still the one the writer
 //	           read, then make the writer the owner (antirez's compare-and-set
 //	           on the holder's random token)
@@ -42,17 +46,19 @@ const (
 	ModeMaxTokenStrict = event.FenceMaxTokenStrict
 	ModeOwnerCAS       = event.FenceOwnerCAS
 	ModeVersion        = event.FenceVersion
+	// ModeMaxTokenWrite checks the token on writes only.
+	ModeMaxTokenWrite = event.FenceMaxTokenWrite
 )
 
 // ParseMode checks a mode name.
 func ParseMode(s string) (Mode, error) {
 	switch m := Mode(s); m {
-	case ModeNone, ModeMaxToken, ModeMaxTokenStrict, ModeOwnerCAS, ModeVersion:
+	case ModeNone, ModeMaxToken, ModeMaxTokenStrict, ModeMaxTokenWrite, ModeOwnerCAS, ModeVersion:
 		return m, nil
 	case "":
 		return ModeNone, nil
 	}
-	return "", fmt.Errorf("storage mode %q: want none, max-token, max-token-strict, owner-cas or version", s)
+	return "", fmt.Errorf("storage mode %q: want none, max-token, max-token-strict, max-token-write, owner-cas or version", s)
 }
 
 // Name is the storage process's name in fault targets and traces.
@@ -179,7 +185,7 @@ func (s *Storage) Exec(now int64, client string, args []string, r sim.Reply, rec
 // fence returns why a write is rejected, or "" to accept it.
 func (s *Storage) fence(o *object, token int64, owner, expOwner string, expVersion int64) string {
 	switch s.mode {
-	case ModeMaxToken, ModeMaxTokenStrict:
+	case ModeMaxToken, ModeMaxTokenStrict, ModeMaxTokenWrite:
 		if token < o.maxToken {
 			return fmt.Sprintf("token %d < highest %d", token, o.maxToken)
 		}
