@@ -375,6 +375,7 @@ func (w *world) faultServers(names []string) []int {
 
 // startFault carries out fault i at its start, and schedules its end.
 func (w *world) startFault(i int, f faults.Fault) {
+	f = w.resolveLeader(f) // consensus.go: a "leader" target, asked of the servers now
 	w.mu.Lock()
 	if w.healed || w.stopped {
 		w.mu.Unlock()
