@@ -35,6 +35,7 @@ type coord struct {
 	ens   *realcoord.Ensemble
 	downs map[int]int
 	since map[int]int64
+	gone  []goneNode // nodes or keys the session watcher saw go (consensus_watch.go)
 }
 
 // consensusKind is the real service lock runs on ("" for a Redis design).
