@@ -160,4 +160,3 @@ func (w *world) watchEtcd(ctx context.Context, addrs []string, prefix string) {
 		}
 	}
 }
-
