@@ -75,32 +75,48 @@ func (w *world) gone(name, what string) {
 // expiries adds a zk-expire event for every node or key that went while
 // a client held it and had not called release on it (its session or
 // lease expired), at the time the watcher saw it go, as the holder. The
-// holder's own acquire may be recorded after (a client paused inside
-// Acquire at after-check), so this runs once the clients have returned.
+// hold is the first acquire of that name after its last release call
+// before it went, if that acquire was called before it went: its ok may
+// be recorded after (a client paused inside Acquire at after-check), so
+// this runs once the clients have returned. An etcd key's name is its
+// session's lease, the same for every hold of one session; a ZooKeeper
+// node's is new each time.
 func (w *world) expiries() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, g := range w.coord.gone {
-		holder, released := "", false
+		released := int64(-1)
 		for _, e := range w.events {
-			if e.Detail != g.name {
-				continue
-			}
-			switch {
-			case e.Kind == event.KindOK && e.Op == event.OpAcquire:
-				holder = e.Proc
-			case e.Kind == event.KindCall && e.Op == event.OpRelease && e.T < g.t:
-				released = true
+			if e.Detail == g.name && e.Kind == event.KindCall && e.Op == event.OpRelease && e.T < g.t {
+				released = max(released, e.T)
 			}
 		}
-		if holder == "" || released {
+		var ok *sim.Event
+		for i, e := range w.events {
+			if e.Detail == g.name && e.Kind == event.KindOK && e.Op == event.OpAcquire && e.T > released {
+				ok = &w.events[i]
+				break
+			}
+		}
+		if ok == nil || !w.calledBefore(ok, g.t) {
 			continue
 		}
-		ev := sim.Event{T: g.t, Proc: holder, Kind: event.KindZKExpire,
+		ev := sim.Event{T: g.t, Proc: ok.Proc, Kind: event.KindZKExpire,
 			Detail: fmt.Sprintf("%s: the servers deleted its %s without a release", g.what, path.Base(g.name))}
 		i := sort.Search(len(w.events), func(i int) bool { return w.events[i].T > ev.T })
 		w.events = slices.Insert(w.events, i, ev)
 	}
+}
+
+// calledBefore reports whether the call of ok's operation was made
+// before t.
+func (w *world) calledBefore(ok *sim.Event, t int64) bool {
+	for _, e := range w.events {
+		if e.Proc == ok.Proc && e.OpID == ok.OpID && e.Kind == event.KindCall {
+			return e.T < t
+		}
+	}
+	return false
 }
 
 // watchZK lists the lock's children on every change, from a session of
