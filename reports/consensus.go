@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/locksim/locksim/internal/parity"
@@ -62,8 +63,11 @@ func consensusSection(r *parity.Result, res Results) *consensusView {
 		if s, ok := sim[[2]string{c.Scenario, c.Lock}]; ok {
 			row.Report = fmt.Sprintf("%d/%d %s", s.UnsafeRuns, s.Runs, s.Verdict)
 		}
-		if c.RealRuns > 0 {
-			row.RealWall = (time.Duration(c.RealWallNS) / time.Duration(c.RealRuns)).Round(100 * time.Millisecond).String()
+		if n := c.RealRuns + len(c.Errors); n > 0 { // the wall time counts the runs that failed too
+			row.RealWall = (time.Duration(c.RealWallNS) / time.Duration(n)).Round(100 * time.Millisecond).String()
+		}
+		if len(c.Errors) > 0 {
+			row.Real += fmt.Sprintf(" (+%d not judged: %s)", len(c.Errors), clipLine(c.Errors[0]))
 		}
 		switch {
 		case c.NotSupported != "":
@@ -83,4 +87,15 @@ func consensusSection(r *parity.Result, res Results) *consensusView {
 		"A real run is not replayable: the seed fixes the fault schedule and the workload's choices, not the interleaving, and the servers' timing (JVM start-up, elections, session expiry ticks) is the machine's. "+
 		"Run counts are per arm; docs/CONSENSUS.md has the expectations written before measuring, docs/PARITY.md every disagreement read from traces.", ttl)
 	return v
+}
+
+// clipLine is an error's first line, at most 160 bytes.
+func clipLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 160 {
+		s = s[:160] + "…"
+	}
+	return s
 }
