@@ -127,6 +127,7 @@ func (w *world) watchZK(ctx context.Context, addrs []string, parent string) {
 		return
 	}
 	defer c.Close()
+	go func() { <-ctx.Done(); c.Close() }() // a request in flight returns at the run's end
 	var prev []string
 	for ctx.Err() == nil {
 		kids, _, ch, err := c.ChildrenW(parent)
