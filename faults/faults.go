@@ -5,6 +5,7 @@ package faults
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -53,6 +54,65 @@ type Fault struct {
 	// the crash, as a delayed restart's timer on that machine would. A
 	// jump or drift of that clock during the downtime moves the restart.
 	NodeClock bool `json:"node_clock,omitempty" yaml:"node_clock"`
+}
+
+// Leader names, in a fault's targets, from or to, whichever member of the
+// world's coordination service leads when the fault starts (a consensus
+// world only). Each arm resolves it at the fault's start (WithLeader): the
+// simulator asks its zk store's members, the real arm the servers.
+const Leader = "leader"
+
+// NamesLeader reports whether f names Leader.
+func (f Fault) NamesLeader() bool {
+	return slices.Contains(f.Targets, Leader) || slices.Contains(f.From, Leader) || slices.Contains(f.To, Leader)
+}
+
+// WithLeader is f with Leader replaced by member (the member that leads
+// now), and that member dropped from the other side of a link fault, so
+// that "from: [leader], to: [zk0, zk1, zk2, c0]" cuts the leader from the
+// rest. member "" (no member leads) drops Leader: the fault then reaches
+// nothing it named by it. f is unchanged when it does not name Leader.
+func (f Fault) WithLeader(member string) Fault {
+	if !f.NamesLeader() {
+		return f
+	}
+	sub := func(names []string) ([]string, bool) {
+		var out []string
+		had := false
+		for _, n := range names {
+			switch {
+			case n == Leader:
+				had = true
+				if member != "" && !slices.Contains(out, member) {
+					out = append(out, member)
+				}
+			case slices.Contains(out, n):
+			default:
+				out = append(out, n)
+			}
+		}
+		return out, had
+	}
+	var inFrom, inTo bool
+	f.Targets, _ = sub(f.Targets)
+	f.From, inFrom = sub(f.From)
+	f.To, inTo = sub(f.To)
+	drop := func(names []string) []string {
+		var out []string
+		for _, n := range names {
+			if n != member {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	if member != "" && inFrom && !inTo {
+		f.To = drop(f.To)
+	}
+	if member != "" && inTo && !inFrom {
+		f.From = drop(f.From)
+	}
+	return f
 }
 
 // PausePoints are the lock phases a client pause can target (the lock

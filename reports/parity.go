@@ -60,6 +60,9 @@ func (p *Plan) parityView(dir string) (*parityView, error) {
 			"Real runs are not replayable: the seed fixes the fault schedule and the workload's choices, not the interleaving. Node clock faults on real Redis: %s.",
 			orDash(r.Redis), time.Duration(r.TTLNS), orDash(r.NodeClocks))}
 	for _, c := range r.Cells {
+		if isConsensusLock(c.Lock) {
+			continue // their own section (consensus.go)
+		}
 		if c.NotSupported != "" {
 			v.Unsupported = append(v.Unsupported, fmt.Sprintf("%s × %s: %s", c.Scenario, c.Lock, c.NotSupported))
 			continue
@@ -71,6 +74,9 @@ func (p *Plan) parityView(dir string) (*parityView, error) {
 			v.Disagree = append(v.Disagree, c.Scenario+" × "+c.Lock)
 		}
 		v.Rows = append(v.Rows, row)
+	}
+	if len(v.Rows) == 0 && len(v.Unsupported) == 0 {
+		return nil, nil // a parity folder of consensus cells only
 	}
 	return v, nil
 }

@@ -72,12 +72,24 @@ func Explain(j *Judged) string {
 			default:
 				add(fmt.Sprintf("%s acquired at %s", e.Proc, at(e.T)))
 			}
+		case e.Kind == event.KindZKExpire:
+			add(expiry(e, involved(e.Proc)))
 		case (e.Kind == event.KindCrash || e.Kind == event.KindRestart) && e.Proc != "world":
 			add(fmt.Sprintf("%s %s at %s", e.Proc, e.Kind, at(e.T)))
 		}
 	}
 	parts = append(parts, "then "+v.Detail)
 	return strings.Join(parts, "; ")
+}
+
+// expiry tells a consensus session's expiry: the real arm records it as
+// the holder whose node went ("c0's session expired: ..."), the simulator
+// as the leader that expired it (its detail names the session).
+func expiry(e checker.Event, holder bool) string {
+	if holder {
+		return fmt.Sprintf("at %s %s's %s", at(e.T), e.Proc, e.Detail)
+	}
+	return fmt.Sprintf("at %s the leader %s expired %s (no heartbeat for the session timeout)", at(e.T), e.Proc, e.Detail)
 }
 
 // endOf is when fault i (f) ended: its stated end, or for a crash timed by

@@ -319,6 +319,7 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 	for _, n := range append(append([]string(nil), faultNodes...), clientNames...) {
 		known[n] = true
 	}
+	known[faults.Leader] = memberNames(info) != nil // resolved at the fault's start by each arm
 	if f.Swarm != nil {
 		kinds := []faults.Kind(nil)
 		for _, k := range f.Swarm.Kinds {

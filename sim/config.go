@@ -245,6 +245,9 @@ func (c Config) Validate() error {
 		}
 		names[s.Name] = true
 	}
+	// A coordination service's members beside the storage: a fault may
+	// name "leader", resolved at its start (leader.go).
+	names[faults.Leader] = len(c.Services) > 1
 	if len(c.Services) > MaxNodes {
 		return fmt.Errorf("services: %d out of range 0..%d", len(c.Services), MaxNodes)
 	}

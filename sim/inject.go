@@ -20,6 +20,7 @@ func (w *World) scheduleFault(i int, f faults.Fault) {
 		if w.phase != "safety" {
 			return
 		}
+		f := w.resolveLeader(f) // leader.go: a consensus world's "leader" target
 		w.stats.Faults++
 		w.record(Event{Proc: "world", Kind: "fault", Detail: f.String(), Fault: i + 1})
 		w.noteStart(i, f)

@@ -97,6 +97,7 @@ func ConsensusCells() []Cell {
 		{Scenario: "pause-after-check", Lock: "zk-lock", TTL: t}, {Scenario: "pause-after-check", Lock: "zk-fencing", TTL: t},
 		{Scenario: "member-crashes", Lock: "zk-lock", TTL: t}, {Scenario: "member-crashes", Lock: "zk-fencing", TTL: t},
 		{Scenario: "token-regression", Lock: "zk-fencing", TTL: t},
+		{Scenario: "leader-partition", Lock: "zk-lock", TTL: t}, {Scenario: "leader-partition", Lock: "zk-fencing", TTL: t},
 		{Scenario: "no-faults", Lock: "zk-lock", TTL: t}, {Scenario: "no-faults", Lock: "zk-fencing", TTL: t},
 	}
 }

@@ -287,7 +287,15 @@ func (e *Ensemble) waitServing(m *Member, deadline time.Time) error {
 // tail is the end of m's log, for an error.
 func (m *Member) tail() string {
 	b, _ := os.ReadFile(filepath.Join(m.Dir, "server.log"))
-	s := strings.TrimSpace(string(b))
+	// Debian's zookeeper ships no slf4j backend: its six SLF4J warnings
+	// open every log and say nothing of why a member did not serve.
+	var keep []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if !strings.HasPrefix(l, "SLF4J: ") {
+			keep = append(keep, l)
+		}
+	}
+	s := strings.TrimSpace(strings.Join(keep, "\n"))
 	if len(s) > 600 {
 		s = "…" + s[len(s)-600:]
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/event"
+	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/internal/realcoord"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/sim"
@@ -34,6 +35,7 @@ type coord struct {
 	ens   *realcoord.Ensemble
 	downs map[int]int
 	since map[int]int64
+	gone  []goneNode // nodes or keys the session watcher saw go (consensus_watch.go)
 }
 
 // consensusKind is the real service lock runs on ("" for a Redis design).
@@ -92,6 +94,23 @@ func (w *world) coordTargets(names []string) []int {
 		}
 	}
 	return out
+}
+
+// resolveLeader is f with its faults.Leader target resolved to the member
+// that leads now, as the servers say (realcoord.Ensemble.Leader: srvr's
+// Mode on ZooKeeper, the status endpoint's leader on etcd); a world with no
+// coordination service, or no leader now, drops the target.
+func (w *world) resolveLeader(f faults.Fault) faults.Fault {
+	if !f.NamesLeader() {
+		return f
+	}
+	name := ""
+	if w.coord != nil {
+		if l := w.coord.ens.Leader(); l >= 0 {
+			name = w.coord.ens.Members[l].Name
+		}
+	}
+	return f.WithLeader(name)
 }
 
 // coordPause SIGSTOPs the members named in targets (fault i) and

@@ -290,6 +290,7 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 	}
 	w.start = time.Now() // true time 0: the clients start now
 	w.watchSentinel()
+	w.watchSessions() // consensus_watch.go: a holder's session or lease expiring, seen by the servers
 
 	safety, end := j.Config.Duration, j.Config.Duration+j.Config.Liveness
 	var timers []*time.Timer
@@ -375,6 +376,7 @@ func (w *world) faultServers(names []string) []int {
 
 // startFault carries out fault i at its start, and schedules its end.
 func (w *world) startFault(i int, f faults.Fault) {
+	f = w.resolveLeader(f) // consensus.go: a "leader" target, asked of the servers now
 	w.mu.Lock()
 	if w.healed || w.stopped {
 		w.mu.Unlock()

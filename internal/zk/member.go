@@ -157,6 +157,15 @@ func (m *Member) Status() (raft.BasicStatus, bool) {
 	return m.rn.BasicStatus(), true
 }
 
+// Leads reports whether the member is up and believes it leads, and its
+// raft term (the simulator resolves a fault's "leader" target with it).
+func (m *Member) Leads() (term uint64, ok bool) {
+	if m.rn == nil || !m.leader {
+		return 0, false
+	}
+	return m.rn.BasicStatus().Term, true
+}
+
 // Start implements sim.Member: a fresh RawNode over the durable storage;
 // the state machine is rebuilt by reapplying the committed log.
 func (m *Member) Start(h *sim.Host) {
