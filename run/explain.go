@@ -77,6 +77,9 @@ func Explain(j *Judged) string {
 		}
 	}
 	parts = append(parts, "then "+v.Detail)
+	if v.Cause != "" {
+		parts = append(parts, v.Cause)
+	}
 	return strings.Join(parts, "; ")
 }
 
