@@ -96,7 +96,7 @@ func Cause(h History, log KeyLog, v *Violation) string {
 	if first.value == "" {
 		return fmt.Sprintf("cause unknown: %s's acquisition at %s recorded no lease value to follow", first.c, at(first.ok))
 	}
-	c := causer{h: h, log: log, holder: first.c, value: first.value, from: first.call, end: end, second: second}
+	c := causer{h: h, log: log, holder: first.c, value: first.value, from: first.call, ok: first.ok, end: end, second: second}
 	lines := c.nodes()
 	head := fmt.Sprintf("why %s's key went away (acquired at %s)", first.c, at(first.ok))
 	if second != "" && v.Kind != KindOwnership {
@@ -118,6 +118,7 @@ type causer struct {
 	holder   string
 	value    string
 	from     int64 // the holder's acquire call
+	ok       int64 // the holder's acquire ok
 	end      int64 // the second holder's acquire ok (or the violation)
 	second   string
 	opsIndex map[string][]opSpan
@@ -198,9 +199,9 @@ func (c *causer) step(f *keyFate, e KeyChange) {
 		f.line = where + fmt.Sprintf(" held %s (not %s's value) when %s's %s ran at %s: it changed without a client's command (a restart or a failover)",
 			short(e.Was), c.holder, e.Peer, e.Cmd, at(e.T))
 	case !e.Exists:
-		f.line = where + " was deleted by " + c.command(e)
+		f.line = where + " was deleted by " + c.command(e) + c.beforeReply(e)
 	case !holds(e.Now, c.value):
-		f.line = where + " was overwritten (to " + short(e.Now) + ") by " + c.command(e)
+		f.line = where + " was overwritten (to " + short(e.Now) + ") by " + c.command(e) + c.beforeReply(e)
 	default:
 		if e.Peer != c.holder && e.ExpireAt != f.expireAt {
 			f.retimedBy = fmt.Sprintf("re-timed by %s at %s (%s)", e.Peer, at(e.T), e.Cmd)
@@ -361,6 +362,16 @@ func (c *causer) command(e KeyChange) string {
 		s += fmt.Sprintf(" (its %s, op %d, called at %s)", op.op, op.id, at(op.call))
 	}
 	return s
+}
+
+// beforeReply says when another's command e struck the holder's key
+// before the holder's acquisition returned: between its winning SET and
+// the reply to it.
+func (c *causer) beforeReply(e KeyChange) string {
+	if e.T >= c.ok || e.Peer == c.holder {
+		return ""
+	}
+	return fmt.Sprintf(", before the reply to that write reached %s (its acquire returned at %s)", c.holder, at(c.ok))
 }
 
 // opSpan is one operation of a client: its call and its outcome.
