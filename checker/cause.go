@@ -231,6 +231,22 @@ func (c *causer) finish(f *keyFate) {
 		return
 	}
 	f.line = where + " was still there at " + at(c.end)
+	if fo, ok := c.failover(f.node, -1, c.end); ok && !c.demoted(f.node, fo.T, c.end) {
+		f.line += fmt.Sprintf(", on a primary the failover at %s (%s) had replaced and Sentinel had not yet demoted (two primaries)", at(fo.T), fo.Detail)
+	}
+}
+
+// demoted reports whether Sentinel demoted node between t0 and t1.
+func (c *causer) demoted(node string, t0, t1 int64) bool {
+	for _, e := range c.h.Events {
+		if e.T > t1 {
+			break
+		}
+		if e.T >= t0 && e.Kind == event.KindDemote && strings.HasPrefix(e.Detail, node+" -> ") {
+			return true
+		}
+	}
+	return false
 }
 
 // vanished explains a value gone by true time t (node clock local)
@@ -250,7 +266,7 @@ func (c *causer) vanished(f *keyFate, t, local int64) string {
 		} else if f.expireAt != f.set.ExpireAt {
 			s += fmt.Sprintf(", renewed by %s to end at %s on %s's clock", c.holder, at(f.expireAt), f.node)
 		}
-		if skew := f.set.Local - f.set.T; skew != 0 {
+		if at(f.set.Local) != at(f.set.T) {
 			s += fmt.Sprintf("; %s's clock read %s when it was set", f.node, at(f.set.Local))
 		}
 		return s + ")"
@@ -325,7 +341,7 @@ func (c *causer) neverHad(e KeyChange) string {
 		if fo.T > e.T {
 			break
 		}
-		if fo.T >= c.from && fo.Kind == event.KindFailover && strings.HasSuffix(fo.Detail, " -> "+e.Node) {
+		if fo.Kind == event.KindFailover && strings.HasSuffix(fo.Detail, " -> "+e.Node) {
 			return where + fmt.Sprintf(", promoted by the failover at %s (%s), %s's value never was: %s's %s created the key there at %s",
 				at(fo.T), fo.Detail, c.holder, e.Peer, e.Cmd, at(e.T))
 		}
@@ -429,17 +445,21 @@ func (c *causer) opAt(p string, t int64) (opSpan, bool) {
 	return best, found
 }
 
-// clockFault names a clock fault on node that took effect between t0 and
-// t1, or "".
+// clockFault names a clock fault on node that moved its clock between
+// t0 and t1 (a jump in that span, a drift in force in it), or "".
 func (c *causer) clockFault(node string, t0, t1 int64) string {
 	for _, e := range c.h.Events {
 		if e.T > t1 {
 			break
 		}
-		if e.Proc != "world" || e.Kind != event.KindFault || e.T < t0 {
+		if e.Proc != "world" || e.Kind != event.KindFault {
 			continue
 		}
-		if f, ok := c.h.FaultOf(e); ok && (f.Kind == faults.ClockJump || f.Kind == faults.ClockDrift) && slices.Contains(f.Targets, node) {
+		f, ok := c.h.FaultOf(e)
+		if !ok || !slices.Contains(f.Targets, node) {
+			continue
+		}
+		if (f.Kind == faults.ClockJump && e.T >= t0) || (f.Kind == faults.ClockDrift && int64(f.End()) >= t0) {
 			return f.String()
 		}
 	}
