@@ -13,6 +13,9 @@ func Cause(j *Judged) string {
 	if j == nil || j.Check.First == nil || j.Result == nil {
 		return ""
 	}
+	if len(j.Result.KeyLog) == 0 && !j.Result.KeyLogCapped {
+		return "cause unknown: the run kept no log of the lock's keys (a lock whose state lives in a consensus store, or a run on the real arm)"
+	}
 	return checker.Cause(j.History, KeyLog(j.Result, j.Job.Config), j.Check.First)
 }
 
