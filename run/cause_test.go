@@ -187,4 +187,3 @@ func TestCauseGolden(t *testing.T) {
 		t.Fatalf("the causes changed (-locksim.update-cause to accept):\n--- got\n%s--- want\n%s", got.String(), want)
 	}
 }
-
