@@ -124,6 +124,9 @@ type Violation struct {
 	Since   int64    `json:"since_ns"`
 	Clients []string `json:"clients"` // the involved clients
 	Detail  string   `json:"detail"`
+	// Cause says why the first holder's key went away (Cause), when the
+	// caller had the key log to tell it ("" otherwise).
+	Cause string `json:"cause,omitempty"`
 }
 
 // Result is the checkers' judgement of one history.

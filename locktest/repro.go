@@ -30,6 +30,9 @@ func Describe(t *testing.T, out Outcome) string {
 	for _, r := range out.Check.Reasons {
 		fmt.Fprintf(&b, "  %s\n", r)
 	}
+	if v := out.Check.First; v != nil && v.Cause != "" {
+		fmt.Fprintf(&b, "  cause: %s\n", v.Cause)
+	}
 	if out.Tried > 0 {
 		shrunk := ", then shrunk"
 		if out.Check.Verdict != checker.VerdictUnsafe {

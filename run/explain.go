@@ -18,7 +18,8 @@ const maxStoryParts = 8
 // Explain tells an unsafe run's first violation in a sentence, from its
 // history: what the involved clients did and the faults that took effect
 // from the start of their acquisitions (Violation.Since) to the violation,
-// in time order, then the violation itself. "" when the run has none.
+// in time order, then the violation itself and its cause (Cause: why the
+// first holder's key went away). "" when the run has none.
 //
 //	c0 acquired at 1.502s (believing until 4.502s); c0 paused 4.5s at
 //	after-check at 1.502s (client-pause@1.5s+4.5s c0 at after-check); c1
@@ -79,6 +80,9 @@ func Explain(j *Judged) string {
 		}
 	}
 	parts = append(parts, "then "+v.Detail)
+	if v.Cause != "" {
+		parts = append(parts, v.Cause)
+	}
 	return strings.Join(parts, "; ")
 }
 

@@ -112,7 +112,11 @@ func (j *Job) judge(res *sim.Result, runErr error, r *Reuse) *Judged {
 		c.Verdict = checker.VerdictUnknown
 		c.Reasons = append([]string{"the run did not complete: " + runErr.Error()}, c.Reasons...)
 	}
-	return &Judged{Job: j, Result: res, History: h, Check: c, Err: runErr}
+	jd := &Judged{Job: j, Result: res, History: h, Check: c, Err: runErr}
+	if c.First != nil {
+		jd.Check.First.Cause = Cause(jd)
+	}
+	return jd
 }
 
 // factoryError is the first client whose lock could not be built (the

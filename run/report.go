@@ -74,6 +74,8 @@ type Report struct {
 	Counterexample *Counterexample `json:"counterexample,omitempty"`
 	Story          string          `json:"story,omitempty"`  // the first violation in a sentence (Explain)
 	Replay         *ReplayReport   `json:"replay,omitempty"` // set by 'replay'
+	// Cause: why the first violation's first holder lost its key (Cause).
+	Cause string `json:"cause,omitempty"`
 
 	judged *Judged
 	source string
@@ -164,6 +166,9 @@ func (jd *Judged) Report(repro string) *Report {
 	}
 	r.ClientClocks = ClockReaches(cfg, res)
 	r.Story = Explain(jd)
+	if v := jd.Check.First; v != nil {
+		r.Cause = v.Cause
+	}
 	if jd.Err != nil {
 		r.Error = jd.Err.Error()
 	}

@@ -68,6 +68,7 @@ func (n *Node) watchedKeys(out, keys []string) []string {
 // a new value makes c its creator.
 func (n *Node) noteWatched(c string, k string, was keyState) {
 	now := n.captureKey(k, n.local())
+	n.logKeyChange(c, k, was, now)
 	if n.owners == nil {
 		n.owners = map[string]keyOwner{}
 	}
@@ -182,4 +183,60 @@ func sortedKeys(m map[string]keyState) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// MaxKeyLog bounds Result.KeyLog: a run whose clients change the lock keys
+// more often than that keeps the first MaxKeyLog changes and says so
+// (Result.KeyLogCapped).
+const MaxKeyLog = 1 << 16
+
+// KeyChange is one change a client's command made to a watched lock key
+// on a primary (Result.KeyLog): it created the key, gave it another value,
+// deleted it or changed its TTL. Values are what keyState.held says (a
+// string's value, a hash's field names joined by ","); expiry times are
+// on the node's own clock. Like Effects it is outside the trace and its
+// hash: it is what the trace's "cmd" lines show, kept for the checkers'
+// readers without keeping every command.
+type KeyChange struct {
+	T     int64  // true time the command ran on the node (it landed)
+	Sent  int64  // true time the client sent it (0: unknown, a paused node ran it later)
+	Local int64  // the node's clock when it ran
+	Node  string // the node
+	Key   string
+	Peer  string // the client whose command it was
+	Cmd   string // the command, summarized as in the trace's "cmd" lines
+	// Was and Now are the key's value before and after ("" and Existed or
+	// Exists false: no key); WasExpireAt and ExpireAt its deadlines on the
+	// node's clock (0: none).
+	Was, Now              string
+	Existed, Exists       bool
+	WasExpireAt, ExpireAt int64
+	// WasBy is the client whose write set the value the key held before
+	// ("" unknown).
+	WasBy string
+}
+
+// keyLog is the world's Result.KeyLog as it grows.
+type keyLog struct {
+	changes []KeyChange
+	capped  bool
+}
+
+// logKeyChange appends client c's change to key k (was before its
+// command, now after) to the key log, if the command changed anything.
+// The command's summary is the one the trace just encoded (exec adds the
+// "cmd" event before it compares the watched keys); its send time is the
+// running event's (an arrival's).
+func (n *Node) logKeyChange(c, k string, was, now keyState) {
+	if was.exists == now.exists && was.held() == now.held() && was.str == now.str && was.expireAt == now.expireAt {
+		return
+	}
+	l := &n.w.keyLog
+	if len(l.changes) >= MaxKeyLog {
+		l.capped = true
+		return
+	}
+	l.changes = append(l.changes, KeyChange{T: n.w.now(), Sent: n.w.cur.sent, Local: n.local(), Node: n.name, Key: k, Peer: c,
+		Cmd: string(n.w.trace.cmd), Was: was.held(), Now: now.held(), Existed: was.exists, Exists: now.exists,
+		WasExpireAt: was.expireAt, ExpireAt: now.expireAt, WasBy: was.owner.creator})
 }

@@ -51,7 +51,8 @@ type World struct {
 
 	phase       string
 	stats       Stats
-	internalErr error // the engine broke an invariant (see fail)
+	internalErr error  // the engine broke an invariant (see fail)
+	keyLog      keyLog // what clients' writes did to the lock keys (Result.KeyLog)
 }
 
 // Stats counts what happened in a run.
@@ -86,6 +87,11 @@ type Result struct {
 	// (false for a lock that keeps its state elsewhere: a consensus
 	// store's members).
 	KeysSeen bool
+	// KeyLog is every change a client's write made to a watched lock key
+	// on a primary, in the order they ran (at most MaxKeyLog; KeyLogCapped
+	// says the rest was dropped). Not in the trace: run.Cause reads it.
+	KeyLog       []KeyChange
+	KeyLogCapped bool
 }
 
 // Run validates cfg and runs one world to completion inside a bubble.
@@ -248,7 +254,10 @@ func (w *World) loop(end int64) error {
 			continue
 		}
 		ev = w.q.pop()
-		w.cur.at, w.cur.src, w.cur.seq = ev.at, ev.src, ev.seq
+		w.cur.at, w.cur.src, w.cur.seq, w.cur.sent = ev.at, ev.src, ev.seq, 0
+		if ev.op == opArrive {
+			w.cur.sent = ev.sent // a command's send time (KeyChange.Sent)
+		}
 		ev.at = at
 		ev.requeued = false
 		if ev.target != nil && ev.target.pausedUntil > ev.at && !w.stopping {
@@ -544,6 +553,7 @@ func (w *World) result() *Result {
 		Effects:     w.finishEffects(),
 		LockClock:   w.lockClockReads(),
 		KeysSeen:    w.keysSeen,
+		KeyLog:      w.keyLog.changes, KeyLogCapped: w.keyLog.capped,
 	}
 }
 
