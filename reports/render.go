@@ -21,11 +21,11 @@ import (
 	"github.com/locksim/locksim/run"
 )
 
-//go:embed templates/report.md.tmpl templates/*.html.tmpl
+//go:embed templates/report.md.tmpl templates/drivers.md.tmpl templates/*.html.tmpl
 var templateFS embed.FS
 
 var (
-	mdTemplate   = texttemplate.Must(texttemplate.New("report.md.tmpl").ParseFS(templateFS, "templates/report.md.tmpl"))
+	mdTemplate   = texttemplate.Must(texttemplate.New("report.md.tmpl").ParseFS(templateFS, "templates/report.md.tmpl", "templates/drivers.md.tmpl"))
 	htmlTemplate = htmltemplate.Must(htmltemplate.New("index.html.tmpl").ParseFS(templateFS, "templates/*.html.tmpl"))
 )
 
@@ -48,6 +48,7 @@ func (p *Plan) Write(dir string) (Results, error) {
 	if v.Parity, err = p.parityView(dir); err != nil {
 		return res, err
 	}
+	v.Drivers = p.driversView()
 	var md, page bytes.Buffer
 	if err := mdTemplate.Execute(&md, v); err != nil {
 		return res, err
@@ -208,7 +209,8 @@ type view struct {
 	Figures   []figure // not per scenario
 	Scenarios []scenarioView
 	Settings  []string
-	Parity    *parityView // the "simulation vs real Redis" section (Options.Parity)
+	Parity    *parityView  // the "simulation vs real Redis" section (Options.Parity)
+	Drivers   *driversView // the drivers section (Options.Parity's drivers.json; drivers.go)
 	// Findings, Heat and Locks open the index: what the report found, the
 	// heat map, and each lock's page (pages.go).
 	Findings findings

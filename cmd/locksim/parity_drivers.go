@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
+	"github.com/locksim/locksim/internal/outfile"
+	"github.com/locksim/locksim/internal/parity"
+	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/sim"
+)
+
+// runDriversTable is 'locksim parity --drivers DIR': the drivers table
+// (issue 31) into out/drivers.json and out/drivers.txt.
+func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *int, out, dir string, quick bool, simRuns, realRuns, jobs intValue, ttl durationValue) error {
+	if err := outfile.CheckDir(out, parity.DriversJSONFile, parity.DriversTableFile); err != nil {
+		return usageErrorf("--out: %v", err)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return usageErrorf("--drivers: %q is not a folder of drivers (e.g. drivers, holding python-redis-py/ and node-redlock/)", dir)
+	}
+	opt := parity.DriversOptions{Dir: dir, SimRuns: parity.Full.SimRuns, RealRuns: parity.Full.RealRuns, RealJobs: parity.Full.RealJobs, TTL: ttl.v, Progress: stderr}
+	if quick {
+		opt.SimRuns, opt.RealRuns, opt.RealJobs = parity.Quick.SimRuns, parity.Quick.RealRuns, parity.Quick.RealJobs
+	}
+	if simRuns.set {
+		opt.SimRuns = simRuns.v
+	}
+	if realRuns.set {
+		opt.RealRuns = realRuns.v
+	}
+	if jobs.set {
+		opt.RealJobs = jobs.v
+	}
+	if err := realredis.CheckBinaries(); err != nil {
+		return usageErrorf("%v", err)
+	}
+	redis.SetLogger(quietLogger{})
+	*code = h(func(b sim.Bubble) int {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		res, err := parity.RunDrivers(ctx, b, opt)
+		if err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintf(stderr, "locksim: parity --drivers interrupted: nothing written; every process it started was stopped\n")
+				return 130
+			}
+			fmt.Fprintf(stderr, "locksim: parity --drivers: %v\n", err)
+			return exitInternal
+		}
+		if err := res.Write(out); err != nil {
+			fmt.Fprintf(stderr, "locksim: parity --drivers: %v\n", err)
+			return exitInternal
+		}
+		res.WriteTable(stdout)
+		fmt.Fprintf(stdout, "wrote %s/{%s,%s}\n", out, parity.DriversJSONFile, parity.DriversTableFile)
+		return 0
+	})
+	return nil
+}
