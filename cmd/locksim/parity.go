@@ -53,7 +53,7 @@ Needs redis-server: apt-get install -y redis-server redis-sentinel faketime.`,
 				return usageErrorf("--out: required (the folder for parity.json, parity.txt, parity.png)")
 			}
 			if drivers != "" {
-				return runDriversTable(cmd, stdout, stderr, h, code, out, drivers, quick, simRuns, realRuns, jobs, ttl)
+				return runDriversTable(cmd, stdout, stderr, h, code, out, drivers, cells, quick, simRuns, realRuns, jobs, ttl)
 			}
 			if err := outfile.CheckDir(out, parity.JSONFile, parity.TableFile, parity.ChartFile); err != nil {
 				return usageErrorf("--out: %v", err)

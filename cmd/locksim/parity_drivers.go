@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/redis/go-redis/v9"
@@ -19,7 +20,7 @@ import (
 
 // runDriversTable is 'locksim parity --drivers DIR': the drivers table
 // (issue 31) into out/drivers.json and out/drivers.txt.
-func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *int, out, dir string, quick bool, simRuns, realRuns, jobs intValue, ttl durationValue) error {
+func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *int, out, dir, cells string, quick bool, simRuns, realRuns, jobs intValue, ttl durationValue) error {
 	if err := outfile.CheckDir(out, parity.DriversJSONFile, parity.DriversTableFile); err != nil {
 		return usageErrorf("--out: %v", err)
 	}
@@ -27,6 +28,14 @@ func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *i
 		return usageErrorf("--drivers: %q is not a folder of drivers (e.g. drivers, holding python-redis-py/ and node-redlock/)", dir)
 	}
 	opt := parity.DriversOptions{Dir: dir, SimRuns: parity.Full.SimRuns, RealRuns: parity.Full.RealRuns, RealJobs: parity.Full.RealJobs, TTL: ttl.v, Progress: stderr}
+	if cells != "" {
+		for _, sc := range strings.Split(cells, ",") {
+			if sc = strings.TrimSpace(sc); sc == "" || strings.Contains(sc, "/") {
+				return usageErrorf("--cells with --drivers: %q is not a scenario (want SCENARIO,...: every driver runs in each)", sc)
+			}
+			opt.Scenarios = append(opt.Scenarios, sc)
+		}
+	}
 	if quick {
 		opt.SimRuns, opt.RealRuns, opt.RealJobs = parity.Quick.SimRuns, parity.Quick.RealRuns, parity.Quick.RealJobs
 	}

@@ -383,9 +383,21 @@ func (dp *driverProc) stderrNote() string {
 	}
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 && len(s)-i < 400 {
 		// the last lines are the ones that say why
-		lines := strings.Split(s, "\n")
+		var lines []string
+		first := "" // node prints the error before its stack, Python after
+		for _, l := range strings.Split(s, "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				lines = append(lines, l)
+				if first == "" && (strings.Contains(l, "Error") || strings.Contains(l, "Exception")) {
+					first = l
+				}
+			}
+		}
 		if len(lines) > 3 {
 			lines = lines[len(lines)-3:]
+		}
+		if first != "" && !slices.Contains(lines, first) {
+			lines = append([]string{first, "…"}, lines...)
 		}
 		s = strings.Join(lines, " | ")
 	}
