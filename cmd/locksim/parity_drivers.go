@@ -48,6 +48,9 @@ func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *i
 	if jobs.set {
 		opt.RealJobs = jobs.v
 	}
+	if exe, err := os.Executable(); err == nil {
+		opt.Exe = exe // each real run its own process (parity.DriversOptions.Exe)
+	}
 	if err := realredis.CheckBinaries(); err != nil {
 		return usageErrorf("%v", err)
 	}

@@ -69,6 +69,10 @@ type DriversOptions struct {
 	RealJobs  int      // real runs at once
 	TTL       time.Duration
 	Progress  io.Writer
+	// Exe, if set, is a locksim binary: each real run is then its own
+	// 'Exe run --backend real --json' process, so one run's crash (a
+	// panic in a proxy library) costs that run, not the table.
+	Exe string
 }
 
 // DriversResult is drivers.json.
@@ -254,9 +258,10 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 		return nil
 	}
 	type out struct {
-		seed uint64
-		jd   *realredis.Judged
-		err  error
+		seed  uint64
+		jd    *realredis.Judged
+		child *childRun
+		err   error
 	}
 	outs := make([]out, opt.RealRuns)
 	var wg sync.WaitGroup
@@ -272,7 +277,20 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 				o.err = err
 				return
 			}
+			if opt.Exe != "" {
+				o.child, o.err = runChild(ctx, opt.Exe, job)
+				return
+			}
 			o.jd, o.err = job.RunAndJudge(ctx, "")
+			if o.jd != nil {
+				o.child = &childRun{Verdict: string(o.jd.Verdict()), Repro: o.jd.Real.Repro()}
+				if len(o.jd.Check.Reasons) > 0 {
+					o.child.Reason = o.jd.Check.Reasons[0]
+				}
+				if o.jd.Err != nil {
+					o.child.Err = o.jd.Err.Error()
+				}
+			}
 		}(&outs[i])
 	}
 	wg.Wait()
@@ -280,35 +298,34 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 		return err
 	}
 	for _, o := range outs {
-		if o.jd == nil {
+		if o.child == nil {
 			c.Verdicts["error"]++
 			c.Errors = append(c.Errors, fmt.Sprintf("seed %d: %v", o.seed, o.err))
 			continue
 		}
-		v := string(o.jd.Verdict())
-		if o.jd.Err != nil && v != string(checker.VerdictUnsafe) {
-			c.Errors = append(c.Errors, fmt.Sprintf("seed %d: %v", o.seed, o.jd.Err))
+		v := o.child.Verdict
+		if o.child.Err != "" && v != string(checker.VerdictUnsafe) {
+			c.Errors = append(c.Errors, fmt.Sprintf("seed %d: %s", o.seed, o.child.Err))
 		}
 		c.Runs++
 		c.Verdicts[v]++
 		if v == string(checker.VerdictUnsafe) {
 			c.Unsafe++
 			if c.FirstUnsafe == nil {
-				c.FirstUnsafe = &Seed{Seed: o.seed, Repro: o.jd.Real.Repro()}
+				c.FirstUnsafe = &Seed{Seed: o.seed, Repro: o.child.Repro}
 			}
 		}
-		if v != string(checker.VerdictSafe) {
-			c.Reasons = addReason(c.Reasons, o.jd.Check.Reasons)
+		if v != string(checker.VerdictSafe) && o.child.Reason != "" {
+			c.Reasons = addReason(c.Reasons, []string{o.child.Reason})
 		}
 	}
 	c.Verdict = verdictOf(c.Verdicts)
 	for _, o := range outs {
-		if o.jd != nil && string(o.jd.Verdict()) != c.Verdict {
+		if o.child != nil && o.child.Verdict != c.Verdict {
 			if c.OtherSeeds == nil {
 				c.OtherSeeds = map[string][]uint64{}
 			}
-			v := string(o.jd.Verdict())
-			c.OtherSeeds[v] = append(c.OtherSeeds[v], o.seed)
+			c.OtherSeeds[o.child.Verdict] = append(c.OtherSeeds[o.child.Verdict], o.seed)
 		}
 	}
 	lo, hi := stats.Wilson(c.Unsafe, c.Runs)

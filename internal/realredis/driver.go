@@ -88,8 +88,8 @@ func (j *Job) WithDriver(d *Driver) error {
 		return fmt.Errorf("driver %s: the world of lock %s has %d nodes (%s topology): a driver runs against one Redis node (use a single-node lock's world, e.g. --lock set-nx-cad)", d.Name, p.Lock.ID, len(p.Config.Nodes), p.Lock.Topology)
 	case p.Lock.Fencing != locks.FenceNone && p.Lock.Fencing != "":
 		return fmt.Errorf("driver %s: lock %s's world fences the storage; drivers are unfenced in this version", d.Name, p.Lock.ID)
-	case p.Workload.Section != nil || p.Workload.Careful:
-		return fmt.Errorf("driver %s: the careful workload and Go sections are not carried out by drivers yet", d.Name)
+	case p.Workload.Section != nil:
+		return fmt.Errorf("driver %s: Go sections are not carried out by drivers", d.Name)
 	}
 	if d.Bound == 0 {
 		d.Bound = DriverBound
