@@ -17,6 +17,7 @@ import (
 // --drivers'; docs/DRIVERS.md). Its templates are drivers.html.tmpl and
 // drivers.md.tmpl.
 type driversView struct {
+	Title, ID   string
 	Intro       string
 	Arms        []parity.Arm
 	Rows        []driversRow
@@ -39,10 +40,10 @@ type driversExpect struct {
 	Arm, Scenario, Verdict, Why string
 }
 
-// readDrivers reads dir/drivers.json if the folder has one (an input
-// error if it cannot be read).
-func readDrivers(dir string) (*parity.DriversResult, error) {
-	r, err := parity.ReadDrivers(dir)
+// readDrivers reads every drivers table the folder has (an input error
+// if one cannot be read).
+func readDrivers(dir string) ([]*parity.DriversResult, error) {
+	r, err := parity.ReadAllDrivers(dir)
 	if err != nil {
 		return nil, &sweep.InputError{Field: "parity", Err: fmt.Errorf("%s: %v (write it with 'locksim parity --drivers drivers --out %s')", dir, run.UnwrapPathError(err), dir)}
 	}
@@ -56,22 +57,33 @@ func hasParityJSON(dir string) bool {
 	return !errors.Is(err, os.ErrNotExist)
 }
 
-// driversView builds the section (nil without drivers.json).
-func (p *Plan) driversView() *driversView {
-	r := p.drivers
-	if r == nil {
-		return nil
+// driversViews builds a section a drivers table (none without one).
+func (p *Plan) driversViews() []*driversView {
+	var out []*driversView
+	for _, r := range p.drivers {
+		out = append(out, driversViewOf(r))
+	}
+	return out
+}
+
+func driversViewOf(r *parity.DriversResult) *driversView {
+	world := r.World
+	if world == "" {
+		world = parity.DriverWorld
 	}
 	runs := 0
 	for _, c := range r.Cells {
 		runs = max(runs, c.Runs)
 	}
-	v := &driversView{Arms: r.Arms, Control: r.Control,
+	v := &driversView{Arms: r.Arms, Control: r.Control, Title: "Lock libraries in other languages", ID: "drivers",
 		Intro: fmt.Sprintf("Lock libraries in other languages run as driver processes (docs/DRIVERS.md) on the real arm: real redis-server on loopback (%s), "+
-			"every driver in set-nx-cad's world (one node, TTL %v, the scenario's faults for set-nx-cad; a client pause is SIGSTOP of the driver, a client clock fault is libfaketime in it), "+
+			"every driver in %s's world (its nodes, TTL %v, the scenario's faults for %s; a client pause is SIGSTOP of the driver, a client clock fault is libfaketime in it), "+
 			"up to %d real runs a cell (seeds 1..%d), %d at once, %v in all. Each cell reads k/n unsafe runs and the cell's verdict, beside the expectation written from the library's code before measuring. "+
 			"The real arm's seed fixes the fault schedule and the workload's choices, not the interleaving: a real run is not replayable, and the same seed in two arms is not the same run.",
-			orDash(r.Redis), time.Duration(r.TTLNS), runs, runs, r.Jobs, time.Duration(r.WallNS).Round(time.Second))}
+			orDash(r.Redis), world, time.Duration(r.TTLNS), world, runs, runs, r.Jobs, time.Duration(r.WallNS).Round(time.Second))}
+	if world != parity.DriverWorld {
+		v.Title, v.ID = "Lock libraries in other languages: "+world+"'s world", "drivers-"+world
+	}
 	seen := map[string]bool{}
 	for _, c := range r.Cells {
 		if seen[c.Scenario] {

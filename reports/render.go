@@ -48,7 +48,7 @@ func (p *Plan) Write(dir string) (Results, error) {
 	if v.Parity, err = p.parityView(dir); err != nil {
 		return res, err
 	}
-	v.Drivers = p.driversView()
+	v.Drivers = p.driversViews()
 	var md, page bytes.Buffer
 	if err := mdTemplate.Execute(&md, v); err != nil {
 		return res, err
@@ -209,8 +209,8 @@ type view struct {
 	Figures   []figure // not per scenario
 	Scenarios []scenarioView
 	Settings  []string
-	Parity    *parityView  // the "simulation vs real Redis" section (Options.Parity)
-	Drivers   *driversView // the drivers section (Options.Parity's drivers.json; drivers.go)
+	Parity    *parityView    // the "simulation vs real Redis" section (Options.Parity)
+	Drivers   []*driversView // the drivers sections (Options.Parity's drivers.json; drivers.go)
 	// Findings, Heat and Locks open the index: what the report found, the
 	// heat map, and each lock's page (pages.go).
 	Findings findings

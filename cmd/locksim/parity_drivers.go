@@ -20,14 +20,18 @@ import (
 
 // runDriversTable is 'locksim parity --drivers DIR': the drivers table
 // (issue 31) into out/drivers.json and out/drivers.txt.
-func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *int, out, dir, cells string, quick bool, simRuns, realRuns, jobs intValue, ttl durationValue) error {
-	if err := outfile.CheckDir(out, parity.DriversJSONFile, parity.DriversTableFile); err != nil {
+func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *int, out, dir, world, cells string, quick bool, simRuns, realRuns, jobs intValue, ttl durationValue) error {
+	if world != parity.DriverWorld && world != parity.RedlockWorld {
+		return usageErrorf("--world %q: want %s or %s", world, parity.DriverWorld, parity.RedlockWorld)
+	}
+	jf, tf := parity.DriversFiles(world)
+	if err := outfile.CheckDir(out, jf, tf); err != nil {
 		return usageErrorf("--out: %v", err)
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return usageErrorf("--drivers: %q is not a folder of drivers (e.g. drivers, holding python-redis-py/ and node-redlock/)", dir)
 	}
-	opt := parity.DriversOptions{Dir: dir, SimRuns: parity.Full.SimRuns, RealRuns: parity.Full.RealRuns, RealJobs: parity.Full.RealJobs, TTL: ttl.v, Progress: stderr}
+	opt := parity.DriversOptions{Dir: dir, World: world, SimRuns: parity.Full.SimRuns, RealRuns: parity.Full.RealRuns, RealJobs: parity.Full.RealJobs, TTL: ttl.v, Progress: stderr}
 	if cells != "" {
 		for _, sc := range strings.Split(cells, ",") {
 			if sc = strings.TrimSpace(sc); sc == "" || strings.Contains(sc, "/") {
@@ -72,7 +76,7 @@ func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *i
 			return exitInternal
 		}
 		res.WriteTable(stdout)
-		fmt.Fprintf(stdout, "wrote %s/{%s,%s}\n", out, parity.DriversJSONFile, parity.DriversTableFile)
+		fmt.Fprintf(stdout, "wrote %s/{%s,%s}\n", out, jf, tf)
 		return 0
 	})
 	return nil

@@ -24,14 +24,48 @@ import (
 // set-nx-cad (both arms) whose world every driver runs in, each with its
 // expectation written from its code (drivers_expect.go).
 
-// Files of the drivers table, written into a parity folder.
+// Files of the drivers table, written into a parity folder (DriversFiles
+// names those of a world other than DriverWorld).
 const (
 	DriversJSONFile  = "drivers.json"
 	DriversTableFile = "drivers.txt"
 )
 
-// DriverWorld is the lock whose world every driver runs in.
+// DriversFiles are the JSON and table files of world's drivers table:
+// drivers.json and drivers.txt, or drivers-WORLD.json and .txt.
+func DriversFiles(world string) (jsonFile, tableFile string) {
+	if world == "" || world == DriverWorld {
+		return DriversJSONFile, DriversTableFile
+	}
+	return "drivers-" + world + ".json", "drivers-" + world + ".txt"
+}
+
+// DriverWorld is the lock whose world the drivers run in by default
+// (DriversOptions.World).
 const DriverWorld = "set-nx-cad"
+
+// RedlockWorld is the multi-node world: Redlock's five independent
+// nodes, where only the drivers of a multi-node library run (node-redlock;
+// the Python drivers refuse a world of several nodes at start).
+const RedlockWorld = "redlock"
+
+// WorldArms and WorldScenarios are a world's columns and rows.
+func WorldArms(world string) []Arm {
+	if world == RedlockWorld {
+		return []Arm{
+			{Name: "go redlock", Library: "locks/catalogue redlock (go-redis)", Resembles: "-"},
+			{Name: redlock, Driver: redlock, Library: "npm redlock 4.2.0 over ioredis 4.28.5, on 5 nodes", Resembles: "redlock, redsync"},
+		}
+	}
+	return DriverArms()
+}
+
+func WorldScenarios(world string) []string {
+	if world == RedlockWorld {
+		return []string{"pause-after-check", "pause-during-acquire", "clock-jump", "restart-no-persistence", "restart-fsync-always", "redlock-2-of-5", "no-faults"}
+	}
+	return DriverScenarios()
+}
 
 // Arm is one column of the drivers table: the Go set-nx-cad (Driver "")
 // or a driver in drivers/.
@@ -62,6 +96,7 @@ func DriverScenarios() []string {
 // DriversOptions configure RunDrivers.
 type DriversOptions struct {
 	Dir       string   // the drivers' folder ("": "drivers")
+	World     string   // the lock whose world every arm runs in ("": DriverWorld)
 	Scenarios []string // nil: DriverScenarios()
 	Arms      []Arm    // nil: DriverArms()
 	SimRuns   int      // Go set-nx-cad's seeds in the simulator
@@ -78,6 +113,7 @@ type DriversOptions struct {
 // DriversResult is drivers.json.
 type DriversResult struct {
 	TTLNS   int64          `json:"ttl_ns"`
+	World   string         `json:"world"`
 	Redis   string         `json:"redis"`
 	Note    string         `json:"note"`
 	WallNS  int64          `json:"wall_ns"`
@@ -132,11 +168,17 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 	if opt.Dir == "" {
 		opt.Dir = "drivers"
 	}
+	if opt.World == "" {
+		opt.World = DriverWorld
+	}
+	if opt.World != DriverWorld && opt.World != RedlockWorld {
+		return nil, fmt.Errorf("parity --drivers: world %q: want %s or %s", opt.World, DriverWorld, RedlockWorld)
+	}
 	if opt.Scenarios == nil {
-		opt.Scenarios = DriverScenarios()
+		opt.Scenarios = WorldScenarios(opt.World)
 	}
 	if opt.Arms == nil {
-		opt.Arms = DriverArms()
+		opt.Arms = WorldArms(opt.World)
 	}
 	if opt.TTL == 0 {
 		opt.TTL = realredis.DefaultTTL
@@ -155,11 +197,12 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 		return nil, err
 	}
 	res := &DriversResult{TTLNS: int64(opt.TTL), Redis: realredis.RedisVersion(), Jobs: max(1, opt.RealJobs), Arms: opt.Arms,
-		Note: "every driver runs in " + DriverWorld + "'s world (one node, its TTL); the real arm's seed fixes the fault schedule and the workload's choices, not the interleaving: a real run is not replayable"}
+		World: opt.World,
+		Note:  "every driver runs in " + opt.World + "'s world (its nodes and TTL); the real arm's seed fixes the fault schedule and the workload's choices, not the interleaving: a real run is not replayable"}
 	for _, sc := range opt.Scenarios {
 		for _, a := range opt.Arms {
 			c := DriverCell{Scenario: sc, Arm: a.Name, Verdicts: map[string]int{}}
-			if e, ok := expectationOf(a, sc); ok {
+			if e, ok := expectationOf(a, sc, opt.World); ok {
 				c.Expected, c.ExpectedWhy = e.Verdict, e.Why
 			}
 			res.Cells = append(res.Cells, c)
@@ -178,7 +221,7 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		cr := CellResult{Scenario: c.Scenario, Lock: DriverWorld, TTLNS: int64(opt.TTL), SimVerdicts: map[string]int{}}
+		cr := CellResult{Scenario: c.Scenario, Lock: opt.World, TTLNS: int64(opt.TTL), SimVerdicts: map[string]int{}}
 		if err := cr.simArm(b, Options{SimRuns: opt.SimRuns}); err != nil {
 			return nil, err
 		}
@@ -215,20 +258,24 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 
 // expectationOf is arm a's expectation in scenario sc: Go set-nx-cad's
 // is the scenario file's agreed outcome, a driver's is driverExpect's.
-func expectationOf(a Arm, sc string) (Expectation, bool) {
+func expectationOf(a Arm, sc, world string) (Expectation, bool) {
 	if a.Driver == "" {
-		if e := expected(sc, DriverWorld); e != "" {
-			return Expectation{Verdict: e, Why: "the scenario file's agreed outcome for set-nx-cad"}, true
+		if e := expected(sc, world); e != "" {
+			return Expectation{Verdict: e, Why: "the scenario file's agreed outcome for " + world}, true
 		}
 		return Expectation{}, false
 	}
-	e, ok := driverExpect[a.Driver][sc]
+	key := a.Driver
+	if world != DriverWorld {
+		key += "@" + world
+	}
+	e, ok := driverExpect[key][sc]
 	return e, ok
 }
 
 // build is one real run of arm a in scenario sc.
-func build(dir string, a Arm, sc string, seed uint64, ttl time.Duration) (*realredis.Job, error) {
-	job, err := realredis.Build(run.Spec{Scenario: sc, Lock: DriverWorld, Seed: seed}, ttl)
+func build(dir, world string, a Arm, sc string, seed uint64, ttl time.Duration) (*realredis.Job, error) {
+	job, err := realredis.Build(run.Spec{Scenario: sc, Lock: world, Seed: seed}, ttl)
 	if err != nil || a.Driver == "" {
 		return job, err
 	}
@@ -246,14 +293,14 @@ func build(dir string, a Arm, sc string, seed uint64, ttl time.Duration) (*realr
 func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, sem chan struct{}) error {
 	began := time.Now()
 	defer func() { c.WallNS = int64(time.Since(began)) }()
-	if j, err := realredis.Build(run.Spec{Scenario: c.Scenario, Lock: DriverWorld, Seed: 1}, opt.TTL); err == nil && j.Config.Topology.Replicated {
+	if j, err := realredis.Build(run.Spec{Scenario: c.Scenario, Lock: opt.World, Seed: 1}, opt.TTL); err == nil && j.Config.Topology.Replicated {
 		// No driver runs here (a driver is handed one node, not
 		// Sentinels), so the Go arm is not run either: the replicated
 		// rows are 'locksim parity''s (primary-replica, at ReplicatedTTL).
 		c.NotSupported, c.Verdict = "a replicated world (Sentinel failover): drivers are handed one node's address, not Sentinels', in this version; Go's replicated cells are in 'locksim parity' (primary-replica)", "not-supported"
 		return nil
 	}
-	if _, err := build(opt.Dir, a, c.Scenario, 1, opt.TTL); err != nil {
+	if _, err := build(opt.Dir, opt.World, a, c.Scenario, 1, opt.TTL); err != nil {
 		c.NotSupported, c.Verdict = err.Error(), "not-supported"
 		return nil
 	}
@@ -272,7 +319,7 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 		go func(o *out) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			job, err := build(opt.Dir, a, c.Scenario, o.seed, opt.TTL)
+			job, err := build(opt.Dir, opt.World, a, c.Scenario, o.seed, opt.TTL)
 			if err != nil {
 				o.err = err
 				return
@@ -384,17 +431,38 @@ func (r *DriversResult) Write(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := run.WriteFileAtomic(filepath.Join(dir, DriversJSONFile), append(b, '\n')); err != nil {
+	jf, tf := DriversFiles(r.World)
+	if err := run.WriteFileAtomic(filepath.Join(dir, jf), append(b, '\n')); err != nil {
 		return err
 	}
 	var t bytes.Buffer
 	r.WriteTable(&t)
-	return run.WriteFileAtomic(filepath.Join(dir, DriversTableFile), t.Bytes())
+	return run.WriteFileAtomic(filepath.Join(dir, tf), t.Bytes())
 }
 
 // ReadDrivers reads dir/drivers.json; (nil, nil) when the folder has none.
 func ReadDrivers(dir string) (*DriversResult, error) {
-	b, err := os.ReadFile(filepath.Join(dir, DriversJSONFile))
+	return readDriversFile(filepath.Join(dir, DriversJSONFile))
+}
+
+// ReadAllDrivers reads every world's drivers table in dir (none: nil).
+func ReadAllDrivers(dir string) ([]*DriversResult, error) {
+	var out []*DriversResult
+	for _, w := range []string{DriverWorld, RedlockWorld} {
+		jf, _ := DriversFiles(w)
+		r, err := readDriversFile(filepath.Join(dir, jf))
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func readDriversFile(path string) (*DriversResult, error) {
+	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -403,10 +471,10 @@ func ReadDrivers(dir string) (*DriversResult, error) {
 	}
 	var r DriversResult
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, DriversJSONFile), err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(r.Cells) == 0 {
-		return nil, fmt.Errorf("%s: no cells", filepath.Join(dir, DriversJSONFile))
+		return nil, fmt.Errorf("%s: no cells", path)
 	}
 	return &r, nil
 }
@@ -427,7 +495,7 @@ func (r *DriversResult) WriteTable(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "\nreal unsafe runs k/n and the cell's verdict (expected in brackets; ! where it differs); go set-nx-cad also: sim k/n.\n")
+	fmt.Fprintf(w, "\nreal unsafe runs k/n and the cell's verdict (expected in brackets; ! where it differs); the Go arm also: sim k/n.\n")
 	if len(r.Control) > 0 {
 		fmt.Fprintf(w, "\nthe control (python-set-nx-cad) against Go set-nx-cad (same verdict, overlapping 95%% Wilson intervals):\n")
 		for _, c := range r.Control {

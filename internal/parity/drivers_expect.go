@@ -12,7 +12,7 @@ package parity
 // Expectation is what a library is expected to do in one scenario, and
 // why (from its code).
 type Expectation struct {
-	Verdict string `json:"verdict"` // safe | unsafe
+	Verdict string `json:"verdict"` // safe | unsafe | liveness
 	Why     string `json:"why"`
 }
 
@@ -55,5 +55,17 @@ var driverExpect = map[string]map[string]Expectation{
 		"restart-no-persistence": {"unsafe", "as Go set-nx-cad"},
 		"no-faults":              {"safe", "as Go set-nx-cad"},
 		"foreign-release":        {"safe", "as Go set-nx-cad: compare-and-delete release"},
+	},
+	// node-redlock in Redlock's world (five independent nodes), written
+	// after one exploratory run (restart-no-persistence seed 1: unsafe)
+	// and before any other measurement of this world.
+	redlock + "@" + RedlockWorld: {
+		"pause-after-check":      {"unsafe", "the check (line 419) is before the pause; nothing re-reads it before the write"},
+		"pause-during-acquire":   {"safe", "the pause is between a node's reply and the vote count (the driver's 'acquiring' point); expiration = start + ttl - drift is then past Date.now() and line 419 refuses, unlocks and retries"},
+		"clock-jump":             {"unsafe", "quorum = floor(5/2) + 1 = 3 (line 400): c0 holds n0..n2, n2's clock jumps and expires its key, c1 (cut from n0, n1) takes n2..n4: two majorities"},
+		"restart-no-persistence": {"unsafe", "quorum 3 (line 400): c0 holds n0..n2, n2 restarts empty, c1 takes n2..n4; nothing in lock() or the Lock can see a node forget"},
+		"restart-fsync-always":   {"safe", "the restarted node keeps the key (appendfsync always), so no second majority forms: lockScript refuses where the key exists (lines 9-24)"},
+		"redlock-2-of-5":         {"safe", "only 2 of 5 nodes reachable: votes < quorum 3 (line 419) on every attempt; lock() rejects after retryCount (lines 427-433): no holder, a liveness failure, never an overlap"},
+		"no-faults":              {"safe", "lockScript and unlockScript on five nodes (lines 9-34); quorum 3 (line 400)"},
 	},
 }
