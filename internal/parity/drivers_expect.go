@@ -65,7 +65,7 @@ var driverExpect = map[string]map[string]Expectation{
 		"clock-jump":             {"unsafe", "quorum = floor(5/2) + 1 = 3 (line 400): c0 holds n0..n2, n2's clock jumps and expires its key, c1 (cut from n0, n1) takes n2..n4: two majorities"},
 		"restart-no-persistence": {"unsafe", "quorum 3 (line 400): c0 holds n0..n2, n2 restarts empty, c1 takes n2..n4; nothing in lock() or the Lock can see a node forget"},
 		"restart-fsync-always":   {"safe", "the restarted node keeps the key (appendfsync always), so no second majority forms: lockScript refuses where the key exists (lines 9-24)"},
-		"redlock-2-of-5":         {"safe", "only 2 of 5 nodes reachable: votes < quorum 3 (line 419) on every attempt; lock() rejects after retryCount (lines 427-433): no holder, a liveness failure, never an overlap"},
+		"redlock-2-of-5":         {"liveness", "only 2 of 5 nodes reachable: votes < quorum 3 (line 419) on every attempt; lock() rejects after retryCount (lines 427-433): no holder, a liveness failure, never an overlap"},
 		"no-faults":              {"safe", "lockScript and unlockScript on five nodes (lines 9-34); quorum 3 (line 400)"},
 	},
 }
