@@ -143,9 +143,10 @@ type Plan struct {
 	curves     []*curve // the debate's other curves (debateCurves)
 	bgCurves   []*curve // the per-hour estimate's fault classes (bgModel)
 	jobs       []job
-	parity     *parity.Result // Options.Parity's results
-	reruns     int            // timeline reruns made by Run
-	cpu        time.Duration  // the CPU Run's planned runs took
+	parity     *parity.Result          // Options.Parity's results
+	reruns     int                     // timeline reruns made by Run
+	cpu        time.Duration           // the CPU Run's planned runs took
+	drivers    []*parity.DriversResult // Options.Parity's drivers tables (drivers.go)
 }
 
 // Runs is how many simulations the plan runs (timelines aside).
@@ -164,8 +165,13 @@ func NewPlan(opt Options) (*Plan, error) {
 	p := &Plan{opt: opt, seeds: DefaultSeeds, pauseSeeds: pauseSweepSeeds, curveSeeds: curveSeeds}
 	if opt.Parity != "" {
 		var err error
-		if p.parity, err = readParity(opt.Parity); err != nil {
+		if p.drivers, err = readDrivers(opt.Parity); err != nil {
 			return nil, err
+		}
+		if len(p.drivers) == 0 || hasParityJSON(opt.Parity) {
+			if p.parity, err = readParity(opt.Parity); err != nil {
+				return nil, err
+			}
 		}
 	}
 	values := pauseSweepValues

@@ -21,11 +21,11 @@ import (
 	"github.com/locksim/locksim/run"
 )
 
-//go:embed templates/report.md.tmpl templates/consensus.md.tmpl templates/*.html.tmpl
+//go:embed templates/report.md.tmpl templates/consensus.md.tmpl templates/drivers.md.tmpl templates/*.html.tmpl
 var templateFS embed.FS
 
 var (
-	mdTemplate   = texttemplate.Must(texttemplate.New("report.md.tmpl").ParseFS(templateFS, "templates/report.md.tmpl", "templates/consensus.md.tmpl"))
+	mdTemplate   = texttemplate.Must(texttemplate.New("report.md.tmpl").ParseFS(templateFS, "templates/report.md.tmpl", "templates/consensus.md.tmpl", "templates/drivers.md.tmpl"))
 	htmlTemplate = htmltemplate.Must(htmltemplate.New("index.html.tmpl").ParseFS(templateFS, "templates/*.html.tmpl"))
 )
 
@@ -49,6 +49,7 @@ func (p *Plan) Write(dir string) (Results, error) {
 		return res, err
 	}
 	v.Consensus = consensusSection(p.parity, res)
+	v.Drivers = p.driversViews()
 	var md, page bytes.Buffer
 	if err := mdTemplate.Execute(&md, v); err != nil {
 		return res, err
@@ -211,6 +212,7 @@ type view struct {
 	Settings  []string
 	Parity    *parityView    // the "simulation vs real Redis" section (Options.Parity)
 	Consensus *consensusView // its consensus cells, in a section of their own (consensus.go)
+	Drivers   []*driversView // the drivers sections (Options.Parity's drivers.json; drivers.go)
 	// Findings, Heat and Locks open the index: what the report found, the
 	// heat map, and each lock's page (pages.go).
 	Findings findings

@@ -22,6 +22,8 @@ func newParityCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
 	var (
 		quick    bool
 		strict   bool
+		drivers  string
+		world    string
 		out      string
 		cells    string
 		simRuns  = intValue{min: 1, max: 100_000}
@@ -50,6 +52,9 @@ Needs redis-server: apt-get install -y redis-server redis-sentinel faketime.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
 				return usageErrorf("--out: required (the folder for parity.json, parity.txt, parity.png)")
+			}
+			if drivers != "" {
+				return runDriversTable(cmd, stdout, stderr, h, code, out, drivers, world, cells, quick, simRuns, realRuns, jobs, ttl)
 			}
 			if err := outfile.CheckDir(out, parity.JSONFile, parity.TableFile, parity.ChartFile); err != nil {
 				return usageErrorf("--out: %v", err)
@@ -116,6 +121,8 @@ Needs redis-server: apt-get install -y redis-server redis-sentinel faketime.`,
 	fl.Var(&simRuns, "sim-runs", "sim seeds a cell (default 200, --quick 40)")
 	fl.Var(&realRuns, "real-runs", "real runs a cell (default 20, --quick 4)")
 	fl.VarP(&jobs, "jobs", "j", "real runs at once (default 3, --quick 4)")
+	fl.StringVar(&drivers, "drivers", "", "run the drivers table instead (docs/DRIVERS.md): Go set-nx-cad, the Python control, redis-py and redlock from the `DIR` of drivers (e.g. drivers) in 9 scenarios; writes drivers.json and drivers.txt")
+	fl.StringVar(&world, "world", "set-nx-cad", "with --drivers: the lock whose world the drivers run in: set-nx-cad (one node) or redlock (five; node-redlock only)")
 	fl.Var(&ttl, "ttl", fmt.Sprintf("the lock's TTL in both arms, %v..%v (default %v)", realredis.MinTTL, realredis.MaxTTL, realredis.DefaultTTL))
 	return cmd
 }

@@ -27,6 +27,13 @@ async function main() {
   for (const c of [...nodes, store]) c.on('error', () => {});
   const redlock = new Redlock(nodes, { retryCount: start.tries - 1, retryDelay: start.retry_ms, retryJitter: 0 });
   redlock.on('clientError', () => {});
+  // redlock has no hook inside lock(): the 'acquiring' point is marked by
+  // wrapping _executeScript (redlock.js 452) so that a node's reply to
+  // lockScript is handed to lock()'s vote count and validity check
+  // (redlock.js 403-419) only after the harness's continue.
+  const exec = redlock._executeScript.bind(redlock);
+  redlock._executeScript = (server, name, args, cb) =>
+    exec(server, name, args, name !== 'lockScript' ? cb : (err, res) => point('acquiring').then(() => { cb(err, res); }));
   const held = new Map();
   send({ re: 'start', result: 'ok', library: 'redlock ' + require('redlock/package.json').version + ', ioredis ' + require('ioredis/package.json').version });
   for (;;) {

@@ -17,6 +17,9 @@ def point(name):  # a pause point: say it, wait for the harness's continue
 
 def main():
     start = json.loads(sys.stdin.readline())
+    if len(start["nodes"]) != 1:  # a single-node design: refuse a world of several
+        send({"re": "start", "result": "fail", "error": "this driver runs against one node; the world has %d" % len(start["nodes"])})
+        return
     t = start["timeout_ms"] / 1000
     host, port = start["nodes"][0].rsplit(":", 1)
     r = redis.Redis(host=host, port=int(port), socket_timeout=t, socket_connect_timeout=t, client_name=start["client"])

@@ -84,12 +84,12 @@ func ResolveDriver(path string) (*Driver, error) {
 func (j *Job) WithDriver(d *Driver) error {
 	p := j.Parts
 	switch {
-	case p.Lock.Topology != locks.Single || len(p.Config.Nodes) != 1 || p.Config.Topology.Replicated:
-		return fmt.Errorf("driver %s: the world of lock %s has %d nodes (%s topology): a driver runs against one Redis node (use a single-node lock's world, e.g. --lock set-nx-cad)", d.Name, p.Lock.ID, len(p.Config.Nodes), p.Lock.Topology)
+	case p.Config.Topology.Replicated || !(p.Lock.Topology == locks.Single && len(p.Config.Nodes) == 1 || p.Lock.Topology == locks.Independent):
+		return fmt.Errorf("driver %s: the world of lock %s has %d nodes (%s topology): a driver runs against one Redis node or independent ones (Redlock's), not Sentinel-managed replicas (use e.g. --lock set-nx-cad or --lock redlock)", d.Name, p.Lock.ID, len(p.Config.Nodes), p.Lock.Topology)
 	case p.Lock.Fencing != locks.FenceNone && p.Lock.Fencing != "":
 		return fmt.Errorf("driver %s: lock %s's world fences the storage; drivers are unfenced in this version", d.Name, p.Lock.ID)
-	case p.Workload.Section != nil || p.Workload.Careful:
-		return fmt.Errorf("driver %s: the careful workload and Go sections are not carried out by drivers yet", d.Name)
+	case p.Workload.Section != nil:
+		return fmt.Errorf("driver %s: Go sections are not carried out by drivers", d.Name)
 	}
 	if d.Bound == 0 {
 		d.Bound = DriverBound
@@ -99,7 +99,11 @@ func (j *Job) WithDriver(d *Driver) error {
 	// lock's (its id is in the repro's --lock).
 	world := p.Lock.ID
 	j.Job.Lock.ID = d.Name
-	j.Job.Lock.Source = fmt.Sprintf("driver %s, in %s's world (one node, its TTL; 3 tries, a retry delay of TTL/3)", d.Path, world)
+	nodes := "one node"
+	if n := len(p.Config.Nodes); n > 1 {
+		nodes = fmt.Sprintf("%d independent nodes", n)
+	}
+	j.Job.Lock.Source = fmt.Sprintf("driver %s, in %s's world (%s, its TTL; 3 tries, a retry delay of TTL/3)", d.Path, world, nodes)
 	return nil
 }
 
@@ -383,9 +387,21 @@ func (dp *driverProc) stderrNote() string {
 	}
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 && len(s)-i < 400 {
 		// the last lines are the ones that say why
-		lines := strings.Split(s, "\n")
+		var lines []string
+		first := "" // node prints the error before its stack, Python after
+		for _, l := range strings.Split(s, "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				lines = append(lines, l)
+				if first == "" && (strings.Contains(l, "Error") || strings.Contains(l, "Exception")) {
+					first = l
+				}
+			}
+		}
 		if len(lines) > 3 {
 			lines = lines[len(lines)-3:]
+		}
+		if first != "" && !slices.Contains(lines, first) {
+			lines = append([]string{first, "…"}, lines...)
 		}
 		s = strings.Join(lines, " | ")
 	}

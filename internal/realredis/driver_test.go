@@ -134,11 +134,17 @@ func TestDriverInterrupted(t *testing.T) {
 	empty(t, tmp)
 }
 
-// TestWithDriverRefuses: a world of several nodes is refused, naming why.
+// TestWithDriverRefuses: Redlock's independent nodes are handed to a
+// driver; a Sentinel-managed world and a fenced storage are refused,
+// naming why.
 func TestWithDriverRefuses(t *testing.T) {
-	j := short(t, "no-faults", "redlock", 1)
-	err := j.WithDriver(&Driver{Name: "x", Argv: []string{"/bin/true"}})
-	if err == nil || !strings.Contains(err.Error(), "one Redis node") {
-		t.Fatalf("err %v, want a refusal naming one Redis node", err)
+	if err := short(t, "no-faults", "redlock", 1).WithDriver(&Driver{Name: "x", Argv: []string{"/bin/true"}}); err != nil {
+		t.Errorf("redlock's world (5 independent nodes): %v, want it accepted", err)
+	}
+	for _, tc := range []struct{ lock, want string }{{"primary-replica", "Sentinel"}, {"fencing", "fences the storage"}} {
+		err := short(t, "no-faults", tc.lock, 1).WithDriver(&Driver{Name: "x", Argv: []string{"/bin/true"}})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s's world: err %v, want a refusal naming %q", tc.lock, err, tc.want)
+		}
 	}
 }

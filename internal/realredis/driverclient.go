@@ -29,6 +29,10 @@ type driverClient struct {
 	op    int64
 	value string // the lease's value while held
 	token int64
+	// until0 is the true time the held lease's validity ends, as the
+	// driver reported it (0: no validity signal); Workload.Careful
+	// reads it.
+	until0 int64
 	// startErr is why the driver could not be started or did not answer
 	// start (reported when the client would have begun).
 	startErr error
@@ -195,7 +199,8 @@ func (c *driverClient) round() error {
 		c.ret(event.OpAcquire, id, l, sim.Event{})
 		return nil
 	}
-	c.ret(event.OpAcquire, id, l, sim.Event{Until: c.until(l), Token: l.Token, Detail: l.Value})
+	c.until0 = c.until(l)
+	c.ret(event.OpAcquire, id, l, sim.Event{Until: c.until0, Token: l.Token, Detail: l.Value})
 	c.value, c.token = l.Value, l.Token
 	if err := c.section(); err != nil {
 		return err
@@ -210,7 +215,7 @@ func (c *driverClient) round() error {
 }
 
 // section is the workload's critical section (scenarios' section for the
-// pool and the counter, without the careful variant): read, hold, the
+// pool and the counter, and its careful variant): read, hold, the
 // before-write point, write with the lease's owner and what was read.
 func (c *driverClient) section() error {
 	p := c.p
@@ -248,7 +253,17 @@ func (c *driverClient) section() error {
 		}
 		next = val - 1
 	}
-	p.Sleep(hold)
+	if c.wl.Careful && c.until0 != 0 {
+		// Careful code (scenarios' Workload.Careful): hold no longer than
+		// the belief, and write nothing once it ran out; the check comes
+		// before the before-write point, as in scenarios.RunClient.
+		p.Sleep(min(hold, max(c.left(), 0)))
+		if c.left() <= 0 {
+			return nil
+		}
+	} else {
+		p.Sleep(hold)
+	}
 	p.Point("before-write")
 	id = c.call(event.OpWrite, sim.Event{Value: next, Token: c.token, Detail: owner})
 	wr := []string{"STORE.WRITE", scenarios.PoolKey, strconv.FormatInt(next, 10), strconv.FormatInt(c.token, 10), owner, own, strconv.FormatInt(ver, 10)}
@@ -258,6 +273,17 @@ func (c *driverClient) section() error {
 	}
 	c.ret(event.OpWrite, id, storeResult(l), sim.Event{Value: next, Token: c.token})
 	return nil
+}
+
+// left is how long the holder still believes it holds the lease, on its
+// own clock (the validity the driver reported, against the client's
+// clock now).
+func (c *driverClient) left() time.Duration {
+	w := c.p.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	now := w.now()
+	return time.Duration(c.p.clk.Local(c.until0) - c.p.clk.Local(now))
 }
 
 // storeResult classes a storage reply as resource.Client does: a FENCED

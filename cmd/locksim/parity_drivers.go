@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/spf13/cobra"
+
+	"github.com/locksim/locksim/internal/outfile"
+	"github.com/locksim/locksim/internal/parity"
+	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/sim"
+)
+
+// runDriversTable is 'locksim parity --drivers DIR': the drivers table
+// (issue 31) into out/drivers.json and out/drivers.txt.
+func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *int, out, dir, world, cells string, quick bool, simRuns, realRuns, jobs intValue, ttl durationValue) error {
+	if world != parity.DriverWorld && world != parity.RedlockWorld {
+		return usageErrorf("--world %q: want %s or %s", world, parity.DriverWorld, parity.RedlockWorld)
+	}
+	jf, tf := parity.DriversFiles(world)
+	if err := outfile.CheckDir(out, jf, tf); err != nil {
+		return usageErrorf("--out: %v", err)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return usageErrorf("--drivers: %q is not a folder of drivers (e.g. drivers, holding python-redis-py/ and node-redlock/)", dir)
+	}
+	opt := parity.DriversOptions{Dir: dir, World: world, SimRuns: parity.Full.SimRuns, RealRuns: parity.Full.RealRuns, RealJobs: parity.Full.RealJobs, TTL: ttl.v, Progress: stderr}
+	if cells != "" {
+		for _, sc := range strings.Split(cells, ",") {
+			if sc = strings.TrimSpace(sc); sc == "" || strings.Contains(sc, "/") {
+				return usageErrorf("--cells with --drivers: %q is not a scenario (want SCENARIO,...: every driver runs in each)", sc)
+			}
+			opt.Scenarios = append(opt.Scenarios, sc)
+		}
+	}
+	if quick {
+		opt.SimRuns, opt.RealRuns, opt.RealJobs = parity.Quick.SimRuns, parity.Quick.RealRuns, parity.Quick.RealJobs
+	}
+	if simRuns.set {
+		opt.SimRuns = simRuns.v
+	}
+	if realRuns.set {
+		opt.RealRuns = realRuns.v
+	}
+	if jobs.set {
+		opt.RealJobs = jobs.v
+	}
+	if exe, err := os.Executable(); err == nil {
+		opt.Exe = exe // each real run its own process (parity.DriversOptions.Exe)
+	}
+	if err := realredis.CheckBinaries(); err != nil {
+		return usageErrorf("%v", err)
+	}
+	redis.SetLogger(quietLogger{})
+	*code = h(func(b sim.Bubble) int {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		res, err := parity.RunDrivers(ctx, b, opt)
+		if err != nil {
+			if ctx.Err() != nil {
+				fmt.Fprintf(stderr, "locksim: parity --drivers interrupted: nothing written; every process it started was stopped\n")
+				return 130
+			}
+			fmt.Fprintf(stderr, "locksim: parity --drivers: %v\n", err)
+			return exitInternal
+		}
+		if err := res.Write(out); err != nil {
+			fmt.Fprintf(stderr, "locksim: parity --drivers: %v\n", err)
+			return exitInternal
+		}
+		res.WriteTable(stdout)
+		fmt.Fprintf(stdout, "wrote %s/{%s,%s}\n", out, jf, tf)
+		return 0
+	})
+	return nil
+}

@@ -1,0 +1,548 @@
+package parity
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/internal/stats"
+	"github.com/locksim/locksim/run"
+	"github.com/locksim/locksim/sim"
+)
+
+// The drivers table (issue 31): lock libraries in other languages
+// (docs/DRIVERS.md) on the real arm, scenario by scenario, beside the Go
+// set-nx-cad (both arms) whose world every driver runs in, each with its
+// expectation written from its code (drivers_expect.go).
+
+// Files of the drivers table, written into a parity folder (DriversFiles
+// names those of a world other than DriverWorld).
+const (
+	DriversJSONFile  = "drivers.json"
+	DriversTableFile = "drivers.txt"
+)
+
+// DriversFiles are the JSON and table files of world's drivers table:
+// drivers.json and drivers.txt, or drivers-WORLD.json and .txt.
+func DriversFiles(world string) (jsonFile, tableFile string) {
+	if world == "" || world == DriverWorld {
+		return DriversJSONFile, DriversTableFile
+	}
+	return "drivers-" + world + ".json", "drivers-" + world + ".txt"
+}
+
+// DriverWorld is the lock whose world the drivers run in by default
+// (DriversOptions.World).
+const DriverWorld = "set-nx-cad"
+
+// RedlockWorld is the multi-node world: Redlock's five independent
+// nodes, where only the drivers of a multi-node library run (node-redlock;
+// the Python drivers refuse a world of several nodes at start).
+const RedlockWorld = "redlock"
+
+// WorldArms and WorldScenarios are a world's columns and rows.
+func WorldArms(world string) []Arm {
+	if world == RedlockWorld {
+		return []Arm{
+			{Name: "go redlock", Library: "locks/catalogue redlock (go-redis)", Resembles: "-"},
+			{Name: redlock, Driver: redlock, Library: "npm redlock 4.2.0 over ioredis 4.28.5, on 5 nodes", Resembles: "redlock, redsync"},
+		}
+	}
+	return DriverArms()
+}
+
+func WorldScenarios(world string) []string {
+	if world == RedlockWorld {
+		return []string{"pause-after-check", "pause-during-acquire", "clock-jump", "restart-no-persistence", "restart-fsync-always", "redlock-2-of-5", "no-faults"}
+	}
+	return DriverScenarios()
+}
+
+// Arm is one column of the drivers table: the Go set-nx-cad (Driver "")
+// or a driver in drivers/.
+type Arm struct {
+	Name      string `json:"name"`
+	Driver    string `json:"driver,omitempty"` // the folder under DriversOptions.Dir
+	Library   string `json:"library"`
+	Resembles string `json:"resembles"` // the Go designs it resembles
+}
+
+// DriverArms are the table's columns: Go set-nx-cad, the control and the
+// two libraries.
+func DriverArms() []Arm {
+	return []Arm{
+		{Name: "go set-nx-cad", Library: "locks/catalogue set-nx-cad (go-redis)", Resembles: "-"},
+		{Name: control, Driver: control, Library: "plain redis-py issuing set-nx-cad's commands (the control)", Resembles: "set-nx-cad"},
+		{Name: redisPy, Driver: redisPy, Library: "redis-py 4.3.4 redis.lock.Lock", Resembles: "set-nx-cad, redislock (no validity signal)"},
+		{Name: redlock, Driver: redlock, Library: "npm redlock 4.2.0 over ioredis 4.28.5", Resembles: "redlock, redsync (here on one node, as gocron)"},
+	}
+}
+
+// DriverScenarios are the table's rows. failover is listed so the table
+// says why it is missing (a driver is handed one node, not Sentinels).
+func DriverScenarios() []string {
+	return []string{"pause-after-check", "pause-during-acquire", "slow-client-clocks", "clock-jump", "delayed-write", "restart-no-persistence", "failover", "no-faults", "foreign-release"}
+}
+
+// DriversOptions configure RunDrivers.
+type DriversOptions struct {
+	Dir       string   // the drivers' folder ("": "drivers")
+	World     string   // the lock whose world every arm runs in ("": DriverWorld)
+	Scenarios []string // nil: DriverScenarios()
+	Arms      []Arm    // nil: DriverArms()
+	SimRuns   int      // Go set-nx-cad's seeds in the simulator
+	RealRuns  int      // real runs a cell (seeds 1..RealRuns)
+	RealJobs  int      // real runs at once
+	TTL       time.Duration
+	Progress  io.Writer
+	// Exe, if set, is a locksim binary: each real run is then its own
+	// 'Exe run --backend real --json' process, so one run's crash (a
+	// panic in a proxy library) costs that run, not the table.
+	Exe string
+}
+
+// DriversResult is drivers.json.
+type DriversResult struct {
+	TTLNS   int64          `json:"ttl_ns"`
+	World   string         `json:"world"`
+	Redis   string         `json:"redis"`
+	Note    string         `json:"note"`
+	WallNS  int64          `json:"wall_ns"`
+	Jobs    int            `json:"real_jobs"`
+	Arms    []Arm          `json:"arms"`
+	Cells   []DriverCell   `json:"cells"`
+	Control []ControlCheck `json:"control"`
+}
+
+// DriverCell is one scenario × arm.
+type DriverCell struct {
+	Scenario     string         `json:"scenario"`
+	Arm          string         `json:"arm"`
+	Expected     string         `json:"expected,omitempty"`
+	ExpectedWhy  string         `json:"expected_why,omitempty"`
+	NotSupported string         `json:"not_supported,omitempty"`
+	Runs         int            `json:"real_runs"`
+	Unsafe       int            `json:"real_unsafe"`
+	Verdicts     map[string]int `json:"real_verdicts"`
+	Verdict      string         `json:"real_verdict"`
+	CI           [2]float64     `json:"real_unsafe_ci95"`
+	// AsExpected: every run's verdict is the expectation's (an unsafe
+	// expectation: the cell's verdict is unsafe).
+	AsExpected  bool                `json:"as_expected"`
+	OtherSeeds  map[string][]uint64 `json:"other_seeds,omitempty"`
+	FirstUnsafe *Seed               `json:"first_unsafe,omitempty"`
+	Reasons     []string            `json:"reasons,omitempty"`
+	Errors      []string            `json:"errors,omitempty"`
+	WallNS      int64               `json:"wall_ns"`
+	// The Go arm also runs in the simulator at the real arm's scale.
+	SimRuns    int        `json:"sim_runs,omitempty"`
+	SimUnsafe  int        `json:"sim_unsafe,omitempty"`
+	SimVerdict string     `json:"sim_verdict,omitempty"`
+	SimCI      [2]float64 `json:"sim_unsafe_ci95,omitempty"`
+}
+
+// ControlCheck compares the control with the Go set-nx-cad in one
+// scenario: the same verdict and overlapping 95% Wilson intervals.
+type ControlCheck struct {
+	Scenario string `json:"scenario"`
+	Go       string `json:"go_real"`
+	GoSim    string `json:"go_sim"`
+	Python   string `json:"python"`
+	Agree    bool   `json:"agree"`     // with Go's real arm
+	AgreeSim bool   `json:"agree_sim"` // with Go's simulator
+}
+
+// RunDrivers runs every scenario × arm: the Go arm's simulator seeds in
+// bubble b, then every real run through one pool of RealJobs.
+func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*DriversResult, error) {
+	began := time.Now()
+	if opt.Dir == "" {
+		opt.Dir = "drivers"
+	}
+	if opt.World == "" {
+		opt.World = DriverWorld
+	}
+	if opt.World != DriverWorld && opt.World != RedlockWorld {
+		return nil, fmt.Errorf("parity --drivers: world %q: want %s or %s", opt.World, DriverWorld, RedlockWorld)
+	}
+	if opt.Scenarios == nil {
+		opt.Scenarios = WorldScenarios(opt.World)
+	}
+	if opt.Arms == nil {
+		opt.Arms = WorldArms(opt.World)
+	}
+	if opt.TTL == 0 {
+		opt.TTL = realredis.DefaultTTL
+	}
+	if opt.RealRuns < 1 || opt.SimRuns < 1 {
+		return nil, fmt.Errorf("parity --drivers: sim runs %d and real runs %d must be at least 1", opt.SimRuns, opt.RealRuns)
+	}
+	for _, a := range opt.Arms {
+		if a.Driver != "" {
+			if _, err := realredis.ResolveDriver(filepath.Join(opt.Dir, a.Driver)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := realredis.CheckBinaries(); err != nil {
+		return nil, err
+	}
+	res := &DriversResult{TTLNS: int64(opt.TTL), Redis: realredis.RedisVersion(), Jobs: max(1, opt.RealJobs), Arms: opt.Arms,
+		World: opt.World,
+		Note:  "every driver runs in " + opt.World + "'s world (its nodes and TTL); the real arm's seed fixes the fault schedule and the workload's choices, not the interleaving: a real run is not replayable"}
+	for _, sc := range opt.Scenarios {
+		for _, a := range opt.Arms {
+			c := DriverCell{Scenario: sc, Arm: a.Name, Verdicts: map[string]int{}}
+			if e, ok := expectationOf(a, sc, opt.World); ok {
+				c.Expected, c.ExpectedWhy = e.Verdict, e.Why
+			}
+			res.Cells = append(res.Cells, c)
+		}
+	}
+	arm := map[string]Arm{}
+	for _, a := range opt.Arms {
+		arm[a.Name] = a
+	}
+	// The Go arm in the simulator, at the real arm's scale.
+	for i := range res.Cells {
+		c := &res.Cells[i]
+		if arm[c.Arm].Driver != "" {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		cr := CellResult{Scenario: c.Scenario, Lock: opt.World, TTLNS: int64(opt.TTL), SimVerdicts: map[string]int{}}
+		if err := cr.simArm(b, Options{SimRuns: opt.SimRuns}); err != nil {
+			return nil, err
+		}
+		c.SimRuns, c.SimUnsafe, c.SimVerdict, c.SimCI = cr.SimRuns, cr.SimUnsafe, cr.SimVerdict, cr.SimCI
+		if cr.NotSupported != "" {
+			c.SimVerdict = "not-supported"
+		}
+		progress(opt.Progress, "%6.1fs sim  %-24s %-18s %d/%d unsafe (%s)", time.Since(began).Seconds(), c.Scenario, c.Arm, c.SimUnsafe, c.SimRuns, c.SimVerdict)
+	}
+	// Every real run through one pool; a cell is tallied when its runs end.
+	sem := make(chan struct{}, res.Jobs)
+	var wg sync.WaitGroup
+	var pmu sync.Mutex
+	errs := make([]error, len(res.Cells))
+	for i := range res.Cells {
+		wg.Add(1)
+		go func(c *DriverCell, err *error) {
+			defer wg.Done()
+			*err = c.realRuns(ctx, opt, arm[c.Arm], sem)
+			pmu.Lock()
+			progress(opt.Progress, "%6.1fs real %-24s %-18s %s", time.Since(began).Seconds(), c.Scenario, c.Arm, c.line())
+			pmu.Unlock()
+		}(&res.Cells[i], &errs[i])
+		time.Sleep(time.Millisecond) // cells queue for the pool in table order
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	res.Control = controlChecks(res, opt.Arms)
+	res.WallNS = int64(time.Since(began))
+	return res, nil
+}
+
+// expectationOf is arm a's expectation in scenario sc: Go set-nx-cad's
+// is the scenario file's agreed outcome, a driver's is driverExpect's.
+func expectationOf(a Arm, sc, world string) (Expectation, bool) {
+	if a.Driver == "" {
+		if e := expected(sc, world); e != "" {
+			return Expectation{Verdict: e, Why: "the scenario file's agreed outcome for " + world}, true
+		}
+		return Expectation{}, false
+	}
+	key := a.Driver
+	if world != DriverWorld {
+		key += "@" + world
+	}
+	e, ok := driverExpect[key][sc]
+	return e, ok
+}
+
+// build is one real run of arm a in scenario sc.
+func build(dir, world string, a Arm, sc string, seed uint64, ttl time.Duration) (*realredis.Job, error) {
+	job, err := realredis.Build(run.Spec{Scenario: sc, Lock: world, Seed: seed}, ttl)
+	if err != nil || a.Driver == "" {
+		return job, err
+	}
+	d, err := realredis.ResolveDriver(filepath.Join(dir, a.Driver))
+	if err != nil {
+		return nil, err
+	}
+	if err := job.WithDriver(d); err != nil {
+		return nil, err
+	}
+	return job, nil
+}
+
+// realRuns runs the cell's seeds on the real arm, as the pool sem lets it.
+func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, sem chan struct{}) error {
+	began := time.Now()
+	defer func() { c.WallNS = int64(time.Since(began)) }()
+	if j, err := realredis.Build(run.Spec{Scenario: c.Scenario, Lock: opt.World, Seed: 1}, opt.TTL); err == nil && j.Config.Topology.Replicated {
+		// No driver runs here (a driver is handed one node, not
+		// Sentinels), so the Go arm is not run either: the replicated
+		// rows are 'locksim parity''s (primary-replica, at ReplicatedTTL).
+		c.NotSupported, c.Verdict = "a replicated world (Sentinel failover): drivers are handed one node's address, not Sentinels', in this version; Go's replicated cells are in 'locksim parity' (primary-replica)", "not-supported"
+		return nil
+	}
+	if _, err := build(opt.Dir, opt.World, a, c.Scenario, 1, opt.TTL); err != nil {
+		c.NotSupported, c.Verdict = err.Error(), "not-supported"
+		return nil
+	}
+	type out struct {
+		seed  uint64
+		jd    *realredis.Judged
+		child *childRun
+		err   error
+	}
+	outs := make([]out, opt.RealRuns)
+	var wg sync.WaitGroup
+	for i := range outs {
+		outs[i].seed = uint64(i + 1)
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(o *out) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			job, err := build(opt.Dir, opt.World, a, c.Scenario, o.seed, opt.TTL)
+			if err != nil {
+				o.err = err
+				return
+			}
+			if opt.Exe != "" {
+				o.child, o.err = runChild(ctx, opt.Exe, job)
+				return
+			}
+			o.jd, o.err = job.RunAndJudge(ctx, "")
+			if o.jd != nil {
+				o.child = &childRun{Verdict: string(o.jd.Verdict()), Repro: o.jd.Real.Repro()}
+				if len(o.jd.Check.Reasons) > 0 {
+					o.child.Reason = o.jd.Check.Reasons[0]
+				}
+				if o.jd.Err != nil {
+					o.child.Err = o.jd.Err.Error()
+				}
+			}
+		}(&outs[i])
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, o := range outs {
+		if o.child == nil {
+			c.Verdicts["error"]++
+			c.Errors = append(c.Errors, fmt.Sprintf("seed %d: %v", o.seed, o.err))
+			continue
+		}
+		v := o.child.Verdict
+		if o.child.Err != "" && v != string(checker.VerdictUnsafe) {
+			c.Errors = append(c.Errors, fmt.Sprintf("seed %d: %s", o.seed, o.child.Err))
+		}
+		c.Runs++
+		c.Verdicts[v]++
+		if v == string(checker.VerdictUnsafe) {
+			c.Unsafe++
+			if c.FirstUnsafe == nil {
+				c.FirstUnsafe = &Seed{Seed: o.seed, Repro: o.child.Repro}
+			}
+		}
+		if v != string(checker.VerdictSafe) && o.child.Reason != "" {
+			c.Reasons = addReason(c.Reasons, []string{o.child.Reason})
+		}
+	}
+	c.Verdict = verdictOf(c.Verdicts)
+	for _, o := range outs {
+		if o.child != nil && o.child.Verdict != c.Verdict {
+			if c.OtherSeeds == nil {
+				c.OtherSeeds = map[string][]uint64{}
+			}
+			c.OtherSeeds[o.child.Verdict] = append(c.OtherSeeds[o.child.Verdict], o.seed)
+		}
+	}
+	lo, hi := stats.Wilson(c.Unsafe, c.Runs)
+	c.CI = [2]float64{lo, hi}
+	c.AsExpected = c.Expected != "" && c.Verdict == c.Expected && (c.Expected != "safe" || c.Verdicts["safe"] == c.Runs)
+	return nil
+}
+
+func (c *DriverCell) line() string {
+	if c.NotSupported != "" {
+		return "not supported: " + c.NotSupported
+	}
+	return fmt.Sprintf("%d/%d unsafe (%s), expected %s", c.Unsafe, c.Runs, c.Verdict, orDash(c.Expected))
+}
+
+// controlChecks compares the control with Go set-nx-cad scenario by
+// scenario.
+func controlChecks(r *DriversResult, arms []Arm) []ControlCheck {
+	var goName string
+	hasControl := false
+	for _, a := range arms {
+		if a.Driver == "" {
+			goName = a.Name
+		}
+		hasControl = hasControl || a.Driver == control
+	}
+	if goName == "" || !hasControl {
+		return nil
+	}
+	var out []ControlCheck
+	for i := range r.Cells {
+		g := r.Cells[i]
+		if g.Arm != goName || g.NotSupported != "" {
+			continue
+		}
+		for _, p := range r.Cells {
+			if p.Scenario != g.Scenario || p.Arm != control || p.NotSupported != "" || p.Runs == 0 {
+				continue
+			}
+			overlap := func(a, b [2]float64) bool { return a[0] <= b[1] && b[0] <= a[1] }
+			out = append(out, ControlCheck{Scenario: g.Scenario,
+				Go: rate(g.Unsafe, g.Runs, g.Verdict), GoSim: rate(g.SimUnsafe, g.SimRuns, g.SimVerdict), Python: rate(p.Unsafe, p.Runs, p.Verdict),
+				Agree:    g.Runs > 0 && g.Verdict == p.Verdict && overlap(g.CI, p.CI),
+				AgreeSim: g.SimRuns > 0 && g.SimVerdict == p.Verdict && overlap(g.SimCI, p.CI)})
+		}
+	}
+	return out
+}
+
+// Write writes drivers.json and drivers.txt into dir, each atomically.
+func (r *DriversResult) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	jf, tf := DriversFiles(r.World)
+	if err := run.WriteFileAtomic(filepath.Join(dir, jf), append(b, '\n')); err != nil {
+		return err
+	}
+	var t bytes.Buffer
+	r.WriteTable(&t)
+	return run.WriteFileAtomic(filepath.Join(dir, tf), t.Bytes())
+}
+
+// ReadDrivers reads dir/drivers.json; (nil, nil) when the folder has none.
+func ReadDrivers(dir string) (*DriversResult, error) {
+	return readDriversFile(filepath.Join(dir, DriversJSONFile))
+}
+
+// ReadAllDrivers reads every world's drivers table in dir (none: nil).
+func ReadAllDrivers(dir string) ([]*DriversResult, error) {
+	var out []*DriversResult
+	for _, w := range []string{DriverWorld, RedlockWorld} {
+		jf, _ := DriversFiles(w)
+		r, err := readDriversFile(filepath.Join(dir, jf))
+		if err != nil {
+			return nil, err
+		}
+		if r != nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+func readDriversFile(path string) (*DriversResult, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var r DriversResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(r.Cells) == 0 {
+		return nil, fmt.Errorf("%s: no cells", path)
+	}
+	return &r, nil
+}
+
+// WriteTable writes the table people read: a row a scenario, a column an
+// arm ("k/n verdict", then "!" when it is not the expectation).
+func (r *DriversResult) WriteTable(w io.Writer) {
+	fmt.Fprintf(w, "%-24s", "scenario")
+	for _, a := range r.Arms {
+		fmt.Fprintf(w, " %-26s", a.Name)
+	}
+	fmt.Fprintln(w)
+	var unsupported []string
+	for _, sc := range r.scenarios() {
+		fmt.Fprintf(w, "%-24s", sc)
+		for _, a := range r.Arms {
+			fmt.Fprintf(w, " %-26s", r.cellText(sc, a.Name, &unsupported))
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "\nreal unsafe runs k/n and the cell's verdict (expected in brackets; ! where it differs); the Go arm also: sim k/n.\n")
+	if len(r.Control) > 0 {
+		fmt.Fprintf(w, "\nthe control (python-set-nx-cad) against Go set-nx-cad (same verdict, overlapping 95%% Wilson intervals):\n")
+		for _, c := range r.Control {
+			fmt.Fprintf(w, "  %-24s go real %-14s go sim %-14s python %-14s agree real %v, sim %v\n", c.Scenario, c.Go, c.GoSim, c.Python, c.Agree, c.AgreeSim)
+		}
+	}
+	for _, u := range unsupported {
+		fmt.Fprintf(w, "\nnot supported: %s", u)
+	}
+	fmt.Fprintf(w, "\nTTL %v; %s; %d real runs at once, %v in all. %s.\n", time.Duration(r.TTLNS), orDash(r.Redis), r.Jobs, time.Duration(r.WallNS).Round(time.Second), r.Note)
+}
+
+func (r *DriversResult) scenarios() []string {
+	var out []string
+	for _, c := range r.Cells {
+		if len(out) == 0 || out[len(out)-1] != c.Scenario {
+			out = append(out, c.Scenario)
+		}
+	}
+	return out
+}
+
+// Cell is scenario × arm's cell (nil if the table has none).
+func (r *DriversResult) Cell(scenario, arm string) *DriverCell {
+	for i := range r.Cells {
+		if r.Cells[i].Scenario == scenario && r.Cells[i].Arm == arm {
+			return &r.Cells[i]
+		}
+	}
+	return nil
+}
+
+func (r *DriversResult) cellText(sc, arm string, unsupported *[]string) string {
+	c := r.Cell(sc, arm)
+	switch {
+	case c == nil:
+		return "-"
+	case c.NotSupported != "":
+		*unsupported = append(*unsupported, sc+" × "+arm+": "+c.NotSupported)
+		return "not supported"
+	}
+	s := rate(c.Unsafe, c.Runs, c.Verdict) + " [" + orDash(c.Expected) + "]"
+	if !c.AsExpected && c.Expected != "" {
+		s += " !"
+	}
+	if c.SimRuns > 0 {
+		s += fmt.Sprintf(" sim %d/%d", c.SimUnsafe, c.SimRuns)
+	}
+	return s
+}

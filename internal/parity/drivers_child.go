@@ -1,0 +1,60 @@
+package parity
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/locksim/locksim/internal/realredis"
+)
+
+// childRun is what the drivers table keeps of one real run.
+type childRun struct {
+	Verdict string
+	Reason  string
+	Repro   string
+	Err     string // why the run did not complete ("": it did)
+}
+
+// runChild runs job as its own 'exe run --backend real --json' process
+// and reads its verdict. A cancelled ctx sends the child SIGTERM (it
+// stops its servers and drivers and removes its temp dir), then SIGKILL
+// after 30 s.
+func runChild(ctx context.Context, exe string, job *realredis.Job) (*childRun, error) {
+	args := []string{"run", "--backend", "real", "--json", "--scenario", job.Spec.Scenario, "--lock", job.Spec.Lock,
+		"--seed", fmt.Sprint(job.Spec.Seed), "--ttl", job.TTL.String()}
+	if job.Driver != nil {
+		args = append(args, "--driver", job.Driver.Path)
+	}
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	runErr := cmd.Run() // a verdict's exit code is not an error here
+	var r struct {
+		Verdict string `json:"verdict"`
+		Reason  string `json:"verdict_reason"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil || r.Verdict == "" {
+		return nil, fmt.Errorf("%s %s: no verdict (%v): %s", exe, strings.Join(args, " "), runErr, tail(stderr.String(), 600))
+	}
+	c := &childRun{Verdict: r.Verdict, Reason: r.Reason, Repro: job.Repro()}
+	if i := strings.Index(stderr.String(), "run incomplete"); i >= 0 {
+		c.Err = tail(stderr.String()[i:], 600)
+	}
+	return c, nil
+}
+
+func tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}

@@ -1,0 +1,71 @@
+package parity
+
+// The drivers table's expectations, written from each library's code
+// before any of these cells was measured (issue 31). Each names the
+// source lines it rests on: redis-py 4.3.4's
+// /usr/lib/python3/dist-packages/redis/lock.py, npm redlock 4.2.0's
+// drivers/node-redlock/node_modules/redlock/redlock.js, and the control's
+// drivers/python-set-nx-cad/driver.py. Every driver runs in set-nx-cad's
+// world (one Redis node, its TTL), so a scenario's faults are the ones it
+// lists for set-nx-cad.
+
+// Expectation is what a library is expected to do in one scenario, and
+// why (from its code).
+type Expectation struct {
+	Verdict string `json:"verdict"` // safe | unsafe | liveness
+	Why     string `json:"why"`
+}
+
+// Go set-nx-cad's expectations are the scenario files' agreed outcomes;
+// the control's are the same (it issues set-nx-cad's commands, driver.py).
+const (
+	redisPy = "python-redis-py"
+	redlock = "node-redlock"
+	control = "python-set-nx-cad"
+)
+
+// driverExpect is keyed by driver, then scenario.
+var driverExpect = map[string]map[string]Expectation{
+	redisPy: {
+		"pause-after-check":      {"unsafe", "acquire() returns True right after do_acquire's SET NX PX (lock.py 206-208, 217-225) and nothing re-reads the key or a clock before the caller writes: a pause past the TTL after it returned makes a stale write"},
+		"pause-during-acquire":   {"unsafe", "acquire() measures nothing around do_acquire (lock.py 206-208): the SET's reply arrives, the pause outlasts the TTL, and acquire still returns True into a section with an expired key (as Go redislock)"},
+		"slow-client-clocks":     {"unsafe", "no validity signal (acquire returns True, line 208): the holder believes until it releases; the workload's sections are 1.21-1.24 TTL of true time on a 20 % slow clock, past the key's PX (line 223)"},
+		"clock-jump":             {"unsafe", "the node's clock jumps 2 TTL while the key is held and expires it at once; nothing in the Lock reads the key again before release (lua_release, lines 255-259, only runs at the end)"},
+		"delayed-write":          {"unsafe", "as set-nx-cad: SET NX PX and a compare-and-delete (lines 27-34, 217-225); a write held in the network lands after the next holder's"},
+		"restart-no-persistence": {"unsafe", "the node restarts empty under a holder; the Lock never checks ownership before its release (owned(), lines 234-243, is an extra round trip the documented use does not make)"},
+		"no-faults":              {"safe", "SET NX PX (line 223) and a compare-and-delete release (LUA_RELEASE_SCRIPT, lines 27-34)"},
+		"foreign-release":        {"safe", "release runs LUA_RELEASE_SCRIPT (lines 27-34, 255-259): a stale release deletes nothing and raises LockNotOwnedError; the next holder's key stays"},
+	},
+	redlock: {
+		"pause-after-check":      {"unsafe", "lock() checks votes >= quorum && lock.expiration > Date.now() once (redlock.js 419) before resolving; the pause is after that check, and nothing re-reads it before the write"},
+		"pause-during-acquire":   {"safe", "the pause lands after the node's reply to lockScript, before loop's check (the driver wraps _executeScript: the 'acquiring' point); expiration = start + ttl - drift (lines 397, 415-416) is then past Date.now(), so the check at line 419 fails, the lock is unlocked and retried (lines 424-429), as the Go redlock"},
+		"slow-client-clocks":     {"unsafe", "expiration is start + ttl - drift on Date.now() (lines 397, 416), which libfaketime runs 20 % slow: the validity it reports is 1.24 TTL of true time, and the section runs to it, past the key's PX (as Go redlock: outside its assumptions)"},
+		"clock-jump":             {"unsafe", "one node here: the node's clock jumps 2 TTL and expires the key under the holder; the validity (line 416) is on the client's clock and cannot see it"},
+		"delayed-write":          {"unsafe", "lock()'s check (line 419) is before the section; a write held in the network lands after the next holder's"},
+		"restart-no-persistence": {"unsafe", "the one node restarts empty under a holder (a quorum of 1 of 1); redis.io's fsync or delayed restart is not there"},
+		"no-faults":              {"safe", "lockScript sets the key only if none exists (lines 9-24) and unlockScript deletes only its own value (lines 26-34)"},
+		"foreign-release":        {"safe", "unlockScript deletes a key only if its value is the lock's (lines 26-34); the stale unlock rejects with a LockError (driver: fail)"},
+	},
+	control: {
+		"pause-after-check":      {"unsafe", "as Go set-nx-cad (driver.py sends after-check after the SET, then returns)"},
+		"pause-during-acquire":   {"unsafe", "as Go set-nx-cad: no elapsed-time check after the SET (driver.py)"},
+		"slow-client-clocks":     {"unsafe", "as Go set-nx-cad: validity time.time() before the SET + TTL, on a 20 % slow clock (driver.py)"},
+		"clock-jump":             {"unsafe", "as Go set-nx-cad"},
+		"delayed-write":          {"unsafe", "as Go set-nx-cad"},
+		"restart-no-persistence": {"unsafe", "as Go set-nx-cad"},
+		"no-faults":              {"safe", "as Go set-nx-cad"},
+		"foreign-release":        {"safe", "as Go set-nx-cad: compare-and-delete release"},
+	},
+	// node-redlock in Redlock's world (five independent nodes), written
+	// after one exploratory run (restart-no-persistence seed 1: unsafe)
+	// and before any other measurement of this world.
+	redlock + "@" + RedlockWorld: {
+		"pause-after-check":      {"unsafe", "the check (line 419) is before the pause; nothing re-reads it before the write"},
+		"pause-during-acquire":   {"safe", "the pause is between a node's reply and the vote count (the driver's 'acquiring' point); expiration = start + ttl - drift is then past Date.now() and line 419 refuses, unlocks and retries"},
+		"clock-jump":             {"unsafe", "quorum = floor(5/2) + 1 = 3 (line 400): c0 holds n0..n2, n2's clock jumps and expires its key, c1 (cut from n0, n1) takes n2..n4: two majorities"},
+		"restart-no-persistence": {"unsafe", "quorum 3 (line 400): c0 holds n0..n2, n2 restarts empty, c1 takes n2..n4; nothing in lock() or the Lock can see a node forget"},
+		"restart-fsync-always":   {"safe", "the restarted node keeps the key (appendfsync always), so no second majority forms: lockScript refuses where the key exists (lines 9-24)"},
+		"redlock-2-of-5":         {"liveness", "only 2 of 5 nodes reachable: votes < quorum 3 (line 419) on every attempt; lock() rejects after retryCount (lines 427-433): no holder, a liveness failure, never an overlap"},
+		"no-faults":              {"safe", "lockScript and unlockScript on five nodes (lines 9-34); quorum 3 (line 400)"},
+	},
+}
