@@ -2,10 +2,13 @@ package locktest_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
@@ -125,5 +128,103 @@ func TestFairnessOption(t *testing.T) {
 	o.Checks, o.NoFaults = 3, true
 	if failed := locktest.Find(t, f, o); failed == nil || failed.Verdict() != "liveness" {
 		t.Fatalf("Find with Fairness must report the starvation: %+v", failed)
+	}
+}
+
+// renewer is a user's watchdog lock: SET NX PX with a value drawn in
+// Acquire, a compare-and-delete release, and a watchdog (started with
+// env.Go) that every TTL/3 renews the key with a compare-and-PEXPIRE and
+// reports the new belief with env.Renewed. When a renewal fails (refused,
+// or no answer), the correct one reports env.RenewFailed and stops; the
+// deaf one believes it anyway (env.Renewed) and goes on renewing.
+type renewer struct {
+	env   locks.Env
+	deaf  bool
+	stops map[string]chan struct{}
+}
+
+func newRenewer(deaf bool) locktest.Factory {
+	return func(env locks.Env) (locks.Lock, error) {
+		return &renewer{env: env, deaf: deaf, stops: map[string]chan struct{}{}}, nil
+	}
+}
+
+func (l *renewer) Acquire(ctx context.Context) (locks.Lease, error) {
+	value := fmt.Sprintf("%s-%016x", l.env.Client, l.env.Rand.Uint64()) // per hold: drawn here, not in the factory
+	start := l.env.Clock.Now()
+	ok, err := l.env.Primary.SetNX(ctx, l.env.Key, value, l.env.TTL).Result()
+	if err != nil {
+		return locks.Lease{}, err
+	}
+	if !ok {
+		return locks.Lease{}, locks.ErrNotAcquired
+	}
+	l.env.At(locks.PointAfterCheck)
+	stop := make(chan struct{})
+	l.stops[value] = stop
+	stopped := func() bool {
+		select {
+		case <-stop:
+			return true
+		default:
+			return false
+		}
+	}
+	l.env.Go(func() {
+		for {
+			l.env.Clock.Sleep(l.env.TTL / 3)
+			if stopped() {
+				return
+			}
+			l.env.At(locks.PointRenewing)
+			sent := l.env.Clock.Now()
+			n, err := renew.Run(ctx, l.env.Primary, []string{l.env.Key}, value, l.env.TTL.Milliseconds()).Int64()
+			if stopped() {
+				return
+			}
+			if (err != nil || n == 0) && !l.deaf {
+				l.env.RenewFailed()
+				return
+			}
+			l.env.Renewed(sent.Add(l.env.TTL))
+		}
+	})
+	return locks.Lease{Value: value, Start: start, ValidUntil: start.Add(l.env.TTL)}, nil
+}
+
+func (l *renewer) Release(ctx context.Context, lease locks.Lease) error {
+	if stop, ok := l.stops[lease.Value]; ok {
+		close(stop)
+		delete(l.stops, lease.Value)
+	}
+	return releaseAll(ctx, []redis.UniversalClient{l.env.Primary}, l.env.Key, lease.Value)
+}
+
+// A watchdog that believes a failed renewal is found by a search with
+// network faults only (partition, delay, loss) within 100 schedules at
+// each of three pinned seeds, and the correct watchdog passes the same
+// schedules: the careful section follows the belief through renewals, so
+// a section outlives the first lease only while renewals extend it, and a
+// deaf watchdog's belief outlives its key.
+//
+// Without the steps (one sleep to the first lease's deadline, as before)
+// the same search missed the deaf watchdog at all three seeds: 0 of 300.
+// -short runs seed 1 only.
+func TestDeafWatchdogFoundByNetworkFaults(t *testing.T) {
+	seeds := []uint64{1, 2, 3}
+	if testing.Short() {
+		seeds = seeds[:1]
+	}
+	for _, seed := range seeds {
+		o := locktest.Options{Kinds: []faults.Kind{faults.Partition, faults.Delay, faults.Loss}, Checks: 100, Seed: seed}
+		deaf := locktest.Find(t, newRenewer(true), o)
+		if deaf == nil {
+			t.Errorf("seed %d: the deaf watchdog passed 100 network-fault schedules", seed)
+		} else {
+			t.Logf("seed %d: the deaf watchdog failed at schedule %d: %s", seed, deaf.Tried, deaf.Check.Reasons)
+		}
+		if ok := locktest.Find(t, newRenewer(false), o); ok != nil {
+			t.Errorf("seed %d: the correct watchdog failed:\n%s", seed, locktest.Describe(t, *ok))
+		}
 	}
 }
