@@ -83,7 +83,7 @@ func TestModelMono(t *testing.T) {
 
 type wallOnly struct{ now time.Time }
 
-func (c wallOnly) Now() time.Time       { return c.now }
+func (c wallOnly) Now() time.Time        { return c.now }
 func (c wallOnly) Sleep(d time.Duration) {}
 
 func TestMonoFallback(t *testing.T) {
