@@ -230,6 +230,12 @@ type Lease struct {
 	// that call time.Now: in the simulator that is true time), false when
 	// from Env.Clock.
 	OnGoClock bool
+	// MonoUntil, when not 0, is the validity as a reading of Env.Mono:
+	// the holder believes it holds until Env.Mono() reaches it, as Go
+	// code that compares time.Since(start) with its lease does, so client
+	// clock jumps do not bend it (drift does). It wins over ValidUntil
+	// and OnGoClock.
+	MonoUntil time.Duration
 	// FencingToken is the number the protected resource checks
 	// (Options.Fencing: max-token), strictly increasing per acquisition;
 	// 0 when the lock has none. A string owner token goes in Value.

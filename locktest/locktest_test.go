@@ -228,3 +228,66 @@ func TestDeafWatchdogFoundByNetworkFaults(t *testing.T) {
 		}
 	}
 }
+
+// elapsedLock is SET NX PX with a compare-and-delete release whose lease
+// is measured from the start of Acquire: on the monotonic reading
+// (env.Mono, Lease.MonoUntil) as Go code measures with time.Since, or on
+// the wall clock (env.Clock.Now, Lease.ValidUntil).
+type elapsedLock struct {
+	env  locks.Env
+	mono bool
+}
+
+func (l *elapsedLock) Acquire(ctx context.Context) (locks.Lease, error) {
+	value := fmt.Sprintf("%s-%016x", l.env.Client, l.env.Rand.Uint64())
+	wall, mono := l.env.Clock.Now(), l.env.Mono()
+	ok, err := l.env.Primary.SetNX(ctx, l.env.Key, value, l.env.TTL).Result()
+	if err != nil {
+		return locks.Lease{}, err
+	}
+	if !ok {
+		return locks.Lease{}, locks.ErrNotAcquired
+	}
+	l.env.At(locks.PointAfterCheck)
+	lease := locks.Lease{Value: value, Start: wall}
+	if l.mono {
+		lease.MonoUntil = mono + l.env.TTL
+	} else {
+		lease.ValidUntil = wall.Add(l.env.TTL)
+	}
+	return lease, nil
+}
+
+func (l *elapsedLock) Release(ctx context.Context, lease locks.Lease) error {
+	return releaseAll(ctx, []redis.UniversalClient{l.env.Primary}, l.env.Key, lease.Value)
+}
+
+// A lease measured on the monotonic reading survives client clock jumps
+// (backward and forward, on every client, all run long) where the same
+// lease measured on the wall clock is broken by them: a careful holder
+// whose clock jumped back believes its lease past the key's expiry.
+func TestMonotonicLeaseSurvivesClockJumps(t *testing.T) {
+	// c0's clock steps back 100 ms every 100 ms (its wall clock stands
+	// still), and c0 is paused 1.5 s after its lock decided it holds,
+	// four times: a lease measured on the wall clock comes back from the
+	// pause whole.
+	var jumps []faults.Fault
+	for i := range 299 {
+		jumps = append(jumps, faults.Fault{Kind: faults.ClockJump, Start: time.Duration(i+1) * 100 * time.Millisecond, Targets: []string{"c0"}, Jump: -100 * time.Millisecond})
+	}
+	for _, at := range []time.Duration{1, 8, 15, 22} {
+		jumps = append(jumps, faults.Fault{Kind: faults.ClientPause, Start: at*time.Second + 50*time.Millisecond, Duration: 1500 * time.Millisecond, Targets: []string{"c0"}, At: string(locks.PointAfterCheck)})
+	}
+	faults.Sort(jumps)
+	o := locktest.Options{Topology: locks.Single}
+	for seed := uint64(1); seed <= 3; seed++ {
+		mono := locktest.Run(t, func(env locks.Env) (locks.Lock, error) { return &elapsedLock{env: env, mono: true}, nil }, o, seed, jumps)
+		if mono.Verdict() != "safe" {
+			t.Errorf("seed %d: the monotonic lease is %s under client clock jumps:\n%s", seed, mono.Verdict(), locktest.Describe(t, mono))
+		}
+		wall := locktest.Run(t, func(env locks.Env) (locks.Lock, error) { return &elapsedLock{env: env}, nil }, o, seed, jumps)
+		if wall.Verdict() != "unsafe" {
+			t.Errorf("seed %d: the wall-clock lease is %s: the jumps did not test it", seed, wall.Verdict())
+		}
+	}
+}

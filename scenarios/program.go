@@ -227,6 +227,8 @@ func (c *client) round(lk locks.Lock) {
 // validity (0: until release).
 func (c *client) until(lease locks.Lease) int64 {
 	switch {
+	case lease.MonoUntil != 0:
+		return c.p.TrueDeadline(c.monoDeadline(lease))
 	case lease.ValidUntil.IsZero():
 		return 0
 	case lease.OnGoClock:
@@ -374,6 +376,12 @@ func (c *client) work(hold time.Duration, lease locks.Lease) {
 	}
 }
 
+// monoDeadline is lease's monotonic validity (Lease.MonoUntil) as a
+// deadline on the process's own clock, read now.
+func (c *client) monoDeadline(lease locks.Lease) time.Time {
+	return c.p.Now().Add(lease.MonoUntil - clock.Mono(c.p))
+}
+
 // forever is a belief with no deadline (a lease held until release).
 const forever = time.Duration(1<<63 - 1)
 
@@ -386,8 +394,14 @@ func (c *client) left(lease locks.Lease) time.Duration {
 	switch {
 	case r != nil && r.lost:
 		return 0
-	case r != nil && r.until.IsZero(), r == nil && lease.ValidUntil.IsZero():
+	case r != nil && r.until.IsZero(), r == nil && lease.ValidUntil.IsZero() && lease.MonoUntil == 0:
 		return forever
+	case lease.MonoUntil != 0:
+		left := lease.MonoUntil - clock.Mono(c.p)
+		if r != nil {
+			left = max(left, r.until.Sub(c.p.Now()))
+		}
+		return left
 	}
 	if lease.ValidUntil.IsZero() { // believed until release, then renewed to a deadline
 		return time.Duration(c.p.TrueDeadline(r.until) - c.p.TrueNow())
