@@ -55,6 +55,10 @@ const (
 	// Careless code writes whatever its lease says: only fencing at the
 	// resource can stop a late write.
 	Careless Workload = "careless"
+	// ScenarioWorkload, for Scenario only, runs the scenario's own
+	// workload: its hold times (unless HoldMin/HoldMax are set) and
+	// careless code. Run and Find run it as Careless.
+	ScenarioWorkload Workload = "scenario"
 )
 
 // Outcome is one judged run.
@@ -146,12 +150,17 @@ func runConfig(t *testing.T, in locks.Info, cfg sim.Config, o Options, scenario 
 // Scenario runs the lock through a built-in scenario of locksim's
 // catalogue (scenarios.IDs: "pause-after-check", "clock-jump", "failover",
 // "split-brain", ...) or a scenario file, with one seed: the scenario's
-// world, workload, fault schedule (scaled by o.TTL where the scenario
-// counts in TTLs) and judging, with the lock under test in the place of
-// the scenario's locks. o gives the lock's Topology, TTL and Fencing and
-// may set Persistence; its Clients, Nodes, Duration, Liveness, ReplLag,
-// DownAfter and HoldMin/HoldMax override the scenario's when set. The
-// scenario's workload is its own (Options.Workload does not apply).
+// world, fault schedule (scaled by o.TTL where the scenario counts in
+// TTLs) and judging, with the lock under test in the place of the
+// scenario's locks. o gives the lock's Topology, TTL and Fencing and may
+// set Persistence; its Clients, Nodes, Duration, Liveness, ReplLag and
+// DownAfter override the scenario's when set.
+//
+// The clients run the same workload as Run and Find: o.Workload (careful
+// code for a lock without fencing) with critical sections of
+// o.HoldMin-o.HoldMax (TTL-relative by default), on the scenario's
+// resource. Workload ScenarioWorkload runs the scenario's own instead:
+// its hold times (unless HoldMin/HoldMax are set) and careless code.
 func Scenario(t *testing.T, id string, f Factory, o Options, seed uint64) Outcome {
 	t.Helper()
 	sc, err := scenarios.Resolve(id)
@@ -160,7 +169,16 @@ func Scenario(t *testing.T, id string, f Factory, o Options, seed uint64) Outcom
 	}
 	p := scenarios.Params{Clients: o.Clients, Nodes: o.Nodes, Duration: o.Duration, Liveness: o.Liveness,
 		ReplLag: o.ReplLag, DownAfter: o.DownAfter, HoldMin: o.HoldMin, HoldMax: o.HoldMax}
+	own := o.Workload == ScenarioWorkload
+	if own {
+		o.Workload = ""
+	}
 	o = o.withDefaults()
+	if own {
+		o.Workload = ScenarioWorkload
+	} else {
+		p.HoldMin, p.HoldMax, p.Careful = o.HoldMin, o.HoldMax, o.Workload == Careful
+	}
 	in := info(f, o)
 	cfg, err := sc.Build(in, seed, p)
 	if err != nil {

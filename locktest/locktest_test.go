@@ -133,19 +133,37 @@ func TestFairnessOption(t *testing.T) {
 
 // renewer is a user's watchdog lock: SET NX PX with a value drawn in
 // Acquire, a compare-and-delete release, and a watchdog (started with
-// env.Go) that every TTL/3 renews the key with a compare-and-PEXPIRE and
-// reports the new belief with env.Renewed. When a renewal fails (refused,
-// or no answer), the correct one reports env.RenewFailed and stops; the
-// deaf one believes it anyway (env.Renewed) and goes on renewing.
+// env.Go) that every TTL/3 (or every) renews the key with a
+// compare-and-PEXPIRE and reports the new belief with env.Renewed. When
+// a renewal fails (refused, or no answer), the correct one reports
+// env.RenewFailed and stops; a deaf one believes it anyway (env.Renewed)
+// and goes on renewing; a silent one stops and says nothing. Its lease
+// is valid for the TTL from the start of Acquire, or, untilRelease,
+// gives no validity (the holder believes it until it releases, as a
+// user of Redisson's lock() does).
 type renewer struct {
-	env   locks.Env
-	deaf  bool
-	stops map[string]chan struct{}
+	env          locks.Env
+	onFail       string // "report", "deaf" or "silent"
+	every        time.Duration
+	untilRelease bool
+	stops        map[string]chan struct{}
 }
 
 func newRenewer(deaf bool) locktest.Factory {
+	if deaf {
+		return renewerFactory(renewer{onFail: "deaf"})
+	}
+	return renewerFactory(renewer{onFail: "report"})
+}
+
+func renewerFactory(r renewer) locktest.Factory {
 	return func(env locks.Env) (locks.Lock, error) {
-		return &renewer{env: env, deaf: deaf, stops: map[string]chan struct{}{}}, nil
+		l := r
+		l.env, l.stops = env, map[string]chan struct{}{}
+		if l.every == 0 {
+			l.every = env.TTL / 3
+		}
+		return &l, nil
 	}
 }
 
@@ -172,7 +190,7 @@ func (l *renewer) Acquire(ctx context.Context) (locks.Lease, error) {
 	}
 	l.env.Go(func() {
 		for {
-			l.env.Clock.Sleep(l.env.TTL / 3)
+			l.env.Clock.Sleep(l.every)
 			if stopped() {
 				return
 			}
@@ -182,14 +200,23 @@ func (l *renewer) Acquire(ctx context.Context) (locks.Lease, error) {
 			if stopped() {
 				return
 			}
-			if (err != nil || n == 0) && !l.deaf {
-				l.env.RenewFailed()
-				return
+			if err != nil || n == 0 {
+				switch l.onFail {
+				case "report":
+					l.env.RenewFailed()
+					return
+				case "silent":
+					return
+				}
 			}
 			l.env.Renewed(sent.Add(l.env.TTL))
 		}
 	})
-	return locks.Lease{Value: value, Start: start, ValidUntil: start.Add(l.env.TTL)}, nil
+	lease := locks.Lease{Value: value, Start: start, ValidUntil: start.Add(l.env.TTL)}
+	if l.untilRelease {
+		lease.ValidUntil = time.Time{}
+	}
+	return lease, nil
 }
 
 func (l *renewer) Release(ctx context.Context, lease locks.Lease) error {
@@ -242,6 +269,7 @@ func (l *elapsedLock) Acquire(ctx context.Context) (locks.Lease, error) {
 	value := fmt.Sprintf("%s-%016x", l.env.Client, l.env.Rand.Uint64())
 	wall, mono := l.env.Clock.Now(), l.env.Mono()
 	ok, err := l.env.Primary.SetNX(ctx, l.env.Key, value, l.env.TTL).Result()
+	l.env.At(locks.PointAcquiring) // the reply is in: a pause here outlasts the lease
 	if err != nil {
 		return locks.Lease{}, err
 	}
@@ -289,5 +317,36 @@ func TestMonotonicLeaseSurvivesClockJumps(t *testing.T) {
 		if wall.Verdict() != "unsafe" {
 			t.Errorf("seed %d: the wall-clock lease is %s: the jumps did not test it", seed, wall.Verdict())
 		}
+	}
+}
+
+// Scenario runs Run's workload: careful code with critical sections
+// sized by the TTL. A watchdog renewing every full TTL instead of TTL/3,
+// whose holder believes until it releases and which stops renewing
+// silently when a renewal fails, is caught in "no-faults": a section
+// longer than the TTL outlives its key (the renewal comes too late). The
+// scenario's own workload (sections of 50 ms to 1 s: the watchdog never
+// renews) does not catch it, nor is the same watchdog at TTL/3 unsafe.
+func TestScenarioRunsTheSameWorkload(t *testing.T) {
+	late := renewerFactory(renewer{onFail: "silent", every: 3 * time.Second, untilRelease: true})
+	if out := locktest.Scenario(t, "no-faults", late, locktest.Options{}, 1); out.Verdict() != "unsafe" {
+		t.Errorf("no-faults: a watchdog renewing every TTL is %s: %v", out.Verdict(), out.Check.Reasons)
+	}
+	if out := locktest.Scenario(t, "no-faults", late, locktest.Options{Workload: locktest.ScenarioWorkload}, 1); out.Verdict() != "safe" {
+		t.Errorf("no-faults, the scenario's own workload: %s (its short sections never reach a renewal): %v", out.Verdict(), out.Check.Reasons)
+	}
+	ontime := renewerFactory(renewer{onFail: "silent", untilRelease: true})
+	if out := locktest.Scenario(t, "no-faults", ontime, locktest.Options{}, 1); out.Verdict() != "safe" {
+		t.Errorf("no-faults: a watchdog renewing every TTL/3 is %s:\n%s", out.Verdict(), locktest.Describe(t, out))
+	}
+	// pause-during-acquire pauses a client 1.5 TTL after its SET's reply:
+	// a lock that measures its lease from the start of Acquire returns one
+	// already run out, and careful code writes nothing with it.
+	mono := func(env locks.Env) (locks.Lock, error) { return &elapsedLock{env: env, mono: true}, nil }
+	if out := locktest.Scenario(t, "pause-during-acquire", mono, locktest.Options{}, 1); out.Verdict() != "safe" {
+		t.Errorf("pause-during-acquire: a correct single-node lock is %s:\n%s", out.Verdict(), locktest.Describe(t, out))
+	}
+	if out := locktest.Scenario(t, "pause-during-acquire", mono, locktest.Options{Workload: locktest.ScenarioWorkload}, 1); out.Verdict() != "unsafe" {
+		t.Errorf("pause-during-acquire, the scenario's own careless workload: %s, want unsafe (it writes with a lease run out)", out.Verdict())
 	}
 }

@@ -102,7 +102,7 @@ func GoOptions(o Options) string {
 }
 
 var topologyConst = map[locks.Topology]string{locks.Single: "locks.Single", locks.Independent: "locks.Independent", locks.Replicated: "locks.Replicated"}
-var workloadConst = map[Workload]string{Careful: "Careful", Careless: "Careless"}
+var workloadConst = map[Workload]string{Careful: "Careful", Careless: "Careless", ScenarioWorkload: "ScenarioWorkload"}
 
 // GoSchedule prints a fault schedule as a Go []faults.Fault literal.
 func GoSchedule(fs []faults.Fault) string {
