@@ -30,7 +30,7 @@ func TestBrokenUserLockIsFound(t *testing.T) {
 		t.Errorf("shrunk schedule has %d faults, want ≤ 3:\n%s", len(out.Faults), locktest.Describe(t, out))
 	}
 	msg := locktest.Describe(t, out)
-	for _, want := range []string{"the lock is unsafe", "counterexample: seed", "repro: locktest.Run(t, yourFactory, "} {
+	for _, want := range []string{"the lock is unsafe", "counterexample: seed", "locktest.RequireSafe(t, locktest.Run(t, yourFactory, "} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("failure message lacks %q:\n%s", want, msg)
 		}
