@@ -223,6 +223,8 @@ func (m *keyTruth) step(e *Event) {
 		m.hold(e.Proc).acquireReturned(e)
 	case e.Op == event.OpAcquire && e.Kind == event.KindRenew:
 		m.hold(e.Proc).renew(e)
+	case e.Op == event.OpAcquire && e.Kind == event.KindRenewFail:
+		m.hold(e.Proc).until = e.T // the holder stopped believing
 	case e.Op == event.OpRelease && e.Kind == event.KindCall:
 		m.hold(e.Proc).releaseCall(e)
 	case e.Kind == event.KindKeyTouch:

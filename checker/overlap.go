@@ -52,7 +52,8 @@ func holdCmp(a, b Hold) int {
 // comes while the belief still holds, the belief is extended; if it comes
 // after the belief lapsed, the holder believes again from the renew on (a
 // new interval). A renew whose OpID names another acquisition, or that
-// comes when no acquisition is open, is ignored. Ops are expected in
+// comes when no acquisition is open, is ignored. A renew-fail
+// (locks.Env.RenewFailed) of the open acquisition ends its belief there. Ops are expected in
 // true-time order (the history's order). The result is sorted by start,
 // then process; empty intervals are dropped.
 //
@@ -135,6 +136,11 @@ func Holds(ops []Op, end int64) []Hold {
 			}
 			// A lapsed belief resumes at the renewal.
 			extend(o, op.Proc, op.T, deadline(op.Until))
+		case op.Op == event.OpAcquire && op.Kind == event.KindRenewFail:
+			// The holder stopped believing: the hold ends here.
+			if o := slot(op.Proc); o.idx >= 0 && (op.OpID == 0 || o.opID == 0 || op.OpID == o.opID) && op.T < out[o.idx].End {
+				out[o.idx].End = max(op.T, out[o.idx].Start)
+			}
 		case op.Op == event.OpRelease && op.Kind == event.KindCall:
 			o := slot(op.Proc)
 			if o.depth > 0 {

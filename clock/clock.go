@@ -26,11 +26,39 @@ type Clock interface {
 	Sleep(d time.Duration)
 }
 
+// Monotonic is a Clock with a monotonic reading, as Go code measures
+// elapsed time (time.Since on a time.Now reading, CLOCK_MONOTONIC): it
+// runs at the clock's own rate, drift included (NTP slews a monotonic
+// clock), and clock jumps never step it.
+type Monotonic interface {
+	Clock
+	// Mono is the time elapsed since an origin fixed for the process: only
+	// the difference of two readings means anything.
+	Mono() time.Duration
+}
+
+// Mono reads c's monotonic clock: c.Mono() when c is Monotonic; for any
+// other Clock, Now's distance from a fixed origin (which a jump of Now
+// steps, unless Now's readings carry Go's monotonic reading).
+func Mono(c Clock) time.Duration {
+	if m, ok := c.(Monotonic); ok {
+		return m.Mono()
+	}
+	return c.Now().Sub(time.Time{})
+}
+
 // Real is the machine's clock, for the real-Redis arm.
 type Real struct{}
 
+// realOrigin is Real's monotonic origin.
+var realOrigin = time.Now()
+
 // Now returns time.Now().
 func (Real) Now() time.Time { return time.Now() }
+
+// Mono is time.Since of a reading taken when the program started: Go's
+// monotonic clock.
+func (Real) Mono() time.Duration { return time.Since(realOrigin) }
 
 // Sleep calls time.Sleep.
 func (Real) Sleep(d time.Duration) { time.Sleep(d) }
@@ -45,10 +73,14 @@ const MaxDriftPPM = 500_000
 //
 // Jumps and drift changes re-base the line at the true time they happen, so
 // local time is continuous except at jumps. All values are nanoseconds.
+//
+// Beside local time a Model keeps a monotonic reading (Mono): the same
+// line at the same drift, which jumps and resyncs never step.
 type Model struct {
 	baseTrue  int64
 	baseLocal int64
 	driftPPM  int64
+	baseMono  int64
 }
 
 // NewModel returns a clock whose local time is trueNow+offset at true time
@@ -57,7 +89,7 @@ func NewModel(trueNow int64, offset time.Duration, driftPPM int64) (*Model, erro
 	if err := CheckDrift(driftPPM); err != nil {
 		return nil, err
 	}
-	return &Model{baseTrue: trueNow, baseLocal: trueNow + int64(offset), driftPPM: driftPPM}, nil
+	return &Model{baseTrue: trueNow, baseLocal: trueNow + int64(offset), driftPPM: driftPPM, baseMono: trueNow}, nil
 }
 
 // CheckDrift reports whether driftPPM is within ±MaxDriftPPM.
@@ -73,6 +105,14 @@ func CheckDrift(driftPPM int64) error {
 func (m *Model) Local(t int64) int64 {
 	dt := t - m.baseTrue
 	return m.baseLocal + dt + scale(dt, m.driftPPM)
+}
+
+// Mono returns the monotonic reading (ns) at true time t: it starts at
+// the true time the Model was made, runs at the drifted rate, and is not
+// stepped by Jump or Resync. t must not be earlier than the last re-base.
+func (m *Model) Mono(t int64) int64 {
+	dt := t - m.baseTrue
+	return m.baseMono + dt + scale(dt, m.driftPPM)
 }
 
 // TrueAfter returns the true duration after which d of local time will have
@@ -110,6 +150,7 @@ func (m *Model) SetDrift(t int64, driftPPM int64) error {
 // Resync sets local time equal to true time t with no drift (the heal
 // phase's NTP step).
 func (m *Model) Resync(t int64) {
+	m.baseMono = m.Mono(t)
 	m.baseTrue, m.baseLocal, m.driftPPM = t, t, 0
 }
 
@@ -118,6 +159,7 @@ func (m *Model) DriftPPM() int64 { return m.driftPPM }
 
 func (m *Model) rebase(t int64) {
 	m.baseLocal = m.Local(t)
+	m.baseMono = m.Mono(t)
 	m.baseTrue = t
 }
 

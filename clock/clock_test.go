@@ -50,3 +50,49 @@ func TestCheckDrift(t *testing.T) {
 		t.Fatalf("drift -50%% rejected: %v", err)
 	}
 }
+
+// The monotonic reading runs at the drifted rate and is never stepped:
+// jumps, drift changes and a resync move local time, not Mono.
+func TestModelMono(t *testing.T) {
+	s := int64(time.Second)
+	m, err := NewModel(0, 7*time.Second, 100_000) // 7 s ahead, 10% fast
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Mono(10 * s); got != 11*s {
+		t.Fatalf("Mono after 10 s true at +10%%: got %v want 11s", time.Duration(got))
+	}
+	m.Jump(10*s, -5*time.Second)
+	if got := m.Mono(10 * s); got != 11*s {
+		t.Fatalf("a -5 s jump stepped Mono: got %v want 11s", time.Duration(got))
+	}
+	if got := m.Local(10 * s); got != 13*s {
+		t.Fatalf("local after the jump: got %v want 13s", time.Duration(got))
+	}
+	if err := m.SetDrift(12*s, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Mono(14 * s); got != 15200*int64(time.Millisecond) {
+		t.Fatalf("Mono after 2 s fast and 2 s at rate: got %v want 15.2s", time.Duration(got))
+	}
+	m.Resync(20 * s)
+	if got := m.Mono(21 * s); got != 22200*int64(time.Millisecond) {
+		t.Fatalf("a resync stepped Mono: got %v want 22.2s", time.Duration(got))
+	}
+}
+
+type wallOnly struct{ now time.Time }
+
+func (c wallOnly) Now() time.Time        { return c.now }
+func (c wallOnly) Sleep(d time.Duration) {}
+
+func TestMonoFallback(t *testing.T) {
+	c := wallOnly{now: time.Time{}.Add(3 * time.Second)}
+	if got := Mono(c); got != 3*time.Second {
+		t.Fatalf("Mono of a wall-only clock: got %v want its Now's distance from the zero time, 3s", got)
+	}
+	a := Mono(Real{})
+	if b := Mono(Real{}); b < a {
+		t.Fatalf("Real's monotonic reading went back: %v then %v", a, b)
+	}
+}

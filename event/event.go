@@ -51,6 +51,9 @@ const (
 	KindError        Kind = "error"         // the client could not run (a lock that failed to build)
 	KindSectionError Kind = "section-error" // a critical section's own error
 	KindExit         Kind = "exit"          // the process's program returned
+	// KindRenewFail: a holder stopped believing it holds (Op acquire,
+	// locks.Env.RenewFailed): its hold ends at the event.
+	KindRenewFail Kind = "renew-fail"
 )
 
 // Storage events (Proc "store"): the protected resource's own record of

@@ -49,7 +49,8 @@ const DefaultGroups = 3
 
 // Env is what the world hands a lock instance: go-redis clients for the
 // nodes, the lease, the client's own clock and random stream, its name and
-// the key, and three calls a lock makes to the world (At, Go, Renewed).
+// the key, the calls a lock makes to the world (At, Go, Renewed,
+// RenewFailed), and a monotonic reading of its clock (Mono).
 type Env struct {
 	// Nodes are clients for independent nodes, in node order, typed as a
 	// Redlock library takes them (each is a *redis.Client).
@@ -99,6 +100,8 @@ type Hooks struct {
 	At      func(PausePoint)
 	Go      func(func())
 	Renewed func(validUntil time.Time)
+	// RenewFailed is Env.RenewFailed's side (nil: it does nothing).
+	RenewFailed func()
 }
 
 // At marks that the lock reached pause point pt: a fault schedule can
@@ -125,15 +128,50 @@ func (e Env) Go(f func()) {
 
 // Renewed reports that the holder's belief changed after Acquire returned
 // (the Lease cannot change): a watchdog that renewed the lease calls it
-// with the new validity deadline, on Clock. It may be called from a
-// goroutine started with Go, only while the lease is held: never after
-// Release was called for it. The workload records each call as a "renew"
-// event of the acquisition, and a careful workload believes it.
+// with the new validity deadline, on Clock. A zero validUntil means the
+// holder now believes it holds until it releases (a session kept alive
+// with no deadline of its own; as a Lease's zero ValidUntil). It may be
+// called from a goroutine started with Go, only while the lease is held:
+// never after Release was called for it. The workload records each call
+// as a "renew" event of the acquisition (Until 0 for until-release), the
+// checkers extend the hold by it, and a careful workload believes it: its
+// section goes on past the lease's first deadline while renewals extend it.
 func (e Env) Renewed(validUntil time.Time) {
 	if e.Hooks.Renewed != nil {
 		e.Hooks.Renewed(validUntil)
 	}
 }
+
+// RenewFailed reports that the holder stopped believing it holds the
+// lock, now: a renewal was refused (the key is gone or another's), or
+// failed in a way after which the lock gives up the hold. A lock that
+// keeps believing after a failed renewal must not call it (it calls
+// Renewed, or nothing: the belief then ends at its last deadline). Same
+// rules as Renewed: only while the lease is held, never after Release.
+// The workload records it as a "renew-fail" event of the acquisition, the
+// checkers end the hold there, and a careful workload writes nothing
+// after it. A later Renewed (the lock re-took the key) believes again.
+func (e Env) RenewFailed() {
+	if e.Hooks.RenewFailed != nil {
+		e.Hooks.RenewFailed()
+	}
+}
+
+// Mono is the process's monotonic reading (clock.Mono of Clock): what Go
+// code measures elapsed time with (time.Since on a time.Now reading).
+// Only the difference of two readings means anything: it runs at the
+// process clock's rate, drift included (as NTP slews CLOCK_MONOTONIC),
+// and clock jumps never step it, where Clock.Now jumps with them. A lock
+// that measures how long its acquisition took, or how much of its lease
+// is left, measures it here:
+//
+//	start := env.Mono()
+//	... acquire ...
+//	validity := env.TTL - (env.Mono() - start)
+//
+// A Clock without a monotonic reading (one that is not
+// clock.Monotonic) falls back to Now.
+func (e Env) Mono() time.Duration { return clock.Mono(e.Clock) }
 
 // UniversalClients converts clients to Env.Nodes' type.
 func UniversalClients(cs []*redis.Client) []redis.UniversalClient {
@@ -194,6 +232,12 @@ type Lease struct {
 	// that call time.Now: in the simulator that is true time), false when
 	// from Env.Clock.
 	OnGoClock bool
+	// MonoUntil, when not 0, is the validity as a reading of Env.Mono:
+	// the holder believes it holds until Env.Mono() reaches it, as Go
+	// code that compares time.Since(start) with its lease does, so client
+	// clock jumps do not bend it (drift does). It wins over ValidUntil
+	// and OnGoClock.
+	MonoUntil time.Duration
 	// FencingToken is the number the protected resource checks
 	// (Options.Fencing: max-token), strictly increasing per acquisition;
 	// 0 when the lock has none. A string owner token goes in Value.

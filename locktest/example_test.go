@@ -78,11 +78,13 @@ func Example_redislock() {
 // c0). The pause fires only where the adapter marks the point with
 // env.At(locks.PointAfterCheck): the watchdog lock of locks_test.go does,
 // myLock does not, and the outcome lists the pauses that never fired.
+// (With the scenario's own workload: careless code, short sections.)
 func Example_scenario() {
 	locktest.Standalone(func(t *testing.T) {
-		marked := locktest.Scenario(t, "pause-after-check", newWatchdogLock(false), locktest.Options{}, 1)
+		own := locktest.Options{Workload: locktest.ScenarioWorkload}
+		marked := locktest.Scenario(t, "pause-after-check", newWatchdogLock(false), own, 1)
 		fmt.Println("marks after-check:", marked.Verdict(), "- pauses that never fired:", len(marked.Unfired))
-		unmarked := locktest.Scenario(t, "pause-after-check", newMyLock(true, false), locktest.Options{}, 1)
+		unmarked := locktest.Scenario(t, "pause-after-check", newMyLock(true, false), own, 1)
 		fmt.Println("marks nothing:", unmarked.Verdict(), "- pauses that never fired:", len(unmarked.Unfired))
 	})
 	// Output:

@@ -36,7 +36,16 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
-// Factory builds one client's instance of the lock under test.
+// Factory builds one client's instance of the lock under test. It is
+// called once per client per run, with that client's Env, and every
+// acquisition of the client reuses the instance it returns: Acquire,
+// Release, Acquire, ... on the same value (Release never follows a failed
+// Acquire: a client whose Acquire failed or erred just tries again). So
+// anything that belongs to one hold (the lock value a compare-and-delete
+// checks, a watchdog's stop channel) must be made in Acquire, not in the
+// factory: a value drawn once in the factory makes a delayed release of
+// one hold delete the client's next hold. An error from the factory ends
+// that client's program (recorded as an "error" event).
 type Factory func(env locks.Env) (locks.Lock, error)
 
 // Workload is how a client behaves in its critical section (it reads the
@@ -55,10 +64,15 @@ const (
 	// Careless code writes whatever its lease says: only fencing at the
 	// resource can stop a late write.
 	Careless Workload = "careless"
+	// ScenarioWorkload, for Scenario only, runs the scenario's own
+	// workload: its hold times (unless HoldMin/HoldMax are set) and
+	// careless code. Run and Find run it as Careless.
+	ScenarioWorkload Workload = "scenario"
 )
 
 // Outcome is one judged run.
 type Outcome struct {
+	// Seed is the run's seed (the world's: the one Run and Scenario take).
 	Seed    uint64
 	Faults  []faults.Fault
 	Clients int
@@ -97,7 +111,14 @@ type Outcome struct {
 	// Warnings are what the search noticed that may make it blind (pause
 	// points drawn but never reached).
 	Warnings []string
-	history  checker.History
+	// SearchSeed is the search's own seed, rapid's (Options.Seed, or
+	// -rapid.seed, or the one drawn when neither was set): the same
+	// search with it draws the same schedules and finds this case at
+	// schedule Tried. 0 for Run and Scenario, and for a case replayed
+	// from a fail file. Describe prints it as -rapid.seed=N; the word
+	// "seed" alone is always the run's (Seed).
+	SearchSeed uint64
+	history    checker.History
 }
 
 // Verdict is the checker's verdict: safe, unsafe, liveness or unknown.
@@ -146,12 +167,17 @@ func runConfig(t *testing.T, in locks.Info, cfg sim.Config, o Options, scenario 
 // Scenario runs the lock through a built-in scenario of locksim's
 // catalogue (scenarios.IDs: "pause-after-check", "clock-jump", "failover",
 // "split-brain", ...) or a scenario file, with one seed: the scenario's
-// world, workload, fault schedule (scaled by o.TTL where the scenario
-// counts in TTLs) and judging, with the lock under test in the place of
-// the scenario's locks. o gives the lock's Topology, TTL and Fencing and
-// may set Persistence; its Clients, Nodes, Duration, Liveness, ReplLag,
-// DownAfter and HoldMin/HoldMax override the scenario's when set. The
-// scenario's workload is its own (Options.Workload does not apply).
+// world, fault schedule (scaled by o.TTL where the scenario counts in
+// TTLs) and judging, with the lock under test in the place of the
+// scenario's locks. o gives the lock's Topology, TTL and Fencing and may
+// set Persistence; its Clients, Nodes, Duration, Liveness, ReplLag and
+// DownAfter override the scenario's when set.
+//
+// The clients run the same workload as Run and Find: o.Workload (careful
+// code for a lock without fencing) with critical sections of
+// o.HoldMin-o.HoldMax (TTL-relative by default), on the scenario's
+// resource. Workload ScenarioWorkload runs the scenario's own instead:
+// its hold times (unless HoldMin/HoldMax are set) and careless code.
 func Scenario(t *testing.T, id string, f Factory, o Options, seed uint64) Outcome {
 	t.Helper()
 	sc, err := scenarios.Resolve(id)
@@ -160,7 +186,16 @@ func Scenario(t *testing.T, id string, f Factory, o Options, seed uint64) Outcom
 	}
 	p := scenarios.Params{Clients: o.Clients, Nodes: o.Nodes, Duration: o.Duration, Liveness: o.Liveness,
 		ReplLag: o.ReplLag, DownAfter: o.DownAfter, HoldMin: o.HoldMin, HoldMax: o.HoldMax}
+	own := o.Workload == ScenarioWorkload
+	if own {
+		o.Workload = ""
+	}
 	o = o.withDefaults()
+	if own {
+		o.Workload = ScenarioWorkload
+	} else {
+		p.HoldMin, p.HoldMax, p.Careful = o.HoldMin, o.HoldMax, o.Workload == Careful
+	}
 	in := info(f, o)
 	cfg, err := sc.Build(in, seed, p)
 	if err != nil {
@@ -217,8 +252,9 @@ func names(o Options) (clients, nodes []string, replicated bool) {
 // Check runs random fault schedules against the lock and fails t with a
 // shrunk counterexample if any run is unsafe, or fails liveness (nobody
 // could take the lock after the faults healed). The failure names the
-// seed, the shrunk fault schedule, a locktest.Run line that replays it,
-// and the files that show the violation.
+// search's seed (-rapid.seed), the run's seed and shrunk fault schedule,
+// a repro statement that replays it and fails while the lock is unsafe
+// (RequireSafe), and the files that show the violation.
 func Check(t *testing.T, f Factory, o Options) {
 	t.Helper()
 	o = o.withDefaults()
@@ -227,6 +263,18 @@ func Check(t *testing.T, f Factory, o Options) {
 		return
 	}
 	t.Fatal(Describe(t, *failed))
+}
+
+// RequireSafe fails t, with out's description (Describe), unless out's
+// verdict is safe, and returns out. The repro line of a failure is a
+// RequireSafe call: pasted into a test as printed, it replays the run and
+// fails the test until the lock is fixed.
+func RequireSafe(t *testing.T, out Outcome) Outcome {
+	t.Helper()
+	if out.Check.Verdict != checker.VerdictSafe {
+		t.Fatal(Describe(t, out))
+	}
+	return out
 }
 
 // ExpectUnsafe is the documented negative test: it passes when some random

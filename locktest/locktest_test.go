@@ -2,10 +2,13 @@ package locktest_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
@@ -27,7 +30,7 @@ func TestBrokenUserLockIsFound(t *testing.T) {
 		t.Errorf("shrunk schedule has %d faults, want ≤ 3:\n%s", len(out.Faults), locktest.Describe(t, out))
 	}
 	msg := locktest.Describe(t, out)
-	for _, want := range []string{"the lock is unsafe", "counterexample: seed", "repro: locktest.Run(t, yourFactory, "} {
+	for _, want := range []string{"the lock is unsafe", "counterexample: seed", "locktest.RequireSafe(t, locktest.Run(t, yourFactory, "} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("failure message lacks %q:\n%s", want, msg)
 		}
@@ -125,5 +128,225 @@ func TestFairnessOption(t *testing.T) {
 	o.Checks, o.NoFaults = 3, true
 	if failed := locktest.Find(t, f, o); failed == nil || failed.Verdict() != "liveness" {
 		t.Fatalf("Find with Fairness must report the starvation: %+v", failed)
+	}
+}
+
+// renewer is a user's watchdog lock: SET NX PX with a value drawn in
+// Acquire, a compare-and-delete release, and a watchdog (started with
+// env.Go) that every TTL/3 (or every) renews the key with a
+// compare-and-PEXPIRE and reports the new belief with env.Renewed. When
+// a renewal fails (refused, or no answer), the correct one reports
+// env.RenewFailed and stops; a deaf one believes it anyway (env.Renewed)
+// and goes on renewing; a silent one stops and says nothing. Its lease
+// is valid for the TTL from the start of Acquire, or, untilRelease,
+// gives no validity (the holder believes it until it releases, as a
+// user of Redisson's lock() does).
+type renewer struct {
+	env          locks.Env
+	onFail       string // "report", "deaf" or "silent"
+	every        time.Duration
+	untilRelease bool
+	stops        map[string]chan struct{}
+}
+
+func newRenewer(deaf bool) locktest.Factory {
+	if deaf {
+		return renewerFactory(renewer{onFail: "deaf"})
+	}
+	return renewerFactory(renewer{onFail: "report"})
+}
+
+func renewerFactory(r renewer) locktest.Factory {
+	return func(env locks.Env) (locks.Lock, error) {
+		l := r
+		l.env, l.stops = env, map[string]chan struct{}{}
+		if l.every == 0 {
+			l.every = env.TTL / 3
+		}
+		return &l, nil
+	}
+}
+
+func (l *renewer) Acquire(ctx context.Context) (locks.Lease, error) {
+	value := fmt.Sprintf("%s-%016x", l.env.Client, l.env.Rand.Uint64()) // per hold: drawn here, not in the factory
+	start := l.env.Clock.Now()
+	ok, err := l.env.Primary.SetNX(ctx, l.env.Key, value, l.env.TTL).Result()
+	if err != nil {
+		return locks.Lease{}, err
+	}
+	if !ok {
+		return locks.Lease{}, locks.ErrNotAcquired
+	}
+	l.env.At(locks.PointAfterCheck)
+	stop := make(chan struct{})
+	l.stops[value] = stop
+	stopped := func() bool {
+		select {
+		case <-stop:
+			return true
+		default:
+			return false
+		}
+	}
+	l.env.Go(func() {
+		for {
+			l.env.Clock.Sleep(l.every)
+			if stopped() {
+				return
+			}
+			l.env.At(locks.PointRenewing)
+			sent := l.env.Clock.Now()
+			n, err := renew.Run(ctx, l.env.Primary, []string{l.env.Key}, value, l.env.TTL.Milliseconds()).Int64()
+			if stopped() {
+				return
+			}
+			if err != nil || n == 0 {
+				switch l.onFail {
+				case "report":
+					l.env.RenewFailed()
+					return
+				case "silent":
+					return
+				}
+			}
+			l.env.Renewed(sent.Add(l.env.TTL))
+		}
+	})
+	lease := locks.Lease{Value: value, Start: start, ValidUntil: start.Add(l.env.TTL)}
+	if l.untilRelease {
+		lease.ValidUntil = time.Time{}
+	}
+	return lease, nil
+}
+
+func (l *renewer) Release(ctx context.Context, lease locks.Lease) error {
+	if stop, ok := l.stops[lease.Value]; ok {
+		close(stop)
+		delete(l.stops, lease.Value)
+	}
+	return releaseAll(ctx, []redis.UniversalClient{l.env.Primary}, l.env.Key, lease.Value)
+}
+
+// A watchdog that believes a failed renewal is found by a search with
+// network faults only (partition, delay, loss) within 100 schedules at
+// each of three pinned seeds, and the correct watchdog passes the same
+// schedules: the careful section follows the belief through renewals, so
+// a section outlives the first lease only while renewals extend it, and a
+// deaf watchdog's belief outlives its key.
+//
+// Without the steps (one sleep to the first lease's deadline, as before)
+// the same search missed the deaf watchdog at all three seeds: 0 of 300.
+// -short runs seed 1 only.
+func TestDeafWatchdogFoundByNetworkFaults(t *testing.T) {
+	seeds := []uint64{1, 2, 3}
+	if testing.Short() {
+		seeds = seeds[:1]
+	}
+	for _, seed := range seeds {
+		o := locktest.Options{Kinds: []faults.Kind{faults.Partition, faults.Delay, faults.Loss}, Checks: 100, Seed: seed}
+		deaf := locktest.Find(t, newRenewer(true), o)
+		if deaf == nil {
+			t.Errorf("seed %d: the deaf watchdog passed 100 network-fault schedules", seed)
+		} else {
+			t.Logf("seed %d: the deaf watchdog failed at schedule %d: %s", seed, deaf.Tried, deaf.Check.Reasons)
+		}
+		if ok := locktest.Find(t, newRenewer(false), o); ok != nil {
+			t.Errorf("seed %d: the correct watchdog failed:\n%s", seed, locktest.Describe(t, *ok))
+		}
+	}
+}
+
+// elapsedLock is SET NX PX with a compare-and-delete release whose lease
+// is measured from the start of Acquire: on the monotonic reading
+// (env.Mono, Lease.MonoUntil) as Go code measures with time.Since, or on
+// the wall clock (env.Clock.Now, Lease.ValidUntil).
+type elapsedLock struct {
+	env  locks.Env
+	mono bool
+}
+
+func (l *elapsedLock) Acquire(ctx context.Context) (locks.Lease, error) {
+	value := fmt.Sprintf("%s-%016x", l.env.Client, l.env.Rand.Uint64())
+	wall, mono := l.env.Clock.Now(), l.env.Mono()
+	ok, err := l.env.Primary.SetNX(ctx, l.env.Key, value, l.env.TTL).Result()
+	l.env.At(locks.PointAcquiring) // the reply is in: a pause here outlasts the lease
+	if err != nil {
+		return locks.Lease{}, err
+	}
+	if !ok {
+		return locks.Lease{}, locks.ErrNotAcquired
+	}
+	l.env.At(locks.PointAfterCheck)
+	lease := locks.Lease{Value: value, Start: wall}
+	if l.mono {
+		lease.MonoUntil = mono + l.env.TTL
+	} else {
+		lease.ValidUntil = wall.Add(l.env.TTL)
+	}
+	return lease, nil
+}
+
+func (l *elapsedLock) Release(ctx context.Context, lease locks.Lease) error {
+	return releaseAll(ctx, []redis.UniversalClient{l.env.Primary}, l.env.Key, lease.Value)
+}
+
+// A lease measured on the monotonic reading survives client clock jumps
+// (backward and forward, on every client, all run long) where the same
+// lease measured on the wall clock is broken by them: a careful holder
+// whose clock jumped back believes its lease past the key's expiry.
+func TestMonotonicLeaseSurvivesClockJumps(t *testing.T) {
+	// c0's clock steps back 100 ms every 100 ms (its wall clock stands
+	// still), and c0 is paused 1.5 s after its lock decided it holds,
+	// four times: a lease measured on the wall clock comes back from the
+	// pause whole.
+	var jumps []faults.Fault
+	for i := range 299 {
+		jumps = append(jumps, faults.Fault{Kind: faults.ClockJump, Start: time.Duration(i+1) * 100 * time.Millisecond, Targets: []string{"c0"}, Jump: -100 * time.Millisecond})
+	}
+	for _, at := range []time.Duration{1, 8, 15, 22} {
+		jumps = append(jumps, faults.Fault{Kind: faults.ClientPause, Start: at*time.Second + 50*time.Millisecond, Duration: 1500 * time.Millisecond, Targets: []string{"c0"}, At: string(locks.PointAfterCheck)})
+	}
+	faults.Sort(jumps)
+	o := locktest.Options{Topology: locks.Single}
+	for seed := uint64(1); seed <= 3; seed++ {
+		mono := locktest.Run(t, func(env locks.Env) (locks.Lock, error) { return &elapsedLock{env: env, mono: true}, nil }, o, seed, jumps)
+		if mono.Verdict() != "safe" {
+			t.Errorf("seed %d: the monotonic lease is %s under client clock jumps:\n%s", seed, mono.Verdict(), locktest.Describe(t, mono))
+		}
+		wall := locktest.Run(t, func(env locks.Env) (locks.Lock, error) { return &elapsedLock{env: env}, nil }, o, seed, jumps)
+		if wall.Verdict() != "unsafe" {
+			t.Errorf("seed %d: the wall-clock lease is %s: the jumps did not test it", seed, wall.Verdict())
+		}
+	}
+}
+
+// Scenario runs Run's workload: careful code with critical sections
+// sized by the TTL. A watchdog renewing every full TTL instead of TTL/3,
+// whose holder believes until it releases and which stops renewing
+// silently when a renewal fails, is caught in "no-faults": a section
+// longer than the TTL outlives its key (the renewal comes too late). The
+// scenario's own workload (sections of 50 ms to 1 s: the watchdog never
+// renews) does not catch it, nor is the same watchdog at TTL/3 unsafe.
+func TestScenarioRunsTheSameWorkload(t *testing.T) {
+	late := renewerFactory(renewer{onFail: "silent", every: 3 * time.Second, untilRelease: true})
+	if out := locktest.Scenario(t, "no-faults", late, locktest.Options{}, 1); out.Verdict() != "unsafe" {
+		t.Errorf("no-faults: a watchdog renewing every TTL is %s: %v", out.Verdict(), out.Check.Reasons)
+	}
+	if out := locktest.Scenario(t, "no-faults", late, locktest.Options{Workload: locktest.ScenarioWorkload}, 1); out.Verdict() != "safe" {
+		t.Errorf("no-faults, the scenario's own workload: %s (its short sections never reach a renewal): %v", out.Verdict(), out.Check.Reasons)
+	}
+	ontime := renewerFactory(renewer{onFail: "silent", untilRelease: true})
+	if out := locktest.Scenario(t, "no-faults", ontime, locktest.Options{}, 1); out.Verdict() != "safe" {
+		t.Errorf("no-faults: a watchdog renewing every TTL/3 is %s:\n%s", out.Verdict(), locktest.Describe(t, out))
+	}
+	// pause-during-acquire pauses a client 1.5 TTL after its SET's reply:
+	// a lock that measures its lease from the start of Acquire returns one
+	// already run out, and careful code writes nothing with it.
+	mono := func(env locks.Env) (locks.Lock, error) { return &elapsedLock{env: env, mono: true}, nil }
+	if out := locktest.Scenario(t, "pause-during-acquire", mono, locktest.Options{}, 1); out.Verdict() != "safe" {
+		t.Errorf("pause-during-acquire: a correct single-node lock is %s:\n%s", out.Verdict(), locktest.Describe(t, out))
+	}
+	if out := locktest.Scenario(t, "pause-during-acquire", mono, locktest.Options{Workload: locktest.ScenarioWorkload}, 1); out.Verdict() != "unsafe" {
+		t.Errorf("pause-during-acquire, the scenario's own careless workload: %s, want unsafe (it writes with a lease run out)", out.Verdict())
 	}
 }

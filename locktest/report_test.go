@@ -38,9 +38,9 @@ func TestReproReplaysShrunkCase(t *testing.T) {
 		t.Fatal("the plain-DEL lock was not found")
 	}
 	msg := locktest.Describe(t, *failed)
-	m := regexp.MustCompile(`repro: (locktest\.Run\(t, yourFactory, .*\))\n`).FindStringSubmatch(msg)
+	m := regexp.MustCompile(`repro \(fails the test while the lock is unsafe\): (locktest\.RequireSafe\(t, locktest\.Run\(t, yourFactory, .*\)\))\n`).FindStringSubmatch(msg)
 	if m == nil {
-		t.Fatalf("no locktest.Run repro line:\n%s", msg)
+		t.Fatalf("no locktest.RequireSafe(t, locktest.Run(...)) repro line:\n%s", msg)
 	}
 	if _, err := parser.ParseExpr(m[1]); err != nil {
 		t.Fatalf("the repro line is not Go: %v\n%s", err, m[1])
@@ -52,8 +52,25 @@ func TestReproReplaysShrunkCase(t *testing.T) {
 	if again.SHA256 != failed.SHA256 || again.Verdict() != failed.Verdict() {
 		t.Fatalf("replaying the repro: trace %s verdict %s, the counterexample had %s %s", again.SHA256, again.Verdict(), failed.SHA256, failed.Verdict())
 	}
+	if !strings.Contains(msg, "of the search with -rapid.seed=1 (Options.Seed 1), then shrunk") || failed.SearchSeed != 1 {
+		t.Fatalf("the message does not name the search's seed (SearchSeed %d):\n%s", failed.SearchSeed, msg)
+	}
 	if failed.Tried < 1 || !strings.Contains(msg, "found by random schedule ") {
 		t.Fatalf("the message does not say how many schedules were tried (Tried %d):\n%s", failed.Tried, msg)
+	}
+}
+
+// The repro statement, as printed, fails the test that runs it while the
+// lock is unsafe, with the description (the child process runs the
+// statement TestDescribeGolden's message prints, with the broken lock as
+// yourFactory), and passes with a fixed lock.
+func TestReproFailsTheTest(t *testing.T) {
+	out, err := helperRun("repro-broken")
+	if err == nil || !strings.Contains(out, "--- FAIL: TestHelper") || !strings.Contains(out, "locksim: the lock is unsafe") {
+		t.Fatalf("the repro statement did not fail its test (err %v):\n%s", err, out)
+	}
+	if out, err := helperRun("repro-fixed"); err != nil {
+		t.Fatalf("the repro statement failed with the fixed lock: %v\n%s", err, out)
 	}
 }
 
@@ -112,13 +129,20 @@ func TestDescribeGolden(t *testing.T) {
 // returns its output.
 func helper(t *testing.T, mode string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelper$", "-rapid.nofailfile"}, args...)...)
-	cmd.Env = append(os.Environ(), "LOCKTEST_HELPER="+mode)
-	out, err := cmd.CombinedOutput()
+	out, err := helperRun(mode, args...)
 	if err != nil {
 		t.Fatalf("helper %s: %v\n%s", mode, err, out)
 	}
-	return string(out)
+	return out
+}
+
+// helperRun runs TestHelper in mode in a child process: its output and
+// exit error.
+func helperRun(mode string, args ...string) (string, error) {
+	cmd := exec.Command(os.Args[0], append([]string{"-test.run=^TestHelper$", "-rapid.nofailfile"}, args...)...)
+	cmd.Env = append(os.Environ(), "LOCKTEST_HELPER="+mode)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 // TestHelper is run by helper in a child process.
@@ -126,6 +150,13 @@ func TestHelper(t *testing.T) {
 	switch os.Getenv("LOCKTEST_HELPER") {
 	case "":
 		t.Skip("run by helper")
+	case "repro-broken", "repro-fixed":
+		// The repro statement testdata/describe.golden prints.
+		yourFactory := newMyLock(false, false)
+		if os.Getenv("LOCKTEST_HELPER") == "repro-fixed" {
+			yourFactory = newMyLock(true, false)
+		}
+		locktest.RequireSafe(t, locktest.Run(t, yourFactory, locktest.Options{Topology: locks.Single, Clients: 3, TTL: 3 * time.Second, Duration: 10 * time.Second, Liveness: 5 * time.Second}, 1, []faults.Fault{{Kind: faults.Delay, Start: 2995227329, Duration: 1385875, From: []string{"c2"}, To: []string{"n0"}, OneWay: true, Delay: 3000000117}}))
 	case "expect-unsafe":
 		locktest.ExpectUnsafe(t, newMyLock(false, false), brokenQuick)
 	case "factory-typo":
@@ -182,14 +213,16 @@ func TestUnmarkedPausePointsWarn(t *testing.T) {
 
 // A built-in scenario runs a user's lock: Kleppmann's pause after the
 // check breaks an unfenced lock and not a fenced one. The pause fires only
-// because the adapter marks after-check.
+// because the adapter marks after-check. (The scenario's own careless
+// workload: careful code would not write with the lease the pause ran
+// out, see TestScenarioRunsTheSameWorkload.)
 func TestScenario(t *testing.T) {
-	o := locktest.Options{}
+	o := locktest.Options{Workload: locktest.ScenarioWorkload}
 	unfenced := locktest.Scenario(t, "pause-after-check", newWatchdogLock(false), o, 1)
 	if unfenced.Verdict() != "unsafe" || len(unfenced.Unfired) != 0 {
 		t.Fatalf("pause-after-check, unfenced: %s, unfired %v: %v", unfenced.Verdict(), unfenced.Unfired, unfenced.Check.Reasons)
 	}
-	if !strings.Contains(locktest.Describe(t, unfenced), `repro: locktest.Scenario(t, "pause-after-check", yourFactory, `) {
+	if !strings.Contains(locktest.Describe(t, unfenced), `: locktest.RequireSafe(t, locktest.Scenario(t, "pause-after-check", yourFactory, `) {
 		t.Errorf("no Scenario repro line:\n%s", locktest.Describe(t, unfenced))
 	}
 	o.Fencing = locks.FenceMaxToken

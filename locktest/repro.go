@@ -15,8 +15,10 @@ import (
 )
 
 // Describe renders an outcome as the failure message: what broke, how it
-// was found, the shrunk schedule and the nodes' persistence, a
-// locktest.Run line that replays exactly that run, and the files to look
+// was found (the search's -rapid.seed), the shrunk schedule with the
+// run's seed and the nodes' persistence, a repro statement that replays
+// exactly that run and fails the test while it is not safe (ReproCall),
+// and the files to look
 // at (it writes porcupine's HTML of the resource history, faults
 // annotated).
 func Describe(t *testing.T, out Outcome) string {
@@ -38,7 +40,11 @@ func Describe(t *testing.T, out Outcome) string {
 		if out.Check.Verdict != checker.VerdictUnsafe {
 			shrunk = " (a liveness failure is not shrunk)"
 		}
-		fmt.Fprintf(&b, "  found by random schedule %d of the search (%d faults, %d clients)%s\n", out.Tried, out.FromFaults, out.FromClients, shrunk)
+		search := "the search"
+		if out.SearchSeed != 0 {
+			search = fmt.Sprintf("the search with -rapid.seed=%d (Options.Seed %d)", out.SearchSeed, out.SearchSeed)
+		}
+		fmt.Fprintf(&b, "  found by random schedule %d (%d faults, %d clients) of %s%s\n", out.Tried, out.FromFaults, out.FromClients, search, shrunk)
 	}
 	fmt.Fprintf(&b, "  counterexample: seed %d, %d clients, %d faults:\n", out.Seed, out.Clients, len(out.Faults))
 	for _, f := range out.Faults {
@@ -60,11 +66,7 @@ func Describe(t *testing.T, out Outcome) string {
 	for _, w := range out.Warnings {
 		fmt.Fprintf(&b, "  warning: %s\n", w)
 	}
-	if out.Scenario != "" {
-		fmt.Fprintf(&b, "  repro: locktest.Scenario(t, %q, yourFactory, %s, %d)\n", out.Scenario, GoOptions(out.Options), out.Seed)
-	} else {
-		fmt.Fprintf(&b, "  repro: locktest.Run(t, yourFactory, %s, %d, %s)\n", GoOptions(out.Options), out.Seed, GoSchedule(out.Faults))
-	}
+	fmt.Fprintf(&b, "  repro (fails the test while the lock is %s): %s\n", out.Check.Verdict, ReproCall(out))
 	if out.FailFile != "" {
 		fmt.Fprintf(&b, "  fail file (the next go test replays its unshrunk case first): %s\n", out.FailFile)
 	}
@@ -76,6 +78,17 @@ func Describe(t *testing.T, out Outcome) string {
 		}
 	}
 	return b.String()
+}
+
+// ReproCall is the Go statement that replays out and fails the test
+// while its verdict is not safe: locktest.RequireSafe around the
+// locktest.Run (or locktest.Scenario) call that runs it again, with
+// yourFactory for the lock's factory.
+func ReproCall(out Outcome) string {
+	if out.Scenario != "" {
+		return fmt.Sprintf("locktest.RequireSafe(t, locktest.Scenario(t, %q, yourFactory, %s, %d))", out.Scenario, GoOptions(out.Options), out.Seed)
+	}
+	return fmt.Sprintf("locktest.RequireSafe(t, locktest.Run(t, yourFactory, %s, %d, %s))", GoOptions(out.Options), out.Seed, GoSchedule(out.Faults))
 }
 
 // GoOptions prints o as a Go composite literal for a Run line: the fields
@@ -106,7 +119,7 @@ func GoOptions(o Options) string {
 }
 
 var topologyConst = map[locks.Topology]string{locks.Single: "locks.Single", locks.Independent: "locks.Independent", locks.Replicated: "locks.Replicated"}
-var workloadConst = map[Workload]string{Careful: "Careful", Careless: "Careless"}
+var workloadConst = map[Workload]string{Careful: "Careful", Careless: "Careless", ScenarioWorkload: "ScenarioWorkload"}
 
 // GoSchedule prints a fault schedule as a Go []faults.Fault literal.
 func GoSchedule(fs []faults.Fault) string {

@@ -111,12 +111,14 @@ func search(t *testing.T, f Factory, o Options, expect bool) (*Outcome, passedOv
 		if seed == 0 {
 			seed = searchSeed()
 		}
+		first := seed
 		// The case seeds follow rapid.Check's (seed, seed+1, seed+3,
 		// seed+6, ...): a pinned search finds what it found when it ran
 		// under rapid.Check with -rapid.seed set to Options.Seed.
 		for i := range checks(o) {
 			seed += uint64(i)
 			if try(seed) {
+				found.SearchSeed = first
 				if !pinned && !boolFlag("rapid.nofailfile") {
 					found.FailFile = writeFailFile(t, key, seed)
 				}
@@ -459,7 +461,7 @@ func minimize(t *testing.T, f Factory, o Options, out Outcome) Outcome {
 		t.Fatalf("locktest: shrinking seed %d: %v", out.Seed, err)
 	}
 	c := Run(t, f, withClients(o, res.Clients), out.Seed, res.Faults)
-	c.FailFile, c.Tried = out.FailFile, out.Tried
+	c.FailFile, c.Tried, c.SearchSeed = out.FailFile, out.Tried, out.SearchSeed
 	c.FromFaults, c.FromClients = out.FromFaults, out.FromClients
 	return c
 }

@@ -51,6 +51,10 @@ const maxVersionRetries = 16
 //	    carries Until (the true time the holder's own clock reaches the
 //	    lease's validity; 0: until release), Token, and Result "read" for
 //	    a read-write lock's shared (read) hold.
+//	Kind renew / renew-fail, Op acquire: the lock's Env.Renewed (Until:
+//	    the new deadline in true time, 0: until release) and
+//	    Env.RenewFailed (the holder stopped believing) for the
+//	    acquisition OpID.
 //	Op read/write (storage): call, then ok | fail (fenced) | unknown, with
 //	    Value (read result or value written) and Token.
 //
@@ -91,15 +95,22 @@ type Proc interface {
 func RunClient(p Proc, info locks.Info, wl Workload) {
 	c := &client{p: p, info: info, wl: wl}
 	believe := RenewRecorder(p, info.ID, &c.holding)
+	lost := RenewFailRecorder(p, info.ID, &c.holding)
 	if wl.Careful {
-		rec := believe
+		rec, recLost := believe, lost
 		believe = func(validUntil time.Time) {
-			c.renewed.Store(&validUntil)
+			c.renewed.Store(&renewal{until: validUntil})
+			c.beliefs.Add(1)
 			rec(validUntil)
+		}
+		lost = func() {
+			c.renewed.Store(&renewal{lost: true})
+			c.beliefs.Add(1)
+			recLost()
 		}
 	}
 	env := locks.Env{Nodes: locks.UniversalClients(p.Nodes()), Primary: p.Primary(), Clock: p.LockClock(), Rand: p.Rand(), Client: p.Name(), Key: wl.Key, TTL: info.TTL,
-		Hooks: locks.Hooks{At: func(pt locks.PausePoint) { p.Point(string(pt)) }, Go: p.Go, Renewed: believe}}
+		Hooks: locks.Hooks{At: func(pt locks.PausePoint) { p.Point(string(pt)) }, Go: p.Go, Renewed: believe, RenewFailed: lost}}
 	if env.Primary == nil {
 		env.Primary = p.Nodes()[0]
 	}
@@ -138,8 +149,17 @@ type client struct {
 	// holding is the OpID of the acquisition a renewal extends (a
 	// watchdog goroutine reads it).
 	holding atomic.Int64
-	// renewed is the latest validity a renewal reported (Workload.Careful).
-	renewed atomic.Pointer[time.Time]
+	// renewed is the latest belief change the lock reported after Acquire
+	// (Workload.Careful), and beliefs counts the reports.
+	renewed atomic.Pointer[renewal]
+	beliefs atomic.Int64
+}
+
+// renewal is a belief change a lock reported: Env.Renewed (until; zero:
+// until release) or Env.RenewFailed (lost).
+type renewal struct {
+	until time.Time
+	lost  bool
 }
 
 func (c *client) uniform(lo, hi time.Duration) time.Duration {
@@ -207,6 +227,8 @@ func (c *client) round(lk locks.Lock) {
 // validity (0: until release).
 func (c *client) until(lease locks.Lease) int64 {
 	switch {
+	case lease.MonoUntil != 0:
+		return c.p.TrueDeadline(c.monoDeadline(lease))
 	case lease.ValidUntil.IsZero():
 		return 0
 	case lease.OnGoClock:
@@ -311,12 +333,12 @@ func (c *client) section(lease locks.Lease) {
 			}
 			next = st.Value - 1
 		}
-		if c.wl.Careful && !lease.ValidUntil.IsZero() {
+		if c.wl.Careful {
 			if try == 0 {
-				p.Sleep(min(hold, max(c.left(lease), 0)))
+				c.work(hold, lease)
 			}
 			if c.left(lease) <= 0 {
-				return // careful code: the lease ran out, no write
+				return // careful code: the belief ended, no write
 			}
 		} else if try == 0 {
 			p.Sleep(hold)
@@ -332,21 +354,68 @@ func (c *client) section(lease locks.Lease) {
 	}
 }
 
+// work is a careful section's work: hold of the client's own time, in
+// steps that each end at the latest when the belief does. After a step
+// that a renewal reported during (Env.Renewed, Env.RenewFailed), it reads
+// the belief again and works on while it holds; otherwise it stops at the
+// step's end (the hold done, or the belief's deadline reached).
+func (c *client) work(hold time.Duration, lease locks.Lease) {
+	step := min(hold, max(c.left(lease), 0))
+	for {
+		seen := c.beliefs.Load()
+		c.p.Sleep(step)
+		hold -= step
+		if hold <= 0 || c.beliefs.Load() == seen {
+			return
+		}
+		left := c.left(lease)
+		if left <= 0 {
+			return
+		}
+		step = min(hold, left)
+	}
+}
+
+// monoDeadline is lease's monotonic validity (Lease.MonoUntil) as a
+// deadline on the process's own clock, read now.
+func (c *client) monoDeadline(lease locks.Lease) time.Time {
+	return c.p.Now().Add(lease.MonoUntil - clock.Mono(c.p))
+}
+
+// forever is a belief with no deadline (a lease held until release).
+const forever = time.Duration(1<<63 - 1)
+
 // left is how long the holder still believes it holds lease, as careful
 // code reads it: on its own clock (on Go's clock for a library's
-// validity), up to the latest renewal.
+// validity), up to the latest renewal; forever for a belief until
+// release; 0 once the lock reported a failed renewal.
 func (c *client) left(lease locks.Lease) time.Duration {
 	r := c.renewed.Load()
+	switch {
+	case r != nil && r.lost:
+		return 0
+	case r != nil && r.until.IsZero(), r == nil && lease.ValidUntil.IsZero() && lease.MonoUntil == 0:
+		return forever
+	case lease.MonoUntil != 0:
+		left := lease.MonoUntil - clock.Mono(c.p)
+		if r != nil {
+			left = max(left, r.until.Sub(c.p.Now()))
+		}
+		return left
+	}
+	if lease.ValidUntil.IsZero() { // believed until release, then renewed to a deadline
+		return time.Duration(c.p.TrueDeadline(r.until) - c.p.TrueNow())
+	}
 	if lease.OnGoClock { // renewals are on the client's clock: compare in true time
 		left := time.Duration(c.p.GoTimeToTrue(lease.ValidUntil) - c.p.TrueNow())
 		if r != nil {
-			left = max(left, time.Duration(c.p.TrueDeadline(*r)-c.p.TrueNow()))
+			left = max(left, time.Duration(c.p.TrueDeadline(r.until)-c.p.TrueNow()))
 		}
 		return left
 	}
 	until := lease.ValidUntil
-	if r != nil && r.After(until) {
-		until = *r
+	if r != nil && r.until.After(until) {
+		until = r.until
 	}
 	return until.Sub(c.p.Now())
 }

@@ -4,6 +4,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/sim"
 )
@@ -20,13 +21,16 @@ type Workload struct {
 	Resource string
 	Section  Section
 	// Careful makes the pool and counter sections behave like careful
-	// code: before each write the client checks its belief (the lease's
-	// validity, extended by renewals reported through Env.Renewed) on its
-	// own clock, and if it has run out it writes nothing; a section that
-	// would outlast the belief stops at its deadline. The check comes
+	// code: the client works through its hold in steps, each ending at
+	// the latest when its belief does (the lease's validity, extended by
+	// renewals reported through Env.Renewed, ended by Env.RenewFailed, on
+	// its own clock), reads the belief again after a step a renewal came
+	// in during, and works on while it holds; before each write it checks
+	// the belief, and if it has ended it writes nothing. A section that
+	// outlasts its belief stops where the belief ends. The check comes
 	// before the before-write pause point, so a pause there still makes a
-	// stale write (Kleppmann). Locks that give no validity signal are
-	// unaffected.
+	// stale write (Kleppmann). A lock that gives no validity signal and
+	// reports no failed renewal is unaffected.
 	Careful bool
 	// Reentrant gives a reentrant lock (locks.Info.Reentrant) a nested
 	// section: the holder acquires again inside its section (as a Java
@@ -58,9 +62,23 @@ func LockProgram(info locks.Info, wl Workload) sim.Program {
 // RenewRecorder returns a client's Env.Hooks.Renewed: each belief change a lock
 // reports after Acquire (a watchdog's renewal) becomes an event Kind "renew",
 // Op "acquire", OpID the acquisition it extends (read from holding), Until
-// the true time at which the holder's own clock reaches the new deadline.
+// the true time at which the holder's own clock reaches the new deadline,
+// or 0 for a zero deadline (the holder believes until it releases).
 func RenewRecorder(p Proc, lock string, holding *atomic.Int64) func(time.Time) {
 	return func(validUntil time.Time) {
-		p.Record(sim.Event{Kind: "renew", Op: "acquire", OpID: holding.Load(), Lock: lock, Until: p.TrueDeadline(validUntil)})
+		until := int64(0)
+		if !validUntil.IsZero() {
+			until = p.TrueDeadline(validUntil)
+		}
+		p.Record(sim.Event{Kind: "renew", Op: "acquire", OpID: holding.Load(), Lock: lock, Until: until})
+	}
+}
+
+// RenewFailRecorder returns a client's Env.Hooks.RenewFailed: the lock's
+// report that the holder stopped believing it holds becomes an event Kind
+// "renew-fail", Op "acquire", OpID the acquisition it ends.
+func RenewFailRecorder(p Proc, lock string, holding *atomic.Int64) func() {
+	return func() {
+		p.Record(sim.Event{Kind: event.KindRenewFail, Op: "acquire", OpID: holding.Load(), Lock: lock})
 	}
 }

@@ -126,6 +126,22 @@ func (p *Proc) Now() time.Time {
 	return p.w.bc.at(p.clk.Local(p.w.now()))
 }
 
+// Mono is the process's monotonic reading (it implements
+// clock.Monotonic): it runs at the process clock's drifted rate and is
+// never stepped by clock jumps or the heal's resync.
+func (p *Proc) Mono() time.Duration {
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	return time.Duration(p.clk.Mono(p.w.now()))
+}
+
+// Mono is the lock's monotonic reading (clock.Monotonic), noted as a
+// read of its clock like Now and Sleep.
+func (c lockClock) Mono() time.Duration {
+	c.p.noteLockClock()
+	return c.p.Mono()
+}
+
 // Sleep blocks for d of local time (it implements clock.Clock). When the run
 // stops, Sleep ends the calling goroutine (runtime.Goexit), running its
 // deferred calls. Several goroutines of one process may sleep at once.

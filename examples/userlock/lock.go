@@ -36,7 +36,8 @@ func (l *Lock) Acquire(ctx context.Context, value string) error {
 	return nil
 }
 
-// Release gives the lock up if value still holds it.
-func (l *Lock) Release(ctx context.Context, value string) error {
-	return release.Run(ctx, l.RDB, []string{l.Key}, value).Err()
+// Release gives the lock up if value still holds it: 1 when it deleted
+// the key, 0 when the key was gone or another's.
+func (l *Lock) Release(ctx context.Context, value string) (int64, error) {
+	return release.Run(ctx, l.RDB, []string{l.Key}, value).Int64()
 }
