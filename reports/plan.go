@@ -97,6 +97,10 @@ type Options struct {
 	// Fixed runs every seed of every cell and point (the fixed plan);
 	// otherwise each stops early by the sequential rule (sequential.go).
 	Fixed bool
+	// EndWhenLive ends each cell's liveness phase once every client has
+	// acquired after the heal (run.Spec.EndWhenLive; cells only: the
+	// curves read safety and keep their short phases).
+	EndWhenLive bool
 }
 
 // Cell is one scenario × lock of the matrix.
@@ -234,7 +238,7 @@ func NewPlan(opt Options) (*Plan, error) {
 				// lease: the phase must outlast it (watchdog: 30 s).
 				params.Liveness = max(params.Liveness, 2*info.TTL)
 			}
-			c.Spec = run.Spec{Scenario: s.ID, Lock: id, Seed: 1, Params: params}
+			c.Spec = run.Spec{Scenario: s.ID, Lock: id, Seed: 1, Params: params, EndWhenLive: opt.EndWhenLive}
 			built, err := c.Spec.Build()
 			if err != nil {
 				return nil, &sweep.InputError{Field: "", Err: fmt.Errorf("scenario %s, lock %s: %w", s.ID, id, err)}

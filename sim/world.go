@@ -51,7 +51,8 @@ type World struct {
 
 	phase       string
 	stats       Stats
-	internalErr error // the engine broke an invariant (see fail)
+	internalErr error   // the engine broke an invariant (see fail)
+	live        liveEnd // Config.EndWhenLive (live_end.go)
 }
 
 // Stats counts what happened in a run.
@@ -86,6 +87,10 @@ type Result struct {
 	// (false for a lock that keeps its state elsewhere: a consensus
 	// store's members).
 	KeysSeen bool
+	// LiveAt is when the run ended its liveness phase early, liveness
+	// shown: every client had acquired after the heal
+	// (Config.EndWhenLive); 0 when it ran the phase to its end.
+	LiveAt int64
 }
 
 // Run validates cfg and runs one world to completion inside a bubble.
@@ -544,6 +549,7 @@ func (w *World) result() *Result {
 		Effects:     w.finishEffects(),
 		LockClock:   w.lockClockReads(),
 		KeysSeen:    w.keysSeen,
+		LiveAt:      w.live.at,
 	}
 }
 
