@@ -117,6 +117,18 @@ func TestSequentialIsFixedPrefix(t *testing.T) {
 	if w := want["redislock"]; w[0].(int) >= 50 {
 		t.Fatalf("clock-jump × redislock did not stop early in 50 seeds (%v): pick a cell that does", w)
 	}
+	// The dry run applies the rule to the store's outcomes: each cell's
+	// runs up to its stop, every one measured.
+	pl, err := NewPlan(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells, _ := pl.Expect(st)
+	for _, c := range cells {
+		if c.Runs != want[c.Lock][0] || c.Measured != c.Runs {
+			t.Errorf("--plan from the store: %s × %s %d runs (%d measured), want %v", c.Scenario, c.Lock, c.Runs, c.Measured, want[c.Lock][0])
+		}
+	}
 	js := func(r Results) string {
 		r.Cells = slices.Clone(r.Cells)
 		for i := range r.Cells {
