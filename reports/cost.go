@@ -67,7 +67,11 @@ func (p *Plan) CostLine(n int) string {
 	for _, c := range p.Dearest(n) {
 		parts = append(parts, c.String())
 	}
-	return fmt.Sprintf("CPU %v in all; dearest cells: %s", roundCost(p.TotalCPU()), strings.Join(parts, ", "))
+	seq := ""
+	if !p.opt.Fixed && p.skipped+p.overrun > 0 {
+		seq = fmt.Sprintf("sequential: %d of the fixed plan's %d runs counted, %d started past a settled cell's stop; ", len(p.jobs)-p.skipped-p.overrun, len(p.jobs), p.overrun)
+	}
+	return fmt.Sprintf("%sCPU %v in all; dearest cells: %s", seq, roundCost(p.TotalCPU()), strings.Join(parts, ", "))
 }
 
 // The cost model, for runs the result store has not measured: a run's CPU
