@@ -16,6 +16,7 @@ import (
 // merges them, in process order on the scheduler goroutine: the instant
 // depends on the run alone.
 type liveEnd struct {
+	healAt  int64  // the heal's instant (the checkers' phase start)
 	seen    []bool // client i acquired after the heal
 	n       int    // how many have
 	at      int64  // when liveness was shown (0: not yet)
@@ -24,7 +25,9 @@ type liveEnd struct {
 
 // noteLive reads one record merged into the trace.
 func (w *World) noteLive(ev *Event) {
-	if !w.cfg.EndWhenLive || w.phase != "liveness" || w.live.at > 0 || ev.Kind != evt.KindOK || ev.Op != evt.OpAcquire {
+	// A record made before the heal may be merged just after it: its
+	// time, not the merge, says which phase it belongs to.
+	if !w.cfg.EndWhenLive || w.phase != "liveness" || ev.T < w.live.healAt || w.live.at > 0 || ev.Kind != evt.KindOK || ev.Op != evt.OpAcquire {
 		return
 	}
 	if w.live.seen == nil {

@@ -398,6 +398,7 @@ func (w *World) scheduleHeldLocked(at, hold int64, src uint64, seq uint64, targe
 
 func (w *World) heal() {
 	w.phase = "liveness"
+	w.live.healAt = w.now()
 	w.record(Event{Proc: "world", Kind: "heal"})
 	w.net.healAll()
 	for _, p := range w.procs {
