@@ -67,7 +67,11 @@ func (p *Plan) CostLine(n int) string {
 	for _, c := range p.Dearest(n) {
 		parts = append(parts, c.String())
 	}
-	return fmt.Sprintf("CPU %v in all; dearest cells: %s", roundCost(p.TotalCPU()), strings.Join(parts, ", "))
+	seq := ""
+	if !p.opt.Fixed && p.skipped+p.overrun > 0 {
+		seq = fmt.Sprintf("sequential: %d of the fixed plan's %d runs counted, %d started past a settled cell's stop; ", len(p.jobs)-p.skipped-p.overrun, len(p.jobs), p.overrun)
+	}
+	return fmt.Sprintf("%sCPU %v in all; dearest cells: %s", seq, roundCost(p.TotalCPU()), strings.Join(parts, ", "))
 }
 
 // The cost model, for runs the result store has not measured: a run's CPU
@@ -116,7 +120,10 @@ func modelCost(spec run.Spec) time.Duration {
 // Expect is what each cell is expected to cost, in the report's order:
 // the store's measured CPU for the runs it holds (nil store: none), the
 // cost model's for the others. It runs nothing; the other runs (the pause
-// sweep, the curves) are summed into rest.
+// sweep, the curves) are summed into rest. The sequential rule is applied
+// to the store's outcomes, seed by seed, while they last: a cell the
+// store settles counts its runs up to its stop; from the first seed the
+// store lacks, every seed up to the cap counts (at most).
 func (p *Plan) Expect(st *Store) (cells []CellCost, rest CellCost) {
 	model := map[string]time.Duration{} // by spec with seed 0
 	byCell := map[*Cell]*CellCost{}
@@ -127,17 +134,40 @@ func (p *Plan) Expect(st *Store) (cells []CellCost, rest CellCost) {
 		byCell[c] = &cells[i]
 	}
 	rest.Scenario, rest.Lock = "pause sweep and curves", ""
+	type replay struct {
+		t       sweep.Tally
+		seeds   int
+		stop    string
+		unknown bool // a seed the store lacks: the rule cannot go on
+	}
+	replays := map[*seqState]*replay{}
 	for _, j := range p.jobs {
 		cc := &rest
 		if j.cell != nil {
 			cc = byCell[j.cell]
 		}
-		cc.Runs++
-		if cpu, ok := st.measured(j.req); ok {
-			cc.CPU += cpu
-			cc.Measured++
+		rp := replays[j.seq]
+		if rp == nil {
+			rp = &replay{}
+			replays[j.seq] = rp
+		}
+		if rp.stop != "" {
 			continue
 		}
+		cc.Runs++
+		if o, ok := st.outcome(j.req); ok {
+			cc.CPU += o.CPU
+			cc.Measured++
+			if !rp.unknown {
+				if j.point == nil || j.point.curve != nil || !o.PauseShort {
+					rp.t.Add(o, j.req.Spec.Seed)
+				}
+				rp.seeds++
+				rp.stop = stopReason(&rp.t, rp.seeds, j.seq.cap, p.opt.Fixed)
+			}
+			continue
+		}
+		rp.unknown = true
 		s := j.req.Spec
 		s.Seed = 0
 		b, _ := json.Marshal(s)
@@ -152,17 +182,16 @@ func (p *Plan) Expect(st *Store) (cells []CellCost, rest CellCost) {
 	return cells, rest
 }
 
-// measured is the CPU the store's entry for req says its run took.
-func (s *Store) measured(req sweep.Request) (time.Duration, bool) {
+// outcome is the store's entry for req (its CPU: what its run took).
+func (s *Store) outcome(req sweep.Request) (sweep.Outcome, bool) {
 	if s == nil {
-		return 0, false
+		return sweep.Outcome{}, false
 	}
 	key := s.key(req)
 	if key == "" {
-		return 0, false
+		return sweep.Outcome{}, false
 	}
-	o, ok := s.get(key, req)
-	return o.CPU, ok
+	return s.get(key, req)
 }
 
 // WritePlan writes the dry run: every cell with its runs and expected
@@ -171,7 +200,15 @@ func (p *Plan) WritePlan(w io.Writer, st *Store, workers int) {
 	cells, rest := p.Expect(st)
 	var total, toRun time.Duration // toRun: the model's part (the store holds the rest)
 	measured, runs := rest.Measured, rest.Runs
-	fmt.Fprintf(w, "plan: %d cells, %d runs (timeline reruns of the unsafe cells come after)\n", len(cells), p.Runs())
+	runsAll := rest.Runs
+	for _, c := range cells {
+		runsAll += c.Runs
+	}
+	how := "the fixed plan (--fixed): every seed"
+	if !p.opt.Fixed {
+		how = fmt.Sprintf("sequential: at most; a cell stops once settled, and the %d the fixed plan would run shrink as the result store learns where", p.Runs())
+	}
+	fmt.Fprintf(w, "plan: %d cells, %d runs (%s; timeline reruns of the unsafe cells come after)\n", len(cells), runsAll, how)
 	for _, c := range cells {
 		fmt.Fprintf(w, "  %s × %s: %d runs, expected CPU %v%s\n", c.Scenario, c.Lock, c.Runs, roundCost(c.CPU), measuredNote(c))
 		total += c.CPU

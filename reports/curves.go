@@ -253,6 +253,7 @@ type CurvePoint struct {
 	// FirstUnsafeSeed and Repro name a run to look at (nil when safe).
 	FirstUnsafeSeed *uint64 `json:"first_unsafe_seed,omitempty"`
 	Repro           string  `json:"repro,omitempty"`
+	Stop            string  `json:"stop"` // why it stopped: see CellResult.Stop
 }
 
 func (c *curve) result(seeds int) *CurveResult {

@@ -94,6 +94,13 @@ type Options struct {
 	// Parity, if set, is a 'locksim parity' folder: the report gets a
 	// "simulation vs real Redis" section from its parity.json.
 	Parity string
+	// Fixed runs every seed of every cell and point (the fixed plan);
+	// otherwise each stops early by the sequential rule (sequential.go).
+	Fixed bool
+	// EndWhenLive ends each cell's liveness phase once every client has
+	// acquired after the heal (run.Spec.EndWhenLive; cells only: the
+	// curves read safety and keep their short phases).
+	EndWhenLive bool
 }
 
 // Cell is one scenario × lock of the matrix.
@@ -112,6 +119,7 @@ type Cell struct {
 	// Timeline is the counterexample's picture, relative to the report
 	// folder ("" if none); Story tells its first violation (run.Explain).
 	Timeline, Story string
+	seq             *seqState
 }
 
 // At is the cell's run with a seed.
@@ -129,6 +137,7 @@ type job struct {
 	req   sweep.Request
 	cell  *Cell
 	point *point
+	seq   *seqState // its cell's or point's (shared by its seeds)
 }
 
 // Plan is a validated report: its cells, its pause sweep and every run,
@@ -147,10 +156,15 @@ type Plan struct {
 	reruns     int                     // timeline reruns made by Run
 	cpu        time.Duration           // the CPU Run's planned runs took
 	drivers    []*parity.DriversResult // Options.Parity's drivers tables (drivers.go)
+	pointSeq   map[*point]*seqState
+	skipped    int // seeds Run did not run: their cell had stopped
+	overrun    int // seeds Run ran past their cell's stop (not counted)
 }
 
-// Runs is how many simulations the plan runs (timelines aside).
-func (p *Plan) Runs() int { return len(p.jobs) }
+// Runs is how many simulations the plan runs (timelines aside): before
+// Run, at most (every seed up to the cap); after it, those it ran
+// (overruns included).
+func (p *Plan) Runs() int { return len(p.jobs) - p.skipped }
 
 // Reruns is how many runs Run repeated to draw the unsafe cells'
 // timelines (known once the planned runs are done).
@@ -230,7 +244,7 @@ func NewPlan(opt Options) (*Plan, error) {
 				// lease: the phase must outlast it (watchdog: 30 s).
 				params.Liveness = max(params.Liveness, 2*info.TTL)
 			}
-			c.Spec = run.Spec{Scenario: s.ID, Lock: id, Seed: 1, Params: params}
+			c.Spec = run.Spec{Scenario: s.ID, Lock: id, Seed: 1, Params: params, EndWhenLive: opt.EndWhenLive}
 			built, err := c.Spec.Build()
 			if err != nil {
 				return nil, &sweep.InputError{Field: "", Err: fmt.Errorf("scenario %s, lock %s: %w", s.ID, id, err)}
@@ -295,6 +309,22 @@ func NewPlan(opt Options) (*Plan, error) {
 			return nil, &sweep.InputError{Field: "scenarios", Err: fmt.Errorf("%s: background scenarios (matrix: false) have no matrix row; the report runs them for its per-hour estimate beside at least one matrix scenario (add one, e.g. no-faults), and 'locksim sweep --scenario %s' runs one alone", strings.Join(bg, ", "), bg[0])}
 		}
 		return nil, &sweep.InputError{Field: "", Err: fmt.Errorf("nothing to run: no scenario lists any of the chosen locks")}
+	}
+	// Each cell and point stops on its own (sequential.go).
+	p.pointSeq = map[*point]*seqState{}
+	for _, group := range []struct {
+		jobs []job
+		cap  int
+	}{{cellJobs, p.seeds}, {pointJobs, p.pauseSeeds}, {curveJobs, p.curveSeeds}} {
+		for i := range group.jobs {
+			j := &group.jobs[i]
+			j.seq = &seqState{cap: group.cap}
+			if j.cell != nil {
+				j.cell.seq = j.seq
+			} else {
+				p.pointSeq[j.point] = j.seq
+			}
+		}
 	}
 	// Seed-major order: every cell's seed 1, then every cell's seed 2, ...
 	// so expensive cells are spread over the run and the workers finish

@@ -67,6 +67,9 @@ type CellResult struct {
 	// results.json that differs between two runs of the same report
 	// without the store. The timeline rerun is not counted.
 	CPUNS int64 `json:"cpu_ns"`
+	// Stop is why the cell stopped after Runs seeds (sequential.go):
+	// "narrow", "bound", "cap" or "fixed".
+	Stop string `json:"stop"`
 }
 
 // CellFaults sums a cell's faults: injected, reached the code under test,
@@ -107,6 +110,7 @@ type PointResult struct {
 	LeaseOverlapRuns      int        `json:"lease_overlap_runs"`
 	ResourceViolationRuns int        `json:"resource_violation_runs"`
 	UnsafeRateCI95        [2]float64 `json:"unsafe_rate_ci95"`
+	Stop                  string     `json:"stop"` // why it stopped: see CellResult.Stop
 }
 
 // Results is results.json: the report's numbers, the one model both
@@ -128,6 +132,8 @@ type Results struct {
 		CurveSeeds int    `json:"curve_seeds"` // per point of the debate's curves
 		Quick      bool   `json:"quick"`
 		Locksim    string `json:"locksim"`
+		// StopRule is the sequential rule (StopRule), or "fixed plan".
+		StopRule string `json:"stop_rule"`
 	} `json:"settings"`
 }
 
@@ -165,6 +171,9 @@ func (c *Cell) result() CellResult {
 		Timeline: c.Timeline, Story: c.Story, Debate: debateRow(c.Scenario), Expected: c.expect,
 		OwnershipOnlyRuns: c.OwnershipOnly, ClockUnreachedRuns: c.ClockUnreached,
 		Faults: CellFaults{Injected: c.Injected, Reached: c.Reached, Bit: c.Bit, NoBiteRuns: c.NoBite}, CPUNS: int64(c.CPU)}
+	if c.seq != nil {
+		j.Stop = c.seq.stop
+	}
 	r := stats.Rate{K: c.Unsafe, N: c.Runs}
 	j.UnsafeRate = round6(r.P())
 	lo, hi := r.Interval()
@@ -180,6 +189,14 @@ func (c *Cell) result() CellResult {
 		j.MatchesExpected = &m
 	}
 	return j
+}
+
+// stopOf is why a curve's point stopped ("" before Run).
+func (p *Plan) stopOf(pt *point) string {
+	if s := p.pointSeq[pt]; s != nil {
+		return s.stop
+	}
+	return ""
 }
 
 func round6(v float64) float64 {
@@ -206,10 +223,13 @@ func (p *Plan) Results() Results {
 		r := stats.Rate{K: pt.Unsafe, N: pt.Runs}
 		lo, hi := r.Interval()
 		res.PauseSweep = append(res.PauseSweep, PointResult{Lock: pt.lock, PauseTTL: pt.value, Runs: pt.Runs, PauseShortRuns: pt.short, UnsafeRuns: pt.Unsafe,
-			LeaseOverlapRuns: pt.Overlap, ResourceViolationRuns: pt.Resource, UnsafeRateCI95: [2]float64{round6(lo), round6(hi)}})
+			LeaseOverlapRuns: pt.Overlap, ResourceViolationRuns: pt.Resource, UnsafeRateCI95: [2]float64{round6(lo), round6(hi)}, Stop: p.stopOf(pt)})
 	}
 	for _, c := range p.curves {
 		r := c.result(p.curveSeeds)
+		for i, pt := range c.points {
+			r.Points[i].Stop = p.stopOf(pt)
+		}
 		switch c.ID {
 		case "drift_sweep":
 			res.DriftSweep = r
@@ -221,6 +241,10 @@ func (p *Plan) Results() Results {
 	}
 	res.PerHour = p.perHour()
 	res.Settings.Seeds, res.Settings.PauseSeeds, res.Settings.Quick, res.Settings.Locksim = p.seeds, p.pauseSeeds, p.opt.Quick, p.opt.Version
+	res.Settings.StopRule = StopRule
+	if p.opt.Fixed {
+		res.Settings.StopRule = "fixed plan: every seed of every cell and point"
+	}
 	if len(p.points) == 0 {
 		res.Settings.PauseSeeds = 0
 	}

@@ -49,29 +49,25 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 	if err != nil {
 		return err
 	}
-	_, err = sweep.RunOrdered(ctx, workers, sweep.Window, len(p.jobs), func(w, i int) (sweep.Outcome, error) {
-		return ex.Store.run(runners[w], p.jobs[i].req)
-	}, func(i int, o sweep.Outcome) error {
+	// A seed of a cell that has stopped is skipped (sequential.go): the
+	// workers read its done flag, set by emit once the rule holds.
+	_, err = sweep.RunOrdered(ctx, workers, sweep.Window, len(p.jobs), func(w, i int) (ran, error) {
+		if p.jobs[i].seq.done.Load() {
+			return ran{skipped: true}, nil
+		}
+		o, err := ex.Store.run(runners[w], p.jobs[i].req)
+		return ran{o: o}, err
+	}, func(i int, r ran) error {
 		j := p.jobs[i]
-		seed := j.req.Spec.Seed
-		p.cpu += o.CPU
 		switch {
-		case j.point != nil && j.point.curve == nil && o.PauseShort:
-			// Not a run of the pause the pause sweep asked for: counted
-			// apart. (A debate curve runs its scenario's own schedule,
-			// which counts as it comes.)
-			j.point.short++
-		case j.point != nil:
-			if o.PauseShort {
-				j.point.short++ // a debate curve counts it, and says so
-			}
-			j.point.Add(o, seed)
+		case r.skipped:
+			p.skipped++
+		case j.seq.stop != "":
+			// Started before its cell stopped: paid for, not counted.
+			p.overrun++
+			p.cpu += r.o.CPU
 		default:
-			c := j.cell
-			if o.Verdict == checker.VerdictUnsafe && (!c.HasUnsafe || seed < c.FirstUnsafe) {
-				c.FirstUnsafeSHA = o.TraceSHA256
-			}
-			c.Add(o, seed)
+			p.count(j, r.o)
 		}
 		progress(i+1, total)
 		return nil
@@ -127,6 +123,47 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 		return err
 	}
 	return ctx.Err()
+}
+
+// ran is a planned run's outcome, or that it was skipped: its cell had
+// stopped.
+type ran struct {
+	o       sweep.Outcome
+	skipped bool
+}
+
+// count adds a run's outcome to its cell or point, in seed order, and
+// applies the stopping rule to the seeds counted so far.
+func (p *Plan) count(j job, o sweep.Outcome) {
+	seed := j.req.Spec.Seed
+	p.cpu += o.CPU
+	var t *sweep.Tally
+	switch {
+	case j.point != nil && j.point.curve == nil && o.PauseShort:
+		// Not a run of the pause the pause sweep asked for: counted
+		// apart. (A debate curve runs its scenario's own schedule,
+		// which counts as it comes.)
+		j.point.short++
+		t = &j.point.Tally
+	case j.point != nil:
+		if o.PauseShort {
+			j.point.short++ // a debate curve counts it, and says so
+		}
+		j.point.Add(o, seed)
+		t = &j.point.Tally
+	default:
+		c := j.cell
+		if o.Verdict == checker.VerdictUnsafe && (!c.HasUnsafe || seed < c.FirstUnsafe) {
+			c.FirstUnsafeSHA = o.TraceSHA256
+		}
+		c.Add(o, seed)
+		t = &c.Tally
+	}
+	s := j.seq
+	s.seeds++
+	if s.stop = stopReason(t, s.seeds, s.cap, p.opt.Fixed); s.stop != "" {
+		s.done.Store(true)
+	}
 }
 
 // drawn is an unsafe cell's rerun: its timeline's path and its story.

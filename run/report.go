@@ -49,7 +49,11 @@ type Report struct {
 	Nodes            int               `json:"nodes"`
 	DurationNS       int64             `json:"duration_ns"`
 	LivenessNS       int64             `json:"liveness_ns"`
-	FaultSchedule    []faults.Fault    `json:"fault_schedule"`
+	// LivenessShownNS is when the run ended its liveness phase early,
+	// every client having acquired after the heal (Spec.EndWhenLive;
+	// sim.Result.LiveAt); absent when it ran the phase to its end.
+	LivenessShownNS int64          `json:"liveness_shown_ns,omitempty"`
+	FaultSchedule   []faults.Fault `json:"fault_schedule"`
 	// FaultsInjected counts the faults that took effect: Stats.Faults less
 	// the targeted pauses that never fired (UnfiredPauses).
 	FaultsInjected int            `json:"faults_injected"`
@@ -136,20 +140,21 @@ func (jd *Judged) Report(repro string) *Report {
 	cfg := jd.Job.Config
 	res := jd.Result
 	r := &Report{
-		Scenario:      jd.Job.Scenario,
-		Lock:          jd.Job.Lock.ID,
-		Seed:          cfg.Seed,
-		Clients:       cfg.Clients,
-		Nodes:         len(cfg.Nodes),
-		DurationNS:    int64(cfg.Duration),
-		LivenessNS:    int64(cfg.Liveness),
-		FaultSchedule: cfg.Faults,
-		Stats:         res.Stats,
-		TraceEvents:   res.TraceEvents,
-		HistoryCapped: res.TraceCapped,
-		TraceSHA256:   res.TraceSHA256,
-		judged:        jd,
-		source:        jd.Job.Lock.Source,
+		Scenario:        jd.Job.Scenario,
+		Lock:            jd.Job.Lock.ID,
+		Seed:            cfg.Seed,
+		Clients:         cfg.Clients,
+		Nodes:           len(cfg.Nodes),
+		DurationNS:      int64(cfg.Duration),
+		LivenessNS:      int64(cfg.Liveness),
+		LivenessShownNS: res.LiveAt,
+		FaultSchedule:   cfg.Faults,
+		Stats:           res.Stats,
+		TraceEvents:     res.TraceEvents,
+		HistoryCapped:   res.TraceCapped,
+		TraceSHA256:     res.TraceSHA256,
+		judged:          jd,
+		source:          jd.Job.Lock.Source,
 	}
 	if r.FaultSchedule == nil {
 		r.FaultSchedule = []faults.Fault{}
@@ -268,6 +273,9 @@ func (r *Report) WriteSummary(w io.Writer) {
 	line("seed", "%d", r.Seed)
 	line("world", "%d clients, %d nodes", r.Clients, r.Nodes)
 	line("virtual time", "%v (safety %v, then liveness %v)", time.Duration(r.Stats.VirtualNS), time.Duration(r.DurationNS), time.Duration(r.LivenessNS))
+	if r.LivenessShownNS > 0 {
+		line("liveness shown", "at t=%v: every client acquired after the heal; the phase ended there (--end-when-live)", time.Duration(r.LivenessShownNS))
+	}
 	line("events", "%d scheduler steps, %d trace lines", r.Stats.Events, r.TraceEvents)
 	line("commands", "%d Redis commands", r.Stats.Commands)
 	if c := r.Faults; c != nil {

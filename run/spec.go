@@ -49,6 +49,13 @@ type Spec struct {
 	// MaxEvents, if set, is the world's event budget (sim.Config.MaxEvents;
 	// 0: DefaultMaxEvents): a run that takes more steps stops unjudged.
 	MaxEvents int64 `json:"max_events,omitempty"`
+	// EndWhenLive ends the liveness phase as soon as every client has
+	// acquired after the heal (sim.Config.EndWhenLive; Judged.LiveAt says
+	// when), for a design that promises no fairness, judged without
+	// Fairness or an unavailability bound, whose progress is an
+	// acquisition (not Fencing "version"); other runs run the phase to
+	// its end. It changes the trace of the runs it ends early.
+	EndWhenLive bool `json:"end_when_live,omitempty"`
 }
 
 // ScenarioID is the spec's scenario, "default" when empty.
@@ -156,8 +163,10 @@ func (s Spec) Build() (*Job, error) {
 			return nil, &InputError{"pause", err}
 		}
 	}
-	return &Job{Spec: s, Scenario: sc.ID, Lock: info, Config: cfg, Judging: sc.Judging(info),
-		Check: checker.Options{RequireFairness: s.Fairness}}, nil
+	job := &Job{Spec: s, Scenario: sc.ID, Lock: info, Config: cfg, Judging: sc.Judging(info),
+		Check: checker.Options{RequireFairness: s.Fairness}}
+	job.Config.EndWhenLive = s.EndWhenLive && !info.Fair && !s.Fairness && job.Judging.MaxUnavailable == 0 && info.Fencing != checker.FenceVersion
+	return job, nil
 }
 
 // configError names the parameter behind a scenario or sim.Config
@@ -270,6 +279,7 @@ func (s Spec) Repro() string {
 		{"step", s.Step != nil, step},
 		{"max-events", s.MaxEvents != 0, strconv.FormatInt(s.MaxEvents, 10)},
 		{"fairness", s.Fairness, ""},
+		{"end-when-live", s.EndWhenLive, ""},
 	} {
 		if !f.set {
 			continue

@@ -116,6 +116,11 @@ type Config struct {
 	// set is recorded as a "key-touch" event (the ground truth of
 	// ownership: whose key a release or renewal really touched).
 	WatchKeys []string
+	// EndWhenLive ends the liveness phase once every client has acquired
+	// after the heal (live_end.go; Result.LiveAt). Only for a design that
+	// promises no fairness, judged with no unavailability bound and
+	// whose progress is an acquisition: run.Spec.EndWhenLive decides.
+	EndWhenLive bool
 }
 
 // ServiceConfig names a service process and builds its state machine.

@@ -283,6 +283,7 @@ func (w *World) flushRecords() {
 	}
 	for i := range recs {
 		w.trace.add(recs[i])
+		w.noteLive(&recs[i])
 	}
 	clear(recs)
 	w.flushBuf = recs[:0]

@@ -51,8 +51,9 @@ type World struct {
 
 	phase       string
 	stats       Stats
-	internalErr error  // the engine broke an invariant (see fail)
-	keyLog      keyLog // what clients' writes did to the lock keys (Result.KeyLog)
+	internalErr error   // the engine broke an invariant (see fail)
+	keyLog      keyLog  // what clients' writes did to the lock keys (Result.KeyLog)
+	live        liveEnd // Config.EndWhenLive (live_end.go)
 }
 
 // Stats counts what happened in a run.
@@ -92,6 +93,7 @@ type Result struct {
 	// says the rest was dropped). Not in the trace: run.Cause reads it.
 	KeyLog       []KeyChange
 	KeyLogCapped bool
+	LiveAt       int64
 }
 
 // Run validates cfg and runs one world to completion inside a bubble.
@@ -402,6 +404,7 @@ func (w *World) scheduleHeldLocked(at, hold int64, src uint64, seq uint64, targe
 
 func (w *World) heal() {
 	w.phase = "liveness"
+	w.live.healAt = w.now()
 	w.record(Event{Proc: "world", Kind: "heal"})
 	w.net.healAll()
 	for _, p := range w.procs {
@@ -554,6 +557,7 @@ func (w *World) result() *Result {
 		LockClock:   w.lockClockReads(),
 		KeysSeen:    w.keysSeen,
 		KeyLog:      w.keyLog.changes, KeyLogCapped: w.keyLog.capped,
+		LiveAt: w.live.at,
 	}
 }
 

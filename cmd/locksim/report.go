@@ -32,6 +32,8 @@ type reportFlags struct {
 	cache     string
 	noCache   bool
 	cacheMax  intValue // MiB
+	fixed     bool
+	endLive   bool
 }
 
 // userCache is set by main: only the real CLI keeps runs in the user's
@@ -117,7 +119,9 @@ there anyway, with the same replacement.`,
 	fl.SortFlags = false
 	fl.StringVar(&f.out, "out", "", "write the report into `DIR`: new, empty, or an earlier report's (replaced; see above); required")
 	fl.BoolVar(&f.quick, "quick", false, fmt.Sprintf("%d seeds per cell and a coarser sweep", reports.QuickSeeds))
-	fl.Var(&f.seeds, "seeds", fmt.Sprintf("seeds per cell (default %d, %d with --quick)", reports.DefaultSeeds, reports.QuickSeeds))
+	fl.Var(&f.seeds, "seeds", fmt.Sprintf("seeds per cell at most (default %d, %d with --quick)", reports.DefaultSeeds, reports.QuickSeeds))
+	fl.BoolVar(&f.fixed, "fixed", false, "run every seed of every cell (the fixed plan); without it a cell stops early once its result is settled by the rule the report states")
+	fl.BoolVar(&f.endLive, "end-when-live", false, "end each cell's liveness phase as soon as every client has acquired after the heal (designs that promise no fairness; 'locksim run --end-when-live'); changes those runs' traces")
 	fl.VarP(&f.jobs, "jobs", "j", fmt.Sprintf("parallel workers, 1..1024, lowered to what the machine holds (4 a core, ~64 MiB each; default the number of CPUs, %d here)", runtime.NumCPU()))
 	fl.StringVar(&f.scenarios, "scenarios", "", "only these comma-separated scenario ids (default: every built-in)")
 	fl.StringVar(&f.locks, "locks", "", "only these comma-separated lock ids (default: every lock)")
@@ -148,7 +152,7 @@ func (f *reportFlags) plan() (*reportRun, error) {
 	if f.out == "" && !f.dryRun {
 		return nil, usageErrorf("--out: required (the directory for the report)")
 	}
-	opt := reports.Options{Quick: f.quick, Version: versionLine(), Parity: f.parity}
+	opt := reports.Options{Quick: f.quick, Version: versionLine(), Parity: f.parity, Fixed: f.fixed, EndWhenLive: f.endLive}
 	if f.seeds.set {
 		opt.Seeds = f.seeds.v
 	}

@@ -49,6 +49,7 @@ type runFlags struct {
 	trace     string
 	json      bool
 	fairness  bool
+	endLive   bool
 	traceMax  intValue // --trace-max-mb
 	cexDir    string
 	shrink    shrinkFlags // --faults, --shrink, --shrink-out, --shrink-runs (shrink.go)
@@ -172,6 +173,7 @@ judged completely).`,
 	fl.Var(&f.traceMax, "trace-max-mb", fmt.Sprintf("the most a --trace file may hold, in MiB, 1..%d (default %d): a longer trace is not written, and the run says so", 1<<20, defaultTraceMaxMB))
 	fl.BoolVar(&f.json, "json", false, "print one JSON object instead of the summary")
 	fl.BoolVar(&f.fairness, "fairness", false, "judge fairness: a client that never acquires after the heal while others do fails liveness (by default it is a fairness figure, as for any design that promises no fairness)")
+	fl.BoolVar(&f.endLive, "end-when-live", false, "end the liveness phase as soon as every client has acquired after the heal (a design that promises no fairness, judged without --fairness or an unavailability bound); the run's trace then differs")
 	fl.StringVar(&f.cexDir, "counterexample", "", "when unsafe, write the counterexample to `DIR`: slice.jsonl (the events that show the first violation) and porcupine.html (the resource history, faults annotated)")
 	f.shrink.register(fl)
 	fl.StringVar(&f.backend, "backend", "sim", "`sim` (the simulator) or real (real redis-server processes on 127.0.0.1, real time; needs: apt-get install -y redis-server redis-sentinel faketime)")
@@ -240,7 +242,7 @@ func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
 
 // spec is the run the flags name.
 func (f *runFlags) spec() run.Spec {
-	s := run.Spec{Scenario: f.scenario, Lock: f.lock, Seed: f.seed.v, Fairness: f.fairness,
+	s := run.Spec{Scenario: f.scenario, Lock: f.lock, Seed: f.seed.v, Fairness: f.fairness, EndWhenLive: f.endLive,
 		Params: scenarios.Params{Clients: f.clients.v, Nodes: f.nodes.v, Duration: f.duration.v, Liveness: f.liveness.v,
 			ReplLag: f.replLag.v, DownAfter: f.downAfter.v, HoldMin: f.holdMin.v, HoldMax: f.holdMax.v, Careful: f.careful}}
 	if f.pause.set {
