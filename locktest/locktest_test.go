@@ -350,3 +350,45 @@ func TestScenarioRunsTheSameWorkload(t *testing.T) {
 		t.Errorf("pause-during-acquire, the scenario's own careless workload: %s, want unsafe (it writes with a lease run out)", out.Verdict())
 	}
 }
+
+// monoOnlyLock measures its lease on the monotonic reading alone and never
+// reads its wall clock.
+type monoOnlyLock struct{ env locks.Env }
+
+func (l *monoOnlyLock) Acquire(ctx context.Context) (locks.Lease, error) {
+	value := fmt.Sprintf("%s-%016x", l.env.Client, l.env.Rand.Uint64())
+	mono := l.env.Mono()
+	ok, err := l.env.Primary.SetNX(ctx, l.env.Key, value, l.env.TTL).Result()
+	if err != nil {
+		return locks.Lease{}, err
+	}
+	if !ok {
+		return locks.Lease{}, locks.ErrNotAcquired
+	}
+	return locks.Lease{Value: value, MonoUntil: mono + l.env.TTL}, nil
+}
+
+func (l *monoOnlyLock) Release(ctx context.Context, lease locks.Lease) error {
+	return releaseAll(ctx, []redis.UniversalClient{l.env.Primary}, l.env.Key, lease.Value)
+}
+
+// A clock jump never moves the monotonic reading, so it does not reach a
+// lock that reads only that: the run must not count it as reached. A
+// drift runs the monotonic reading at its rate, so it does reach it; and
+// the same jump reaches a lock that reads its wall clock.
+func TestMonoReadsAreNotReachedByJumps(t *testing.T) {
+	jump := []faults.Fault{{Kind: faults.ClockJump, Start: time.Second, Jump: 2 * time.Second, Targets: []string{"c0"}}}
+	drift := []faults.Fault{{Kind: faults.ClockDrift, Start: time.Second, Duration: 5 * time.Second, DriftPPM: 100_000, Targets: []string{"c0"}}}
+	monoOnly := func(env locks.Env) (locks.Lock, error) { return &monoOnlyLock{env: env}, nil }
+	wall := func(env locks.Env) (locks.Lock, error) { return &elapsedLock{env: env}, nil }
+	o := locktest.Options{Topology: locks.Single}
+	if out := locktest.Run(t, monoOnly, o, 1, jump); !out.Effects[0].Injected || out.Effects[0].Reached {
+		t.Errorf("a jump on a lock reading only Mono: %+v, want injected and not reached", out.Effects[0])
+	}
+	if out := locktest.Run(t, monoOnly, o, 1, drift); !out.Effects[0].Reached {
+		t.Errorf("a drift on a lock reading only Mono: %+v, want reached", out.Effects[0])
+	}
+	if out := locktest.Run(t, wall, o, 1, jump); !out.Effects[0].Reached {
+		t.Errorf("a jump on a lock reading its wall clock: %+v, want reached", out.Effects[0])
+	}
+}

@@ -105,9 +105,17 @@ func Effects(h checker.History, res *sim.Result, cfg sim.Config) []FaultEffect {
 	for i, c := range h.Clients {
 		clientIndex[c] = i
 	}
-	lockRead := func(c string, since int64) bool {
+	// A jump steps only the wall clock (Now); a drift also runs the
+	// monotonic reading (Mono) at its rate.
+	lockRead := func(c string, since int64, kind faults.Kind) bool {
 		i, ok := clientIndex[c]
-		return ok && i < len(res.LockClock) && res.LockClock[i] >= since
+		if !ok {
+			return false
+		}
+		if i < len(res.LockClock) && res.LockClock[i] >= since {
+			return true
+		}
+		return kind == faults.ClockDrift && i < len(res.LockMono) && res.LockMono[i] >= since
 	}
 	heal := h.Heal
 	out := make([]FaultEffect, len(cfg.Faults))
@@ -155,7 +163,7 @@ func Effects(h checker.History, res *sim.Result, cfg sim.Config) []FaultEffect {
 			}
 		case (f.Kind == faults.ClockJump || f.Kind == faults.ClockDrift) && len(clients) > 0:
 			for _, c := range clients {
-				if lockRead(c, start) {
+				if lockRead(c, start, f.Kind) {
 					e.Reached = true
 					if heldDuring(holds, c, start, heal) || wins.okDuring(c, start, heal) {
 						e.Bit = true
@@ -218,7 +226,9 @@ func ClockReaches(cfg sim.Config, res *sim.Result) []ClockReach {
 		}
 		r := ClockReach{Client: fmt.Sprintf("c%d", i), DriftPPM: drift, OffsetNS: int64(off)}
 		if res != nil && i < len(res.LockClock) {
-			r.Reached = res.LockClock[i] >= 0
+			// An offset shows only in the wall clock; a drift in the
+			// monotonic reading too.
+			r.Reached = res.LockClock[i] >= 0 || (drift != 0 && i < len(res.LockMono) && res.LockMono[i] >= 0)
 		}
 		out = append(out, r)
 	}

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/locksim/locksim/clock"
@@ -161,21 +162,26 @@ func (p *Proc) LockClock() clock.Clock {
 	return lockClock{p}
 }
 
-func (p *Proc) noteLockClock() {
+func (p *Proc) noteLockClock() { p.noteRead(&p.lockClock) }
+
+func (p *Proc) noteLockMono() { p.noteRead(&p.lockMono) }
+
+func (p *Proc) noteRead(last *atomic.Int64) {
 	t := p.w.now()
 	if t < int64(p.w.cfg.Duration) {
-		p.lockClock.Store(t + 1) // 0: never
+		last.Store(t + 1) // 0: never
 	}
 }
 
 // lockClockReads returns, per client, the last true time in the safety
-// phase its lock read its clock, -1 for never.
-func (w *World) lockClockReads() []int64 {
-	out := make([]int64, len(w.procs))
+// phase its lock read its wall clock (Now, Sleep), and its monotonic
+// reading, -1 for never.
+func (w *World) lockClockReads() (wall, mono []int64) {
+	wall, mono = make([]int64, len(w.procs)), make([]int64, len(w.procs))
 	for i, p := range w.procs {
-		out[i] = p.lockClock.Load() - 1
+		wall[i], mono[i] = p.lockClock.Load()-1, p.lockMono.Load()-1
 	}
-	return out
+	return wall, mono
 }
 
 // finishEffects counts each fault's target nodes that served a client

@@ -79,10 +79,13 @@ type Result struct {
 	History     []Event // the events a checker needs (ops, beliefs, faults); bounded by Config.MaxHistory
 	// Effects has one entry per fault of Config.Faults: what the engine
 	// saw it do (reach and bite). LockClock has one per client: the last
-	// true time in the safety phase its lock read its clock
-	// (Proc.LockClock), -1 for never. Neither is in the trace.
+	// true time in the safety phase its lock read its clock's wall time
+	// (Proc.LockClock's Now or Sleep), -1 for never; LockMono the same for
+	// its monotonic reading (Mono), which a drift reaches and a jump or an
+	// offset never does. None is in the trace.
 	Effects   []FaultEffect
 	LockClock []int64
+	LockMono  []int64
 	// KeysSeen: a client's write created a watched lock key on a Redis
 	// node at least once, so FaultEffect.OwnsKey can see a winning try
 	// (false for a lock that keeps its state elsewhere: a consensus
@@ -546,6 +549,7 @@ func (w *World) shutdown() {
 }
 
 func (w *World) result() *Result {
+	wall, mono := w.lockClockReads()
 	return &Result{
 		Seed:        w.cfg.Seed,
 		Stats:       w.stats,
@@ -554,7 +558,8 @@ func (w *World) result() *Result {
 		TraceCapped: w.trace.capped,
 		History:     w.trace.history,
 		Effects:     w.finishEffects(),
-		LockClock:   w.lockClockReads(),
+		LockClock:   wall,
+		LockMono:    mono,
 		KeysSeen:    w.keysSeen,
 		KeyLog:      w.keyLog.changes, KeyLogCapped: w.keyLog.capped,
 		LiveAt: w.live.at,
