@@ -125,6 +125,8 @@ func Effects(h checker.History, res *sim.Result, cfg sim.Config) []FaultEffect {
 		start := int64(f.Start)
 		clients := clientTargets(f, clientIndex)
 		switch {
+		case !e.Injected && ee.NoLeader:
+			e.Why = "no member led when it was due (an election was under way): its leader target named nobody"
 		case !e.Injected:
 			e.Why = "it would start after the safety phase"
 		case f.Kind == faults.ClientPause:

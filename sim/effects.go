@@ -14,6 +14,10 @@ type FaultEffect struct {
 	// Started: the fault's start ran in the safety phase (Stats.Faults
 	// counts these).
 	Started bool
+	// NoLeader: the fault targets the leader, and no member led when it
+	// was due to start (an election was under way), so it named nobody
+	// and did not start.
+	NoLeader bool
 	// Nodes counts the target Redis nodes that served the run's clients
 	// at least once: a fault on a node no client ever used (a world with
 	// more nodes than its lock talks to) reaches nothing.

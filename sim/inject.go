@@ -20,7 +20,13 @@ func (w *World) scheduleFault(i int, f faults.Fault) {
 		if w.phase != "safety" {
 			return
 		}
-		f := w.resolveLeader(f) // leader.go: a consensus world's "leader" target
+		f, ok := w.resolveLeader(f) // leader.go: a consensus world's "leader" target
+		if !ok {
+			// No member leads (an election is under way): the fault
+			// names nobody, cuts nothing and is not counted as injected.
+			w.effects[i].NoLeader = true
+			return
+		}
 		w.stats.Faults++
 		w.record(Event{Proc: "world", Kind: "fault", Detail: f.String(), Fault: i + 1})
 		w.noteStart(i, f)

@@ -3,12 +3,14 @@ package sim
 import "github.com/locksim/locksim/faults"
 
 // resolveLeader is f with its faults.Leader target (if any) resolved to
-// the member that leads now (faults.Fault.WithLeader).
-func (w *World) resolveLeader(f faults.Fault) faults.Fault {
+// the member that leads now (faults.Fault.WithLeader); false when f names
+// the leader and no member leads.
+func (w *World) resolveLeader(f faults.Fault) (faults.Fault, bool) {
 	if !f.NamesLeader() {
-		return f
+		return f, true
 	}
-	return f.WithLeader(w.leaderName())
+	name := w.leaderName()
+	return f.WithLeader(name), name != ""
 }
 
 // leaderName is the member service that leads now: of the up members that

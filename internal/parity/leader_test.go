@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )
@@ -59,5 +60,29 @@ func TestLeaderTargetSim(t *testing.T) {
 	}
 	if v := j.Check.Verdict; v != checker.VerdictSafe {
 		t.Errorf("zk-fencing under leader partitions: %s, want safe", v)
+	}
+}
+
+// A leader fault due while no member leads (here at t=0, before the first
+// election) names nobody: it is not injected, the run's fault count leaves
+// it out, and its effect says why.
+func TestLeaderFaultWithoutLeaderIsNotInjected(t *testing.T) {
+	job, err := run.Spec{Scenario: "leader-partition", Lock: "zk-fencing", Seed: 1}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	early := job.Config.Faults[0]
+	early.Start = 0
+	job.Config.Faults = append([]faults.Fault{early}, job.Config.Faults...)
+	j, err := job.Run(sim.TestBubble(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := run.Effects(j.History, j.Result, j.Job.Config)
+	if es[0].Injected || !strings.Contains(es[0].Why, "no member led") {
+		t.Errorf("the fault at t=0: %+v, want not injected, the reason naming the missing leader", es[0])
+	}
+	if got, want := j.Result.Stats.Faults, len(job.Config.Faults)-1; got != want {
+		t.Errorf("%d faults injected, want %d (all but the one at t=0)", got, want)
 	}
 }

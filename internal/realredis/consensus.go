@@ -98,11 +98,12 @@ func (w *world) coordTargets(names []string) []int {
 
 // resolveLeader is f with its faults.Leader target resolved to the member
 // that leads now, as the servers say (realcoord.Ensemble.Leader: srvr's
-// Mode on ZooKeeper, the status endpoint's leader on etcd); a world with no
-// coordination service, or no leader now, drops the target.
-func (w *world) resolveLeader(f faults.Fault) faults.Fault {
+// Mode on ZooKeeper, the status endpoint's leader on etcd); false when f
+// names the leader and none leads now (or there is no coordination
+// service): the fault is then not injected.
+func (w *world) resolveLeader(f faults.Fault) (faults.Fault, bool) {
 	if !f.NamesLeader() {
-		return f
+		return f, true
 	}
 	name := ""
 	if w.coord != nil {
@@ -110,7 +111,7 @@ func (w *world) resolveLeader(f faults.Fault) faults.Fault {
 			name = w.coord.ens.Members[l].Name
 		}
 	}
-	return f.WithLeader(name)
+	return f.WithLeader(name), name != ""
 }
 
 // coordPause SIGSTOPs the members named in targets (fault i) and

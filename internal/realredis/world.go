@@ -376,7 +376,10 @@ func (w *world) faultServers(names []string) []int {
 
 // startFault carries out fault i at its start, and schedules its end.
 func (w *world) startFault(i int, f faults.Fault) {
-	f = w.resolveLeader(f) // consensus.go: a "leader" target, asked of the servers now
+	f, ok := w.resolveLeader(f) // consensus.go: a "leader" target, asked of the servers now
+	if !ok {
+		return // no member leads (an election): the fault names nobody and is not injected
+	}
 	w.mu.Lock()
 	if w.healed || w.stopped {
 		w.mu.Unlock()
