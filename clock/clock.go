@@ -38,14 +38,18 @@ type Monotonic interface {
 }
 
 // Mono reads c's monotonic clock: c.Mono() when c is Monotonic; for any
-// other Clock, Now's distance from a fixed origin (which a jump of Now
-// steps, unless Now's readings carry Go's monotonic reading).
+// other Clock, Now's distance from the Unix epoch (which a jump of Now
+// steps, unless Now's readings carry Go's monotonic reading). The epoch,
+// not the zero Time: time.Time.Sub saturates at about 292 years, so the
+// zero Time would make every reading the same.
 func Mono(c Clock) time.Duration {
 	if m, ok := c.(Monotonic); ok {
 		return m.Mono()
 	}
-	return c.Now().Sub(time.Time{})
+	return c.Now().Sub(monoEpoch)
 }
+
+var monoEpoch = time.Unix(0, 0)
 
 // Real is the machine's clock, for the real-Redis arm.
 type Real struct{}

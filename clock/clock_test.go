@@ -87,12 +87,29 @@ func (c wallOnly) Now() time.Time        { return c.now }
 func (c wallOnly) Sleep(d time.Duration) {}
 
 func TestMonoFallback(t *testing.T) {
-	c := wallOnly{now: time.Time{}.Add(3 * time.Second)}
+	c := wallOnly{now: time.Unix(3, 0)}
 	if got := Mono(c); got != 3*time.Second {
-		t.Fatalf("Mono of a wall-only clock: got %v want its Now's distance from the zero time, 3s", got)
+		t.Fatalf("Mono of a wall-only clock: got %v want its Now's distance from the Unix epoch, 3s", got)
 	}
 	a := Mono(Real{})
 	if b := Mono(Real{}); b < a {
 		t.Fatalf("Real's monotonic reading went back: %v then %v", a, b)
+	}
+}
+
+// nowOnly is a Clock without a monotonic reading of its own.
+type nowOnly struct{ t time.Time }
+
+func (c *nowOnly) Now() time.Time        { return c.t }
+func (c *nowOnly) Sleep(d time.Duration) { c.t = c.t.Add(d) }
+
+// Mono of a Clock that is not Monotonic falls back to Now's distance from
+// a fixed origin: two readings differ by the time that passed between them.
+func TestMonoFallbackMeasuresElapsed(t *testing.T) {
+	c := &nowOnly{t: time.Date(2026, 11, 27, 7, 0, 0, 0, time.UTC)}
+	a := Mono(c)
+	c.Sleep(1500 * time.Millisecond)
+	if got := Mono(c) - a; got != 1500*time.Millisecond {
+		t.Fatalf("Mono fallback measured %v across a 1.5s sleep", got)
 	}
 }

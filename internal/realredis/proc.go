@@ -71,6 +71,14 @@ func (p *proc) Now() time.Time {
 	return p.w.start.Add(time.Duration(p.clk.Local(p.w.now())))
 }
 
+// Mono is the process's monotonic reading (clock.Monotonic): it runs at
+// the local clock's drifted rate and is never stepped by its jumps.
+func (p *proc) Mono() time.Duration {
+	p.w.mu.Lock()
+	defer p.w.mu.Unlock()
+	return time.Duration(p.clk.Mono(p.w.now()))
+}
+
 // TrueDeadline converts a deadline on the local clock to true time.
 func (p *proc) TrueDeadline(local time.Time) int64 {
 	p.w.mu.Lock()
