@@ -16,8 +16,10 @@ import (
 //     points wide (hi − lo ≤ 10 pp): StopNarrow;
 //   - k = 0, the interval's upper bound is at most 2% (n ≥ 189) and the
 //     cell's verdict among safe, liveness and unknown is no coin toss:
-//     the Wilson interval of the share of liveness runs, and that of
-//     unknown runs, each lies wholly below or above ½: StopBound;
+//     each comparison the verdict makes (liveness against safe, unknown
+//     against safe, liveness against unknown when both beat safe) has the
+//     Wilson interval of the one's share of the two wholly below or above
+//     ½ (verdictSettled): StopBound;
 //   - n reaches the cap (the plan's seeds per cell or per point): StopCap.
 //
 // The decision reads only the results of seeds 1..n in seed order, never
@@ -39,7 +41,7 @@ const (
 )
 
 // StopRule is the rule in a sentence, for the report and results.json.
-const StopRule = "each cell runs seeds 1, 2, 3, … and stops at the first n where: it has violations and the 95% Wilson interval of its unsafe rate is at most ±5 percentage points wide; or it has none, the interval's upper bound is at most 2% (189 runs) and its liveness and unknown shares' intervals each lie wholly on one side of ½; or n reaches the cap (the seeds per cell; per point for the curves); the decision reads only seeds 1..n, in order"
+const StopRule = "each cell runs seeds 1, 2, 3, … and stops at the first n where: it has violations and the 95% Wilson interval of its unsafe rate is at most ±5 percentage points wide; or it has none, the interval's upper bound is at most 2% (189 runs) and each comparison its verdict makes is settled (liveness against safe, unknown against safe, and liveness against unknown when both beat safe: the 95% interval of the one's share of the two lies wholly on one side of ½); or n reaches the cap (the seeds per cell; per point for the curves); the decision reads only seeds 1..n, in order"
 
 // seqState is one cell's or point's place in the sequential plan.
 type seqState struct {
@@ -69,16 +71,36 @@ func stopReason(t *sweep.Tally, seeds, cap int, fixed bool) string {
 		}
 		return ""
 	}
-	if hi <= stopUpper && oneSided(t.Liveness, t.Runs) && oneSided(t.Unknown, t.Runs) {
+	if hi <= stopUpper && verdictSettled(t) {
 		return StopBound
 	}
 	return ""
 }
 
-// oneSided reports whether the 95% interval of k/n lies wholly below or
-// above ½: whether k runs are a settled minority or majority.
-func oneSided(k, n int) bool {
-	lo, hi := stats.Wilson(k, n)
+// verdictSettled reports whether more seeds could still change the
+// verdict of a tally without violations (sweep.Tally.Verdict: the most
+// runs among safe, liveness and unknown): each comparison the verdict
+// makes must be settled, liveness against safe, unknown against safe, and
+// liveness against unknown when both beat safe.
+func verdictSettled(t *sweep.Tally) bool {
+	safe := t.Runs - t.Liveness - t.Unknown
+	if !settled(t.Liveness, safe) || !settled(t.Unknown, safe) {
+		return false
+	}
+	if t.Liveness > safe && t.Unknown > safe {
+		return settled(t.Liveness, t.Unknown)
+	}
+	return true
+}
+
+// settled reports whether a against b is no coin toss: the 95% interval
+// of a's share of the two lies wholly below or above ½ (true when neither
+// happened).
+func settled(a, b int) bool {
+	if a+b == 0 {
+		return true
+	}
+	lo, hi := stats.Wilson(a, a+b)
 	return hi < 0.5 || lo > 0.5
 }
 

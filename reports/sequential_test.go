@@ -165,3 +165,24 @@ func TestSequentialIsFixedPrefix(t *testing.T) {
 		t.Errorf("clock-jump × redislock: %v, want unsafe", want["redislock unsafe"])
 	}
 }
+
+// A cell without violations stops at the bound only when its verdict is
+// settled: 76 liveness against 76 safe (and 37 unknown) is a tie that the
+// remaining seeds could turn, though each share alone lies below ½.
+func TestBoundWaitsForASettledVerdict(t *testing.T) {
+	for _, c := range []struct {
+		live, unknown int
+		want          string
+	}{
+		{0, 0, StopBound},
+		{3, 2, StopBound},
+		{76, 37, ""},        // liveness 76 against safe 76: a tie
+		{150, 0, StopBound}, // liveness 150 against safe 39: settled
+		{80, 80, ""},        // both beat safe (29), and tie with each other
+	} {
+		tl := &sweep.Tally{Runs: 189, Liveness: c.live, Unknown: c.unknown}
+		if got := stopReason(tl, 189, 200, false); got != c.want {
+			t.Errorf("liveness %d, unknown %d of 189: stop %q, want %q", c.live, c.unknown, got, c.want)
+		}
+	}
+}
