@@ -230,6 +230,12 @@ func (c *causer) finish(f *keyFate) {
 		f.line = where + " " + s
 		return
 	}
+	if cf := c.clockFault(f.node, f.lastT, c.end); cf != "" {
+		// The node's clock moved after the last change: when the key
+		// expired by that clock is not known from the log.
+		f.line = fmt.Sprintf("%s was changed by no command after %s, and %s's clock was moved after that (%s): it may have expired by that clock before %s", where, at(f.lastT), f.node, cf, at(c.end))
+		return
+	}
 	f.line = where + " was still there at " + at(c.end)
 	if fo, ok := c.failover(f.node, -1, c.end); ok && !c.demoted(f.node, fo.T, c.end) {
 		f.line += fmt.Sprintf(", on a primary the failover at %s (%s) had replaced and Sentinel had not yet demoted (two primaries)", at(fo.T), fo.Detail)
@@ -304,7 +310,19 @@ func (c *causer) lost(f *keyFate, t int64) string {
 		if e.T <= f.set.T || e.Proc != f.node || e.Kind != event.KindCrash {
 			continue
 		}
+		// What the persistence mode kept survives the crash (the restart
+		// reloads it, and that writes nothing to the key log): always
+		// keeps every write, everysec every write a second old or more.
 		s := fmt.Sprintf("was lost when %s crashed at %s", f.node, at(e.T))
+		switch c.log.Persistence[f.node] {
+		case "always":
+			continue
+		case "everysec":
+			if e.T-f.lastT >= int64(time.Second) {
+				continue
+			}
+			s = fmt.Sprintf("was lost when %s crashed at %s, less than a second after it was written (everysec: it may not have reached the disk)", f.node, at(e.T))
+		}
 		for _, r := range c.h.Events {
 			if r.T >= e.T && r.Proc == f.node && r.Kind == event.KindRestart {
 				s += fmt.Sprintf(" (it restarted at %s without it", at(r.T))
@@ -459,7 +477,11 @@ func (c *causer) clockFault(node string, t0, t1 int64) string {
 		if !ok || !slices.Contains(f.Targets, node) {
 			continue
 		}
-		if (f.Kind == faults.ClockJump && e.T >= t0) || (f.Kind == faults.ClockDrift && int64(f.End()) >= t0) {
+		end := int64(f.End())
+		if f.Duration <= 0 {
+			end = c.h.Heal // a drift without a duration lasts until the heal
+		}
+		if (f.Kind == faults.ClockJump && e.T >= t0) || (f.Kind == faults.ClockDrift && end >= t0) {
 			return f.String()
 		}
 	}
