@@ -79,6 +79,7 @@ type hold struct {
 	at       int64  // its time
 	lease    string // its lease value (Event.Detail; comma-separated for a multi-key lease)
 	until    int64  // the end of its lease, renewals included (0: until release)
+	opID     int64  // its acquire's OpID
 	depth    int    // acquire oks not yet followed by a release call (reentrant holds nest)
 	dead     int    // acquire oks whose lease was over on return, not yet followed by a release call
 	read     bool   // the latest acquire ok (dead or not) was a read hold
@@ -115,8 +116,17 @@ func (h *hold) acquireReturned(e *Event) {
 		h.dead++
 		return
 	}
-	h.acquired, h.at, h.lease, h.until = true, e.T, e.Detail, e.Until
+	h.acquired, h.at, h.lease, h.until, h.opID = true, e.T, e.Detail, e.Until, e.OpID
 	h.depth++
+}
+
+// renewFailed: the holder stopped believing in the acquisition e names
+// (an earlier hold's late report leaves the current one alone).
+func (h *hold) renewFailed(e *Event) {
+	if e.OpID != 0 && h.opID != 0 && e.OpID != h.opID {
+		return
+	}
+	h.until = e.T
 }
 
 // renew: the lease was extended to e.Until.
@@ -224,7 +234,7 @@ func (m *keyTruth) step(e *Event) {
 	case e.Op == event.OpAcquire && e.Kind == event.KindRenew:
 		m.hold(e.Proc).renew(e)
 	case e.Op == event.OpAcquire && e.Kind == event.KindRenewFail:
-		m.hold(e.Proc).until = e.T // the holder stopped believing
+		m.hold(e.Proc).renewFailed(e)
 	case e.Op == event.OpRelease && e.Kind == event.KindCall:
 		m.hold(e.Proc).releaseCall(e)
 	case e.Kind == event.KindKeyTouch:
