@@ -32,10 +32,11 @@ const MemberClockNote = "member clock faults not carried out on the real coordin
 
 // coord is a world's real coordination service (a design with Info.Real).
 type coord struct {
-	ens   *realcoord.Ensemble
-	downs map[int]int
-	since map[int]int64
-	gone  []goneNode // nodes or keys the session watcher saw go (consensus_watch.go)
+	ens        *realcoord.Ensemble
+	downs      map[int]int
+	since      map[int]int64
+	gone       []goneNode // nodes or keys the session watcher saw go (consensus_watch.go), at most maxGone
+	goneCapped bool       // the watcher saw more than maxGone go
 }
 
 // consensusKind is the real service lock runs on ("" for a Redis design).

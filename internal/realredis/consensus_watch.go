@@ -69,8 +69,17 @@ type goneNode struct {
 func (w *world) gone(name, what string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if len(w.coord.gone) >= maxGone {
+		w.coord.goneCapped = true // expiries says so
+		return
+	}
 	w.coord.gone = append(w.coord.gone, goneNode{t: w.now(), name: name, what: what})
 }
+
+// maxGone bounds the nodes or keys the watcher keeps (one a hold at most:
+// a real run of minutes makes thousands); past it, later expiries are not
+// told as zk-expire events (coord.goneCapped records that it happened).
+const maxGone = 100_000
 
 // expiries adds a zk-expire event for every node or key that went while
 // a client held it and had not called release on it (its session or
