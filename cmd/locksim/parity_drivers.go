@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/locksim/locksim/internal/outfile"
 	"github.com/locksim/locksim/internal/parity"
 	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -31,11 +33,22 @@ func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *i
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return usageErrorf("--drivers: %q is not a folder of drivers (e.g. drivers, holding python-redis-py/ and node-redlock/)", dir)
 	}
+	for _, a := range parity.WorldArms(world) {
+		if a.Driver == "" {
+			continue
+		}
+		if _, err := realredis.ResolveDriver(filepath.Join(dir, a.Driver)); err != nil {
+			return usageErrorf("--drivers %s: %v", dir, err)
+		}
+	}
 	opt := parity.DriversOptions{Dir: dir, World: world, SimRuns: parity.Full.SimRuns, RealRuns: parity.Full.RealRuns, RealJobs: parity.Full.RealJobs, TTL: ttl.v, Progress: stderr}
 	if cells != "" {
 		for _, sc := range strings.Split(cells, ",") {
 			if sc = strings.TrimSpace(sc); sc == "" || strings.Contains(sc, "/") {
 				return usageErrorf("--cells with --drivers: %q is not a scenario (want SCENARIO,...: every driver runs in each)", sc)
+			}
+			if _, err := scenarios.Get(sc); err != nil {
+				return usageErrorf("--cells with --drivers: %v (see locksim list scenarios)", err)
 			}
 			opt.Scenarios = append(opt.Scenarios, sc)
 		}
