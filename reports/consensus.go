@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,12 +51,14 @@ func consensusSection(r *parity.Result, res Results) *consensusView {
 		sim[[2]string{c.Scenario, c.Lock}] = c
 	}
 	v := &consensusView{}
-	ttl := time.Duration(0)
+	var ttls []string // each distinct TTL the cells ran at, in table order
 	for _, c := range r.Cells {
 		if !isConsensusLock(c.Lock) {
 			continue
 		}
-		ttl = time.Duration(c.TTLNS)
+		if s := time.Duration(c.TTLNS).String(); !slices.Contains(ttls, s) {
+			ttls = append(ttls, s)
+		}
 		row := consensusRow{Scenario: c.Scenario, Lock: c.Lock, Expected: orDash(c.Expected), Report: "-",
 			Sim:  fmt.Sprintf("%d/%d %s", c.SimUnsafe, c.SimRuns, c.SimVerdict),
 			Real: fmt.Sprintf("%d/%d %s", c.RealUnsafe, c.RealRuns, c.RealVerdict), RealWall: "-",
@@ -83,9 +86,9 @@ func consensusSection(r *parity.Result, res Results) *consensusView {
 	}
 	v.Intro = fmt.Sprintf("The debate's recommended answer, a consensus system with fencing tokens, against the real thing: the simulator's ZooKeeper-like store "+
 		"(internal/zk: etcd raft, three members) beside three real ZooKeeper servers (JVMs) on loopback, and etcd's own concurrency.Mutex against three real etcd members (real arm only). "+
-		"Both parity arms play each scenario at a session timeout (lease) of %v, every duration scaled alike; the report's own column is its simulated cell at the lock's own TTL. "+
+		"Both parity arms play each scenario at a session timeout (lease) of %s, every duration scaled alike; the report's own column is its simulated cell at the lock's own TTL. "+
 		"A real run is not replayable: the seed fixes the fault schedule and the workload's choices, not the interleaving, and the servers' timing (JVM start-up, elections, session expiry ticks) is the machine's. "+
-		"Run counts are per arm; docs/CONSENSUS.md has the expectations written before measuring, docs/PARITY.md every disagreement read from traces.", ttl)
+		"Run counts are per arm; docs/CONSENSUS.md has the expectations written before measuring, docs/PARITY.md every disagreement read from traces.", strings.Join(ttls, " or "))
 	return v
 }
 
