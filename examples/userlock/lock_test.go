@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locktest"
@@ -86,6 +87,23 @@ func TestUnsafeUnderPauses(t *testing.T) {
 	o := opts
 	o.Kinds = []faults.Kind{faults.ClientPause}
 	o.Checks, o.Seed = 200, 1
+	locktest.ExpectUnsafe(t, factory, o)
+}
+
+// The same bug, aimed: pauses only between the holder's last look at its
+// lease and its write (Kleppmann's pause), on clients only, and the
+// violation required to be the protected resource's (a write landing
+// after another client took the lock), not any unsafe verdict. (Aimed at
+// after-check with a double hold required instead, 100 schedules find
+// none: the careful holder measures its lease from before the pause and
+// comes back believing nothing.)
+func TestStaleWriteAfterBeforeWritePause(t *testing.T) {
+	o := opts
+	o.Kinds = []faults.Kind{faults.ClientPause}
+	o.PausePoints = []locks.PausePoint{locks.PointBeforeWrite}
+	o.Targets = locktest.ClientsOnly
+	o.ExpectClass = checker.ClassResource
+	o.Checks, o.Seed = 100, 1
 	locktest.ExpectUnsafe(t, factory, o)
 }
 
