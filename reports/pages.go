@@ -245,8 +245,16 @@ func (p *Plan) findings(res Results) findings {
 			f.Differ = append(f.Differ, link{c.Scenario + " × " + c.Lock, scenarioHref(c.Scenario) + "#" + anchor(c.Scenario, c.Lock)})
 		}
 	}
-	f.Lines = append(f.Lines, fmt.Sprintf("%s × %s: %s, %s each (the same seeds for every lock).",
-		plural(len(p.scenarioOrder()), "scenario"), plural(len(p.lockColumns()), "lock"), plural(len(res.Cells), "cell"), plural(p.seeds, "seed")))
+	seeds := plural(p.seeds, "seed") + " each (the same seeds for every lock)"
+	if !p.opt.Fixed {
+		runs := 0
+		for _, c := range res.Cells {
+			runs += c.Runs
+		}
+		seeds = fmt.Sprintf("seeds 1, 2, 3, … each until its result is settled, at most %d (%s in all; the runs column says how many and why a cell stopped)", p.seeds, plural(runs, "run"))
+	}
+	f.Lines = append(f.Lines, fmt.Sprintf("%s × %s: %s, %s.",
+		plural(len(p.scenarioOrder()), "scenario"), plural(len(p.lockColumns()), "lock"), plural(len(res.Cells), "cell"), seeds))
 	line := fmt.Sprintf("%s unsafe, %s safe", plural(unsafe, "cell"), plural(count[checker.VerdictSafe]-untested, "cell"))
 	if untested > 0 {
 		line += fmt.Sprintf(", %d safe but untested (yellow: no fault bit, or the lock never read the clock set wrong)", untested)
