@@ -84,8 +84,9 @@ is keyed by its executable's SHA-256). A damaged entry is found by its
 checksum and rerun. --no-cache runs everything; the store is kept under
 --cache-max-mib, least recently used entries first. 'locksim sweep' uses
 the same store.
---plan prints the cells, their runs and expected CPU cost and runs nothing. Default: 200 seeds per
-cell (75,600 runs, 28m02s on 2 cores on 2026-11-27); --quick: 20 seeds and
+--plan prints the cells, their runs and expected CPU cost and runs nothing. Default: seeds
+1, 2, 3, ... per cell until the stated rule settles it, at most 200 (55,316 runs on
+2026-11-27; --fixed: all 200, 76,000 runs); --quick: 20 seeds and
 coarser curves (about a tenth of the runs). The report is written
 beside DIR and moved into place when complete: Ctrl-C stops (exit 130) and writes
 nothing.
