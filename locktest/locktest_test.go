@@ -353,8 +353,12 @@ func TestScenarioRunsTheSameWorkload(t *testing.T) {
 }
 
 // monoOnlyLock measures its lease on the monotonic reading alone and never
-// reads its wall clock.
-type monoOnlyLock struct{ env locks.Env }
+// reads its wall clock; with sleep set it also waits a retry delay on its
+// clock (Env.Clock.Sleep) after a failed SET, as a spinning lock does.
+type monoOnlyLock struct {
+	env   locks.Env
+	sleep bool
+}
 
 func (l *monoOnlyLock) Acquire(ctx context.Context) (locks.Lease, error) {
 	value := fmt.Sprintf("%s-%016x", l.env.Client, l.env.Rand.Uint64())
@@ -364,6 +368,9 @@ func (l *monoOnlyLock) Acquire(ctx context.Context) (locks.Lease, error) {
 		return locks.Lease{}, err
 	}
 	if !ok {
+		if l.sleep {
+			l.env.Clock.Sleep(l.env.TTL / 10)
+		}
 		return locks.Lease{}, locks.ErrNotAcquired
 	}
 	return locks.Lease{Value: value, MonoUntil: mono + l.env.TTL}, nil
@@ -391,5 +398,15 @@ func TestMonoReadsAreNotReachedByJumps(t *testing.T) {
 	}
 	if out := locktest.Run(t, wall, o, 1, jump); !out.Effects[0].Reached {
 		t.Errorf("a jump on a lock reading its wall clock: %+v, want reached", out.Effects[0])
+	}
+	// A sleep on the lock's clock lasts its length in local time, which a
+	// drift stretches and a jump does not (clock.TrueAfter): a lock that
+	// sleeps but never reads Now is reached by a drift, not by a jump.
+	sleeper := func(env locks.Env) (locks.Lock, error) { return &monoOnlyLock{env: env, sleep: true}, nil }
+	if out := locktest.Run(t, sleeper, o, 1, jump); !out.Effects[0].Injected || out.Effects[0].Reached {
+		t.Errorf("a jump on a lock that only sleeps on its clock: %+v, want injected and not reached", out.Effects[0])
+	}
+	if out := locktest.Run(t, sleeper, o, 1, drift); !out.Effects[0].Reached {
+		t.Errorf("a drift on a lock that sleeps on its clock: %+v, want reached", out.Effects[0])
 	}
 }

@@ -153,8 +153,10 @@ func (c lockClock) Now() time.Time {
 	return c.p.Now()
 }
 
+// Sleep is noted as a monotonic reading: a sleep lasts d of local time,
+// which a drift stretches and a jump or offset does not (TrueAfter).
 func (c lockClock) Sleep(d time.Duration) {
-	c.p.noteLockClock()
+	c.p.noteLockMono()
 	c.p.Sleep(d)
 }
 
@@ -178,8 +180,8 @@ func (p *Proc) noteRead(last *atomic.Int64) {
 }
 
 // lockClockReads returns, per client, the last true time in the safety
-// phase its lock read its wall clock (Now, Sleep), and its monotonic
-// reading, -1 for never.
+// phase its lock read its wall clock (Now), and its monotonic reading
+// (Mono, Sleep), -1 for never.
 func (w *World) lockClockReads() (wall, mono []int64) {
 	wall, mono = make([]int64, len(w.procs)), make([]int64, len(w.procs))
 	for i, p := range w.procs {

@@ -18,8 +18,8 @@ import (
 // Proc is a client process: a goroutine running a Program, its own clock,
 // its own random stream and one go-redis client per node.
 type Proc struct {
-	lockClock atomic.Int64 // 1 + the last safety-phase read of LockClock's wall clock (Now, Sleep); 0: never
-	lockMono  atomic.Int64 // 1 + the last safety-phase read of LockClock's monotonic reading; 0: never
+	lockClock atomic.Int64 // 1 + the last safety-phase read of LockClock's wall clock (Now); 0: never
+	lockMono  atomic.Int64 // 1 + the last safety-phase read of LockClock's monotonic reading or a Sleep on it; 0: never
 	w         *World
 	id        int
 	name      string
@@ -137,7 +137,7 @@ func (p *Proc) Mono() time.Duration {
 }
 
 // Mono is the lock's monotonic reading (clock.Monotonic), noted apart
-// from Now and Sleep: a drift reaches it, a jump or an offset never does
+// from Now, with Sleep: a drift reaches it, a jump or an offset never does
 // (Result.LockMono).
 func (c lockClock) Mono() time.Duration {
 	c.p.noteLockMono()

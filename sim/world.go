@@ -80,8 +80,8 @@ type Result struct {
 	// Effects has one entry per fault of Config.Faults: what the engine
 	// saw it do (reach and bite). LockClock has one per client: the last
 	// true time in the safety phase its lock read its clock's wall time
-	// (Proc.LockClock's Now or Sleep), -1 for never; LockMono the same for
-	// its monotonic reading (Mono), which a drift reaches and a jump or an
+	// (Proc.LockClock's Now), -1 for never; LockMono the same for
+	// its monotonic reading (Mono) and its sleeps (Sleep), which a drift reaches and a jump or an
 	// offset never does. None is in the trace.
 	Effects   []FaultEffect
 	LockClock []int64
