@@ -372,6 +372,7 @@ func (p *Plan) view(res Results, figs []figure) view {
 	v.Settings = []string{
 		fmt.Sprintf("seeds per cell: at most %d (seeds 1..%d); %s", p.seeds, p.seeds, settingsRule(p.opt.Fixed)),
 		fmt.Sprintf("run lengths (safety + liveness phase) set by the report: %s; every other scenario runs at its file's lengths (the tables' last column)", strings.Join(lengths, ", ")),
+		"liveness phase: " + livenessEnd(p.opt.EndWhenLive),
 	}
 	if len(p.points) > 0 {
 		v.Settings = append(v.Settings, fmt.Sprintf("pause sweep: scenario %s with %d clients, %d seeds per point, safety phase %v + %v + the pause + one TTL, liveness phase %v",

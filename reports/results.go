@@ -134,6 +134,8 @@ type Results struct {
 		Locksim    string `json:"locksim"`
 		// StopRule is the sequential rule (StopRule), or "fixed plan".
 		StopRule string `json:"stop_rule"`
+		// LivenessEnd says how a cell's liveness phase ends (LivenessEnd).
+		LivenessEnd string `json:"liveness_end"`
 	} `json:"settings"`
 }
 
@@ -245,6 +247,7 @@ func (p *Plan) Results() Results {
 	if p.opt.Fixed {
 		res.Settings.StopRule = "fixed plan: every seed of every cell and point"
 	}
+	res.Settings.LivenessEnd = livenessEnd(p.opt.EndWhenLive)
 	if len(p.points) == 0 {
 		res.Settings.PauseSeeds = 0
 	}
@@ -252,4 +255,13 @@ func (p *Plan) Results() Results {
 		res.Settings.CurveSeeds = p.curveSeeds
 	}
 	return res
+}
+
+// livenessEnd is how a cell's liveness phase ends, in a sentence for the
+// report's settings and results.json.
+func livenessEnd(early bool) string {
+	if !early {
+		return "every cell's liveness phase runs to its end (--full-liveness)"
+	}
+	return "a cell's run ends once every client has acquired after the heal (liveness shown; designs that promise no fairness, judged without an unavailability bound: run.Spec.EndWhenLive), or at the phase's end when it is not shown; the runs' repro lines carry --end-when-live. A violation or a stale section that would have come later in the fault-free liveness phase is then not seen: on the full report of 2026-11-27 this kept every verdict and changed the counts of 14 cells of 338 (docs/PERFORMANCE.md)"
 }

@@ -33,7 +33,7 @@ type reportFlags struct {
 	noCache   bool
 	cacheMax  intValue // MiB
 	fixed     bool
-	endLive   bool
+	fullLive  bool
 }
 
 // userCache is set by main: only the real CLI keeps runs in the user's
@@ -85,9 +85,11 @@ checksum and rerun. --no-cache runs everything; the store is kept under
 --cache-max-mib, least recently used entries first. 'locksim sweep' uses
 the same store.
 --plan prints the cells, their runs and expected CPU cost and runs nothing. Default: seeds
-1, 2, 3, ... per cell until the stated rule settles it, at most 200 (55,316 runs on
+1, 2, 3, ... per cell until the stated rule settles it, at most 200 (55,297 runs on
 2026-11-27; --fixed: all 200, 76,000 runs); --quick: 20 seeds and
-coarser curves (about a tenth of the runs). The report is written
+coarser curves (about a tenth of the runs). A run ends once every client
+has acquired after the heal (liveness shown; --full-liveness runs every
+liveness phase to its end). The report is written
 beside DIR and moved into place when complete: Ctrl-C stops (exit 130) and writes
 nothing.
 
@@ -122,7 +124,7 @@ there anyway, with the same replacement.`,
 	fl.BoolVar(&f.quick, "quick", false, fmt.Sprintf("%d seeds per cell and a coarser sweep", reports.QuickSeeds))
 	fl.Var(&f.seeds, "seeds", fmt.Sprintf("seeds per cell at most (default %d, %d with --quick)", reports.DefaultSeeds, reports.QuickSeeds))
 	fl.BoolVar(&f.fixed, "fixed", false, "run every seed of every cell (the fixed plan); without it a cell stops early once its result is settled by the rule the report states")
-	fl.BoolVar(&f.endLive, "end-when-live", false, "end each cell's liveness phase as soon as every client has acquired after the heal (designs that promise no fairness; 'locksim run --end-when-live'); changes those runs' traces")
+	fl.BoolVar(&f.fullLive, "full-liveness", false, "run every cell's liveness phase to its end; by default a cell's run ends once every client has acquired after the heal (designs that promise no fairness: 'locksim run --end-when-live', which its repro line carries)")
 	fl.VarP(&f.jobs, "jobs", "j", fmt.Sprintf("parallel workers, 1..1024, lowered to what the machine holds (4 a core, ~64 MiB each; default the number of CPUs, %d here)", runtime.NumCPU()))
 	fl.StringVar(&f.scenarios, "scenarios", "", "only these comma-separated scenario ids (default: every built-in)")
 	fl.StringVar(&f.locks, "locks", "", "only these comma-separated lock ids (default: every lock)")
@@ -153,7 +155,7 @@ func (f *reportFlags) plan() (*reportRun, error) {
 	if f.out == "" && !f.dryRun {
 		return nil, usageErrorf("--out: required (the directory for the report)")
 	}
-	opt := reports.Options{Quick: f.quick, Version: versionLine(), Parity: f.parity, Fixed: f.fixed, EndWhenLive: f.endLive}
+	opt := reports.Options{Quick: f.quick, Version: versionLine(), Parity: f.parity, Fixed: f.fixed, EndWhenLive: !f.fullLive}
 	if f.seeds.set {
 		opt.Seeds = f.seeds.v
 	}
