@@ -82,7 +82,10 @@ type Member struct {
 	// Client is the port clients connect to; Peer and Election the ports
 	// members use between them (Election: ZooKeeper only).
 	Client, Peer, Election int
-	Dir                    string
+	// PeerProxy is the port the other members reach Peer at (etcd with
+	// peer proxies: peerproxy.go; 0 without).
+	PeerProxy int
+	Dir       string
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -105,6 +108,7 @@ type Ensemble struct {
 	// StartWall is how long Start took (measured: the JVMs' start-up).
 	StartWall time.Duration
 	ctx       context.Context
+	peers     *peerNet // etcd's peer proxies (peerproxy.go), nil without
 }
 
 // ipBase spreads ensembles over 127.0.N.x so that runs going at once do
@@ -146,10 +150,12 @@ func Start(ctx context.Context, kind Kind, dir string, sessionTimeout time.Durat
 // link between two members).
 type PeerFunc func(from, to, addr string) (string, error)
 
-// StartWith is Start with the members' links to each other through peer
-// (ZooKeeper only: each server's config names the others by the address
-// peer returns; etcd's members must agree on one list of peer URLs, so
-// its peer traffic is direct). nil: direct.
+// StartWith is Start with the members' links to each other cut-able.
+// ZooKeeper: each server's config names the others by the address peer
+// returns (the caller's per-link proxy). etcd: its members must agree on
+// one peer URL each, so peer is not called; each member's advertised
+// peer URL is instead a proxy of the ensemble's own, whose links
+// CutPeers cuts (peerproxy.go). nil: direct.
 func StartWith(ctx context.Context, kind Kind, dir string, sessionTimeout time.Duration, peer PeerFunc) (e *Ensemble, err error) {
 	if err := Check(kind); err != nil {
 		return nil, err
@@ -181,6 +187,10 @@ func StartWith(ctx context.Context, kind Kind, dir string, sessionTimeout time.D
 		if err := e.writeZKConfigs(peer); err != nil {
 			return e, err
 		}
+	} else if peer != nil {
+		if err := e.startPeerProxies(); err != nil {
+			return e, err
+		}
 	}
 	for _, m := range e.Members {
 		if err := e.spawn(m); err != nil {
@@ -209,7 +219,7 @@ func (e *Ensemble) command(m *Member) *exec.Cmd {
 	}
 	var cluster []string
 	for _, o := range e.Members {
-		cluster = append(cluster, fmt.Sprintf("%s=http://%s:%d", o.Name, o.IP, o.Peer))
+		cluster = append(cluster, fmt.Sprintf("%s=http://%s:%d", o.Name, o.IP, o.peerURLPort()))
 	}
 	state := "new"
 	if _, err := os.Stat(filepath.Join(m.Dir, "data", "member")); err == nil {
@@ -219,10 +229,19 @@ func (e *Ensemble) command(m *Member) *exec.Cmd {
 		"--listen-client-urls", fmt.Sprintf("http://%s:%d", m.IP, m.Client),
 		"--advertise-client-urls", fmt.Sprintf("http://%s:%d", m.IP, m.Client),
 		"--listen-peer-urls", fmt.Sprintf("http://%s:%d", m.IP, m.Peer),
-		"--initial-advertise-peer-urls", fmt.Sprintf("http://%s:%d", m.IP, m.Peer),
+		"--initial-advertise-peer-urls", fmt.Sprintf("http://%s:%d", m.IP, m.peerURLPort()),
 		"--initial-cluster", strings.Join(cluster, ","), "--initial-cluster-state", state,
 		"--initial-cluster-token", "locksim", "--heartbeat-interval", "50", "--election-timeout", "500",
 		"--log-level", "warn", "--logger", "zap")
+}
+
+// peerURLPort is the port of m's advertised peer URL: its peer proxy's
+// when it has one.
+func (m *Member) peerURLPort() int {
+	if m.PeerProxy != 0 {
+		return m.PeerProxy
+	}
+	return m.Peer
 }
 
 func (e *Ensemble) spawn(m *Member) error {
@@ -400,12 +419,16 @@ func (e *Ensemble) Restart(i int) error {
 	return first
 }
 
-// Close kills every member (their data dirs are the caller's temp dir).
+// Close kills every member and stops the peer proxies (their data dirs
+// are the caller's temp dir).
 func (e *Ensemble) Close() {
 	if e == nil {
 		return
 	}
 	for _, m := range e.Members {
 		m.kill()
+	}
+	if e.peers != nil {
+		e.peers.close()
 	}
 }
