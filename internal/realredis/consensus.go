@@ -6,6 +6,7 @@ import (
 	"net"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/locksim/locksim/event"
@@ -37,6 +38,7 @@ type coord struct {
 	since      map[int]int64
 	gone       []goneNode // nodes or keys the session watcher saw go (consensus_watch.go), at most maxGone
 	goneCapped bool       // the watcher saw more than maxGone go
+	peerHeals  []func()   // etcd member links cut by partitions in force (coordPartition)
 }
 
 // consensusKind is the real service lock runs on ("" for a Redis design).
@@ -48,7 +50,8 @@ func consensusKind(info locks.Info) realcoord.Kind { return realcoord.Kind(info.
 func (w *world) setupCoord(dir string) error {
 	kind := consensusKind(w.job.Parts.Lock)
 	// ZooKeeper's members reach each other through links of their own
-	// (zk0->zk1, ...), so that a partition can cut them.
+	// (zk0->zk1, ...), so that a partition can cut them; etcd's, given a
+	// PeerFunc, through peer proxies of the ensemble's (coordPartition).
 	peer := func(from, to, addr string) (string, error) {
 		return w.links.addNamed(from+"->"+to+"@"+addr, from, to, addr)
 	}
@@ -82,6 +85,38 @@ func (w *world) setupCoord(dir string) error {
 // Members is the real coordination service as this client reaches it
 // (scenarios.RunClient hands it to the lock as locks.Env.Members).
 func (p *proc) Members() *locks.Members { return p.members }
+
+// coordPartition cuts the etcd members' links to each other that
+// partition f separates (a member in From and another in To), both ways
+// (a one-way fault too: a proxied connection carries both directions of
+// raft traffic), and returns what heals them (nil: none cut). ZooKeeper's
+// member links are the world's own links, cut by links.apply.
+func (w *world) coordPartition(i int, f faults.Fault) (heal func()) {
+	if f.Kind != faults.Partition || w.coord == nil || !w.coord.ens.HasPeerProxies() {
+		return nil // a delay between etcd members is not carried out
+	}
+	members := coordMemberNames()
+	var pairs [][2]string
+	for _, a := range f.From {
+		for _, b := range f.To {
+			if a != b && slices.Contains(members, a) && slices.Contains(members, b) {
+				pairs = append(pairs, [2]string{a, b})
+			}
+		}
+	}
+	if len(pairs) == 0 {
+		return nil
+	}
+	h, err := w.coord.ens.CutPeers(pairs)
+	if err != nil {
+		w.harnessError(fmt.Errorf("fault %d: %w", i+1, err))
+		return nil
+	}
+	w.mu.Lock()
+	w.coord.peerHeals = append(w.coord.peerHeals, h)
+	w.mu.Unlock()
+	return h
+}
 
 // coordTargets are the indices of the members named in names.
 func (w *world) coordTargets(names []string) []int {
@@ -197,7 +232,8 @@ func (w *world) coordCrashEnded(i int) {
 	w.mu.Unlock()
 }
 
-// coordHeal resumes paused members and restarts crashed ones.
+// coordHeal heals cut member links, resumes paused members and restarts
+// crashed ones.
 func (w *world) coordHeal() {
 	c := w.coord
 	if c == nil {
@@ -213,6 +249,13 @@ func (w *world) coordHeal() {
 	}
 	w.mu.Unlock()
 	slices.Sort(down)
+	w.mu.Lock()
+	heals := c.peerHeals
+	c.peerHeals = nil
+	w.mu.Unlock()
+	for _, h := range heals {
+		h()
+	}
 	for i := range c.ens.Members {
 		_ = c.ens.Resume(i)
 	}
@@ -229,6 +272,9 @@ func (w *world) coordListeners() []string {
 	var out []string
 	for _, m := range w.coord.ens.Members {
 		out = append(out, m.Addr())
+		if m.PeerProxy != 0 {
+			out = append(out, net.JoinHostPort(m.IP, strconv.Itoa(m.PeerProxy)))
+		}
 	}
 	return out
 }
