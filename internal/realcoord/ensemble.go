@@ -93,6 +93,7 @@ type Member struct {
 	status  string // how the last process exited (set before exited closes)
 	stopped bool   // SIGSTOPped
 	log     *os.File
+	offset  time.Duration // its clock offset under libfaketime (fakeclock.go)
 }
 
 // Addr is the member's client address.
@@ -109,6 +110,20 @@ type Ensemble struct {
 	StartWall time.Duration
 	ctx       context.Context
 	peers     *peerNet // etcd's peer proxies (peerproxy.go), nil without
+	// fakeClocks: ZooKeeper members run under libfaketime (fakeLib), so
+	// that JumpClock can step their wall clocks (fakeclock.go).
+	fakeClocks bool
+	fakeLib    string
+}
+
+// StartOptions are what StartOpts may be asked beyond Start's.
+type StartOptions struct {
+	// Peer: the members' links to each other, cut-able (see StartWith).
+	Peer PeerFunc
+	// FakeClocks starts every ZooKeeper member under libfaketime, its
+	// wall clock steppable by JumpClock (fakeclock.go). ZooKeeper only
+	// (libfaketime does not reach a Go binary such as etcd).
+	FakeClocks bool
 }
 
 // ipBase spreads ensembles over 127.0.N.x so that runs going at once do
@@ -156,15 +171,30 @@ type PeerFunc func(from, to, addr string) (string, error)
 // one peer URL each, so peer is not called; each member's advertised
 // peer URL is instead a proxy of the ensemble's own, whose links
 // CutPeers cuts (peerproxy.go). nil: direct.
-func StartWith(ctx context.Context, kind Kind, dir string, sessionTimeout time.Duration, peer PeerFunc) (e *Ensemble, err error) {
+func StartWith(ctx context.Context, kind Kind, dir string, sessionTimeout time.Duration, peer PeerFunc) (*Ensemble, error) {
+	return StartOpts(ctx, kind, dir, sessionTimeout, StartOptions{Peer: peer})
+}
+
+// StartOpts is Start with options.
+func StartOpts(ctx context.Context, kind Kind, dir string, sessionTimeout time.Duration, opt StartOptions) (e *Ensemble, err error) {
 	if err := Check(kind); err != nil {
 		return nil, err
+	}
+	peer := opt.Peer
+	fakeLib := ""
+	if opt.FakeClocks {
+		if kind != ZooKeeper {
+			return nil, fmt.Errorf("%s: member clocks cannot be faked (libfaketime does not reach a Go binary: docs/CONSENSUS.md)", kind)
+		}
+		if fakeLib, err = FakeTimeLib(); err != nil {
+			return nil, err
+		}
 	}
 	if sessionTimeout <= 0 {
 		sessionTimeout = 3 * time.Second
 	}
 	began := time.Now()
-	e = &Ensemble{Kind: kind, SessionTimeout: sessionTimeout, ctx: ctx}
+	e = &Ensemble{Kind: kind, SessionTimeout: sessionTimeout, ctx: ctx, fakeClocks: fakeLib != "", fakeLib: fakeLib}
 	defer func() {
 		if err != nil {
 			e.Close()
@@ -180,6 +210,11 @@ func StartWith(ctx context.Context, kind Kind, dir string, sessionTimeout time.D
 		}
 		if err := os.MkdirAll(m.Dir, 0o755); err != nil {
 			return e, err
+		}
+		if e.fakeClocks {
+			if err := m.writeOffset(0); err != nil {
+				return e, err
+			}
 		}
 		e.Members = append(e.Members, m)
 	}
@@ -252,6 +287,9 @@ func (e *Ensemble) spawn(m *Member) error {
 	}
 	cmd := e.command(m)
 	cmd.Dir = m.Dir
+	if e.fakeClocks {
+		cmd.Env = m.fakeClockEnv(e.fakeLib)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	log, err := os.OpenFile(filepath.Join(m.Dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

@@ -23,12 +23,11 @@ import (
 const ConsensusTTL = time.Second
 
 // MemberClockNote is what a real run reports for a clock fault on a real
-// coordination service's member: not carried out. Measured: libfaketime
-// 0.9.10 does reach Java 17's wall clock (java -Xlog:...:time under
-// faketime '+2h' prints a time 2 h ahead), but jumping a running member's
-// clock was not built; both services time sessions and leases on a
-// monotonic clock (ZooKeeper: System.nanoTime; etcd: Go's monotonic
-// reading), so a wall-clock step is expected to change nothing.
+// coordination service's member that it did not carry out: any on etcd
+// (libfaketime does not reach a Go binary: docs/CONSENSUS.md) and a
+// drift on ZooKeeper (a jump is carried out: MemberClockMechanism). Both
+// services time sessions and leases on a monotonic clock (ZooKeeper:
+// System.nanoTime; etcd: Go's monotonic reading).
 const MemberClockNote = "member clock faults not carried out on the real coordination service (sessions and leases run on monotonic clocks)"
 
 // coord is a world's real coordination service (a design with Info.Real).
@@ -55,7 +54,8 @@ func (w *world) setupCoord(dir string) error {
 	peer := func(from, to, addr string) (string, error) {
 		return w.links.addNamed(from+"->"+to+"@"+addr, from, to, addr)
 	}
-	ens, err := realcoord.StartWith(w.ctx, kind, filepath.Join(dir, string(kind)), w.job.Parts.Lock.TTL, peer)
+	opt := realcoord.StartOptions{Peer: peer, FakeClocks: kind == realcoord.ZooKeeper && w.jumpsMemberClocks()}
+	ens, err := realcoord.StartOpts(w.ctx, kind, filepath.Join(dir, string(kind)), w.job.Parts.Lock.TTL, opt)
 	if err != nil {
 		return err
 	}
@@ -181,13 +181,51 @@ func (w *world) coordCrashes(targets []string) (restart func()) {
 	}
 }
 
-// coordClock notes that a clock fault on members was not carried out.
-func (w *world) coordClock(targets []string) {
-	if len(w.coordTargets(targets)) > 0 {
-		w.mu.Lock()
-		w.clockNote = MemberClockNote
-		w.mu.Unlock()
+// jumpsMemberClocks reports whether the world's schedule jumps a
+// member's clock: only then are ZooKeeper's members started under
+// libfaketime (realcoord/fakeclock.go).
+func (w *world) jumpsMemberClocks() bool {
+	members := coordMemberNames()
+	for _, f := range w.cfg.Faults {
+		if f.Kind != faults.ClockJump {
+			continue
+		}
+		for _, t := range f.Targets {
+			if slices.Contains(members, t) {
+				return true
+			}
+		}
 	}
+	return false
+}
+
+// MemberClockMechanism is what a real run reports when it stepped
+// ZooKeeper members' wall clocks.
+const MemberClockMechanism = "member clock jumps stepped each ZooKeeper member's wall clock with libfaketime (CLOCK_REALTIME only: the monotonic clock, on which sessions are timed, is not stepped, as on a real machine); set back at the heal"
+
+// coordClock carries out clock fault f on the members it names: a jump
+// of a ZooKeeper member under libfaketime steps its wall clock; anything
+// else (a drift, or etcd, which libfaketime does not reach) is noted as
+// not carried out.
+func (w *world) coordClock(i int, f faults.Fault) {
+	members := w.coordTargets(f.Targets)
+	if len(members) == 0 {
+		return
+	}
+	note := MemberClockNote
+	if f.Kind == faults.ClockJump && w.coord.ens.FakeClocks() {
+		note = MemberClockMechanism
+		for _, m := range members {
+			if err := w.coord.ens.JumpClock(m, f.Jump); err != nil {
+				w.harnessError(fmt.Errorf("fault %d: %w", i+1, err))
+			}
+		}
+	}
+	w.mu.Lock()
+	if w.clockNote == "" || note == MemberClockNote {
+		w.clockNote = note
+	}
+	w.mu.Unlock()
 }
 
 // coordCrash SIGKILLs member i (crashes of one member combine).
@@ -255,6 +293,9 @@ func (w *world) coordHeal() {
 	w.mu.Unlock()
 	for _, h := range heals {
 		h()
+	}
+	if err := c.ens.ResetClocks(); err != nil {
+		w.harnessError(fmt.Errorf("heal: %w", err))
 	}
 	for i := range c.ens.Members {
 		_ = c.ens.Resume(i)

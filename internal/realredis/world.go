@@ -474,7 +474,7 @@ func (w *world) startFault(i int, f faults.Fault) {
 		for _, n := range w.faultServers(f.Targets) {
 			w.jumpNode(n, f.Jump)
 		}
-		w.coordClock(f.Targets) // consensus.go
+		w.coordClock(i, f) // consensus.go
 	case faults.ClockDrift:
 		if idx := w.faultServers(f.Targets); len(idx) > 0 {
 			d := w.startDrift(idx, f.DriftPPM)
