@@ -246,3 +246,91 @@ func TestEtcdPeerCut(t *testing.T) {
 		t.Errorf("etcd left running after Close: %s", out)
 	}
 }
+
+// BenchmarkConnOwner: what attributing one accepted connection costs
+// (/proc/net/tcp read and this process's open files scanned).
+func BenchmarkConnOwner(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	d, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	c, err := ln.Accept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	la, ra, _ := addrPorts(c)
+	pids := []int{os.Getpid()}
+	for b.Loop() {
+		if i, err := connOwner(ra, la, pids); err != nil || i != 0 {
+			b.Fatalf("connOwner = %d, %v", i, err)
+		}
+	}
+}
+
+// TestDiagInode: the kernel's exact lookup and /proc/net/tcp name the
+// same socket, and a socket that does not exist is 0 in both.
+func TestDiagInode(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	d, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	la, ra, _ := addrPorts(c)
+	got, err := diagInode(ra, la)
+	if err != nil {
+		t.Skipf("no sock_diag here (%v): connOwner reads /proc/net/tcp", err)
+	}
+	want, err := procInode(ra, la)
+	if err != nil || got == 0 || got != want {
+		t.Errorf("sock_diag inode %d, /proc/net/tcp %d (%v)", got, want, err)
+	}
+	none := netip.AddrPortFrom(ra.Addr(), 1)
+	if got, err := diagInode(none, la); err != nil || got != 0 {
+		t.Errorf("a socket that does not exist: %d, %v; want 0, nil", got, err)
+	}
+	if _, err := parseDiagReply([]byte{1, 2}); err == nil {
+		t.Error("a 2-byte reply parsed")
+	}
+}
+
+// BenchmarkProcInode: the /proc/net/tcp way alone (connOwner's fallback).
+func BenchmarkProcInode(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	d, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	c, err := ln.Accept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	la, ra, _ := addrPorts(c)
+	for b.Loop() {
+		if i, err := procInode(ra, la); err != nil || i == 0 {
+			b.Fatalf("procInode = %d, %v", i, err)
+		}
+	}
+}

@@ -92,12 +92,10 @@ func hasSocket(pid int, inode uint64) bool {
 // 127.0.0.1 as the source), so the source address cannot tell members
 // apart; the dialling socket's owner can.
 func connOwner(local, remote netip.AddrPort, pids []int) (int, error) {
-	f, err := os.Open("/proc/net/tcp")
+	inode, err := diagInode(local, remote)
 	if err != nil {
-		return -1, err
+		inode, err = procInode(local, remote) // no sock_diag: the slow way
 	}
-	defer f.Close()
-	inode, err := socketInode(bufio.NewScanner(f), local, remote)
 	if err != nil || inode == 0 {
 		return -1, err
 	}
@@ -107,4 +105,14 @@ func connOwner(local, remote netip.AddrPort, pids []int) (int, error) {
 		}
 	}
 	return -1, nil
+}
+
+// procInode is socketInode over this machine's /proc/net/tcp.
+func procInode(local, remote netip.AddrPort) (uint64, error) {
+	f, err := os.Open("/proc/net/tcp")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return socketInode(bufio.NewScanner(f), local, remote)
 }
