@@ -3,6 +3,7 @@ package realcoord
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -102,7 +103,8 @@ func (c *cutter) cut() {
 // its ctime) but no session's expiry moves (sessions are timed on
 // System.nanoTime): a session that keeps pinging survives, and one whose
 // client is cut off expires about a session timeout after its last
-// ping, not at once nor an hour late.
+// ping, not at once nor an hour late. The control is the same steps on
+// members started without libfaketime, with no jump.
 func TestZKClockJump(t *testing.T) {
 	var me *MissingError
 	if err := Check(ZooKeeper); errors.As(err, &me) {
@@ -111,13 +113,18 @@ func TestZKClockJump(t *testing.T) {
 	if _, err := FakeTimeLib(); err != nil {
 		t.Skip(err)
 	}
+	t.Run("control", func(t *testing.T) { zkClockJump(t, false) })
+	t.Run("faked", func(t *testing.T) { zkClockJump(t, true) })
+}
+
+func zkClockJump(t *testing.T, fake bool) {
 	const timeout = 3 * time.Second
-	e, err := StartOpts(context.Background(), ZooKeeper, t.TempDir(), timeout, StartOptions{FakeClocks: true})
+	e, err := StartOpts(context.Background(), ZooKeeper, t.TempDir(), timeout, StartOptions{FakeClocks: fake})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	t.Logf("three JVMs under libfaketime served with a leader after %v", e.StartWall)
+	t.Logf("three JVMs (libfaketime: %v) served with a leader after %v", fake, e.StartWall)
 	quiet := zk.WithLogger(log.New(io.Discard, "", 0))
 	var addrs []string
 	for _, m := range e.Members {
@@ -129,12 +136,51 @@ func TestZKClockJump(t *testing.T) {
 	}
 	defer keep.Close()
 	waitSession(t, ev)
+	// The pinging session's state changes, told against the jumps.
+	var smu sync.Mutex
+	var states []string
+	expired := false
+	began := time.Now()
+	go func() {
+		for e := range ev {
+			if e.Type != zk.EventSession {
+				continue
+			}
+			smu.Lock()
+			states = append(states, fmt.Sprintf("%v at %v", e.State, time.Since(began).Round(time.Millisecond)))
+			expired = expired || e.State == zk.StateExpired
+			smu.Unlock()
+		}
+	}()
+	defer func() {
+		smu.Lock()
+		defer smu.Unlock()
+		t.Logf("the pinging session's state changes: %v", states)
+		if expired {
+			t.Errorf("the pinging session expired across the jumps")
+		}
+		if t.Failed() || len(states) > 0 {
+			for _, m := range e.Members {
+				t.Logf("%s's log: %s", m.Name, m.tail())
+			}
+		}
+	}()
 	if _, err := keep.Create("/kept", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
 	ctime := func(name string) time.Duration {
-		if _, err := keep.Create(name, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-			t.Fatal(err)
+		// A connection lost under the request: the client reconnects
+		// (the session lives on); the node may have been made already.
+		for try := 0; ; try++ {
+			_, err := keep.Create(name, nil, 0, zk.WorldACL(zk.PermAll))
+			if err == nil || errors.Is(err, zk.ErrNodeExists) {
+				break
+			}
+			if try == 20 || !errors.Is(err, zk.ErrConnectionClosed) {
+				t.Fatalf("create %s: %v", name, err)
+			}
+			t.Logf("create %s at %v: %v (retrying)", name, time.Since(began).Round(time.Millisecond), err)
+			time.Sleep(250 * time.Millisecond)
 		}
 		_, st, err := keep.Get(name)
 		if err != nil {
@@ -146,12 +192,23 @@ func TestZKClockJump(t *testing.T) {
 		t.Fatalf("before any jump a node's ctime is %v off the real time", d)
 	}
 	for step, jump := range []time.Duration{time.Hour, -2 * time.Hour} {
+		if !fake {
+			jump = 0
+		}
+		t.Logf("jump by %v at %v", jump, time.Since(began).Round(time.Millisecond))
 		for i := range e.Members {
+			if jump == 0 {
+				break
+			}
 			if err := e.JumpClock(i, jump); err != nil {
 				t.Fatal(err)
 			}
 		}
-		want := e.ClockOffset(0)
+		time.Sleep(1100 * time.Millisecond) // libfaketime reads the offset once a second
+		want := time.Duration(0)
+		if fake {
+			want = e.ClockOffset(0)
+		}
 		if d := ctime([]string{"/after-fwd", "/after-back"}[step]); (d - want).Abs() > 5*time.Second {
 			t.Errorf("after a jump to %v a node's ctime is %v off the real time: the jump did not reach the leader's JVM", want, d)
 		} else {
@@ -167,7 +224,11 @@ func TestZKClockJump(t *testing.T) {
 		}
 		waitSession(t, gev)
 		node := []string{"/lost-fwd", "/lost-back"}[step]
+		_, _ = gone.Sync("/") // a round trip: the session is settled on the server
 		if _, err := gone.Create(node, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := keep.Sync(node); err != nil { // keep's member has seen the create
 			t.Fatal(err)
 		}
 		ok, _, watch, err := keep.ExistsW(node)
