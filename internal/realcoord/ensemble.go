@@ -82,7 +82,10 @@ type Member struct {
 	// Client is the port clients connect to; Peer and Election the ports
 	// members use between them (Election: ZooKeeper only).
 	Client, Peer, Election int
-	Dir                    string
+	// PeerProxy is the port the other members reach Peer at (etcd with
+	// peer proxies: peerproxy.go; 0 without).
+	PeerProxy int
+	Dir       string
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -90,6 +93,7 @@ type Member struct {
 	status  string // how the last process exited (set before exited closes)
 	stopped bool   // SIGSTOPped
 	log     *os.File
+	offset  time.Duration // its clock offset under libfaketime (fakeclock.go)
 }
 
 // Addr is the member's client address.
@@ -105,6 +109,21 @@ type Ensemble struct {
 	// StartWall is how long Start took (measured: the JVMs' start-up).
 	StartWall time.Duration
 	ctx       context.Context
+	peers     *peerNet // etcd's peer proxies (peerproxy.go), nil without
+	// fakeClocks: ZooKeeper members run under libfaketime (fakeLib), so
+	// that JumpClock can step their wall clocks (fakeclock.go).
+	fakeClocks bool
+	fakeLib    string
+}
+
+// StartOptions are what StartOpts may be asked beyond Start's.
+type StartOptions struct {
+	// Peer: the members' links to each other, cut-able (see StartWith).
+	Peer PeerFunc
+	// FakeClocks starts every ZooKeeper member under libfaketime, its
+	// wall clock steppable by JumpClock (fakeclock.go). ZooKeeper only
+	// (libfaketime does not reach a Go binary such as etcd).
+	FakeClocks bool
 }
 
 // ipBase spreads ensembles over 127.0.N.x so that runs going at once do
@@ -146,19 +165,36 @@ func Start(ctx context.Context, kind Kind, dir string, sessionTimeout time.Durat
 // link between two members).
 type PeerFunc func(from, to, addr string) (string, error)
 
-// StartWith is Start with the members' links to each other through peer
-// (ZooKeeper only: each server's config names the others by the address
-// peer returns; etcd's members must agree on one list of peer URLs, so
-// its peer traffic is direct). nil: direct.
-func StartWith(ctx context.Context, kind Kind, dir string, sessionTimeout time.Duration, peer PeerFunc) (e *Ensemble, err error) {
+// StartWith is Start with the members' links to each other cut-able.
+// ZooKeeper: each server's config names the others by the address peer
+// returns (the caller's per-link proxy). etcd: its members must agree on
+// one peer URL each, so peer is not called; each member's advertised
+// peer URL is instead a proxy of the ensemble's own, whose links
+// CutPeers cuts (peerproxy.go). nil: direct.
+func StartWith(ctx context.Context, kind Kind, dir string, sessionTimeout time.Duration, peer PeerFunc) (*Ensemble, error) {
+	return StartOpts(ctx, kind, dir, sessionTimeout, StartOptions{Peer: peer})
+}
+
+// StartOpts is Start with options.
+func StartOpts(ctx context.Context, kind Kind, dir string, sessionTimeout time.Duration, opt StartOptions) (e *Ensemble, err error) {
 	if err := Check(kind); err != nil {
 		return nil, err
+	}
+	peer := opt.Peer
+	fakeLib := ""
+	if opt.FakeClocks {
+		if kind != ZooKeeper {
+			return nil, fmt.Errorf("%s: member clocks cannot be faked (libfaketime does not reach a Go binary: docs/CONSENSUS.md)", kind)
+		}
+		if fakeLib, err = FakeTimeLib(); err != nil {
+			return nil, err
+		}
 	}
 	if sessionTimeout <= 0 {
 		sessionTimeout = 3 * time.Second
 	}
 	began := time.Now()
-	e = &Ensemble{Kind: kind, SessionTimeout: sessionTimeout, ctx: ctx}
+	e = &Ensemble{Kind: kind, SessionTimeout: sessionTimeout, ctx: ctx, fakeClocks: fakeLib != "", fakeLib: fakeLib}
 	defer func() {
 		if err != nil {
 			e.Close()
@@ -175,10 +211,19 @@ func StartWith(ctx context.Context, kind Kind, dir string, sessionTimeout time.D
 		if err := os.MkdirAll(m.Dir, 0o755); err != nil {
 			return e, err
 		}
+		if e.fakeClocks {
+			if err := m.writeOffset(0); err != nil {
+				return e, err
+			}
+		}
 		e.Members = append(e.Members, m)
 	}
 	if kind == ZooKeeper {
 		if err := e.writeZKConfigs(peer); err != nil {
+			return e, err
+		}
+	} else if peer != nil {
+		if err := e.startPeerProxies(); err != nil {
 			return e, err
 		}
 	}
@@ -209,7 +254,7 @@ func (e *Ensemble) command(m *Member) *exec.Cmd {
 	}
 	var cluster []string
 	for _, o := range e.Members {
-		cluster = append(cluster, fmt.Sprintf("%s=http://%s:%d", o.Name, o.IP, o.Peer))
+		cluster = append(cluster, fmt.Sprintf("%s=http://%s:%d", o.Name, o.IP, o.peerURLPort()))
 	}
 	state := "new"
 	if _, err := os.Stat(filepath.Join(m.Dir, "data", "member")); err == nil {
@@ -219,10 +264,19 @@ func (e *Ensemble) command(m *Member) *exec.Cmd {
 		"--listen-client-urls", fmt.Sprintf("http://%s:%d", m.IP, m.Client),
 		"--advertise-client-urls", fmt.Sprintf("http://%s:%d", m.IP, m.Client),
 		"--listen-peer-urls", fmt.Sprintf("http://%s:%d", m.IP, m.Peer),
-		"--initial-advertise-peer-urls", fmt.Sprintf("http://%s:%d", m.IP, m.Peer),
+		"--initial-advertise-peer-urls", fmt.Sprintf("http://%s:%d", m.IP, m.peerURLPort()),
 		"--initial-cluster", strings.Join(cluster, ","), "--initial-cluster-state", state,
 		"--initial-cluster-token", "locksim", "--heartbeat-interval", "50", "--election-timeout", "500",
 		"--log-level", "warn", "--logger", "zap")
+}
+
+// peerURLPort is the port of m's advertised peer URL: its peer proxy's
+// when it has one.
+func (m *Member) peerURLPort() int {
+	if m.PeerProxy != 0 {
+		return m.PeerProxy
+	}
+	return m.Peer
 }
 
 func (e *Ensemble) spawn(m *Member) error {
@@ -233,6 +287,9 @@ func (e *Ensemble) spawn(m *Member) error {
 	}
 	cmd := e.command(m)
 	cmd.Dir = m.Dir
+	if e.fakeClocks {
+		cmd.Env = m.fakeClockEnv(e.fakeLib)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	log, err := os.OpenFile(filepath.Join(m.Dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -400,12 +457,16 @@ func (e *Ensemble) Restart(i int) error {
 	return first
 }
 
-// Close kills every member (their data dirs are the caller's temp dir).
+// Close kills every member and stops the peer proxies (their data dirs
+// are the caller's temp dir).
 func (e *Ensemble) Close() {
 	if e == nil {
 		return
 	}
 	for _, m := range e.Members {
 		m.kill()
+	}
+	if e.peers != nil {
+		e.peers.close()
 	}
 }

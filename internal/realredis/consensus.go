@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/locksim/locksim/event"
@@ -22,12 +24,11 @@ import (
 const ConsensusTTL = time.Second
 
 // MemberClockNote is what a real run reports for a clock fault on a real
-// coordination service's member: not carried out. Measured: libfaketime
-// 0.9.10 does reach Java 17's wall clock (java -Xlog:...:time under
-// faketime '+2h' prints a time 2 h ahead), but jumping a running member's
-// clock was not built; both services time sessions and leases on a
-// monotonic clock (ZooKeeper: System.nanoTime; etcd: Go's monotonic
-// reading), so a wall-clock step is expected to change nothing.
+// coordination service's member that it did not carry out: any on etcd
+// (libfaketime does not reach a Go binary: docs/CONSENSUS.md) and a
+// drift on ZooKeeper (a jump is carried out: MemberClockMechanism). Both
+// services time sessions and leases on a monotonic clock (ZooKeeper:
+// System.nanoTime; etcd: Go's monotonic reading).
 const MemberClockNote = "member clock faults not carried out on the real coordination service (sessions and leases run on monotonic clocks)"
 
 // coord is a world's real coordination service (a design with Info.Real).
@@ -37,6 +38,7 @@ type coord struct {
 	since      map[int]int64
 	gone       []goneNode // nodes or keys the session watcher saw go (consensus_watch.go), at most maxGone
 	goneCapped bool       // the watcher saw more than maxGone go
+	peerHeals  []func()   // etcd member links cut by partitions in force (coordPartition)
 }
 
 // consensusKind is the real service lock runs on ("" for a Redis design).
@@ -48,11 +50,13 @@ func consensusKind(info locks.Info) realcoord.Kind { return realcoord.Kind(info.
 func (w *world) setupCoord(dir string) error {
 	kind := consensusKind(w.job.Parts.Lock)
 	// ZooKeeper's members reach each other through links of their own
-	// (zk0->zk1, ...), so that a partition can cut them.
+	// (zk0->zk1, ...), so that a partition can cut them; etcd's, given a
+	// PeerFunc, through peer proxies of the ensemble's (coordPartition).
 	peer := func(from, to, addr string) (string, error) {
 		return w.links.addNamed(from+"->"+to+"@"+addr, from, to, addr)
 	}
-	ens, err := realcoord.StartWith(w.ctx, kind, filepath.Join(dir, string(kind)), w.job.Parts.Lock.TTL, peer)
+	opt := realcoord.StartOptions{Peer: peer, FakeClocks: kind == realcoord.ZooKeeper && w.jumpsMemberClocks()}
+	ens, err := realcoord.StartOpts(w.ctx, kind, filepath.Join(dir, string(kind)), w.job.Parts.Lock.TTL, opt)
 	if err != nil {
 		return err
 	}
@@ -82,6 +86,38 @@ func (w *world) setupCoord(dir string) error {
 // Members is the real coordination service as this client reaches it
 // (scenarios.RunClient hands it to the lock as locks.Env.Members).
 func (p *proc) Members() *locks.Members { return p.members }
+
+// coordPartition cuts the etcd members' links to each other that
+// partition f separates (a member in From and another in To), both ways
+// (a one-way fault too: a proxied connection carries both directions of
+// raft traffic), and returns what heals them (nil: none cut). ZooKeeper's
+// member links are the world's own links, cut by links.apply.
+func (w *world) coordPartition(i int, f faults.Fault) (heal func()) {
+	if f.Kind != faults.Partition || w.coord == nil || !w.coord.ens.HasPeerProxies() {
+		return nil // a delay between etcd members is not carried out
+	}
+	members := coordMemberNames()
+	var pairs [][2]string
+	for _, a := range f.From {
+		for _, b := range f.To {
+			if a != b && slices.Contains(members, a) && slices.Contains(members, b) {
+				pairs = append(pairs, [2]string{a, b})
+			}
+		}
+	}
+	if len(pairs) == 0 {
+		return nil
+	}
+	h, err := w.coord.ens.CutPeers(pairs)
+	if err != nil {
+		w.harnessError(fmt.Errorf("fault %d: %w", i+1, err))
+		return nil
+	}
+	w.mu.Lock()
+	w.coord.peerHeals = append(w.coord.peerHeals, h)
+	w.mu.Unlock()
+	return h
+}
 
 // coordTargets are the indices of the members named in names.
 func (w *world) coordTargets(names []string) []int {
@@ -146,13 +182,63 @@ func (w *world) coordCrashes(targets []string) (restart func()) {
 	}
 }
 
-// coordClock notes that a clock fault on members was not carried out.
-func (w *world) coordClock(targets []string) {
-	if len(w.coordTargets(targets)) > 0 {
-		w.mu.Lock()
-		w.clockNote = MemberClockNote
-		w.mu.Unlock()
+// MemberFakeTimeEnv opts a real run in to carrying out clock jumps of
+// ZooKeeper members under libfaketime (realcoord/fakeclock.go). Not by
+// default: measured 2026-11-27 10:21, member-crashes × zk-lock seed 1
+// with its members under libfaketime acquired nothing in 23 s (a
+// liveness verdict) and its JVMs used 40.7 s user + 35.0 s system CPU
+// in 54 s of wall time; three JVMs under it took 14–30 s to serve where
+// they take 1.5–2.1 s without (TestZKClockJump). docs/CONSENSUS.md.
+const MemberFakeTimeEnv = "LOCKSIM_MEMBER_FAKETIME"
+
+// jumpsMemberClocks reports whether the world's schedule jumps a
+// member's clock and the run opted in (MemberFakeTimeEnv=1): only then
+// are ZooKeeper's members started under libfaketime.
+func (w *world) jumpsMemberClocks() bool {
+	if os.Getenv(MemberFakeTimeEnv) != "1" {
+		return false
 	}
+	members := coordMemberNames()
+	for _, f := range w.cfg.Faults {
+		if f.Kind != faults.ClockJump {
+			continue
+		}
+		for _, t := range f.Targets {
+			if slices.Contains(members, t) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// MemberClockMechanism is what a real run reports when it stepped
+// ZooKeeper members' wall clocks.
+const MemberClockMechanism = "member clock jumps stepped each ZooKeeper member's wall clock with libfaketime (CLOCK_REALTIME only: the monotonic clock, on which sessions are timed, is not stepped, as on a real machine); set back at the heal"
+
+// coordClock carries out clock fault f on the members it names: a jump
+// of a ZooKeeper member under libfaketime steps its wall clock; anything
+// else (a drift, or etcd, which libfaketime does not reach) is noted as
+// not carried out.
+func (w *world) coordClock(i int, f faults.Fault) {
+	members := w.coordTargets(f.Targets)
+	if len(members) == 0 {
+		return
+	}
+	note := MemberClockNote
+	if f.Kind == faults.ClockJump && w.coord.ens.FakeClocks() {
+		note = MemberClockMechanism
+		for _, m := range members {
+			if err := w.coord.ens.JumpClock(m, f.Jump); err != nil {
+				w.harnessError(fmt.Errorf("fault %d: %w", i+1, err))
+			}
+		}
+	}
+	w.mu.Lock()
+	if w.clockNote == "" || note == MemberClockNote {
+		w.clockNote = note
+	}
+	w.mu.Unlock()
 }
 
 // coordCrash SIGKILLs member i (crashes of one member combine).
@@ -197,7 +283,8 @@ func (w *world) coordCrashEnded(i int) {
 	w.mu.Unlock()
 }
 
-// coordHeal resumes paused members and restarts crashed ones.
+// coordHeal heals cut member links, resumes paused members and restarts
+// crashed ones.
 func (w *world) coordHeal() {
 	c := w.coord
 	if c == nil {
@@ -213,6 +300,16 @@ func (w *world) coordHeal() {
 	}
 	w.mu.Unlock()
 	slices.Sort(down)
+	w.mu.Lock()
+	heals := c.peerHeals
+	c.peerHeals = nil
+	w.mu.Unlock()
+	for _, h := range heals {
+		h()
+	}
+	if err := c.ens.ResetClocks(); err != nil {
+		w.harnessError(fmt.Errorf("heal: %w", err))
+	}
 	for i := range c.ens.Members {
 		_ = c.ens.Resume(i)
 	}
@@ -229,6 +326,9 @@ func (w *world) coordListeners() []string {
 	var out []string
 	for _, m := range w.coord.ens.Members {
 		out = append(out, m.Addr())
+		if m.PeerProxy != 0 {
+			out = append(out, net.JoinHostPort(m.IP, strconv.Itoa(m.PeerProxy)))
+		}
 	}
 	return out
 }

@@ -51,6 +51,8 @@ func (w *world) watchSessions() {
 		}()
 		root := "/locks/" + w.job.Parts.Workload.Key
 		if w.coord.ens.Kind == realcoord.Etcd {
+			w.goroutines.Add(1)
+			go func() { defer w.goroutines.Done(); w.watchLeaders(ctx) }() // consensus_leader.go
 			w.watchEtcd(ctx, addrs, root+"/")
 			return
 		}

@@ -462,6 +462,9 @@ func (w *world) startFault(i int, f faults.Fault) {
 			w.harnessError(fmt.Errorf("fault %d: %w", i+1, err))
 		}
 		onEnd = func() { w.links.lift(key) }
+		if heal := w.coordPartition(i, f); heal != nil { // etcd's member links (consensus.go)
+			onEnd = func() { w.links.lift(key); heal() }
+		}
 		if f.Kind == faults.Delay {
 			// What was sent in the window arrives Delay late: the toxic
 			// stays until then (it lets later data through at once).
@@ -471,7 +474,7 @@ func (w *world) startFault(i int, f faults.Fault) {
 		for _, n := range w.faultServers(f.Targets) {
 			w.jumpNode(n, f.Jump)
 		}
-		w.coordClock(f.Targets) // consensus.go
+		w.coordClock(i, f) // consensus.go
 	case faults.ClockDrift:
 		if idx := w.faultServers(f.Targets); len(idx) > 0 {
 			d := w.startDrift(idx, f.DriftPPM)
