@@ -342,3 +342,23 @@ func coordMemberNames() []string {
 	}
 	return out
 }
+
+// coordNotCarriedOut says why clock fault f cannot be carried out at all
+// ("" when it can, in part or whole): a clock fault that names only
+// coordination-service members, none of which the real arm can step (a
+// drift, etcd, or ZooKeeper without LOCKSIM_MEMBER_FAKETIME). Such a
+// fault is not counted as injected and gets no fault event: a fault the
+// run reports as injected must have reached the world.
+func (w *world) coordNotCarriedOut(f faults.Fault) string {
+	if w.coord == nil || (f.Kind != faults.ClockJump && f.Kind != faults.ClockDrift) {
+		return ""
+	}
+	members := w.coordTargets(f.Targets)
+	if len(members) == 0 || len(members) != len(f.Targets) {
+		return "" // it names clients or Redis nodes too: those are stepped
+	}
+	if f.Kind == faults.ClockJump && w.coord.ens.FakeClocks() {
+		return ""
+	}
+	return MemberClockNote
+}

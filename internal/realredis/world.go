@@ -380,6 +380,12 @@ func (w *world) startFault(i int, f faults.Fault) {
 	if !ok {
 		return // no member leads (an election): the fault names nobody and is not injected
 	}
+	if why := w.coordNotCarriedOut(f); why != "" {
+		w.mu.Lock()
+		w.clockNote = why // the summary's "node clocks" line says it
+		w.mu.Unlock()
+		return
+	}
 	w.mu.Lock()
 	if w.healed || w.stopped {
 		w.mu.Unlock()
