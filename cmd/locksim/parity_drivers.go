@@ -30,6 +30,9 @@ func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *i
 	if err := outfile.CheckDir(out, jf, tf); err != nil {
 		return usageErrorf("--out: %v", err)
 	}
+	if st, err := os.Stat(filepath.Join(out, parity.TracesFolder)); err == nil && !st.IsDir() {
+		return usageErrorf("--out: %s exists and is not a folder (the kept traces go there)", filepath.Join(out, parity.TracesFolder))
+	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return usageErrorf("--drivers: %q is not a folder of drivers (e.g. drivers, holding python-redis-py/ and node-redlock/)", dir)
 	}
@@ -41,7 +44,7 @@ func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *i
 			return usageErrorf("--drivers %s: %v", dir, err)
 		}
 	}
-	opt := parity.DriversOptions{Dir: dir, World: world, SimRuns: parity.Full.SimRuns, RealRuns: parity.Full.RealRuns, RealJobs: parity.Full.RealJobs, TTL: ttl.v, Progress: stderr}
+	opt := parity.DriversOptions{Dir: dir, World: world, SimRuns: parity.Full.SimRuns, RealRuns: parity.Full.RealRuns, RealJobs: parity.Full.RealJobs, TTL: ttl.v, Progress: stderr, TracesIn: out}
 	if cells != "" {
 		for _, sc := range strings.Split(cells, ",") {
 			if sc = strings.TrimSpace(sc); sc == "" || strings.Contains(sc, "/") {

@@ -108,6 +108,13 @@ type DriversOptions struct {
 	// 'Exe run --backend real --json' process, so one run's crash (a
 	// panic in a proxy library) costs that run, not the table.
 	Exe string
+	// TracesIn, if set, is the table's folder: the trace of every real
+	// run that needs explaining goes to TracesIn/traces/ when the table
+	// completes (drivers_traces.go).
+	TracesIn string
+	// run runs one real run, its history into trace (tests replace it;
+	// nil: runOne).
+	run func(ctx context.Context, opt DriversOptions, job *realredis.Job, trace string) (*childRun, error)
 }
 
 // DriversResult is drivers.json.
@@ -137,12 +144,18 @@ type DriverCell struct {
 	CI           [2]float64     `json:"real_unsafe_ci95"`
 	// AsExpected: every run's verdict is the expectation's (an unsafe
 	// expectation: the cell's verdict is unsafe).
-	AsExpected  bool                `json:"as_expected"`
-	OtherSeeds  map[string][]uint64 `json:"other_seeds,omitempty"`
-	FirstUnsafe *Seed               `json:"first_unsafe,omitempty"`
-	Reasons     []string            `json:"reasons,omitempty"`
-	Errors      []string            `json:"errors,omitempty"`
-	WallNS      int64               `json:"wall_ns"`
+	AsExpected bool                `json:"as_expected"`
+	OtherSeeds map[string][]uint64 `json:"other_seeds,omitempty"`
+	// Traces are the kept traces of runs whose verdict is not the
+	// expectation or not most runs' (at most MaxKeptTraces, seed order);
+	// TracesNotKept counts the others.
+	Traces        []KeptTrace `json:"traces,omitempty"`
+	TracesNotKept int         `json:"traces_not_kept,omitempty"`
+	staged        []string    // the kept traces' staged files, until moved
+	FirstUnsafe   *Seed       `json:"first_unsafe,omitempty"`
+	Reasons       []string    `json:"reasons,omitempty"`
+	Errors        []string    `json:"errors,omitempty"`
+	WallNS        int64       `json:"wall_ns"`
 	// The Go arm also runs in the simulator at the real arm's scale.
 	SimRuns    int        `json:"sim_runs,omitempty"`
 	SimUnsafe  int        `json:"sim_unsafe,omitempty"`
@@ -193,8 +206,20 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 			}
 		}
 	}
-	if err := realredis.CheckBinaries(); err != nil {
-		return nil, err
+	if opt.run == nil {
+		opt.run = runOne
+		if err := realredis.CheckBinaries(); err != nil {
+			return nil, err
+		}
+	}
+	var stage string
+	if opt.TracesIn != "" {
+		d, err := os.MkdirTemp("", "locksim-drivers-traces-*")
+		if err != nil {
+			return nil, fmt.Errorf("parity --drivers: a folder for the runs' traces: %w", err)
+		}
+		defer os.RemoveAll(d)
+		stage = d
 	}
 	res := &DriversResult{TTLNS: int64(opt.TTL), Redis: realredis.RedisVersion(), Jobs: max(1, opt.RealJobs), Arms: opt.Arms,
 		World: opt.World,
@@ -240,7 +265,7 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 		wg.Add(1)
 		go func(c *DriverCell, err *error) {
 			defer wg.Done()
-			*err = c.realRuns(ctx, opt, arm[c.Arm], sem)
+			*err = c.realRuns(ctx, opt, arm[c.Arm], sem, stage)
 			pmu.Lock()
 			progress(opt.Progress, "%6.1fs real %-24s %-18s %s", time.Since(began).Seconds(), c.Scenario, c.Arm, c.line())
 			pmu.Unlock()
@@ -252,6 +277,11 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 		return nil, err
 	}
 	res.Control = controlChecks(res, opt.Arms)
+	if opt.TracesIn != "" {
+		if err := res.moveTraces(opt.TracesIn); err != nil {
+			return nil, fmt.Errorf("parity --drivers: %w", err)
+		}
+	}
 	res.WallNS = int64(time.Since(began))
 	return res, nil
 }
@@ -290,7 +320,7 @@ func build(dir, world string, a Arm, sc string, seed uint64, ttl time.Duration) 
 }
 
 // realRuns runs the cell's seeds on the real arm, as the pool sem lets it.
-func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, sem chan struct{}) error {
+func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, sem chan struct{}, stage string) error {
 	began := time.Now()
 	defer func() { c.WallNS = int64(time.Since(began)) }()
 	if j, err := realredis.Build(run.Spec{Scenario: c.Scenario, Lock: opt.World, Seed: 1}, opt.TTL); err == nil && j.Config.Topology.Replicated {
@@ -306,14 +336,17 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 	}
 	type out struct {
 		seed  uint64
-		jd    *realredis.Judged
 		child *childRun
 		err   error
+		trace string // its staged history ("": none asked)
 	}
 	outs := make([]out, opt.RealRuns)
 	var wg sync.WaitGroup
 	for i := range outs {
 		outs[i].seed = uint64(i + 1)
+		if stage != "" {
+			outs[i].trace = filepath.Join(stage, traceName(opt.World, c.Scenario, c.Arm, outs[i].seed))
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(o *out) {
@@ -324,20 +357,7 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 				o.err = err
 				return
 			}
-			if opt.Exe != "" {
-				o.child, o.err = runChild(ctx, opt.Exe, job)
-				return
-			}
-			o.jd, o.err = job.RunAndJudge(ctx, "")
-			if o.jd != nil {
-				o.child = &childRun{Verdict: string(o.jd.Verdict()), Repro: o.jd.Real.Repro()}
-				if len(o.jd.Check.Reasons) > 0 {
-					o.child.Reason = o.jd.Check.Reasons[0]
-				}
-				if o.jd.Err != nil {
-					o.child.Err = o.jd.Err.Error()
-				}
-			}
+			o.child, o.err = opt.run(ctx, opt, job, o.trace)
 		}(&outs[i])
 	}
 	wg.Wait()
@@ -374,6 +394,16 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 			}
 			c.OtherSeeds[o.child.Verdict] = append(c.OtherSeeds[o.child.Verdict], o.seed)
 		}
+	}
+	if stage != "" {
+		seeds, verdicts, staged := make([]uint64, len(outs)), make([]string, len(outs)), make([]string, len(outs))
+		for i, o := range outs {
+			seeds[i], staged[i] = o.seed, o.trace
+			if o.child != nil {
+				verdicts[i] = o.child.Verdict
+			}
+		}
+		c.keepTraces(opt.World, seeds, verdicts, staged)
 	}
 	lo, hi := stats.Wilson(c.Unsafe, c.Runs)
 	c.CI = [2]float64{lo, hi}
@@ -502,6 +532,7 @@ func (r *DriversResult) WriteTable(w io.Writer) {
 			fmt.Fprintf(w, "  %-24s go real %-14s go sim %-14s python %-14s agree real %v, sim %v\n", c.Scenario, c.Go, c.GoSim, c.Python, c.Agree, c.AgreeSim)
 		}
 	}
+	r.writeTraces(w)
 	for _, u := range unsupported {
 		fmt.Fprintf(w, "\nnot supported: %s", u)
 	}
