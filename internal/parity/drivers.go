@@ -16,6 +16,7 @@ import (
 	"github.com/locksim/locksim/internal/realredis"
 	"github.com/locksim/locksim/internal/stats"
 	"github.com/locksim/locksim/run"
+	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -286,12 +287,30 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 	return res, nil
 }
 
+// ReplicatedLock is the lock whose world a replicated scenario (a
+// primary, replicas, Sentinel) runs in for set-nx-cad's table:
+// set-nx-cad against the primary Sentinel names, at its own TTL.
+const ReplicatedLock = "primary-replica"
+
+// cellLock is the lock whose world scenario sc runs in for the table of
+// world: set-nx-cad's table runs a replicated scenario in
+// primary-replica's (set-nx-cad on a Sentinel-managed primary).
+func cellLock(world, sc string) string {
+	if world == DriverWorld {
+		if s, err := scenarios.Resolve(sc); err == nil && s.File != nil && s.File.Topology.Replicated != nil && *s.File.Topology.Replicated {
+			return ReplicatedLock
+		}
+	}
+	return world
+}
+
 // expectationOf is arm a's expectation in scenario sc: Go set-nx-cad's
 // is the scenario file's agreed outcome, a driver's is driverExpect's.
 func expectationOf(a Arm, sc, world string) (Expectation, bool) {
 	if a.Driver == "" {
-		if e := expected(sc, world); e != "" {
-			return Expectation{Verdict: e, Why: "the scenario file's agreed outcome for " + world}, true
+		lock := cellLock(world, sc)
+		if e := expected(sc, lock); e != "" {
+			return Expectation{Verdict: e, Why: "the scenario file's agreed outcome for " + lock}, true
 		}
 		return Expectation{}, false
 	}
