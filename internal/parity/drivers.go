@@ -75,6 +75,9 @@ type Arm struct {
 	Driver    string `json:"driver,omitempty"` // the folder under DriversOptions.Dir
 	Library   string `json:"library"`
 	Resembles string `json:"resembles"` // the Go designs it resembles
+	// NoSentinel, if set, is why the driver refuses a Sentinel-managed
+	// world (its replicated cells are then not run).
+	NoSentinel string `json:"no_sentinel,omitempty"`
 }
 
 // DriverArms are the table's columns: Go set-nx-cad, the control and the
@@ -84,12 +87,15 @@ func DriverArms() []Arm {
 		{Name: "go set-nx-cad", Library: "locks/catalogue set-nx-cad (go-redis)", Resembles: "-"},
 		{Name: control, Driver: control, Library: "plain redis-py issuing set-nx-cad's commands (the control)", Resembles: "set-nx-cad"},
 		{Name: redisPy, Driver: redisPy, Library: "redis-py 4.3.4 redis.lock.Lock", Resembles: "set-nx-cad, redislock (no validity signal)"},
-		{Name: redlock, Driver: redlock, Library: "npm redlock 4.2.0 over ioredis 4.28.5", Resembles: "redlock, redsync (here on one node, as gocron)"},
+		{Name: redlock, Driver: redlock, Library: "npm redlock 4.2.0 over ioredis 4.28.5", Resembles: "redlock, redsync (here on one node, as gocron)", NoSentinel: redlockNoSentinel},
 	}
 }
 
-// DriverScenarios are the table's rows. failover is listed so the table
-// says why it is missing (a driver is handed one node, not Sentinels).
+// redlockNoSentinel is why node-redlock has no replicated cells.
+const redlockNoSentinel = "Redlock is for independent nodes: drivers/node-redlock/driver.js refuses a Sentinel-managed primary at start"
+
+// DriverScenarios are the table's rows. failover runs in primary-replica's
+// world (cellLock), at ReplicatedTTL.
 func DriverScenarios() []string {
 	return []string{"pause-after-check", "pause-during-acquire", "slow-client-clocks", "clock-jump", "delayed-write", "restart-no-persistence", "failover", "no-faults", "foreign-release"}
 }
@@ -157,6 +163,11 @@ type DriverCell struct {
 	Reasons       []string    `json:"reasons,omitempty"`
 	Errors        []string    `json:"errors,omitempty"`
 	WallNS        int64       `json:"wall_ns"`
+	// TTLNS is the cell's TTL when it is not the table's (a replicated
+	// world runs at ReplicatedTTL at least), and Lock the lock whose world
+	// it runs in when not the table's (cellLock).
+	TTLNS int64  `json:"ttl_ns,omitempty"`
+	Lock  string `json:"lock,omitempty"`
 	// The Go arm also runs in the simulator at the real arm's scale.
 	SimRuns    int        `json:"sim_runs,omitempty"`
 	SimUnsafe  int        `json:"sim_unsafe,omitempty"`
@@ -228,6 +239,12 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 	for _, sc := range opt.Scenarios {
 		for _, a := range opt.Arms {
 			c := DriverCell{Scenario: sc, Arm: a.Name, Verdicts: map[string]int{}}
+			if l := cellLock(opt.World, sc); l != opt.World {
+				c.Lock = l
+			}
+			if ttl, _ := (Cell{Scenario: sc, Lock: cellLock(opt.World, sc)}).ttl(opt.TTL); ttl != opt.TTL {
+				c.TTLNS = int64(ttl)
+			}
 			if e, ok := expectationOf(a, sc, opt.World); ok {
 				c.Expected, c.ExpectedWhy = e.Verdict, e.Why
 			}
@@ -247,7 +264,7 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		cr := CellResult{Scenario: c.Scenario, Lock: opt.World, TTLNS: int64(opt.TTL), SimVerdicts: map[string]int{}}
+		cr := CellResult{Scenario: c.Scenario, Lock: cellLock(opt.World, c.Scenario), TTLNS: int64(c.ttl(opt.TTL)), SimVerdicts: map[string]int{}}
 		if err := cr.simArm(b, Options{SimRuns: opt.SimRuns}); err != nil {
 			return nil, err
 		}
@@ -322,9 +339,18 @@ func expectationOf(a Arm, sc, world string) (Expectation, bool) {
 	return e, ok
 }
 
-// build is one real run of arm a in scenario sc.
+// ttl is the cell's TTL: its own, or the table's.
+func (c *DriverCell) ttl(def time.Duration) time.Duration {
+	if c.TTLNS > 0 {
+		return time.Duration(c.TTLNS)
+	}
+	return def
+}
+
+// build is one real run of arm a in scenario sc, in the world of the
+// table's lock world (cellLock).
 func build(dir, world string, a Arm, sc string, seed uint64, ttl time.Duration) (*realredis.Job, error) {
-	job, err := realredis.Build(run.Spec{Scenario: sc, Lock: world, Seed: seed}, ttl)
+	job, err := realredis.Build(run.Spec{Scenario: sc, Lock: cellLock(world, sc), Seed: seed}, ttl)
 	if err != nil || a.Driver == "" {
 		return job, err
 	}
@@ -342,14 +368,12 @@ func build(dir, world string, a Arm, sc string, seed uint64, ttl time.Duration) 
 func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, sem chan struct{}, stage string) error {
 	began := time.Now()
 	defer func() { c.WallNS = int64(time.Since(began)) }()
-	if j, err := realredis.Build(run.Spec{Scenario: c.Scenario, Lock: opt.World, Seed: 1}, opt.TTL); err == nil && j.Config.Topology.Replicated {
-		// No driver runs here (a driver is handed one node, not
-		// Sentinels), so the Go arm is not run either: the replicated
-		// rows are 'locksim parity''s (primary-replica, at ReplicatedTTL).
-		c.NotSupported, c.Verdict = "a replicated world (Sentinel failover): drivers are handed one node's address, not Sentinels', in this version; Go's replicated cells are in 'locksim parity' (primary-replica)", "not-supported"
+	ttl := c.ttl(opt.TTL)
+	if j, err := realredis.Build(run.Spec{Scenario: c.Scenario, Lock: cellLock(opt.World, c.Scenario), Seed: 1}, ttl); err == nil && j.Config.Topology.Replicated && a.NoSentinel != "" {
+		c.NotSupported, c.Verdict = "a Sentinel-managed world: "+a.NoSentinel, "not-supported"
 		return nil
 	}
-	if _, err := build(opt.Dir, opt.World, a, c.Scenario, 1, opt.TTL); err != nil {
+	if _, err := build(opt.Dir, opt.World, a, c.Scenario, 1, ttl); err != nil {
 		c.NotSupported, c.Verdict = err.Error(), "not-supported"
 		return nil
 	}
@@ -371,7 +395,7 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 		go func(o *out) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			job, err := build(opt.Dir, opt.World, a, c.Scenario, o.seed, opt.TTL)
+			job, err := build(opt.Dir, opt.World, a, c.Scenario, o.seed, ttl)
 			if err != nil {
 				o.err = err
 				return
@@ -526,73 +550,4 @@ func readDriversFile(path string) (*DriversResult, error) {
 		return nil, fmt.Errorf("%s: no cells", path)
 	}
 	return &r, nil
-}
-
-// WriteTable writes the table people read: a row a scenario, a column an
-// arm ("k/n verdict", then "!" when it is not the expectation).
-func (r *DriversResult) WriteTable(w io.Writer) {
-	fmt.Fprintf(w, "%-24s", "scenario")
-	for _, a := range r.Arms {
-		fmt.Fprintf(w, " %-26s", a.Name)
-	}
-	fmt.Fprintln(w)
-	var unsupported []string
-	for _, sc := range r.scenarios() {
-		fmt.Fprintf(w, "%-24s", sc)
-		for _, a := range r.Arms {
-			fmt.Fprintf(w, " %-26s", r.cellText(sc, a.Name, &unsupported))
-		}
-		fmt.Fprintln(w)
-	}
-	fmt.Fprintf(w, "\nreal unsafe runs k/n and the cell's verdict (expected in brackets; ! where it differs); the Go arm also: sim k/n.\n")
-	if len(r.Control) > 0 {
-		fmt.Fprintf(w, "\nthe control (python-set-nx-cad) against Go set-nx-cad (same verdict, overlapping 95%% Wilson intervals):\n")
-		for _, c := range r.Control {
-			fmt.Fprintf(w, "  %-24s go real %-14s go sim %-14s python %-14s agree real %v, sim %v\n", c.Scenario, c.Go, c.GoSim, c.Python, c.Agree, c.AgreeSim)
-		}
-	}
-	r.writeTraces(w)
-	for _, u := range unsupported {
-		fmt.Fprintf(w, "\nnot supported: %s", u)
-	}
-	fmt.Fprintf(w, "\nTTL %v; %s; %d real runs at once, %v in all. %s.\n", time.Duration(r.TTLNS), orDash(r.Redis), r.Jobs, time.Duration(r.WallNS).Round(time.Second), r.Note)
-}
-
-func (r *DriversResult) scenarios() []string {
-	var out []string
-	for _, c := range r.Cells {
-		if len(out) == 0 || out[len(out)-1] != c.Scenario {
-			out = append(out, c.Scenario)
-		}
-	}
-	return out
-}
-
-// Cell is scenario × arm's cell (nil if the table has none).
-func (r *DriversResult) Cell(scenario, arm string) *DriverCell {
-	for i := range r.Cells {
-		if r.Cells[i].Scenario == scenario && r.Cells[i].Arm == arm {
-			return &r.Cells[i]
-		}
-	}
-	return nil
-}
-
-func (r *DriversResult) cellText(sc, arm string, unsupported *[]string) string {
-	c := r.Cell(sc, arm)
-	switch {
-	case c == nil:
-		return "-"
-	case c.NotSupported != "":
-		*unsupported = append(*unsupported, sc+" × "+arm+": "+c.NotSupported)
-		return "not supported"
-	}
-	s := rate(c.Unsafe, c.Runs, c.Verdict) + " [" + orDash(c.Expected) + "]"
-	if !c.AsExpected && c.Expected != "" {
-		s += " !"
-	}
-	if c.SimRuns > 0 {
-		s += fmt.Sprintf(" sim %d/%d", c.SimUnsafe, c.SimRuns)
-	}
-	return s
 }
