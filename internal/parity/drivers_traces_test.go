@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/locksim/locksim/internal/realredis"
 	"github.com/locksim/locksim/sim"
@@ -124,5 +125,36 @@ func TestDriversKeepAtMostThree(t *testing.T) {
 	runFake(t, clean, 4, nil)
 	if got := files(t, clean); !slices.Equal(got, []string{DriversJSONFile, DriversTableFile}) {
 		t.Errorf("an all-safe no-faults cell wrote %v, want the table only", got)
+	}
+}
+
+// TestDriversFailoverCell: set-nx-cad's table runs failover in
+// primary-replica's world at ReplicatedTTL (the runs are built so, and
+// the cell says so); node-redlock, which refuses a Sentinel world, is
+// not run there and the cell says why.
+func TestDriversFailoverCell(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	var locks []string
+	var ttls []time.Duration
+	run := fakeRuns(nil)
+	opt := DriversOptions{Dir: "../../drivers", Scenarios: []string{"failover"}, Arms: []Arm{DriverArms()[1], DriverArms()[3]},
+		SimRuns: 1, RealRuns: 2, RealJobs: 1,
+		run: func(ctx context.Context, o DriversOptions, job *realredis.Job, trace string) (*childRun, error) {
+			locks, ttls = append(locks, job.Spec.Lock), append(ttls, job.TTL)
+			return run(ctx, o, job, trace)
+		}}
+	res, err := RunDrivers(context.Background(), sim.Bubble(nil), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Cell("failover", control)
+	if c.Lock != ReplicatedLock || time.Duration(c.TTLNS) != ReplicatedTTL || c.Runs != 2 {
+		t.Errorf("control's failover cell: lock %q, TTL %v, %d runs; want %s, %v, 2", c.Lock, time.Duration(c.TTLNS), c.Runs, ReplicatedLock, ReplicatedTTL)
+	}
+	if !slices.Equal(locks, []string{ReplicatedLock, ReplicatedLock}) || !slices.Equal(ttls, []time.Duration{ReplicatedTTL, ReplicatedTTL}) {
+		t.Errorf("runs built in %v at %v; want primary-replica at %v", locks, ttls, ReplicatedTTL)
+	}
+	if r := res.Cell("failover", redlock); r.NotSupported == "" || !strings.Contains(r.NotSupported, "independent nodes") || r.Runs != 0 {
+		t.Errorf("node-redlock's failover cell: %+v; want not supported, naming independent nodes", r)
 	}
 }
