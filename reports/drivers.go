@@ -84,6 +84,22 @@ func driversViewOf(r *parity.DriversResult) *driversView {
 	if world != parity.DriverWorld {
 		v.Title, v.ID = "Lock libraries in other languages: "+world+"'s world", "drivers-"+world
 	}
+	kept := 0
+	noted := map[string]bool{}
+	for _, c := range r.Cells {
+		kept += len(c.Traces)
+		if (c.Lock != "" || c.TTLNS != 0) && !noted[c.Scenario] {
+			noted[c.Scenario] = true
+			ttl := time.Duration(r.TTLNS)
+			if c.TTLNS != 0 {
+				ttl = time.Duration(c.TTLNS)
+			}
+			v.Intro += fmt.Sprintf(" %s runs in %s's world (a primary and its replicas, through Sentinel when replicated), TTL %v.", c.Scenario, orDash(c.Lock), ttl)
+		}
+	}
+	if kept > 0 {
+		v.Intro += fmt.Sprintf(" The traces of %d runs whose verdict is not their cell's expectation or most of its runs' are kept in the parity folder (named below).", kept)
+	}
 	seen := map[string]bool{}
 	for _, c := range r.Cells {
 		if seen[c.Scenario] {
@@ -123,7 +139,24 @@ func driverCellView(c *parity.DriverCell, unsupported, unexpected *[]string) dri
 	}
 	if c.Expected != "" && !c.AsExpected {
 		d.Class = "unsafe"
-		*unexpected = append(*unexpected, fmt.Sprintf("%s × %s: %d/%d unsafe (%s), expected %s", c.Scenario, c.Arm, c.Unsafe, c.Runs, c.Verdict, c.Expected))
+		*unexpected = append(*unexpected, fmt.Sprintf("%s × %s: %d/%d unsafe (%s), expected %s%s", c.Scenario, c.Arm, c.Unsafe, c.Runs, c.Verdict, c.Expected, tracesNote(c)))
+	} else if len(c.Traces) > 0 {
+		*unexpected = append(*unexpected, fmt.Sprintf("%s × %s: as expected (%s), with runs that were not%s", c.Scenario, c.Arm, c.Verdict, tracesNote(c)))
 	}
 	return d
+}
+
+// tracesNote names a cell's kept traces.
+func tracesNote(c *parity.DriverCell) string {
+	if len(c.Traces) == 0 {
+		return ""
+	}
+	s := "; traces kept:"
+	for i, t := range c.Traces {
+		if i > 0 {
+			s += ","
+		}
+		s += fmt.Sprintf(" seed %d (%s) %s", t.Seed, t.Verdict, t.File)
+	}
+	return s
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -30,6 +31,9 @@ func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *i
 	if err := outfile.CheckDir(out, jf, tf); err != nil {
 		return usageErrorf("--out: %v", err)
 	}
+	if st, err := os.Stat(filepath.Join(out, parity.TracesFolder)); err == nil && !st.IsDir() {
+		return usageErrorf("--out: %s exists and is not a folder (the kept traces go there)", filepath.Join(out, parity.TracesFolder))
+	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return usageErrorf("--drivers: %q is not a folder of drivers (e.g. drivers, holding python-redis-py/ and node-redlock/)", dir)
 	}
@@ -41,16 +45,42 @@ func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *i
 			return usageErrorf("--drivers %s: %v", dir, err)
 		}
 	}
-	opt := parity.DriversOptions{Dir: dir, World: world, SimRuns: parity.Full.SimRuns, RealRuns: parity.Full.RealRuns, RealJobs: parity.Full.RealJobs, TTL: ttl.v, Progress: stderr}
+	opt := parity.DriversOptions{Dir: dir, World: world, SimRuns: parity.Full.SimRuns, RealRuns: parity.Full.RealRuns, RealJobs: parity.Full.RealJobs, TTL: ttl.v, Progress: stderr, TracesIn: out}
 	if cells != "" {
-		for _, sc := range strings.Split(cells, ",") {
-			if sc = strings.TrimSpace(sc); sc == "" || strings.Contains(sc, "/") {
-				return usageErrorf("--cells with --drivers: %q is not a scenario (want SCENARIO,...: every driver runs in each)", sc)
+		// SCENARIO (every arm runs in it) or SCENARIO/ARM (only the
+		// named arms: the table is every named scenario × named arm).
+		var arms []string
+		for _, c := range strings.Split(cells, ",") {
+			c = strings.TrimSpace(c)
+			sc, arm, hasArm := strings.Cut(c, "/")
+			if sc == "" || (hasArm && arm == "") {
+				return usageErrorf("--cells with --drivers: %q is not SCENARIO or SCENARIO/ARM", c)
 			}
 			if _, err := scenarios.Get(sc); err != nil {
 				return usageErrorf("--cells with --drivers: %v (see locksim list scenarios)", err)
 			}
-			opt.Scenarios = append(opt.Scenarios, sc)
+			if hasArm {
+				found := false
+				for _, a := range parity.WorldArms(world) {
+					found = found || a.Name == arm || (a.Driver == "" && arm == "go")
+				}
+				if !found {
+					return usageErrorf("--cells with --drivers: %q: no arm %q in %s's table (want go or a driver: %s)", c, arm, world, armNames(world))
+				}
+				if !slices.Contains(arms, arm) {
+					arms = append(arms, arm)
+				}
+			}
+			if !slices.Contains(opt.Scenarios, sc) {
+				opt.Scenarios = append(opt.Scenarios, sc)
+			}
+		}
+		if len(arms) > 0 {
+			for _, a := range parity.WorldArms(world) {
+				if slices.Contains(arms, a.Name) || (a.Driver == "" && slices.Contains(arms, "go")) {
+					opt.Arms = append(opt.Arms, a)
+				}
+			}
 		}
 	}
 	if quick {
@@ -93,4 +123,15 @@ func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *i
 		return 0
 	})
 	return nil
+}
+
+// armNames lists world's arms for messages.
+func armNames(world string) string {
+	var names []string
+	for _, a := range parity.WorldArms(world) {
+		if a.Driver != "" {
+			names = append(names, a.Name)
+		}
+	}
+	return strings.Join(names, ", ")
 }

@@ -18,6 +18,8 @@ func TestParityDriversBadInput(t *testing.T) {
 	}{
 		{"unknown scenario", []string{"--drivers", "../../drivers", "--cells", "nope"}, `unknown scenario "nope"`},
 		{"no drivers there", []string{"--drivers", t.TempDir()}, "python-set-nx-cad"},
+		{"unknown arm", []string{"--drivers", "../../drivers", "--cells", "no-faults/java-redisson"}, `no arm "java-redisson"`},
+		{"empty arm", []string{"--drivers", "../../drivers", "--cells", "no-faults/"}, `"no-faults/" is not SCENARIO or SCENARIO/ARM`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")

@@ -86,7 +86,7 @@ func runReal(job *realredis.Job, f *runFlags, stdout, stderr io.Writer) int {
 	// cost the verdict (said on stderr after the summary).
 	var failed []string
 	if f.trace != "" {
-		if err := jd.WriteHistory(f.trace); err != nil {
+		if err := jd.WriteHistoryMax(f.trace, int64(f.traceMax.v)<<20); err != nil {
 			r.TraceError = err.Error()
 			failed = append(failed, "--trace: not written: "+r.TraceError)
 		} else {

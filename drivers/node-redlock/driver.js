@@ -23,6 +23,10 @@ function conn(addr, start) {
 }
 async function main() {
   const start = JSON.parse(await next());
+  if (start.sentinels || !(start.nodes || []).length) { // Redlock is for independent masters (its README): no Sentinel world
+    send({ re: 'start', result: 'fail', error: 'node-redlock runs on independent Redis nodes (Redlock); this world is a Sentinel-managed primary with replicas: refused' });
+    process.exit(0);
+  }
   const nodes = start.nodes.map(a => conn(a, start)), store = conn(start.storage, start);
   for (const c of [...nodes, store]) c.on('error', () => {});
   const redlock = new Redlock(nodes, { retryCount: start.tries - 1, retryDelay: start.retry_ms, retryJitter: 0 });

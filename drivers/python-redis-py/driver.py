@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """locksim driver (docs/DRIVERS.md): redis-py's redis.lock.Lock as
 documented: r.lock(key, timeout=, blocking_timeout=), acquire(), release(),
-extend(). It gives no validity signal (the holder believes until it
+extend(), on one node or on the primary Sentinel names (master_for). It gives no validity signal (the holder believes until it
 releases) and no fencing token."""
 import json, sys
 import redis
@@ -15,14 +15,39 @@ def point(name):  # a pause point: say it, wait for the harness's continue
     if json.loads(sys.stdin.readline()).get("type") != "continue":
         sys.exit("expected continue")
 
+def primary(start, **kw):
+    """The lock's Redis: the one node, or in a Sentinel world the primary
+    through redis.sentinel.Sentinel(...).master_for(name), each connection
+    dialled at this client's route to the node Sentinel names (start's
+    "routes": the run's per-link proxies)."""
+    if not start.get("sentinels"):
+        host, port = start["nodes"][0].rsplit(":", 1)
+        return redis.Redis(host=host, port=int(port), **kw)
+    from redis.sentinel import Sentinel, SentinelManagedConnection
+    routes = start.get("routes") or {}
+    class Routed(SentinelManagedConnection):
+        def _connect(self):  # dial the route, keep the name (the pool compares it)
+            named = (self.host, self.port)
+            route = routes.get("%s:%s" % named)
+            if route is None:
+                raise redis.ConnectionError("no route to %s:%s (start's routes)" % named)
+            host, port = route.rsplit(":", 1)
+            self.host, self.port = host, int(port)
+            try:
+                return super()._connect()
+            finally:
+                self.host, self.port = named
+    sentinels = [(a.rsplit(":", 1)[0], int(a.rsplit(":", 1)[1])) for a in start["sentinels"]]
+    t = {k: v for k, v in kw.items() if k.startswith("socket_")}
+    return Sentinel(sentinels, sentinel_kwargs=t).master_for(start["master_name"], connection_class=Routed, **kw)
+
 def main():
     start = json.loads(sys.stdin.readline())
-    if len(start["nodes"]) != 1:  # a single-node design: refuse a world of several
-        send({"re": "start", "result": "fail", "error": "this driver runs against one node; the world has %d" % len(start["nodes"])})
+    if not start.get("sentinels") and len(start.get("nodes") or []) != 1:  # a single-node design: refuse a world of several
+        send({"re": "start", "result": "fail", "error": "this driver runs against one node or a Sentinel-managed primary; the world has %d independent nodes" % len(start.get("nodes") or [])})
         return
     t = start["timeout_ms"] / 1000
-    host, port = start["nodes"][0].rsplit(":", 1)
-    r = redis.Redis(host=host, port=int(port), socket_timeout=t, socket_connect_timeout=t, client_name=start["client"])
+    r = primary(start, socket_timeout=t, socket_connect_timeout=t, client_name=start["client"])
     host, port = start["storage"].rsplit(":", 1)
     store = redis.Redis(host=host, port=int(port), socket_timeout=t, socket_connect_timeout=t, client_name=start["client"], decode_responses=True)
     ttl = start["ttl_ms"] / 1000

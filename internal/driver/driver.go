@@ -56,6 +56,17 @@ type Request struct {
 	TimeoutMs int64    `json:"timeout_ms,omitempty"` // socket timeout for every Redis call
 	RetryMs   int64    `json:"retry_ms,omitempty"`   // the wait between acquire tries the design uses
 	Tries     int      `json:"tries,omitempty"`      // acquire tries before giving up
+	// A Sentinel-managed world (a primary, its replicas, Sentinels) gives
+	// these instead of Nodes (which is then empty): this client's address
+	// for each Sentinel, the name they monitor the primary under, and
+	// Routes, from each node's address as Sentinel names it to this
+	// client's address for that node (dial the route, so the run's
+	// per-link faults reach the driver; docs/DRIVERS.md). Optional fields
+	// of protocol version 1: a driver that does not know them sees no
+	// nodes and refuses.
+	Sentinels  []string          `json:"sentinels,omitempty"`
+	MasterName string            `json:"master_name,omitempty"`
+	Routes     map[string]string `json:"routes,omitempty"`
 
 	// release and renew: the lease's value, as acquire returned it.
 	Value string `json:"value,omitempty"`

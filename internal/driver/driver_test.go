@@ -51,3 +51,23 @@ func TestEncode(t *testing.T) {
 		t.Errorf("Quote does not cut: %d bytes", len(q))
 	}
 }
+
+// TestEncodeStartSentinel: a Sentinel world's start carries sentinels,
+// master_name and routes and no nodes (protocol 1's optional fields); a
+// one-node world's start carries nodes and none of them.
+func TestEncodeStartSentinel(t *testing.T) {
+	s := string(Encode(Request{Type: Start, Protocol: Version, Client: "c0", Sentinels: []string{"127.0.0.1:1", "127.0.0.1:2"},
+		MasterName: "locksim", Routes: map[string]string{"127.0.0.1:10": "127.0.0.1:20"}}))
+	for _, want := range []string{`"sentinels":["127.0.0.1:1","127.0.0.1:2"]`, `"master_name":"locksim"`, `"routes":{"127.0.0.1:10":"127.0.0.1:20"}`, `"protocol":1`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("start %s lacks %s", s, want)
+		}
+	}
+	if strings.Contains(s, `"nodes"`) {
+		t.Errorf("a Sentinel world's start names nodes: %s", s)
+	}
+	s = string(Encode(Request{Type: Start, Protocol: Version, Nodes: []string{"127.0.0.1:3"}}))
+	if !strings.Contains(s, `"nodes":["127.0.0.1:3"]`) || strings.Contains(s, "sentinels") || strings.Contains(s, "routes") || strings.Contains(s, "master_name") {
+		t.Errorf("a one-node start: %s", s)
+	}
+}

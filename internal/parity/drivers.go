@@ -16,6 +16,7 @@ import (
 	"github.com/locksim/locksim/internal/realredis"
 	"github.com/locksim/locksim/internal/stats"
 	"github.com/locksim/locksim/run"
+	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -74,6 +75,9 @@ type Arm struct {
 	Driver    string `json:"driver,omitempty"` // the folder under DriversOptions.Dir
 	Library   string `json:"library"`
 	Resembles string `json:"resembles"` // the Go designs it resembles
+	// NoSentinel, if set, is why the driver refuses a Sentinel-managed
+	// world (its replicated cells are then not run).
+	NoSentinel string `json:"no_sentinel,omitempty"`
 }
 
 // DriverArms are the table's columns: Go set-nx-cad, the control and the
@@ -83,12 +87,15 @@ func DriverArms() []Arm {
 		{Name: "go set-nx-cad", Library: "locks/catalogue set-nx-cad (go-redis)", Resembles: "-"},
 		{Name: control, Driver: control, Library: "plain redis-py issuing set-nx-cad's commands (the control)", Resembles: "set-nx-cad"},
 		{Name: redisPy, Driver: redisPy, Library: "redis-py 4.3.4 redis.lock.Lock", Resembles: "set-nx-cad, redislock (no validity signal)"},
-		{Name: redlock, Driver: redlock, Library: "npm redlock 4.2.0 over ioredis 4.28.5", Resembles: "redlock, redsync (here on one node, as gocron)"},
+		{Name: redlock, Driver: redlock, Library: "npm redlock 4.2.0 over ioredis 4.28.5", Resembles: "redlock, redsync (here on one node, as gocron)", NoSentinel: redlockNoSentinel},
 	}
 }
 
-// DriverScenarios are the table's rows. failover is listed so the table
-// says why it is missing (a driver is handed one node, not Sentinels).
+// redlockNoSentinel is why node-redlock has no replicated cells.
+const redlockNoSentinel = "Redlock is for independent nodes: drivers/node-redlock/driver.js refuses a Sentinel-managed primary at start"
+
+// DriverScenarios are the table's rows. failover runs in primary-replica's
+// world (cellLock), at ReplicatedTTL.
 func DriverScenarios() []string {
 	return []string{"pause-after-check", "pause-during-acquire", "slow-client-clocks", "clock-jump", "delayed-write", "restart-no-persistence", "failover", "no-faults", "foreign-release"}
 }
@@ -108,6 +115,13 @@ type DriversOptions struct {
 	// 'Exe run --backend real --json' process, so one run's crash (a
 	// panic in a proxy library) costs that run, not the table.
 	Exe string
+	// TracesIn, if set, is the table's folder: the trace of every real
+	// run that needs explaining goes to TracesIn/traces/ when the table
+	// completes (drivers_traces.go).
+	TracesIn string
+	// run runs one real run, its history into trace (tests replace it;
+	// nil: runOne).
+	run func(ctx context.Context, opt DriversOptions, job *realredis.Job, trace string) (*childRun, error)
 }
 
 // DriversResult is drivers.json.
@@ -137,12 +151,23 @@ type DriverCell struct {
 	CI           [2]float64     `json:"real_unsafe_ci95"`
 	// AsExpected: every run's verdict is the expectation's (an unsafe
 	// expectation: the cell's verdict is unsafe).
-	AsExpected  bool                `json:"as_expected"`
-	OtherSeeds  map[string][]uint64 `json:"other_seeds,omitempty"`
-	FirstUnsafe *Seed               `json:"first_unsafe,omitempty"`
-	Reasons     []string            `json:"reasons,omitempty"`
-	Errors      []string            `json:"errors,omitempty"`
-	WallNS      int64               `json:"wall_ns"`
+	AsExpected bool                `json:"as_expected"`
+	OtherSeeds map[string][]uint64 `json:"other_seeds,omitempty"`
+	// Traces are the kept traces of runs whose verdict is not the
+	// expectation or not most runs' (at most MaxKeptTraces, seed order);
+	// TracesNotKept counts the others.
+	Traces        []KeptTrace `json:"traces,omitempty"`
+	TracesNotKept int         `json:"traces_not_kept,omitempty"`
+	staged        []string    // the kept traces' staged files, until moved
+	FirstUnsafe   *Seed       `json:"first_unsafe,omitempty"`
+	Reasons       []string    `json:"reasons,omitempty"`
+	Errors        []string    `json:"errors,omitempty"`
+	WallNS        int64       `json:"wall_ns"`
+	// TTLNS is the cell's TTL when it is not the table's (a replicated
+	// world runs at ReplicatedTTL at least), and Lock the lock whose world
+	// it runs in when not the table's (cellLock).
+	TTLNS int64  `json:"ttl_ns,omitempty"`
+	Lock  string `json:"lock,omitempty"`
 	// The Go arm also runs in the simulator at the real arm's scale.
 	SimRuns    int        `json:"sim_runs,omitempty"`
 	SimUnsafe  int        `json:"sim_unsafe,omitempty"`
@@ -193,8 +218,20 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 			}
 		}
 	}
-	if err := realredis.CheckBinaries(); err != nil {
-		return nil, err
+	if opt.run == nil {
+		opt.run = runOne
+		if err := realredis.CheckBinaries(); err != nil {
+			return nil, err
+		}
+	}
+	var stage string
+	if opt.TracesIn != "" {
+		d, err := os.MkdirTemp("", "locksim-drivers-traces-*")
+		if err != nil {
+			return nil, fmt.Errorf("parity --drivers: a folder for the runs' traces: %w", err)
+		}
+		defer os.RemoveAll(d)
+		stage = d
 	}
 	res := &DriversResult{TTLNS: int64(opt.TTL), Redis: realredis.RedisVersion(), Jobs: max(1, opt.RealJobs), Arms: opt.Arms,
 		World: opt.World,
@@ -202,6 +239,12 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 	for _, sc := range opt.Scenarios {
 		for _, a := range opt.Arms {
 			c := DriverCell{Scenario: sc, Arm: a.Name, Verdicts: map[string]int{}}
+			if l := cellLock(opt.World, sc); l != opt.World {
+				c.Lock = l
+			}
+			if ttl, _ := (Cell{Scenario: sc, Lock: cellLock(opt.World, sc)}).ttl(opt.TTL); ttl != opt.TTL {
+				c.TTLNS = int64(ttl)
+			}
 			if e, ok := expectationOf(a, sc, opt.World); ok {
 				c.Expected, c.ExpectedWhy = e.Verdict, e.Why
 			}
@@ -221,7 +264,7 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		cr := CellResult{Scenario: c.Scenario, Lock: opt.World, TTLNS: int64(opt.TTL), SimVerdicts: map[string]int{}}
+		cr := CellResult{Scenario: c.Scenario, Lock: cellLock(opt.World, c.Scenario), TTLNS: int64(c.ttl(opt.TTL)), SimVerdicts: map[string]int{}}
 		if err := cr.simArm(b, Options{SimRuns: opt.SimRuns}); err != nil {
 			return nil, err
 		}
@@ -240,7 +283,7 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 		wg.Add(1)
 		go func(c *DriverCell, err *error) {
 			defer wg.Done()
-			*err = c.realRuns(ctx, opt, arm[c.Arm], sem)
+			*err = c.realRuns(ctx, opt, arm[c.Arm], sem, stage)
 			pmu.Lock()
 			progress(opt.Progress, "%6.1fs real %-24s %-18s %s", time.Since(began).Seconds(), c.Scenario, c.Arm, c.line())
 			pmu.Unlock()
@@ -252,16 +295,39 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 		return nil, err
 	}
 	res.Control = controlChecks(res, opt.Arms)
+	if opt.TracesIn != "" {
+		if err := res.moveTraces(opt.TracesIn); err != nil {
+			return nil, fmt.Errorf("parity --drivers: %w", err)
+		}
+	}
 	res.WallNS = int64(time.Since(began))
 	return res, nil
+}
+
+// ReplicatedLock is the lock whose world a replicated scenario (a
+// primary, replicas, Sentinel) runs in for set-nx-cad's table:
+// set-nx-cad against the primary Sentinel names, at its own TTL.
+const ReplicatedLock = "primary-replica"
+
+// cellLock is the lock whose world scenario sc runs in for the table of
+// world: set-nx-cad's table runs a replicated scenario in
+// primary-replica's (set-nx-cad on a Sentinel-managed primary).
+func cellLock(world, sc string) string {
+	if world == DriverWorld {
+		if s, err := scenarios.Resolve(sc); err == nil && s.File != nil && s.File.Topology.Replicated != nil && *s.File.Topology.Replicated {
+			return ReplicatedLock
+		}
+	}
+	return world
 }
 
 // expectationOf is arm a's expectation in scenario sc: Go set-nx-cad's
 // is the scenario file's agreed outcome, a driver's is driverExpect's.
 func expectationOf(a Arm, sc, world string) (Expectation, bool) {
 	if a.Driver == "" {
-		if e := expected(sc, world); e != "" {
-			return Expectation{Verdict: e, Why: "the scenario file's agreed outcome for " + world}, true
+		lock := cellLock(world, sc)
+		if e := expected(sc, lock); e != "" {
+			return Expectation{Verdict: e, Why: "the scenario file's agreed outcome for " + lock}, true
 		}
 		return Expectation{}, false
 	}
@@ -273,9 +339,18 @@ func expectationOf(a Arm, sc, world string) (Expectation, bool) {
 	return e, ok
 }
 
-// build is one real run of arm a in scenario sc.
+// ttl is the cell's TTL: its own, or the table's.
+func (c *DriverCell) ttl(def time.Duration) time.Duration {
+	if c.TTLNS > 0 {
+		return time.Duration(c.TTLNS)
+	}
+	return def
+}
+
+// build is one real run of arm a in scenario sc, in the world of the
+// table's lock world (cellLock).
 func build(dir, world string, a Arm, sc string, seed uint64, ttl time.Duration) (*realredis.Job, error) {
-	job, err := realredis.Build(run.Spec{Scenario: sc, Lock: world, Seed: seed}, ttl)
+	job, err := realredis.Build(run.Spec{Scenario: sc, Lock: cellLock(world, sc), Seed: seed}, ttl)
 	if err != nil || a.Driver == "" {
 		return job, err
 	}
@@ -290,54 +365,42 @@ func build(dir, world string, a Arm, sc string, seed uint64, ttl time.Duration) 
 }
 
 // realRuns runs the cell's seeds on the real arm, as the pool sem lets it.
-func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, sem chan struct{}) error {
+func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, sem chan struct{}, stage string) error {
 	began := time.Now()
 	defer func() { c.WallNS = int64(time.Since(began)) }()
-	if j, err := realredis.Build(run.Spec{Scenario: c.Scenario, Lock: opt.World, Seed: 1}, opt.TTL); err == nil && j.Config.Topology.Replicated {
-		// No driver runs here (a driver is handed one node, not
-		// Sentinels), so the Go arm is not run either: the replicated
-		// rows are 'locksim parity''s (primary-replica, at ReplicatedTTL).
-		c.NotSupported, c.Verdict = "a replicated world (Sentinel failover): drivers are handed one node's address, not Sentinels', in this version; Go's replicated cells are in 'locksim parity' (primary-replica)", "not-supported"
+	ttl := c.ttl(opt.TTL)
+	if j, err := realredis.Build(run.Spec{Scenario: c.Scenario, Lock: cellLock(opt.World, c.Scenario), Seed: 1}, ttl); err == nil && j.Config.Topology.Replicated && a.NoSentinel != "" {
+		c.NotSupported, c.Verdict = "a Sentinel-managed world: "+a.NoSentinel, "not-supported"
 		return nil
 	}
-	if _, err := build(opt.Dir, opt.World, a, c.Scenario, 1, opt.TTL); err != nil {
+	if _, err := build(opt.Dir, opt.World, a, c.Scenario, 1, ttl); err != nil {
 		c.NotSupported, c.Verdict = err.Error(), "not-supported"
 		return nil
 	}
 	type out struct {
 		seed  uint64
-		jd    *realredis.Judged
 		child *childRun
 		err   error
+		trace string // its staged history ("": none asked)
 	}
 	outs := make([]out, opt.RealRuns)
 	var wg sync.WaitGroup
 	for i := range outs {
 		outs[i].seed = uint64(i + 1)
+		if stage != "" {
+			outs[i].trace = filepath.Join(stage, traceName(opt.World, c.Scenario, c.Arm, outs[i].seed))
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func(o *out) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			job, err := build(opt.Dir, opt.World, a, c.Scenario, o.seed, opt.TTL)
+			job, err := build(opt.Dir, opt.World, a, c.Scenario, o.seed, ttl)
 			if err != nil {
 				o.err = err
 				return
 			}
-			if opt.Exe != "" {
-				o.child, o.err = runChild(ctx, opt.Exe, job)
-				return
-			}
-			o.jd, o.err = job.RunAndJudge(ctx, "")
-			if o.jd != nil {
-				o.child = &childRun{Verdict: string(o.jd.Verdict()), Repro: o.jd.Real.Repro()}
-				if len(o.jd.Check.Reasons) > 0 {
-					o.child.Reason = o.jd.Check.Reasons[0]
-				}
-				if o.jd.Err != nil {
-					o.child.Err = o.jd.Err.Error()
-				}
-			}
+			o.child, o.err = opt.run(ctx, opt, job, o.trace)
 		}(&outs[i])
 	}
 	wg.Wait()
@@ -374,6 +437,16 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 			}
 			c.OtherSeeds[o.child.Verdict] = append(c.OtherSeeds[o.child.Verdict], o.seed)
 		}
+	}
+	if stage != "" {
+		seeds, verdicts, staged := make([]uint64, len(outs)), make([]string, len(outs)), make([]string, len(outs))
+		for i, o := range outs {
+			seeds[i], staged[i] = o.seed, o.trace
+			if o.child != nil {
+				verdicts[i] = o.child.Verdict
+			}
+		}
+		c.keepTraces(opt.World, seeds, verdicts, staged)
 	}
 	lo, hi := stats.Wilson(c.Unsafe, c.Runs)
 	c.CI = [2]float64{lo, hi}
@@ -477,72 +550,4 @@ func readDriversFile(path string) (*DriversResult, error) {
 		return nil, fmt.Errorf("%s: no cells", path)
 	}
 	return &r, nil
-}
-
-// WriteTable writes the table people read: a row a scenario, a column an
-// arm ("k/n verdict", then "!" when it is not the expectation).
-func (r *DriversResult) WriteTable(w io.Writer) {
-	fmt.Fprintf(w, "%-24s", "scenario")
-	for _, a := range r.Arms {
-		fmt.Fprintf(w, " %-26s", a.Name)
-	}
-	fmt.Fprintln(w)
-	var unsupported []string
-	for _, sc := range r.scenarios() {
-		fmt.Fprintf(w, "%-24s", sc)
-		for _, a := range r.Arms {
-			fmt.Fprintf(w, " %-26s", r.cellText(sc, a.Name, &unsupported))
-		}
-		fmt.Fprintln(w)
-	}
-	fmt.Fprintf(w, "\nreal unsafe runs k/n and the cell's verdict (expected in brackets; ! where it differs); the Go arm also: sim k/n.\n")
-	if len(r.Control) > 0 {
-		fmt.Fprintf(w, "\nthe control (python-set-nx-cad) against Go set-nx-cad (same verdict, overlapping 95%% Wilson intervals):\n")
-		for _, c := range r.Control {
-			fmt.Fprintf(w, "  %-24s go real %-14s go sim %-14s python %-14s agree real %v, sim %v\n", c.Scenario, c.Go, c.GoSim, c.Python, c.Agree, c.AgreeSim)
-		}
-	}
-	for _, u := range unsupported {
-		fmt.Fprintf(w, "\nnot supported: %s", u)
-	}
-	fmt.Fprintf(w, "\nTTL %v; %s; %d real runs at once, %v in all. %s.\n", time.Duration(r.TTLNS), orDash(r.Redis), r.Jobs, time.Duration(r.WallNS).Round(time.Second), r.Note)
-}
-
-func (r *DriversResult) scenarios() []string {
-	var out []string
-	for _, c := range r.Cells {
-		if len(out) == 0 || out[len(out)-1] != c.Scenario {
-			out = append(out, c.Scenario)
-		}
-	}
-	return out
-}
-
-// Cell is scenario × arm's cell (nil if the table has none).
-func (r *DriversResult) Cell(scenario, arm string) *DriverCell {
-	for i := range r.Cells {
-		if r.Cells[i].Scenario == scenario && r.Cells[i].Arm == arm {
-			return &r.Cells[i]
-		}
-	}
-	return nil
-}
-
-func (r *DriversResult) cellText(sc, arm string, unsupported *[]string) string {
-	c := r.Cell(sc, arm)
-	switch {
-	case c == nil:
-		return "-"
-	case c.NotSupported != "":
-		*unsupported = append(*unsupported, sc+" × "+arm+": "+c.NotSupported)
-		return "not supported"
-	}
-	s := rate(c.Unsafe, c.Runs, c.Verdict) + " [" + orDash(c.Expected) + "]"
-	if !c.AsExpected && c.Expected != "" {
-		s += " !"
-	}
-	if c.SimRuns > 0 {
-		s += fmt.Sprintf(" sim %d/%d", c.SimUnsafe, c.SimRuns)
-	}
-	return s
 }

@@ -25,11 +25,14 @@ type childRun struct {
 // and reads its verdict. A cancelled ctx sends the child SIGTERM (it
 // stops its servers and drivers and removes its temp dir), then SIGKILL
 // after 30 s.
-func runChild(ctx context.Context, exe string, job *realredis.Job) (*childRun, error) {
+func runChild(ctx context.Context, exe string, job *realredis.Job, trace string) (*childRun, error) {
 	args := []string{"run", "--backend", "real", "--json", "--scenario", job.Spec.Scenario, "--lock", job.Spec.Lock,
 		"--seed", fmt.Sprint(job.Spec.Seed), "--ttl", job.TTL.String()}
 	if job.Driver != nil {
 		args = append(args, "--driver", job.Driver.Path)
+	}
+	if trace != "" {
+		args = append(args, "--trace", trace, "--trace-max-mb", fmt.Sprint(TraceMaxBytes>>20))
 	}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }

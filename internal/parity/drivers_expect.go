@@ -35,6 +35,8 @@ var driverExpect = map[string]map[string]Expectation{
 		"restart-no-persistence": {"unsafe", "the node restarts empty under a holder; the Lock never checks ownership before its release (owned(), lines 234-243, is an extra round trip the documented use does not make)"},
 		"no-faults":              {"safe", "SET NX PX (line 223) and a compare-and-delete release (LUA_RELEASE_SCRIPT, lines 27-34)"},
 		"foreign-release":        {"safe", "release runs LUA_RELEASE_SCRIPT (lines 27-34, 255-259): a stale release deletes nothing and raises LockNotOwnedError; the next holder's key stays"},
+		// Written before the failover cell was first run (issue 31).
+		"failover": {"unsafe", "do_acquire's SET NX PX (lock.py 217-225) goes to the primary Sentinel names (sentinel.py 111-119 get_master_address; 40-44: asked again on every new connection), and replication is asynchronous (failover.yaml: repl_lag 2 s; redis-server 7.0 replicates the key after the reply): a primary killed within 2 s of the SET leaves a promoted replica without the key, and the other client's SET NX succeeds there (measured for the Go primary-replica, PARITY.md section 6) while the first, with no validity signal (acquire returns True, line 208), believes until its release; that release then raises LockNotOwnedError (lines 255-259): an overlap, not prevented"},
 	},
 	redlock: {
 		"pause-after-check":      {"unsafe", "lock() checks votes >= quorum && lock.expiration > Date.now() once (redlock.js 419) before resolving; the pause is after that check, and nothing re-reads it before the write"},
@@ -55,6 +57,8 @@ var driverExpect = map[string]map[string]Expectation{
 		"restart-no-persistence": {"unsafe", "as Go set-nx-cad"},
 		"no-faults":              {"safe", "as Go set-nx-cad"},
 		"foreign-release":        {"safe", "as Go set-nx-cad: compare-and-delete release"},
+		// Written before the failover cell was first run (issue 31).
+		"failover": {"unsafe", "as Go primary-replica (set-nx-cad on the primary Sentinel names): SET NX PX on a primary whose replicas lag 2 s; a failover within 2 s of the SET promotes a replica without the key and the other client acquires there; the holder's validity, time.time() before the SET + TTL (3 s here, driver.py), still runs: Sentinel promotes 1.6-1.9 s after the kill (PARITY.md section 6)"},
 	},
 	// node-redlock in Redlock's world (five independent nodes), written
 	// after one exploratory run (restart-no-persistence seed 1: unsafe)

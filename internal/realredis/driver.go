@@ -83,9 +83,10 @@ func ResolveDriver(path string) (*Driver, error) {
 // must have one Redis node, and a workload a driver can carry out.
 func (j *Job) WithDriver(d *Driver) error {
 	p := j.Parts
+	sentinel := p.Config.Topology.Replicated && p.Config.Topology.Groups <= 1 && (p.Lock.Topology == locks.Single || p.Lock.Topology == locks.Replicated)
 	switch {
-	case p.Config.Topology.Replicated || !(p.Lock.Topology == locks.Single && len(p.Config.Nodes) == 1 || p.Lock.Topology == locks.Independent):
-		return fmt.Errorf("driver %s: the world of lock %s has %d nodes (%s topology): a driver runs against one Redis node or independent ones (Redlock's), not Sentinel-managed replicas (use e.g. --lock set-nx-cad or --lock redlock)", d.Name, p.Lock.ID, len(p.Config.Nodes), p.Lock.Topology)
+	case !sentinel && (p.Config.Topology.Replicated || !(p.Lock.Topology == locks.Single && len(p.Config.Nodes) == 1 || p.Lock.Topology == locks.Independent)):
+		return fmt.Errorf("driver %s: the world of lock %s has %d nodes (%s topology): a driver runs against one Redis node, independent ones (Redlock's) or one Sentinel-managed primary, not several groups (use e.g. --lock set-nx-cad, redlock or primary-replica)", d.Name, p.Lock.ID, len(p.Config.Nodes), p.Lock.Topology)
 	case p.Lock.Fencing != locks.FenceNone && p.Lock.Fencing != "":
 		return fmt.Errorf("driver %s: lock %s's world fences the storage; drivers are unfenced in this version", d.Name, p.Lock.ID)
 	case p.Workload.Section != nil:
@@ -100,7 +101,9 @@ func (j *Job) WithDriver(d *Driver) error {
 	world := p.Lock.ID
 	j.Job.Lock.ID = d.Name
 	nodes := "one node"
-	if n := len(p.Config.Nodes); n > 1 {
+	if n := len(p.Config.Nodes); sentinel {
+		nodes = fmt.Sprintf("a primary and %d replicas, through Sentinel", n-1)
+	} else if n > 1 {
 		nodes = fmt.Sprintf("%d independent nodes", n)
 	}
 	j.Job.Lock.Source = fmt.Sprintf("driver %s, in %s's world (%s, its TTL; 3 tries, a retry delay of TTL/3)", d.Path, world, nodes)

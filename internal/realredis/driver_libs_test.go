@@ -188,3 +188,46 @@ faults:
 	}
 	t.Logf("largest step between readings: time.time %.2fs, time.monotonic %.2fs", maxWall, maxMono)
 }
+
+// TestDriverSentinelWorld: in a Sentinel-managed world (primary-replica's)
+// a driver is handed Sentinels, the master name and its routes instead of
+// nodes: redis-py's Lock (through Sentinel.master_for) is safe with writes
+// under no faults, and node-redlock refuses the world at start, naming
+// why, so the run is unknown (never safe). Not under -short: two real
+// replicated worlds.
+func TestDriverSentinelWorld(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two real replicated worlds")
+	}
+	requirePythonRedis(t)
+	requireNodeRedlock(t)
+	for _, name := range []string{"python-redis-py", "node-redlock"} {
+		j, err := Build(run.Spec{Scenario: "no-faults", Lock: "primary-replica", Seed: 1}, DefaultTTL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := j.WithDriver(repoDriver(t, name)); err != nil {
+			t.Fatal(err)
+		}
+		jd, err := j.RunAndJudge(context.Background(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		writes := 0
+		for _, e := range jd.Result.History {
+			if e.Kind == event.KindOK && e.Op == event.OpWrite {
+				writes++
+			}
+		}
+		switch name {
+		case "node-redlock":
+			if jd.Check.Verdict != checker.VerdictUnknown || jd.Err == nil || !strings.Contains(jd.Err.Error(), "Sentinel-managed primary") {
+				t.Errorf("%s: verdict %s, err %v; want unknown, its refusal naming the Sentinel world", name, jd.Check.Verdict, jd.Err)
+			}
+		default:
+			if jd.Check.Verdict != checker.VerdictSafe || writes == 0 {
+				t.Errorf("%s: verdict %s (%v), %d writes, err %v; want safe with writes", name, jd.Check.Verdict, jd.Check.Reasons, writes, jd.Err)
+			}
+		}
+	}
+}

@@ -114,8 +114,13 @@ func (c *driverClient) start() error {
 	req := driver.Request{Type: driver.Start, Protocol: driver.Version, Client: c.p.name, Key: c.wl.Key,
 		TTLms: c.j.TTL.Milliseconds(), TimeoutMs: max(1, cfg.Redis.ReadTimeout.Milliseconds()),
 		Tries: 3, RetryMs: max(1, (c.j.TTL / 3).Milliseconds())}
-	for _, n := range c.p.nodes {
-		req.Nodes = append(req.Nodes, n.Options().Addr)
+	if c.p.w.repl != nil {
+		// Sentinel names the primary: the driver asks it (nodes stay empty).
+		req.Sentinels, req.MasterName, req.Routes = c.p.drvSentinels, masterName, c.p.drvRoutes
+	} else {
+		for _, n := range c.p.nodes {
+			req.Nodes = append(req.Nodes, n.Options().Addr)
+		}
 	}
 	if c.p.store != nil {
 		req.Storage = c.p.store.Options().Addr

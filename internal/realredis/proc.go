@@ -37,6 +37,11 @@ type proc struct {
 	wake    chan struct{}  // closed and replaced at the heal; guarded by w.mu
 	started sync.WaitGroup
 	drv     *driverClient // a driver client's (driver.go), started before true time 0
+	// A replicated world's addresses for a driver (driverclient.go): this
+	// client's links to each Sentinel, and each node's announced address
+	// (the gateway Sentinel names) to this client's link to that node.
+	drvSentinels []string
+	drvRoutes    map[string]string
 }
 
 type armedPause struct {

@@ -100,7 +100,12 @@ func historyHash(evs []sim.Event) string {
 
 // WriteHistory writes the run's history as JSON Lines to path
 // (atomically), after a header line naming the run as the real arm ran it.
-func (jd *Judged) WriteHistory(path string) error {
+func (jd *Judged) WriteHistory(path string) error { return jd.WriteHistoryMax(path, 0) }
+
+// WriteHistoryMax is WriteHistory with a bound on the file's bytes
+// (--trace-max-mb; 0: none): past it nothing is written, and the error
+// says so.
+func (jd *Judged) WriteHistoryMax(path string, maxBytes int64) error {
 	var b bytes.Buffer
 	hdr, err := json.Marshal(map[string]any{"locksim_real_run": map[string]any{"repro": jd.Real.Repro(), "ttl_ns": int64(jd.Real.TTL),
 		"time_scale": jd.Real.Scale, "replayable": false, "faults": jd.Job.Config.Faults}})
@@ -116,6 +121,9 @@ func (jd *Judged) WriteHistory(path string) error {
 		}
 		b.Write(line)
 		b.WriteByte('\n')
+		if maxBytes > 0 && int64(b.Len()) > maxBytes {
+			return fmt.Errorf("the trace passed the bound of %d MiB (--trace-max-mb); raise the bound or shorten the run", maxBytes>>20)
+		}
 	}
 	return run.WriteFileAtomic(path, b.Bytes())
 }

@@ -170,8 +170,10 @@ func (w *world) setup(dir string) error {
 		}
 		if w.repl != nil {
 			routes := map[string]string{}
+			p.drvRoutes = map[string]string{}
 			for x, g := range w.repl.gateways {
 				routes[g.addr()] = nodeLinks[x] // the node as Sentinel names it: this client's link to it
+				p.drvRoutes[g.addr()] = nodeLinks[x]
 			}
 			for _, sp := range w.repl.sentinels {
 				a, err := w.links.addNamed(p.name+"->"+sp.name, p.name, sim.SentinelName, sp.addr())
@@ -179,6 +181,7 @@ func (w *world) setup(dir string) error {
 					return err
 				}
 				routes[sp.addr()] = a
+				p.drvSentinels = append(p.drvSentinels, a)
 			}
 			p.primary = p.failoverClient(routes)
 		}

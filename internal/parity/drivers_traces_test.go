@@ -1,0 +1,160 @@
+package parity
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/sim"
+)
+
+// fakeRuns is a stand-in for real runs: seed s gets verdicts[s], and each
+// run writes a trace naming its seed where it is asked to.
+func fakeRuns(verdicts map[uint64]string) func(context.Context, DriversOptions, *realredis.Job, string) (*childRun, error) {
+	return func(_ context.Context, _ DriversOptions, job *realredis.Job, trace string) (*childRun, error) {
+		v := verdicts[job.Spec.Seed]
+		if v == "" {
+			v = "safe"
+		}
+		if trace != "" {
+			if err := os.WriteFile(trace, []byte(`{"seed":`+strings.Repeat("1", int(job.Spec.Seed))+"}\n"), 0o644); err != nil {
+				return nil, err
+			}
+		}
+		return &childRun{Verdict: v, Repro: job.Repro()}, nil
+	}
+}
+
+// files lists every file under dir, relative to it.
+func files(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func runFake(t *testing.T, out string, runs int, verdicts map[uint64]string) *DriversResult {
+	t.Helper()
+	opt := DriversOptions{Dir: "../../drivers", Scenarios: []string{"no-faults"}, Arms: []Arm{DriverArms()[1]},
+		SimRuns: 1, RealRuns: runs, RealJobs: 2, TracesIn: out, run: fakeRuns(verdicts)}
+	res, err := RunDrivers(context.Background(), sim.Bubble(nil), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestDriversKeepOffVerdictTraces: in a no-faults cell (expected safe)
+// where seed 3 is unsafe, seed 3's trace is kept under traces/, named by
+// cell, arm and seed, and drivers.json and drivers.txt name it; nothing
+// else is written, and the staging folder is gone.
+func TestDriversKeepOffVerdictTraces(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // the staging folder's parent
+	out := filepath.Join(t.TempDir(), "p")
+	res := runFake(t, out, 5, map[uint64]string{3: "unsafe"})
+	want := []string{DriversJSONFile, DriversTableFile, "traces/no-faults_python-set-nx-cad_seed3.jsonl"}
+	if got := files(t, out); !slices.Equal(got, want) {
+		t.Errorf("wrote %v, want %v", got, want)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "traces/no-faults_python-set-nx-cad_seed3.jsonl"))
+	if err != nil || string(b) != `{"seed":111}`+"\n" {
+		t.Errorf("kept trace %q, %v: want seed 3's", b, err)
+	}
+	c := res.Cell("no-faults", control)
+	if len(c.Traces) != 1 || c.Traces[0].Seed != 3 || c.Traces[0].Verdict != "unsafe" {
+		t.Errorf("cell's traces %+v, want seed 3 unsafe", c.Traces)
+	}
+	back, err := ReadDrivers(out)
+	if err != nil || back.Cell("no-faults", control) == nil || len(back.Cell("no-faults", control).Traces) != 1 {
+		t.Errorf("drivers.json does not name the trace: %+v, %v", back, err)
+	}
+	tb, _ := os.ReadFile(filepath.Join(out, DriversTableFile))
+	if !strings.Contains(string(tb), "no-faults × python-set-nx-cad seed 3 (unsafe): traces/no-faults_python-set-nx-cad_seed3.jsonl") {
+		t.Errorf("drivers.txt does not name the trace:\n%s", tb)
+	}
+	if left := files(t, tmp); len(left) != 0 {
+		t.Errorf("left behind in the temp dir: %v", left)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("left behind in the temp dir: %v", ents)
+	}
+}
+
+// TestDriversKeepAtMostThree: a cell keeps the first MaxKeptTraces off
+// runs by seed and counts the rest; a cell whose runs all agree with its
+// expectation keeps none (no traces folder at all).
+func TestDriversKeepAtMostThree(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	out := filepath.Join(t.TempDir(), "p")
+	res := runFake(t, out, 10, map[uint64]string{2: "unsafe", 4: "unknown", 5: "unsafe", 7: "unsafe", 8: "unsafe"}) // 5 safe: most runs
+	c := res.Cell("no-faults", control)
+	var seeds []uint64
+	for _, tr := range c.Traces {
+		seeds = append(seeds, tr.Seed)
+	}
+	if !slices.Equal(seeds, []uint64{2, 4, 5}) || c.TracesNotKept != 2 {
+		t.Errorf("kept seeds %v, %d not kept; want [2 4 5], 2", seeds, c.TracesNotKept)
+	}
+	if got := files(t, out); len(got) != 2+MaxKeptTraces {
+		t.Errorf("wrote %v, want the table and %d traces", got, MaxKeptTraces)
+	}
+
+	clean := filepath.Join(t.TempDir(), "q")
+	runFake(t, clean, 4, nil)
+	if got := files(t, clean); !slices.Equal(got, []string{DriversJSONFile, DriversTableFile}) {
+		t.Errorf("an all-safe no-faults cell wrote %v, want the table only", got)
+	}
+}
+
+// TestDriversFailoverCell: set-nx-cad's table runs failover in
+// primary-replica's world at ReplicatedTTL (the runs are built so, and
+// the cell says so); node-redlock, which refuses a Sentinel world, is
+// not run there and the cell says why.
+func TestDriversFailoverCell(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	var locks []string
+	var ttls []time.Duration
+	run := fakeRuns(nil)
+	opt := DriversOptions{Dir: "../../drivers", Scenarios: []string{"failover"}, Arms: []Arm{DriverArms()[1], DriverArms()[3]},
+		SimRuns: 1, RealRuns: 2, RealJobs: 1,
+		run: func(ctx context.Context, o DriversOptions, job *realredis.Job, trace string) (*childRun, error) {
+			locks, ttls = append(locks, job.Spec.Lock), append(ttls, job.TTL)
+			return run(ctx, o, job, trace)
+		}}
+	res, err := RunDrivers(context.Background(), sim.Bubble(nil), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Cell("failover", control)
+	if c.Lock != ReplicatedLock || time.Duration(c.TTLNS) != ReplicatedTTL || c.Runs != 2 {
+		t.Errorf("control's failover cell: lock %q, TTL %v, %d runs; want %s, %v, 2", c.Lock, time.Duration(c.TTLNS), c.Runs, ReplicatedLock, ReplicatedTTL)
+	}
+	if !slices.Equal(locks, []string{ReplicatedLock, ReplicatedLock}) || !slices.Equal(ttls, []time.Duration{ReplicatedTTL, ReplicatedTTL}) {
+		t.Errorf("runs built in %v at %v; want primary-replica at %v", locks, ttls, ReplicatedTTL)
+	}
+	if r := res.Cell("failover", redlock); r.NotSupported == "" || !strings.Contains(r.NotSupported, "independent nodes") || r.Runs != 0 {
+		t.Errorf("node-redlock's failover cell: %+v; want not supported, naming independent nodes", r)
+	}
+}
