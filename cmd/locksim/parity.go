@@ -117,7 +117,7 @@ Needs redis-server: apt-get install -y redis-server redis-sentinel faketime.`,
 	fl.BoolVar(&quick, "quick", false, "fewer runs a cell: 40 sim seeds, 4 real runs")
 	fl.BoolVar(&strict, "fail-on-disagree", false, "exit 1 when a cell the real arm ran, whose debate outcome is agreed, disagrees (CI)")
 	fl.StringVar(&out, "out", "", "the `DIR` to write parity.json, parity.txt and parity.png to; required")
-	fl.StringVar(&cells, "cells", "", "only these cells: `SCENARIO/LOCK,...` (default: the fixed set)")
+	fl.StringVar(&cells, "cells", "", "only these cells: `SCENARIO/LOCK,...` (default: the fixed set); with --drivers, SCENARIO (every arm) or SCENARIO/ARM (one arm: go, or a driver's name)")
 	fl.Var(&simRuns, "sim-runs", "sim seeds a cell (default 200, --quick 40)")
 	fl.Var(&realRuns, "real-runs", "real runs a cell (default 20, --quick 4)")
 	fl.VarP(&jobs, "jobs", "j", "real runs at once (default 3, --quick 4)")
