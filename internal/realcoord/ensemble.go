@@ -105,6 +105,7 @@ type Ensemble struct {
 	// StartWall is how long Start took (measured: the JVMs' start-up).
 	StartWall time.Duration
 	ctx       context.Context
+	relays    []*relay // ZooKeeper's quorum links (zkrelay.go)
 }
 
 // ipBase spreads ensembles over 127.0.N.x so that runs going at once do
@@ -407,5 +408,8 @@ func (e *Ensemble) Close() {
 	}
 	for _, m := range e.Members {
 		m.kill()
+	}
+	for _, r := range e.relays {
+		r.Close()
 	}
 }

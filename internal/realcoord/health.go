@@ -24,7 +24,7 @@ func (e *Ensemble) writeZKConfigs(peer PeerFunc) error {
 	for _, m := range e.Members {
 		lines := []string{
 			"tickTime=" + strconv.FormatInt(tick.Milliseconds(), 10),
-			"initLimit=50", "syncLimit=10",
+			"initLimit=" + strconv.Itoa(initLimit), "syncLimit=10",
 			"dataDir=" + filepath.Join(m.Dir, "data"),
 			"clientPortAddress=" + m.IP,
 			"clientPort=" + strconv.Itoa(m.Client),
@@ -37,8 +37,14 @@ func (e *Ensemble) writeZKConfigs(peer PeerFunc) error {
 		for _, o := range e.Members {
 			q, el := net.JoinHostPort(o.IP, strconv.Itoa(o.Peer)), net.JoinHostPort(o.IP, strconv.Itoa(o.Election))
 			if peer != nil && o != m {
-				var err error
-				if q, err = peer(m.Name, o.Name, q); err != nil {
+				// The quorum link through a relay that waits for the
+				// port as ZooKeeper's follower does (zkrelay.go).
+				r, err := newRelay(o.IP, q, time.Duration(initLimit)*tick)
+				if err != nil {
+					return err
+				}
+				e.relays = append(e.relays, r)
+				if q, err = peer(m.Name, o.Name, r.Addr()); err != nil {
 					return err
 				}
 				if el, err = peer(m.Name, o.Name, el); err != nil {
@@ -73,6 +79,10 @@ func (e *Ensemble) writeZKConfigs(peer PeerFunc) error {
 	}
 	return nil
 }
+
+// initLimit is ZooKeeper's initLimit in ticks: how long a leader waits
+// for a quorum of followers, and a follower may take to connect and sync.
+const initLimit = 50
 
 // fourLetter sends a ZooKeeper four-letter command to m.
 func fourLetter(m *Member, cmd string) (string, error) {
