@@ -275,7 +275,7 @@ func (e *Ensemble) waitServing(m *Member, deadline time.Time) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s %s (%s) did not serve within %v: %s", e.Kind, m.Name, m.Addr(), StartTimeout, m.tail())
+			return fmt.Errorf("%s %s (%s) did not serve within %v (members: %s): %s", e.Kind, m.Name, m.Addr(), StartTimeout, e.Modes(), m.tail())
 		}
 		select {
 		case <-e.ctx.Done():

@@ -157,3 +157,39 @@ func (e *Ensemble) isLeader(m *Member) bool {
 		return err == nil && id != "" && id == leader
 	}
 }
+
+// Modes says what each member is now, as it answers: "zk0 leader, zk1
+// follower, zk2 not serving" (ZooKeeper: srvr's Mode, or "not serving"
+// while it is in an election or has no quorum; etcd: leader, follower or
+// "not serving" by its health), "down" when its process is not running,
+// "paused" when SIGSTOPped. For a trace's detail and an error: one
+// member not serving tells nothing of why, the others' modes do.
+func (e *Ensemble) Modes() string {
+	var out []string
+	for _, m := range e.Members {
+		m.mu.Lock()
+		up, stopped := m.cmd != nil, m.stopped
+		m.mu.Unlock()
+		mode := "down"
+		switch {
+		case !up:
+		case stopped:
+			mode = "paused"
+		case e.Kind == ZooKeeper:
+			mode = "not serving"
+			if s, err := fourLetter(m, "srvr"); err != nil {
+				mode = "not answering"
+			} else if i := strings.Index(s, "Mode: "); i >= 0 {
+				mode = strings.TrimSpace(strings.SplitN(s[i+len("Mode: "):], "\n", 2)[0])
+			}
+		case e.isLeader(m):
+			mode = "leader"
+		case e.healthy(m):
+			mode = "follower"
+		default:
+			mode = "not serving"
+		}
+		out = append(out, m.Name+" "+mode)
+	}
+	return strings.Join(out, ", ")
+}

@@ -3,6 +3,8 @@ package realcoord
 import (
 	"io"
 	"net"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,5 +141,29 @@ func TestRelayGivesUp(t *testing.T) {
 	r.mu.Unlock()
 	if left != 0 {
 		t.Fatalf("%d connections left after Close", left)
+	}
+}
+
+// TestModes: Modes names the leader, the followers and a killed member.
+func TestModes(t *testing.T) {
+	if _, err := exec.LookPath("java"); err != nil {
+		t.Skip("no java")
+	}
+	e := startOrSkip(t, ZooKeeper)
+	l := e.Leader()
+	f := (l + 1) % Members
+	e.Kill(f)
+	got := e.Modes()
+	for i, m := range e.Members {
+		want := m.Name + " follower"
+		switch i {
+		case l:
+			want = m.Name + " leader"
+		case f:
+			want = m.Name + " down"
+		}
+		if !strings.Contains(got, want) {
+			t.Errorf("Modes() = %q, want it to say %q", got, want)
+		}
 	}
 }
