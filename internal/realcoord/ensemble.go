@@ -114,6 +114,7 @@ type Ensemble struct {
 	// that JumpClock can step their wall clocks (fakeclock.go).
 	fakeClocks bool
 	fakeLib    string
+	relays     []*relay // ZooKeeper's quorum links (zkrelay.go)
 }
 
 // StartOptions are what StartOpts may be asked beyond Start's.
@@ -331,7 +332,7 @@ func (e *Ensemble) waitServing(m *Member, deadline time.Time) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s %s (%s) did not serve within %v: %s", e.Kind, m.Name, m.Addr(), StartTimeout, m.tail())
+			return fmt.Errorf("%s %s (%s) did not serve within %v (members: %s): %s", e.Kind, m.Name, m.Addr(), StartTimeout, e.Modes(), m.tail())
 		}
 		select {
 		case <-e.ctx.Done():
@@ -468,5 +469,8 @@ func (e *Ensemble) Close() {
 	}
 	if e.peers != nil {
 		e.peers.close()
+	}
+	for _, r := range e.relays {
+		r.Close()
 	}
 }

@@ -24,7 +24,7 @@ func (e *Ensemble) writeZKConfigs(peer PeerFunc) error {
 	for _, m := range e.Members {
 		lines := []string{
 			"tickTime=" + strconv.FormatInt(tick.Milliseconds(), 10),
-			"initLimit=50", "syncLimit=10",
+			"initLimit=" + strconv.Itoa(initLimit), "syncLimit=10",
 			"dataDir=" + filepath.Join(m.Dir, "data"),
 			"clientPortAddress=" + m.IP,
 			"clientPort=" + strconv.Itoa(m.Client),
@@ -37,8 +37,14 @@ func (e *Ensemble) writeZKConfigs(peer PeerFunc) error {
 		for _, o := range e.Members {
 			q, el := net.JoinHostPort(o.IP, strconv.Itoa(o.Peer)), net.JoinHostPort(o.IP, strconv.Itoa(o.Election))
 			if peer != nil && o != m {
-				var err error
-				if q, err = peer(m.Name, o.Name, q); err != nil {
+				// The quorum link through a relay that waits for the
+				// port as ZooKeeper's follower does (zkrelay.go).
+				r, err := newRelay(o.IP, q, time.Duration(initLimit)*tick)
+				if err != nil {
+					return err
+				}
+				e.relays = append(e.relays, r)
+				if q, err = peer(m.Name, o.Name, r.Addr()); err != nil {
 					return err
 				}
 				if el, err = peer(m.Name, o.Name, el); err != nil {
@@ -73,6 +79,10 @@ func (e *Ensemble) writeZKConfigs(peer PeerFunc) error {
 	}
 	return nil
 }
+
+// initLimit is ZooKeeper's initLimit in ticks: how long a leader waits
+// for a quorum of followers, and a follower may take to connect and sync.
+const initLimit = 50
 
 // fourLetter sends a ZooKeeper four-letter command to m.
 func fourLetter(m *Member, cmd string) (string, error) {
@@ -146,4 +156,40 @@ func (e *Ensemble) isLeader(m *Member) bool {
 		id, leader, err := etcdStatus(m)
 		return err == nil && id != "" && id == leader
 	}
+}
+
+// Modes says what each member is now, as it answers: "zk0 leader, zk1
+// follower, zk2 not serving" (ZooKeeper: srvr's Mode, or "not serving"
+// while it is in an election or has no quorum; etcd: leader, follower or
+// "not serving" by its health), "down" when its process is not running,
+// "paused" when SIGSTOPped. For a trace's detail and an error: one
+// member not serving tells nothing of why, the others' modes do.
+func (e *Ensemble) Modes() string {
+	var out []string
+	for _, m := range e.Members {
+		m.mu.Lock()
+		up, stopped := m.cmd != nil, m.stopped
+		m.mu.Unlock()
+		mode := "down"
+		switch {
+		case !up:
+		case stopped:
+			mode = "paused"
+		case e.Kind == ZooKeeper:
+			mode = "not serving"
+			if s, err := fourLetter(m, "srvr"); err != nil {
+				mode = "not answering"
+			} else if i := strings.Index(s, "Mode: "); i >= 0 {
+				mode = strings.TrimSpace(strings.SplitN(s[i+len("Mode: "):], "\n", 2)[0])
+			}
+		case e.isLeader(m):
+			mode = "leader"
+		case e.healthy(m):
+			mode = "follower"
+		default:
+			mode = "not serving"
+		}
+		out = append(out, m.Name+" "+mode)
+	}
+	return strings.Join(out, ", ")
 }

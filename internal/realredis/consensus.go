@@ -276,10 +276,11 @@ func (w *world) coordCrashEnded(i int) {
 		}
 		return
 	}
-	w.mu.Lock()
 	now := w.now()
+	modes := c.ens.Modes() // each member's mode then (not under w.mu: it asks the members)
+	w.mu.Lock()
 	w.addLocked(sim.Event{T: now, Proc: c.ens.Members[i].Name, Kind: event.KindRestart,
-		Detail: fmt.Sprintf("serving again %v after the kill", time.Duration(now-c.since[i]).Round(time.Millisecond))})
+		Detail: fmt.Sprintf("serving again %v after the kill (%s)", time.Duration(now-c.since[i]).Round(time.Millisecond), modes)})
 	w.mu.Unlock()
 }
 

@@ -204,6 +204,15 @@ func (l *RealZKLock) guaranteedDelete(ctx context.Context, c *zk.Conn, guid, nod
 				}
 			}
 			if node == "" {
+				// The create's answer was lost: the member this session
+				// reconnected to may not have applied it yet, and a list
+				// that lacks the node would leave it behind, owned by a
+				// live session, ahead of every waiter. A sync first
+				// brings the member up to the leader (ZooKeeper's
+				// programmer's guide: sync, then read).
+				if _, err := c.Sync(l.parent()); err != nil {
+					continue
+				}
 				kids, _, err := c.Children(l.parent())
 				if err != nil {
 					continue
