@@ -250,6 +250,13 @@ func NewPlan(opt Options) (*Plan, error) {
 				return nil, &sweep.InputError{Field: "", Err: fmt.Errorf("scenario %s, lock %s: %w", s.ID, id, err)}
 			}
 			c.SafetyPhase, c.LivenessPhase = built.Config.Duration, built.Config.Liveness
+			if !built.Config.EndWhenLive {
+				// The early end does not apply to this lock (a fair or
+				// version-fenced design, an unavailability bound): the
+				// spec says so, so its store key and repro line are the
+				// full phase's.
+				c.Spec.EndWhenLive = false
+			}
 			p.cells = append(p.cells, c)
 			cellJobs = append(cellJobs, job{req: sweep.Request{Spec: c.Spec}, cell: c})
 		}

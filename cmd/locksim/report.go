@@ -87,8 +87,9 @@ the same store.
 --plan prints the cells, their runs and expected CPU cost and runs nothing. Default: seeds
 1, 2, 3, ... per cell until the stated rule settles it, at most 200 (55,297 runs on
 2026-11-27; --fixed: all 200, 76,000 runs); --quick: 20 seeds and
-coarser curves (about a tenth of the runs). A run ends once every client
-has acquired after the heal (liveness shown; --full-liveness runs every
+coarser curves (about a tenth of the runs). A cell's run of a design that
+promises no fairness ends once every client has acquired after the heal
+(liveness shown; not the curves' runs; --full-liveness runs every
 liveness phase to its end). The report is written
 beside DIR and moved into place when complete: Ctrl-C stops (exit 130) and writes
 nothing.

@@ -56,8 +56,8 @@ func (m *Member) fakeClockEnv(lib string) []string {
 }
 
 // writeOffset writes m's clock offset to its libfaketime file, whole or
-// not at all (a new file renamed over the old: the JVM reads it on every
-// wall-clock call).
+// not at all (a new file renamed over the old: the JVM's libfaketime
+// reads it again within a second, FAKETIME_CACHE_DURATION).
 func (m *Member) writeOffset(d time.Duration) error {
 	path := filepath.Join(m.Dir, fakeTimeFile)
 	tmp := path + ".new"

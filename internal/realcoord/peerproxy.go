@@ -52,6 +52,16 @@ type peerNet struct {
 
 func link(a, b int) [2]int { return [2]int{min(a, b), max(a, b)} }
 
+// cutInto reports whether some link into member to is cut (pn.mu held).
+func (pn *peerNet) cutInto(to int) bool {
+	for l, n := range pn.cut {
+		if n > 0 && (l[0] == to || l[1] == to) {
+			return true
+		}
+	}
+	return false
+}
+
 // startPeerProxies listens on each member's IP at a free port (its
 // PeerProxy), in front of its Peer port.
 func (e *Ensemble) startPeerProxies() error {
@@ -98,8 +108,10 @@ func (pn *peerNet) accept(ln net.Listener, to int, upstream string) {
 
 // serve attributes an accepted connection to the member that dialled it
 // and pipes it to upstream unless its link is cut. A connection no
-// member owns (its dialler closed it already, or something else dialled
-// the peer port) is passed through and counted: the tests require none.
+// member owns (its dialler closed it already, or the lookup failed) is
+// counted (the tests require none) and passed through only while no link
+// into its member is cut: a cut must not leak through a connection the
+// proxy cannot place (this may refuse one from a member not cut off).
 func (pn *peerNet) serve(c net.Conn, to int, upstream string) {
 	defer pn.serving.Done()
 	from := -1
@@ -109,6 +121,12 @@ func (pn *peerNet) serve(c net.Conn, to int, upstream string) {
 	pn.mu.Lock()
 	switch {
 	case pn.closed:
+		pn.mu.Unlock()
+		c.Close()
+		return
+	case from < 0 && pn.cutInto(to):
+		pn.stats.Unattributed++
+		pn.stats.Refused++
 		pn.mu.Unlock()
 		c.Close()
 		return
@@ -131,7 +149,7 @@ func (pn *peerNet) serve(c net.Conn, to int, upstream string) {
 	}
 	pc := &peerConn{from: from, to: to, a: c, b: u}
 	pn.mu.Lock()
-	if pn.closed || (from >= 0 && pn.cut[link(from, to)] > 0) {
+	if pn.closed || (from >= 0 && pn.cut[link(from, to)] > 0) || (from < 0 && pn.cutInto(to)) {
 		pn.mu.Unlock() // cut (or closed) while dialling
 		c.Close()
 		u.Close()
@@ -183,7 +201,7 @@ func (pn *peerNet) cutLinks(pairs [][2]int) (heal func()) {
 		pn.cut[l]++
 	}
 	for pc := range pn.conns {
-		if pc.from >= 0 && slices.Contains(links, link(pc.from, pc.to)) {
+		if (pc.from >= 0 && slices.Contains(links, link(pc.from, pc.to))) || (pc.from < 0 && pn.cutInto(pc.to)) {
 			sever = append(sever, pc)
 		}
 	}

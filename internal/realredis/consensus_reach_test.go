@@ -37,6 +37,16 @@ func TestMemberClockFaultNotInjected(t *testing.T) {
 	if why := w.coordNotCarriedOut(mixed); why != "" {
 		t.Errorf("a jump of zk0 and c0: %q, want it carried out (c0's clock)", why)
 	}
+	delay := faults.Fault{Kind: faults.Delay, Start: time.Second, Duration: time.Second, Delay: 50 * time.Millisecond, From: []string{"zk0"}, To: []string{"zk1", "zk2"}}
+	w.startFault(1, delay)
+	if w.stats.Faults != 0 || len(w.events) != 0 || len(w.notInjected) != 1 {
+		t.Errorf("a delay between etcd members: %d injected, events %+v, not injected %q; want it not injected, and said", w.stats.Faults, w.events, w.notInjected)
+	}
+	toClient := delay
+	toClient.To = []string{"c0"}
+	if why := w.coordNotCarriedOut(toClient); why != "" {
+		t.Errorf("a delay from zk0 to c0: %q, want it carried out (the client's proxies)", why)
+	}
 	if why := w.coordNotCarriedOut(faults.Fault{Kind: faults.Crash, Targets: []string{"zk0"}}); why != "" {
 		t.Errorf("a member crash: %q, want it carried out", why)
 	}

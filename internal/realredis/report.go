@@ -164,6 +164,9 @@ func (jd *Judged) WriteSummary(w io.Writer, r *run.Report) {
 		own = "the lock has no TTL: scaled as if it were " + NominalTTL.String()
 	}
 	line("ttl", "%v (%s: every duration of the scenario × %.4g; --ttl changes it)", jd.Real.TTL, own, jd.Info.Scale)
+	for _, n := range jd.Info.NotInjected {
+		line("not injected", "%s", n)
+	}
 	if jd.Info.NodeClocks != "" {
 		line("node clocks", "%s", jd.Info.NodeClocks)
 	}

@@ -41,13 +41,14 @@ type world struct {
 	procs   []*proc
 	coord   *coord // a real coordination service (consensus.go)
 
-	goroutines sync.WaitGroup
-	stats      sim.Stats
-	clockNote  string
-	errs       []error // harness errors during the run (a signal that failed)
-	downs      map[int]int
-	downSince  map[int]int64 // true time each down node was killed
-	drifts     []*drift
+	goroutines  sync.WaitGroup
+	stats       sim.Stats
+	clockNote   string
+	errs        []error  // harness errors during the run (a signal that failed)
+	notInjected []string // Info.NotInjected
+	downs       map[int]int
+	downSince   map[int]int64 // true time each down node was killed
+	drifts      []*drift
 }
 
 func (w *world) now() int64 { return int64(time.Since(w.start)) }
@@ -91,10 +92,13 @@ type Info struct {
 	TTL        time.Duration // the lease the lock ran with
 	Scale      float64       // every duration of the scenario × Scale
 	NodeClocks string        // how node clock faults were carried out ("" when there were none)
-	Dir        string        // the temp dir (removed at the end)
-	Listeners  []string      // every address the run listened on
-	Dials      []string      // every address a client dialled
-	Wall       time.Duration // wall time of the run, set-up included
+	// NotInjected names each fault the real arm could not carry out at
+	// all, and why (not counted as injected, no fault event).
+	NotInjected []string
+	Dir         string        // the temp dir (removed at the end)
+	Listeners   []string      // every address the run listened on
+	Dials       []string      // every address a client dialled
+	Wall        time.Duration // wall time of the run, set-up included
 	// ReadRTT is the storage reads' round trips (set by RunAndJudge).
 	ReadRTT RTT
 }
@@ -344,6 +348,7 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 	w.mu.Lock()
 	info.Dials = slices.Clone(w.dials)
 	info.NodeClocks = w.clockNote
+	info.NotInjected = slices.Clone(w.notInjected)
 	events := slices.Clone(w.events)
 	errs := slices.Clone(w.errs)
 	w.stats.VirtualNS = int64(end)
@@ -385,7 +390,11 @@ func (w *world) startFault(i int, f faults.Fault) {
 	}
 	if why := w.coordNotCarriedOut(f); why != "" {
 		w.mu.Lock()
-		w.clockNote = why // the summary's "node clocks" line says it
+		if f.Kind == faults.ClockJump || f.Kind == faults.ClockDrift {
+			w.clockNote = why // the summary's "node clocks" line says it
+		} else {
+			w.notInjected = append(w.notInjected, fmt.Sprintf("%s: %s", f, why))
+		}
 		w.mu.Unlock()
 		return
 	}
