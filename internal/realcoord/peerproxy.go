@@ -31,7 +31,7 @@ type PeerStats struct {
 	Accepted     int // connections accepted and attributed to a member
 	Refused      int // accepted while their link was cut: closed at once
 	Severed      int // open when their link's cut began: closed
-	Unattributed int // no member's socket (passed through: see peerProxy.serve)
+	Unattributed int // no member's socket (passed through unless a link into its member is cut: see serve)
 }
 
 type peerConn struct {

@@ -225,8 +225,11 @@ func TestEtcdPeerCut(t *testing.T) {
 	}
 	st = e.PeerStats()
 	t.Logf("%s follows again %v after the heal; proxies: %+v", lm.Name, rejoined.Round(time.Millisecond), st)
-	if st.Unattributed != 0 || st.Refused == 0 || st.Accepted == 0 {
-		t.Errorf("stats %+v: want every connection attributed, some refused during the cut", st)
+	// A few connections may go unattributed under load (their dialler
+	// closed them before the lookup); while a cut holds they are refused
+	// (TestUnattributedRefusedWhileCut), so nearly all is what counts.
+	if st.Unattributed*20 > st.Accepted+st.Refused || st.Refused == 0 || st.Accepted == 0 {
+		t.Errorf("stats %+v: want nearly every connection attributed, some refused during the cut", st)
 	}
 	e.Close()
 	e.peers.mu.Lock()

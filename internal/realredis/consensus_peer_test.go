@@ -74,8 +74,14 @@ func TestEtcdLeaderPartition(t *testing.T) {
 	}
 	st := ens.PeerStats()
 	t.Logf("cut %s from %v to %v; %s led after it; peer proxies: %+v", cut, time.Duration(from), time.Duration(to), took, st)
-	if st.Severed == 0 || st.Refused == 0 || st.Unattributed != 0 {
-		t.Errorf("peer proxies %+v: want open links severed, new ones refused, every connection attributed", st)
+	// A connection whose dialler closed it before the lookup cannot be
+	// attributed (a cut link is redialled hundreds of times a second, and
+	// under load a few lose that race); the proxy refuses those while a
+	// link into their member is cut, so they cannot leak through a cut
+	// (TestUnattributedRefusedWhileCut). Attribution must still work for
+	// nearly all.
+	if st.Severed == 0 || st.Refused == 0 || st.Unattributed*20 > st.Accepted+st.Refused {
+		t.Errorf("peer proxies %+v: want open links severed, new ones refused, nearly every connection attributed", st)
 	}
 	if got := coordProcs(t, dirs); len(got) > 0 {
 		t.Errorf("after the run: %v", got)
