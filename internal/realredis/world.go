@@ -361,27 +361,6 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 	return &sim.Result{Seed: j.Config.Seed, Stats: stats, History: events, TraceEvents: int64(len(events))}, info, runErr
 }
 
-// faultProcs returns the client processes named in names.
-func (w *world) faultProcs(names []string) []*proc {
-	var out []*proc
-	for _, p := range w.procs {
-		if slices.Contains(names, p.name) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func (w *world) faultServers(names []string) []int {
-	var out []int
-	for i, s := range w.servers {
-		if slices.Contains(names, s.name) {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
 // startFault carries out fault i at its start, and schedules its end.
 func (w *world) startFault(i int, f faults.Fault) {
 	f, ok := w.resolveLeader(f) // consensus.go: a "leader" target, asked of the servers now
