@@ -360,8 +360,8 @@ func (w *world) coordNotCarriedOut(f faults.Fault) string {
 	if (f.Kind == faults.Delay || f.Kind == faults.Loss) && w.coord.ens.Kind == realcoord.Etcd {
 		// etcd's member links go through peer proxies that can cut a
 		// link, not slow it or drop messages on it.
-		names := append(append(slices.Clone(f.Targets), f.From...), f.To...)
-		if len(names) > 0 && len(w.coordTargets(names)) > 0 && len(w.coordTargets(names)) == len(slices.Compact(slices.Sorted(slices.Values(names)))) {
+		names := slices.Compact(slices.Sorted(slices.Values(append(append(slices.Clone(f.Targets), f.From...), f.To...))))
+		if n := len(w.coordTargets(names)); n > 0 && n == len(names) {
 			return "a " + string(f.Kind) + " between etcd members is not carried out (their peer proxies cut links; they do not slow them or drop messages)"
 		}
 		return ""
