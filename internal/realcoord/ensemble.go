@@ -27,7 +27,12 @@ const Members = 3
 
 // StartTimeout bounds how long the ensemble may take to serve after its
 // processes were started (a JVM on a busy 2-core machine takes seconds),
-// and RestartTimeout a restarted member.
+// and RestartTimeout a restarted member. Members under libfaketime get
+// FakeClockSlowdown times as long: three such JVMs served after 14–30 s
+// on an idle machine (docs/CONSENSUS.md), over a minute beside a loaded
+// test run (a CI failure at 60 s).
+const FakeClockSlowdown = 3
+
 var (
 	StartTimeout   = 60 * time.Second
 	RestartTimeout = 30 * time.Second
@@ -137,6 +142,11 @@ var (
 func nextIPs() []string {
 	ipMu.Lock()
 	defer ipMu.Unlock()
+	if ipNext == 0 {
+		// Test binaries of different packages run at once, each with its
+		// own counter: start each process's at a block of its own.
+		ipNext = os.Getpid() % 200
+	}
 	ipNext = (ipNext + 1) % 200
 	var out []string
 	for i := 0; i < Members; i++ {
@@ -145,13 +155,17 @@ func nextIPs() []string {
 	return out
 }
 
-func freePort(ip string) (int, error) {
+// reservePort binds a free port on ip and keeps it bound: the caller
+// closes the listener just before the server that takes the port starts,
+// so that the relays and proxies this process binds on the same address
+// meanwhile cannot be given it (a ZooKeeper member that finds its quorum
+// port taken exits with status 14).
+func reservePort(ip string) (int, net.Listener, error) {
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return l.Addr().(*net.TCPAddr).Port, l, nil
 }
 
 // Start starts kind's three members under dir and waits until each
@@ -202,12 +216,22 @@ func StartOpts(ctx context.Context, kind Kind, dir string, sessionTimeout time.D
 			e = nil
 		}
 	}()
+	var reserved []net.Listener
+	release := func() {
+		for _, l := range reserved {
+			l.Close()
+		}
+		reserved = nil
+	}
+	defer release()
 	for i, ip := range nextIPs() {
 		m := &Member{Name: fmt.Sprintf("zk%d", i), ID: i + 1, IP: ip, Dir: filepath.Join(dir, fmt.Sprintf("%s%d", kind, i))}
 		for _, p := range []*int{&m.Client, &m.Peer, &m.Election} {
-			if *p, err = freePort(ip); err != nil {
+			var l net.Listener
+			if *p, l, err = reservePort(ip); err != nil {
 				return e, fmt.Errorf("%s: a port on %s: %w", m.Name, ip, err)
 			}
+			reserved = append(reserved, l)
 		}
 		if err := os.MkdirAll(m.Dir, 0o755); err != nil {
 			return e, err
@@ -228,14 +252,19 @@ func StartOpts(ctx context.Context, kind Kind, dir string, sessionTimeout time.D
 			return e, err
 		}
 	}
+	release()
 	for _, m := range e.Members {
 		if err := e.spawn(m); err != nil {
 			return e, err
 		}
 	}
-	deadline := time.Now().Add(StartTimeout)
+	wait := StartTimeout
+	if e.fakeClocks {
+		wait *= FakeClockSlowdown
+	}
+	deadline := time.Now().Add(wait)
 	for _, m := range e.Members {
-		if err := e.waitServing(m, deadline); err != nil {
+		if err := e.waitServing(m, deadline, wait); err != nil {
 			return e, err
 		}
 	}
@@ -314,8 +343,9 @@ func (e *Ensemble) spawn(m *Member) error {
 	return nil
 }
 
-// waitServing waits until m answers its health check.
-func (e *Ensemble) waitServing(m *Member, deadline time.Time) error {
+// waitServing waits until m answers its health check, until deadline
+// (wait after the start, for the message).
+func (e *Ensemble) waitServing(m *Member, deadline time.Time, wait time.Duration) error {
 	for {
 		m.mu.Lock()
 		exited := m.exited
@@ -325,14 +355,14 @@ func (e *Ensemble) waitServing(m *Member, deadline time.Time) error {
 			m.mu.Lock()
 			status := m.status
 			m.mu.Unlock()
-			return fmt.Errorf("%s %s (%s) exited while starting (%s): %s", e.Kind, m.Name, m.Addr(), status, m.tail())
+			return fmt.Errorf("%s %s (%s) exited while starting (%s%s): %s", e.Kind, m.Name, m.Addr(), status, exitMeaning(e.Kind, status), m.tail())
 		default:
 		}
 		if e.healthy(m) {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s %s (%s) did not serve within %v (members: %s): %s", e.Kind, m.Name, m.Addr(), StartTimeout, e.Modes(), m.tail())
+			return fmt.Errorf("%s %s (%s) did not serve within %v (members: %s): %s", e.Kind, m.Name, m.Addr(), wait, e.Modes(), m.tail())
 		}
 		select {
 		case <-e.ctx.Done():
@@ -343,6 +373,22 @@ func (e *Ensemble) waitServing(m *Member, deadline time.Time) error {
 }
 
 // tail is the end of m's log, for an error.
+// exitMeaning names what a ZooKeeper exit status means (its
+// org.apache.zookeeper.server.ExitCode, read from the 3.8.0 jar): Debian's
+// zookeeper logs nothing (no slf4j backend), so the status is all it says.
+func exitMeaning(kind Kind, status string) string {
+	if kind != ZooKeeper {
+		return ""
+	}
+	switch status {
+	case "exit status 3":
+		return ": ZooKeeper could not use its data dir"
+	case "exit status 14":
+		return ": ZooKeeper could not bind its quorum port"
+	}
+	return ""
+}
+
 func (m *Member) tail() string {
 	b, _ := os.ReadFile(filepath.Join(m.Dir, "server.log"))
 	// Debian's zookeeper ships no slf4j backend: its six SLF4J warnings
@@ -379,7 +425,7 @@ func (e *Ensemble) waitLeader(deadline time.Time) (int, error) {
 			return l, nil
 		}
 		if time.Now().After(deadline) {
-			return -1, fmt.Errorf("%s: no member became leader within %v", e.Kind, StartTimeout)
+			return -1, fmt.Errorf("%s: no member became leader within the start bound (StartTimeout)", e.Kind)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -438,13 +484,17 @@ func (e *Ensemble) Down(i int) bool {
 // 6 restarts in a row); both failures are in the error.
 func (e *Ensemble) Restart(i int) error {
 	m := e.Members[i]
-	deadline := time.Now().Add(RestartTimeout)
+	wait := RestartTimeout
+	if e.fakeClocks {
+		wait *= FakeClockSlowdown
+	}
+	deadline := time.Now().Add(wait)
 	var first error
 	for try := 0; try < 2; try++ {
 		if err := e.spawn(m); err != nil {
 			return err
 		}
-		err := e.waitServing(m, deadline)
+		err := e.waitServing(m, deadline, wait)
 		if err == nil || !strings.Contains(err.Error(), "exited while starting") {
 			return err
 		}
