@@ -2,25 +2,37 @@ package realredis
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
+	"sort"
 	"sync"
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
-	"github.com/Shopify/toxiproxy/v2/toxics"
 	"github.com/rs/zerolog"
 
 	"github.com/locksim/locksim/faults"
 )
 
-// link is one client→server path through an in-process toxiproxy proxy:
-// network faults are toxics on it. Upstream is client→server.
+// link is one client→server path through an in-process toxiproxy proxy.
+// Upstream is client→server. Each direction carries one toxic for the
+// whole run (a streamGate, installed when the proxy starts): network
+// faults change the gate's state; no toxic is added or removed while data
+// flows. (toxiproxy 2.5's RemoveToxic can block for good on a link with
+// traffic, as its issues #412 and #558 report: measured here, a healed
+// partition left ZooKeeper's election links held to the end of the run.)
 type link struct {
 	client, server string
 	proxy          *toxiproxy.Proxy
+	up, down       *linkState
+}
+
+// effect is what one fault did to one direction of a link.
+type effect struct {
+	st  *linkState
+	cut bool    // a partition: one cut to take back
+	win *window // a delay: its window
 }
 
 // links owns the toxiproxy proxies of a run.
@@ -29,11 +41,11 @@ type links struct {
 	mu    sync.Mutex
 	all   []*link
 	seq   int
-	alive map[string][]string // fault key -> toxic names, per link index "i/name"
+	alive map[string][]effect // fault key -> what it did
 }
 
 func newLinks() *links {
-	return &links{api: toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()), alive: map[string][]string{}}
+	return &links{api: toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()), alive: map[string][]effect{}}
 }
 
 // add starts a proxy on a free loopback port for client→server at
@@ -50,96 +62,114 @@ func (ls *links) addNamed(name, client, server, upstream string) (string, error)
 		return "", err
 	}
 	p := toxiproxy.NewProxy(ls.api, name, net.JoinHostPort(Loopback, "0"), upstream)
+	l := &link{client: client, server: server, proxy: p, up: newLinkState(), down: newLinkState()}
+	for _, g := range []struct {
+		stream string
+		st     *linkState
+	}{{"upstream", l.up}, {"downstream", l.down}} {
+		body, _ := json.Marshal(map[string]any{"name": "gate-" + g.stream, "type": streamGateType, "stream": g.stream, "toxicity": 1.0,
+			"attributes": map[string]any{"state": g.st.id}})
+		if _, err := p.Toxics.AddToxicJson(bytes.NewReader(body)); err != nil {
+			l.forget()
+			return "", fmt.Errorf("proxy %s->%s: %w", client, server, err)
+		}
+	}
 	if err := p.Start(); err != nil {
+		l.forget()
 		return "", fmt.Errorf("proxy %s->%s: %w", client, server, err)
 	}
 	ls.mu.Lock()
-	ls.all = append(ls.all, &link{client: client, server: server, proxy: p})
+	ls.all = append(ls.all, l)
 	ls.mu.Unlock()
 	return p.Listen, nil
 }
 
-// apply adds fault f's toxics to every link it separates; it returns a
-// key to lift them with, and the number of links. A partition is a
-// latency toxic that holds every chunk for hold (MaxHold): removing it at
-// the partition's end lets the held data through at once, as a healed
-// partition does with TCP retransmits. A delay spike is a windowDelay.
-func (ls *links) apply(f faults.Fault, hold time.Duration) (string, int, error) {
+// apply lays fault f on every link it separates; it returns a key to
+// lift it with, and the number of links. A partition holds every chunk
+// on those links until it is lifted, then lets the held data through in
+// order, as a healed partition does with TCP retransmits (the simulator
+// drops a message held longer than MaxHold, 15 min by default: longer
+// than any run). A delay spike delays the chunks sent in its window.
+func (ls *links) apply(f faults.Fault, _ time.Duration) (string, int, error) {
 	from, to := set(f.From), set(f.To)
-	typ, attrs := "latency", map[string]any{"latency": hold.Milliseconds(), "jitter": 0}
-	if f.Kind == faults.Delay {
-		typ, attrs = windowDelayType, map[string]any{"latency": f.Delay.Milliseconds(), "until": time.Now().Add(f.Duration).UnixNano()}
-	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	ls.seq++
 	key := fmt.Sprintf("f%d", ls.seq)
 	n := 0
 	for _, l := range ls.all {
-		var streams []string
+		var states []*linkState
 		fwd := from[l.client] && to[l.server] // client→server is From→To
 		back := from[l.server] && to[l.client]
 		switch {
 		case f.OneWay && fwd:
-			streams = []string{"upstream"}
+			states = []*linkState{l.up}
 		case f.OneWay && back:
-			streams = []string{"downstream"}
+			states = []*linkState{l.down}
 		case fwd || back:
-			streams = []string{"upstream", "downstream"}
+			states = []*linkState{l.up, l.down}
 		}
-		for _, s := range streams {
-			name := key + "-" + s
-			body, _ := json.Marshal(map[string]any{"name": name, "type": typ, "stream": s, "toxicity": 1.0, "attributes": attrs})
-			if _, err := l.proxy.Toxics.AddToxicJson(bytes.NewReader(body)); err != nil {
-				return key, n, fmt.Errorf("toxic on %s: %w", l.proxy.Name, err)
+		for _, st := range states {
+			e := effect{st: st}
+			if f.Kind == faults.Delay {
+				e.win = &window{latency: f.Delay, until: time.Now().Add(f.Duration)}
+			} else {
+				e.cut = true
 			}
-			ls.alive[key] = append(ls.alive[key], l.proxy.Name+"\x00"+name)
+			st.change(func() {
+				if e.cut {
+					st.cuts++
+				} else {
+					st.windows = append(st.windows, e.win)
+				}
+			})
+			ls.alive[key] = append(ls.alive[key], e)
 		}
-		if len(streams) > 0 {
+		if len(states) > 0 {
 			n++
 		}
 	}
 	return key, n, nil
 }
 
-// lag adds a permanent latency toxic of d to the downstream (server to
-// client) of the link named name: a replica's replication stream, which
-// flows from the primary it connected to. It is no fault: the heal keeps
-// it.
+// lag delays by d, for the whole run, the downstream (server to client)
+// of the link named name: a replica's replication stream, which flows
+// from the primary it connected to. It is no fault: the heal keeps it.
 func (ls *links) lag(name string, d time.Duration) error {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	for _, l := range ls.all {
-		if l.proxy.Name != name {
-			continue
+		if l.proxy.Name == name {
+			l.down.change(func() { l.down.lag = d })
+			return nil
 		}
-		body, _ := json.Marshal(map[string]any{"name": "repl-lag", "type": "latency", "stream": "downstream", "toxicity": 1.0,
-			"attributes": map[string]any{"latency": d.Milliseconds(), "jitter": 0}})
-		_, err := l.proxy.Toxics.AddToxicJson(bytes.NewReader(body))
-		return err
 	}
 	return fmt.Errorf("no link %s", name)
 }
 
-// lift removes the toxics added under key.
+// lift takes back what the fault under key did.
 func (ls *links) lift(key string) {
 	ls.mu.Lock()
-	names := ls.alive[key]
+	effects := ls.alive[key]
 	delete(ls.alive, key)
-	byName := map[string]*link{}
-	for _, l := range ls.all {
-		byName[l.proxy.Name] = l
-	}
 	ls.mu.Unlock()
-	for _, pn := range names {
-		proxy, name, _ := bytes.Cut([]byte(pn), []byte{0})
-		if l := byName[string(proxy)]; l != nil {
-			_ = l.proxy.Toxics.RemoveToxic(context.Background(), string(name))
-		}
+	for _, e := range effects {
+		e.st.change(func() {
+			if e.cut {
+				e.st.cuts--
+				return
+			}
+			for i, w := range e.st.windows {
+				if w == e.win {
+					e.st.windows = append(e.st.windows[:i], e.st.windows[i+1:]...)
+					break
+				}
+			}
+		})
 	}
 }
 
-// liftAll removes every toxic (the heal).
+// liftAll takes back every fault (the heal).
 func (ls *links) liftAll() {
 	ls.mu.Lock()
 	keys := make([]string, 0, len(ls.alive))
@@ -147,6 +177,7 @@ func (ls *links) liftAll() {
 		keys = append(keys, k)
 	}
 	ls.mu.Unlock()
+	sort.Strings(keys)
 	for _, k := range keys {
 		ls.lift(k)
 	}
@@ -160,7 +191,13 @@ func (ls *links) close() {
 	ls.mu.Unlock()
 	for _, l := range all {
 		l.proxy.Stop()
+		l.forget()
 	}
+}
+
+func (l *link) forget() {
+	gates.Delete(l.up.id)
+	gates.Delete(l.down.id)
 }
 
 func set(names []string) map[string]bool {
@@ -170,46 +207,3 @@ func set(names []string) map[string]bool {
 	}
 	return m
 }
-
-// windowDelay is a toxic that delays by Latency (ms) the chunks that
-// arrive before Until (Unix ns) and lets later ones through at once
-// (behind the held ones: the stream keeps its order). It is the
-// simulator's delay spike: a message sent during the fault's window
-// arrives Delay late. (toxiproxy's latency toxic, removed at the end of
-// the window, would flush what it holds at once instead.)
-type windowDelay struct {
-	Latency int64 `json:"latency"`
-	Until   int64 `json:"until"`
-}
-
-func (t *windowDelay) Pipe(stub *toxics.ToxicStub) {
-	for {
-		select {
-		case <-stub.Interrupt:
-			return
-		case c := <-stub.Input:
-			if c == nil {
-				stub.Close()
-				return
-			}
-			if c.Timestamp.UnixNano() < t.Until {
-				sleep := time.Duration(t.Latency)*time.Millisecond - time.Since(c.Timestamp)
-				if sleep > 0 {
-					tm := time.NewTimer(sleep)
-					select {
-					case <-tm.C:
-					case <-stub.Interrupt:
-						tm.Stop()
-						stub.Output <- c // the heal: deliver now, drop nothing
-						return
-					}
-				}
-			}
-			stub.Output <- c
-		}
-	}
-}
-
-func init() { toxics.Register(windowDelayType, new(windowDelay)) }
-
-const windowDelayType = "locksim-window-delay"

@@ -1,0 +1,129 @@
+package realredis
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/Shopify/toxiproxy/v2/toxics"
+)
+
+// linkState is what the faults of the moment do to one direction of a
+// link: partitions that cut it, delay windows, a constant lag. Its
+// streamGate toxic reads it for every chunk; every change wakes the
+// chunks it holds.
+type linkState struct {
+	id      string
+	mu      sync.Mutex
+	cuts    int       // partitions that separate the two ends now
+	windows []*window // delay spikes laid on it, not yet lifted
+	lag     time.Duration
+	changed chan struct{} // closed at the next change
+}
+
+// window: a chunk sent before until arrives latency after it was sent.
+type window struct {
+	latency time.Duration
+	until   time.Time
+}
+
+// gates maps a linkState's id to it: toxiproxy builds each toxic from
+// JSON attributes, so the toxic names its state by id.
+var (
+	gates  sync.Map
+	gateID atomic.Int64
+)
+
+func newLinkState() *linkState {
+	st := &linkState{id: "g" + strconv.FormatInt(gateID.Add(1), 10), changed: make(chan struct{})}
+	gates.Store(st.id, st)
+	return st
+}
+
+// change applies fn under the state's lock and wakes the held chunks.
+func (st *linkState) change(fn func()) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	fn()
+	close(st.changed)
+	st.changed = make(chan struct{})
+}
+
+// hold says whether a chunk sent at sent must wait now: cut (until the
+// next change), or for how long, and the channel closed at the next
+// change.
+func (st *linkState) hold(sent time.Time) (cut bool, wait time.Duration, changed <-chan struct{}) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.cuts > 0 {
+		return true, 0, st.changed
+	}
+	delay := st.lag
+	var extra time.Duration
+	for _, w := range st.windows {
+		if sent.Before(w.until) {
+			extra = max(extra, w.latency)
+		}
+	}
+	return false, delay + extra - time.Since(sent), st.changed
+}
+
+// streamGate is the one toxic on each direction of every link, for the
+// whole run: it passes each chunk on, in order, once the link's state
+// lets it (see linkState).
+type streamGate struct {
+	State string `json:"state"`
+}
+
+func (t *streamGate) Pipe(stub *toxics.ToxicStub) {
+	v, _ := gates.Load(t.State)
+	st, _ := v.(*linkState)
+	for {
+		select {
+		case <-stub.Interrupt:
+			return
+		case c := <-stub.Input:
+			if c == nil {
+				stub.Close()
+				return
+			}
+			for st != nil {
+				cut, wait, changed := st.hold(c.Timestamp)
+				if !cut && wait <= 0 {
+					break
+				}
+				var timer *time.Timer
+				var fire <-chan time.Time
+				if !cut {
+					timer = time.NewTimer(wait)
+					fire = timer.C
+				}
+				select {
+				case <-changed:
+				case <-fire:
+				case <-stub.Interrupt:
+					if timer != nil {
+						timer.Stop()
+					}
+					// The proxy is stopping (no toxic is added or
+					// removed during a run): pass the chunk on if the
+					// link still reads, within a bound.
+					select {
+					case stub.Output <- c:
+					case <-time.After(time.Second):
+					}
+					return
+				}
+				if timer != nil {
+					timer.Stop()
+				}
+			}
+			stub.Output <- c
+		}
+	}
+}
+
+func init() { toxics.Register(streamGateType, new(streamGate)) }
+
+const streamGateType = "locksim-gate"
