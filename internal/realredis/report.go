@@ -173,6 +173,7 @@ func (jd *Judged) WriteSummary(w io.Writer, r *run.Report) {
 	line("replayable", "%s", NotReplayable)
 	line("wall time", "%v (set-up and teardown included)", jd.Info.Wall.Round(time.Millisecond))
 	line("round trips", "storage reads %s; the simulator's model: 0.2 ms + an exponential of mean 0.3 ms each way; go-redis read timeout here %v", jd.Info.ReadRTT, j.Config.Redis.ReadTimeout)
+	jd.writeStalls(line) // stall.go
 	var buf bytes.Buffer
 	r.WriteSummary(&buf)
 	sc := bufio.NewScanner(&buf)

@@ -101,6 +101,7 @@ type Info struct {
 	Wall        time.Duration // wall time of the run, set-up included
 	// ReadRTT is the storage reads' round trips (set by RunAndJudge).
 	ReadRTT RTT
+	Stalls  Stalls // the harness's own stalls in true time (stall.go)
 }
 
 // setup starts the servers, the storage, the proxies and the clients.
@@ -296,6 +297,7 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 		}
 	}
 	w.start = time.Now() // true time 0: the clients start now
+	stalls := w.startStalls()
 	w.watchSentinel()
 	w.watchSessions() // consensus_watch.go: a holder's session or lease expiring, seen by the servers
 
@@ -342,6 +344,7 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 		runErr = fmt.Errorf("clients did not return within %v of the stop", stopTimeout)
 	}
 	w.stopDrift()
+	info.Stalls = stalls()
 	if interrupted {
 		return nil, info, fmt.Errorf("interrupted: %w", ctx.Err())
 	}
