@@ -117,7 +117,7 @@ func runReal(job *realredis.Job, f *runFlags, stdout, stderr io.Writer) int {
 				m["replayable"] = false
 				m["wall_ns"] = int64(jd.Info.Wall)
 				m["storage_read_rtt"] = jd.Info.ReadRTT
-				for k, v := range jd.StallFields() {
+				for k, v := range jd.JSONFields() {
 					m[k] = v
 				}
 				if len(jd.Info.NotInjected) > 0 {

@@ -201,9 +201,14 @@ func (jd *Judged) MachineVerdict() string {
 	return jd.Info.Stalls.MachineVerdict(jd.Check, jd.Real.TTL)
 }
 
-// StallFields are the stall detector's fields of the run's --json object.
-func (jd *Judged) StallFields() map[string]any {
-	return jd.Info.Stalls.Fields(jd.Check, jd.Real.TTL)
+// JSONFields are the real arm's own fields of the run's --json object:
+// the stall detector's, and trace_cut when its trace was cut.
+func (jd *Judged) JSONFields() map[string]any {
+	m := jd.Info.Stalls.Fields(jd.Check, jd.Real.TTL)
+	if jd.TraceCut != nil {
+		m["trace_cut"] = jd.TraceCut.String()
+	}
+	return m
 }
 
 // writeStalls writes the summary's stalls: line, and the label when the
