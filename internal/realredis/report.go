@@ -149,8 +149,18 @@ func (jd *Judged) WriteSummary(w io.Writer, r *run.Report) {
 	var buf bytes.Buffer
 	r.WriteSummary(&buf)
 	sc := bufio.NewScanner(&buf)
+	reach, nf := jd.FaultReach(), -1 // reach.go: each fault's line, after "faults:", says it
 	for sc.Scan() {
 		l := sc.Text()
+		switch {
+		case strings.HasPrefix(l, "faults:"):
+			nf = 0
+		case nf >= 0 && nf < len(reach) && strings.HasPrefix(l, strings.Repeat(" ", 16)):
+			l += "  [" + reach[nf] + "]"
+			nf++
+		default:
+			nf = -1
+		}
 		switch {
 		case strings.HasPrefix(l, "virtual time:"):
 			l = fmt.Sprintf("%-16s%s", "real time:", strings.TrimSpace(strings.TrimPrefix(l, "virtual time:")))

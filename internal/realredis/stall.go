@@ -205,6 +205,7 @@ func (jd *Judged) MachineVerdict() string {
 // the stall detector's, and trace_cut when its trace was cut.
 func (jd *Judged) JSONFields() map[string]any {
 	m := jd.Info.Stalls.Fields(jd.Check, jd.Real.TTL)
+	m["fault_reach"] = jd.FaultReach() // reach.go
 	if jd.TraceCut != nil {
 		m["trace_cut"] = jd.TraceCut.String()
 	}
