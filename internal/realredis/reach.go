@@ -60,8 +60,11 @@ func (w *world) notCarriedOut(f, r faults.Fault, led bool) string {
 func (jd *Judged) FaultReach() []string {
 	fs := jd.Job.Config.Faults
 	out := make([]string, len(fs))
-	began, fired := map[int]int64{}, map[int]int64{}
+	began, fired, as := map[int]int64{}, map[int]int64{}, map[int]string{}
 	for _, ev := range jd.Result.History {
+		if ev.Kind == event.KindFault && ev.Fault > 0 && as[ev.Fault-1] == "" {
+			as[ev.Fault-1] = ev.Detail // a leader target resolved, as carried out
+		}
 		m := began
 		switch {
 		case ev.Fault <= 0:
@@ -84,6 +87,8 @@ func (jd *Judged) FaultReach() []string {
 			out[i] = fmt.Sprintf("armed at t=%v, fired at t=%v (its client reached %s)", at(t), at(ft), f.At)
 		case ok && f.Kind == faults.ClientPause && f.At != "":
 			out[i] = fmt.Sprintf("armed at t=%v, never fired: its client did not reach %s while it waited (not counted as injected)", at(t), f.At)
+		case ok && f.NamesLeader():
+			out[i] = fmt.Sprintf("carried out at t=%v as %s", at(t), as[i])
 		case ok:
 			out[i] = fmt.Sprintf("carried out at t=%v", at(t))
 		case jd.Info.Skipped[i] != "":

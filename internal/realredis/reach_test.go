@@ -79,11 +79,13 @@ func TestFaultReach(t *testing.T) {
 		{Kind: faults.Crash, Start: safety, Duration: time.Second, Targets: []string{"n0"}},
 		{Kind: faults.Crash, Start: 3 * time.Second, Duration: time.Second, Targets: []string{"n0"}},
 		{Kind: faults.ClientPause, Start: 1600 * time.Millisecond, Duration: time.Second, Targets: []string{"c1"}, At: "acquiring"},
+		{Kind: faults.Partition, Start: 2500 * time.Millisecond, Duration: time.Second, From: []string{faults.Leader}, To: []string{"zk0", "zk1", "zk2"}},
 	}
 	evs := []sim.Event{
 		{T: int64(1001 * time.Millisecond), Proc: "world", Kind: event.KindFault, Fault: 3},
 		{T: int64(1502 * time.Millisecond), Proc: "c0", Kind: event.KindPause, Fault: 3},
 		{T: int64(1601 * time.Millisecond), Proc: "world", Kind: event.KindFault, Fault: 6},
+		{T: int64(2501 * time.Millisecond), Proc: "world", Kind: event.KindFault, Fault: 7, Detail: "partition@2.5s+1s zk1<->zk0,zk2"},
 		{T: int64(2003 * time.Millisecond), Proc: "world", Kind: event.KindFault, Fault: 2},
 	}
 	jd := &Judged{Judged: &run.Judged{Job: job.Job, Result: &sim.Result{History: evs}}, Real: job,
@@ -96,6 +98,7 @@ func TestFaultReach(t *testing.T) {
 		"not injected: it begins after the safety phase",
 		"not injected: the run had stopped or healed before it began",
 		"armed at t=1.601s, never fired: its client did not reach acquiring while it waited (not counted as injected)",
+		"carried out at t=2.501s as partition@2.5s+1s zk1<->zk0,zk2",
 	}
 	for i := range want {
 		if i >= len(got) || got[i] != want[i] {
