@@ -117,6 +117,9 @@ func runReal(job *realredis.Job, f *runFlags, stdout, stderr io.Writer) int {
 				m["replayable"] = false
 				m["wall_ns"] = int64(jd.Info.Wall)
 				m["storage_read_rtt"] = jd.Info.ReadRTT
+				for k, v := range jd.JSONFields() {
+					m[k] = v
+				}
 				if len(jd.Info.NotInjected) > 0 {
 					m["not_injected"] = jd.Info.NotInjected
 				}

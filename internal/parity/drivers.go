@@ -163,6 +163,9 @@ type DriverCell struct {
 	Reasons       []string    `json:"reasons,omitempty"`
 	Errors        []string    `json:"errors,omitempty"`
 	WallNS        int64       `json:"wall_ns"`
+	// The harness's largest stall and the unsafe seeds that may be the machine's (stall.go).
+	StallMaxMS   float64  `json:"real_stall_max_ms"`
+	MachineSeeds []uint64 `json:"machine_seeds,omitempty"`
 	// TTLNS is the cell's TTL when it is not the table's (a replicated
 	// world runs at ReplicatedTTL at least), and Lock the lock whose world
 	// it runs in when not the table's (cellLock).
@@ -419,6 +422,7 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 		}
 		c.Runs++
 		c.Verdicts[v]++
+		noteStall(&c.StallMaxMS, &c.MachineSeeds, o.seed, o.child.StallMS, o.child.Machine)
 		if v == string(checker.VerdictUnsafe) {
 			c.Unsafe++
 			if c.FirstUnsafe == nil {

@@ -19,6 +19,9 @@ type childRun struct {
 	Reason  string
 	Repro   string
 	Err     string // why the run did not complete ("": it did)
+	// The harness's largest stall, and the machine label (stall.go).
+	StallMS float64
+	Machine string
 }
 
 // runChild runs job as its own 'exe run --backend real --json' process
@@ -48,6 +51,7 @@ func runChild(ctx context.Context, exe string, job *realredis.Job, trace string)
 		return nil, fmt.Errorf("%s %s: no verdict (%v): %s", exe, strings.Join(args, " "), runErr, tail(stderr.String(), 600))
 	}
 	c := &childRun{Verdict: r.Verdict, Reason: r.Reason, Repro: job.Repro()}
+	c.StallMS, c.Machine = stallOf(stdout.Bytes())
 	if i := strings.Index(stderr.String(), "run incomplete"); i >= 0 {
 		c.Err = tail(stderr.String()[i:], 600)
 	}

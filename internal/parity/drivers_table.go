@@ -38,6 +38,7 @@ func (r *DriversResult) WriteTable(w io.Writer) {
 		}
 	}
 	r.writeTraces(w)
+	r.writeMachine(w) // stall.go
 	for _, u := range unsupported {
 		fmt.Fprintf(w, "\nnot supported: %s", u)
 	}
@@ -80,5 +81,5 @@ func (r *DriversResult) cellText(sc, arm string, unsupported *[]string) string {
 	if c.SimRuns > 0 {
 		s += fmt.Sprintf(" sim %d/%d", c.SimUnsafe, c.SimRuns)
 	}
-	return s
+	return s + c.machineMark()
 }

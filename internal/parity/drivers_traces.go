@@ -25,8 +25,8 @@ import (
 const MaxKeptTraces = 3
 
 // TraceMaxBytes bounds one kept trace: the usual --trace bound
-// (run --trace-max-mb's default, 1024 MiB). A longer history is not kept,
-// and the cell says so.
+// (run --trace-max-mb's default, 1024 MiB). A longer history is cut
+// (realredis.TraceCut), and the table says so beside the trace.
 const TraceMaxBytes = 1024 << 20
 
 // TracesFolder is where the kept traces go, under the table's folder.
@@ -38,6 +38,8 @@ type KeptTrace struct {
 	Seed    uint64 `json:"seed"`
 	Verdict string `json:"verdict"`
 	File    string `json:"file"`
+	// Cut says the trace was cut at its bound ("": it is whole).
+	Cut string `json:"cut,omitempty"`
 }
 
 // traceName is the kept trace's file name: world (when not the default),
@@ -84,38 +86,72 @@ func (c *DriverCell) keepTraces(world string, seeds []uint64, verdicts []string,
 		if path == "" {
 			continue
 		}
-		if _, err := os.Stat(path); err != nil {
-			continue // the run wrote none (it had no history, or passed the bound)
-		}
 		if verdicts[i] == "" || !c.needsExplaining(verdicts[i]) {
 			_ = os.Remove(path)
 			continue
 		}
-		if len(c.Traces) >= MaxKeptTraces {
-			c.TracesNotKept++
+		if _, err := os.Stat(path); err != nil || len(c.Traces) >= MaxKeptTraces {
+			c.TracesNotKept++ // past the few kept, or the run could not write it
 			_ = os.Remove(path)
 			continue
 		}
-		c.Traces = append(c.Traces, KeptTrace{Seed: seeds[i], Verdict: verdicts[i], File: TracesFolder + "/" + traceName(world, c.Scenario, c.Arm, seeds[i])})
+		kt := KeptTrace{Seed: seeds[i], Verdict: verdicts[i], File: TracesFolder + "/" + traceName(world, c.Scenario, c.Arm, seeds[i])}
+		if cut := realredis.ReadTraceCut(path); cut != nil {
+			kt.Cut = cut.String()
+		}
+		c.Traces = append(c.Traces, kt)
 		c.staged = append(c.staged, path)
 	}
 }
 
 // moveTraces moves every cell's kept traces from the staging folder to
-// dir/traces/ (each file complete or absent).
-func (r *DriversResult) moveTraces(dir string) error {
+// dir/traces/, all or none: each is first moved to a temp file beside its
+// place, then the temps are renamed into place; on any error every temp
+// and every trace this call placed is removed (a trace an earlier table
+// left at the same name is then gone too), and the error names the trace.
+func (r *DriversResult) moveTraces(dir string) (err error) {
+	type move struct{ tmp, dst string }
+	var moves []move
+	placed := 0
+	defer func() {
+		if err == nil {
+			return
+		}
+		for k, m := range moves {
+			if k < placed {
+				os.Remove(m.dst)
+			} else {
+				os.Remove(m.tmp)
+			}
+		}
+	}()
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		for k, t := range c.Traces {
 			dst := filepath.Join(dir, filepath.FromSlash(t.File))
+			what := fmt.Sprintf("keeping the trace of %s × %s seed %d", c.Scenario, c.Arm, t.Seed)
 			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return err
+				return fmt.Errorf("%s: %w", what, err)
 			}
-			if err := moveFile(c.staged[k], dst); err != nil {
-				return fmt.Errorf("keeping the trace of %s × %s seed %d: %w", c.Scenario, c.Arm, t.Seed, err)
+			tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-*")
+			if err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+			tmp.Close()
+			moves = append(moves, move{tmp.Name(), dst})
+			if err := moveFile(c.staged[k], tmp.Name()); err != nil {
+				return fmt.Errorf("%s: %w", what, err)
 			}
 		}
-		c.staged = nil
+	}
+	for _, m := range moves {
+		if err := os.Rename(m.tmp, m.dst); err != nil {
+			return fmt.Errorf("keeping the trace %s: %w", m.dst, err)
+		}
+		placed++
+	}
+	for i := range r.Cells {
+		r.Cells[i].staged = nil
 	}
 	return nil
 }
@@ -166,7 +202,7 @@ func runOne(ctx context.Context, opt DriversOptions, job *realredis.Job, trace s
 	if jd == nil {
 		return nil, err
 	}
-	c := &childRun{Verdict: string(jd.Verdict()), Repro: jd.Real.Repro()}
+	c := &childRun{Verdict: string(jd.Verdict()), Repro: jd.Real.Repro(), StallMS: float64(jd.Info.Stalls.MaxNS) / 1e6, Machine: jd.MachineVerdict()}
 	if len(jd.Check.Reasons) > 0 {
 		c.Reason = jd.Check.Reasons[0]
 	}
@@ -191,10 +227,14 @@ func (r *DriversResult) writeTraces(w io.Writer) {
 			head = true
 		}
 		for _, t := range c.Traces {
-			fmt.Fprintf(w, "  %s × %s seed %d (%s): %s\n", c.Scenario, c.Arm, t.Seed, t.Verdict, t.File)
+			cut := ""
+			if t.Cut != "" {
+				cut = " (" + t.Cut + ")"
+			}
+			fmt.Fprintf(w, "  %s × %s seed %d (%s): %s%s\n", c.Scenario, c.Arm, t.Seed, t.Verdict, t.File, cut)
 		}
 		if c.TracesNotKept > 0 {
-			fmt.Fprintf(w, "  %s × %s: %d more such runs, traces not kept\n", c.Scenario, c.Arm, c.TracesNotKept)
+			fmt.Fprintf(w, "  %s × %s: %d more such runs, traces not kept (past %d a cell, or not written)\n", c.Scenario, c.Arm, c.TracesNotKept, MaxKeptTraces)
 		}
 	}
 }

@@ -158,3 +158,63 @@ func TestDriversFailoverCell(t *testing.T) {
 		t.Errorf("node-redlock's failover cell: %+v; want not supported, naming independent nodes", r)
 	}
 }
+
+// TestMoveTracesAllOrNothing: when one kept trace cannot be placed (its
+// name is taken by a folder, or its staged file is gone), none is: the
+// traces already placed and every temp file are removed, and the error
+// names the trace.
+func TestMoveTracesAllOrNothing(t *testing.T) {
+	for _, broken := range []string{"the place is a folder", "the staged file is gone"} {
+		stage, out := t.TempDir(), t.TempDir()
+		r := &DriversResult{}
+		for i, sc := range []string{"a", "b", "c"} {
+			staged := filepath.Join(stage, sc)
+			if err := os.WriteFile(staged, []byte("{}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c := DriverCell{Scenario: sc, Arm: "x", Traces: []KeptTrace{{Seed: uint64(i + 1), File: TracesFolder + "/" + sc + ".jsonl"}}, staged: []string{staged}}
+			r.Cells = append(r.Cells, c)
+		}
+		if broken == "the place is a folder" {
+			if err := os.MkdirAll(filepath.Join(out, TracesFolder, "c.jsonl", "x"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			os.Remove(filepath.Join(stage, "b"))
+		}
+		err := r.moveTraces(out)
+		if err == nil {
+			t.Fatalf("%s: no error", broken)
+		}
+		want := "seed 2"
+		if broken == "the place is a folder" {
+			want = "c.jsonl"
+		}
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %q does not name the trace (%s)", broken, err, want)
+		}
+		if got := files(t, out); len(got) != 0 {
+			t.Errorf("%s: left %v, want no file (no trace, no temp)", broken, got)
+		}
+	}
+}
+
+// TestKeepTracesSaysTheCut: a kept trace cut at its bound says so in the
+// table, and a run that needed explaining but wrote no trace is counted.
+func TestKeepTracesSaysTheCut(t *testing.T) {
+	stage := t.TempDir()
+	cutTrace := filepath.Join(stage, "s1")
+	if err := os.WriteFile(cutTrace, []byte("{\"locksim_real_run\":{}}\n{}\n{\"locksim_trace_cut\":{\"kept_events\":1,\"not_kept\":9,\"max_bytes\":1048576}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &DriverCell{Scenario: "no-faults", Arm: "x", Expected: "safe", Verdicts: map[string]int{"safe": 8, "unsafe": 2}}
+	c.keepTraces(DriverWorld, []uint64{1, 2}, []string{"unsafe", "unsafe"}, []string{cutTrace, filepath.Join(stage, "s2")})
+	if len(c.Traces) != 1 || !strings.HasPrefix(c.Traces[0].Cut, "trace cut at 1 events: 9 not kept") || c.TracesNotKept != 1 {
+		t.Fatalf("kept %+v, not kept %d; want seed 1's, cut, and seed 2 counted", c.Traces, c.TracesNotKept)
+	}
+	var b strings.Builder
+	(&DriversResult{Cells: []DriverCell{*c}}).writeTraces(&b)
+	if !strings.Contains(b.String(), "(trace cut at 1 events: 9 not kept") || !strings.Contains(b.String(), "1 more such runs, traces not kept") {
+		t.Errorf("the table does not say the cut and the missing trace:\n%s", b.String())
+	}
+}

@@ -177,6 +177,11 @@ type CellResult struct {
 	// cell's real runs (the machine's latency tail; the simulator's
 	// model has none).
 	RealReadRTTMaxNS int64 `json:"real_read_rtt_max_ns"`
+	// RealStallMaxMS is the largest stall of the harness in the cell's
+	// real runs (realredis.Stalls); MachineSeeds are its unsafe seeds
+	// whose verdict may be the machine's (realredis.MachineRule).
+	RealStallMaxMS float64  `json:"real_stall_max_ms"`
+	MachineSeeds   []uint64 `json:"machine_seeds,omitempty"`
 	// RealOtherSeeds are the real seeds whose verdict is not the cell's
 	// (the runs to open when the rates differ), by verdict.
 	RealOtherSeeds map[string][]uint64 `json:"real_other_seeds,omitempty"`
@@ -404,6 +409,7 @@ func (cr *CellResult) realArm(ctx context.Context, opt Options, notes *sync.Map,
 		}
 		if o.jd.Info != nil {
 			cr.RealReadRTTMaxNS = max(cr.RealReadRTTMaxNS, int64(o.jd.Info.ReadRTT.Max))
+			noteStall(&cr.RealStallMaxMS, &cr.MachineSeeds, o.seed, float64(o.jd.Info.Stalls.MaxNS)/1e6, o.jd.MachineVerdict())
 		}
 		v := string(o.jd.Verdict())
 		if o.jd.Err != nil && v != string(checker.VerdictUnsafe) {
@@ -469,6 +475,7 @@ func (r *Result) Disagreements() []string {
 func (r *Result) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "%-24s %-16s %-9s %-22s %-22s %-6s %s\n", "scenario", "lock", "expected", "sim unsafe", "real unsafe", "agree", "note")
 	var unsupported []string
+	marked := false
 	for _, c := range r.Cells {
 		if c.NotSupported != "" {
 			unsupported = append(unsupported, fmt.Sprintf("  %s × %s: %s", c.Scenario, c.Lock, c.NotSupported))
@@ -479,6 +486,11 @@ func (r *Result) WriteTable(w io.Writer) {
 		if c.TTLNS != 0 && c.TTLNS != r.TTLNS {
 			note = fmt.Sprintf("TTL %v ", time.Duration(c.TTLNS))
 		}
+		real := rate(c.RealUnsafe, c.RealRuns, c.RealVerdict)
+		if len(c.MachineSeeds) > 0 {
+			real += MachineMark
+			marked = true
+		}
 		if !c.Agree {
 			note += "DISAGREE"
 			if c.SimVerdict != c.RealVerdict {
@@ -487,7 +499,13 @@ func (r *Result) WriteTable(w io.Writer) {
 				note += " (rates' intervals do not overlap)"
 			}
 		}
-		fmt.Fprintf(w, "%-24s %-16s %-9s %-22s %-22s %-6v %s\n", c.Scenario, c.Lock, orDash(c.Expected), rate(c.SimUnsafe, c.SimRuns, c.SimVerdict), rate(c.RealUnsafe, c.RealRuns, c.RealVerdict), c.Agree, note)
+		if m := machineSeeds(c.MachineSeeds); m != "" {
+			note = strings.TrimSpace(note + " " + m)
+		}
+		fmt.Fprintf(w, "%-24s %-16s %-9s %-22s %-22s %-6v %s\n", c.Scenario, c.Lock, orDash(c.Expected), rate(c.SimUnsafe, c.SimRuns, c.SimVerdict), real, c.Agree, note)
+	}
+	if marked {
+		machineFootnote(w)
 	}
 	if len(unsupported) > 0 {
 		sort.Strings(unsupported)

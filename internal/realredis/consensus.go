@@ -206,7 +206,7 @@ func (w *world) jumpsMemberClocks() bool {
 			continue
 		}
 		for _, t := range f.Targets {
-			if slices.Contains(members, t) {
+			if slices.Contains(members, t) || t == faults.Leader { // the leader is a member too
 				return true
 			}
 		}

@@ -30,6 +30,8 @@ type Judged struct {
 	*run.Judged
 	Real *Job
 	Info *Info
+	// TraceCut is set when WriteHistoryMax cut the trace at its bound.
+	TraceCut *TraceCut
 }
 
 // RunAndJudge runs the job and judges its history with the simulator's
@@ -98,36 +100,6 @@ func historyHash(evs []sim.Event) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// WriteHistory writes the run's history as JSON Lines to path
-// (atomically), after a header line naming the run as the real arm ran it.
-func (jd *Judged) WriteHistory(path string) error { return jd.WriteHistoryMax(path, 0) }
-
-// WriteHistoryMax is WriteHistory with a bound on the file's bytes
-// (--trace-max-mb; 0: none): past it nothing is written, and the error
-// says so.
-func (jd *Judged) WriteHistoryMax(path string, maxBytes int64) error {
-	var b bytes.Buffer
-	hdr, err := json.Marshal(map[string]any{"locksim_real_run": map[string]any{"repro": jd.Real.Repro(), "ttl_ns": int64(jd.Real.TTL),
-		"time_scale": jd.Real.Scale, "replayable": false, "faults": jd.Job.Config.Faults}})
-	if err != nil {
-		return err
-	}
-	b.Write(hdr)
-	b.WriteByte('\n')
-	for _, ev := range jd.Result.History {
-		line, err := json.Marshal(ev)
-		if err != nil {
-			return err
-		}
-		b.Write(line)
-		b.WriteByte('\n')
-		if maxBytes > 0 && int64(b.Len()) > maxBytes {
-			return fmt.Errorf("the trace passed the bound of %d MiB (--trace-max-mb); raise the bound or shorten the run", maxBytes>>20)
-		}
-	}
-	return run.WriteFileAtomic(path, b.Bytes())
-}
-
 // Repro is the command line of a real run (not a replay: it runs again).
 func (j *Job) Repro() string {
 	if j.Driver != nil {
@@ -173,16 +145,29 @@ func (jd *Judged) WriteSummary(w io.Writer, r *run.Report) {
 	line("replayable", "%s", NotReplayable)
 	line("wall time", "%v (set-up and teardown included)", jd.Info.Wall.Round(time.Millisecond))
 	line("round trips", "storage reads %s; the simulator's model: 0.2 ms + an exponential of mean 0.3 ms each way; go-redis read timeout here %v", jd.Info.ReadRTT, j.Config.Redis.ReadTimeout)
+	jd.writeStalls(line) // stall.go
 	var buf bytes.Buffer
 	r.WriteSummary(&buf)
 	sc := bufio.NewScanner(&buf)
+	reach, nf := jd.FaultReach(), -1 // reach.go: each fault's line, after "faults:", says it
 	for sc.Scan() {
 		l := sc.Text()
+		switch {
+		case strings.HasPrefix(l, "faults:"):
+			nf = 0
+		case nf >= 0 && nf < len(reach) && strings.HasPrefix(l, strings.Repeat(" ", 16)):
+			l += "  [" + reach[nf] + "]"
+			nf++
+		default:
+			nf = -1
+		}
 		switch {
 		case strings.HasPrefix(l, "virtual time:"):
 			l = fmt.Sprintf("%-16s%s", "real time:", strings.TrimSpace(strings.TrimPrefix(l, "virtual time:")))
 		case strings.HasPrefix(l, "events:"):
 			l = fmt.Sprintf("%-16s%d history events", "events:", r.TraceEvents)
+		case strings.HasPrefix(l, "trace file:") && jd.TraceCut != nil:
+			l += "; " + jd.TraceCut.String()
 		case strings.HasPrefix(l, "commands:"):
 			continue // the simulator's count of Redis commands; not measured here
 		}

@@ -29,7 +29,9 @@ func (r SweepRunner) Run(req sweep.Request) (sweep.Outcome, error) {
 	if err != nil {
 		return sweep.Outcome{}, err
 	}
-	return sweep.OutcomeOf(jd.Judged), nil
+	o := sweep.OutcomeOf(jd.Judged)
+	o.StallMaxMS, o.Machine = float64(jd.Info.Stalls.MaxNS)/1e6, jd.MachineVerdict() // stall.go
+	return o, nil
 }
 
 // Close does nothing: every run cleans up after itself.

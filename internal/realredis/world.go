@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,6 +50,8 @@ type world struct {
 	downs       map[int]int
 	downSince   map[int]int64 // true time each down node was killed
 	drifts      []*drift
+	// skipped is Info.Skipped.
+	skipped map[int]string
 }
 
 func (w *world) now() int64 { return int64(time.Since(w.start)) }
@@ -101,6 +104,9 @@ type Info struct {
 	Wall        time.Duration // wall time of the run, set-up included
 	// ReadRTT is the storage reads' round trips (set by RunAndJudge).
 	ReadRTT RTT
+	Stalls  Stalls // the harness's own stalls in true time (stall.go)
+	// Skipped says why fault i of the schedule was not carried out at all (reach.go).
+	Skipped map[int]string
 }
 
 // setup starts the servers, the storage, the proxies and the clients.
@@ -296,6 +302,7 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 		}
 	}
 	w.start = time.Now() // true time 0: the clients start now
+	stalls := w.startStalls()
 	w.watchSentinel()
 	w.watchSessions() // consensus_watch.go: a holder's session or lease expiring, seen by the servers
 
@@ -342,13 +349,14 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 		runErr = fmt.Errorf("clients did not return within %v of the stop", stopTimeout)
 	}
 	w.stopDrift()
+	info.Stalls = stalls()
 	if interrupted {
 		return nil, info, fmt.Errorf("interrupted: %w", ctx.Err())
 	}
 	w.mu.Lock()
 	info.Dials = slices.Clone(w.dials)
 	info.NodeClocks = w.clockNote
-	info.NotInjected = slices.Clone(w.notInjected)
+	info.NotInjected, info.Skipped = slices.Clone(w.notInjected), maps.Clone(w.skipped)
 	events := slices.Clone(w.events)
 	errs := slices.Clone(w.errs)
 	w.stats.VirtualNS = int64(end)
@@ -363,18 +371,8 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 
 // startFault carries out fault i at its start, and schedules its end.
 func (w *world) startFault(i int, f faults.Fault) {
-	f, ok := w.resolveLeader(f) // consensus.go: a "leader" target, asked of the servers now
+	f, ok := w.carryOut(i, f) // reach.go: the leader resolved; not carried out at all: listed, not counted
 	if !ok {
-		return // no member leads (an election): the fault names nobody and is not injected
-	}
-	if why := w.coordNotCarriedOut(f); why != "" {
-		w.mu.Lock()
-		if f.Kind == faults.ClockJump || f.Kind == faults.ClockDrift {
-			w.clockNote = why // the summary's "node clocks" line says it
-		} else {
-			w.notInjected = append(w.notInjected, fmt.Sprintf("%s: %s", f, why))
-		}
-		w.mu.Unlock()
 		return
 	}
 	w.mu.Lock()

@@ -49,6 +49,11 @@ type Outcome struct {
 	Reached        int `json:"faults_reached,omitempty"`
 	Bit            int `json:"faults_bit,omitempty"`
 	ClockUnreached int `json:"clock_unreached,omitempty"`
+	// A real run's largest stall of the harness and, when its unsafe
+	// verdict may be the machine's, why (realredis/stall.go); never set
+	// by the simulator.
+	StallMaxMS float64 `json:"stall_max_ms,omitempty"`
+	Machine    string  `json:"machine_verdict,omitempty"`
 	// CPU is the CPU time the run took where it ran (CPUTime: the runner
 	// process's user+system time across the judge call). It is measured,
 	// not simulated: it never enters a trace, a verdict or a results line
