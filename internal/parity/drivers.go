@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,8 +52,22 @@ const DriverWorld = "set-nx-cad"
 // the Python drivers refuse a world of several nodes at start).
 const RedlockWorld = "redlock"
 
+// FencingWorld is the fenced world: the fencing design's node and a
+// storage that refuses a token lower than the highest it has seen, where
+// only a driver whose acquire gives a token runs (python-fencing).
+const FencingWorld = "fencing"
+
+// Worlds are the worlds a drivers table can run in (--world).
+var Worlds = []string{DriverWorld, RedlockWorld, FencingWorld}
+
 // WorldArms and WorldScenarios are a world's columns and rows.
 func WorldArms(world string) []Arm {
+	if world == FencingWorld {
+		return []Arm{
+			{Name: "go fencing", Library: "locks/catalogue fencing (go-redis)", Resembles: "-"},
+			{Name: fencingControl, Driver: fencingControl, Library: "plain redis-py issuing the fencing design's commands (SET NX PX + INCR in one script), the token with acquire", Resembles: "fencing"},
+		}
+	}
 	if world == RedlockWorld {
 		return []Arm{
 			{Name: "go redlock", Library: "locks/catalogue redlock (go-redis)", Resembles: "-"},
@@ -62,6 +78,9 @@ func WorldArms(world string) []Arm {
 }
 
 func WorldScenarios(world string) []string {
+	if world == FencingWorld {
+		return []string{"pause-after-check", "delayed-write", "no-faults"}
+	}
 	if world == RedlockWorld {
 		return []string{"pause-after-check", "pause-during-acquire", "clock-jump", "restart-no-persistence", "restart-fsync-always", "redlock-2-of-5", "no-faults"}
 	}
@@ -196,8 +215,8 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 	if opt.World == "" {
 		opt.World = DriverWorld
 	}
-	if opt.World != DriverWorld && opt.World != RedlockWorld {
-		return nil, fmt.Errorf("parity --drivers: world %q: want %s or %s", opt.World, DriverWorld, RedlockWorld)
+	if !slices.Contains(Worlds, opt.World) {
+		return nil, fmt.Errorf("parity --drivers: world %q: want one of %s", opt.World, strings.Join(Worlds, ", "))
 	}
 	if opt.Scenarios == nil {
 		opt.Scenarios = WorldScenarios(opt.World)
@@ -521,7 +540,7 @@ func ReadDrivers(dir string) (*DriversResult, error) {
 // ReadAllDrivers reads every world's drivers table in dir (none: nil).
 func ReadAllDrivers(dir string) ([]*DriversResult, error) {
 	var out []*DriversResult
-	for _, w := range []string{DriverWorld, RedlockWorld} {
+	for _, w := range Worlds {
 		jf, _ := DriversFiles(w)
 		r, err := readDriversFile(filepath.Join(dir, jf))
 		if err != nil {

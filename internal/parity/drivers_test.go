@@ -15,7 +15,7 @@ import (
 // drivers, through Sentinel; node-redlock refuses a Sentinel world), and
 // the Go arm's come from the scenario files.
 func TestDriverExpectations(t *testing.T) {
-	for _, world := range []string{DriverWorld, RedlockWorld} {
+	for _, world := range Worlds {
 		for _, a := range WorldArms(world) {
 			for _, sc := range WorldScenarios(world) {
 				e, ok := expectationOf(a, sc, world)
