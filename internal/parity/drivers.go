@@ -168,6 +168,9 @@ type DriverCell struct {
 	Verdicts     map[string]int `json:"real_verdicts"`
 	Verdict      string         `json:"real_verdict"`
 	CI           [2]float64     `json:"real_unsafe_ci95"`
+	// Fenced counts the operations the storage refused over the real
+	// runs (a fenced world's stale reads and writes).
+	Fenced int `json:"fenced_rejections,omitempty"`
 	// AsExpected: every run's verdict is the expectation's (an unsafe
 	// expectation: the cell's verdict is unsafe).
 	AsExpected bool                `json:"as_expected"`
@@ -438,6 +441,7 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 		}
 		c.Runs++
 		c.Verdicts[v]++
+		c.Fenced += o.child.Fenced
 		if v == string(checker.VerdictUnsafe) {
 			c.Unsafe++
 			if c.FirstUnsafe == nil {

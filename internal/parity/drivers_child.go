@@ -19,6 +19,7 @@ type childRun struct {
 	Reason  string
 	Repro   string
 	Err     string // why the run did not complete ("": it did)
+	Fenced  int    // operations the storage refused (its fencing check)
 }
 
 // runChild runs job as its own 'exe run --backend real --json' process
@@ -43,11 +44,12 @@ func runChild(ctx context.Context, exe string, job *realredis.Job, trace string)
 	var r struct {
 		Verdict string `json:"verdict"`
 		Reason  string `json:"verdict_reason"`
+		Fenced  int    `json:"fenced_rejections"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil || r.Verdict == "" {
 		return nil, fmt.Errorf("%s %s: no verdict (%v): %s", exe, strings.Join(args, " "), runErr, tail(stderr.String(), 600))
 	}
-	c := &childRun{Verdict: r.Verdict, Reason: r.Reason, Repro: job.Repro()}
+	c := &childRun{Verdict: r.Verdict, Reason: r.Reason, Repro: job.Repro(), Fenced: r.Fenced}
 	if i := strings.Index(stderr.String(), "run incomplete"); i >= 0 {
 		c.Err = tail(stderr.String()[i:], 600)
 	}

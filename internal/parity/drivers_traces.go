@@ -166,7 +166,7 @@ func runOne(ctx context.Context, opt DriversOptions, job *realredis.Job, trace s
 	if jd == nil {
 		return nil, err
 	}
-	c := &childRun{Verdict: string(jd.Verdict()), Repro: jd.Real.Repro()}
+	c := &childRun{Verdict: string(jd.Verdict()), Repro: jd.Real.Repro(), Fenced: jd.Check.Stale.FencedRejections}
 	if len(jd.Check.Reasons) > 0 {
 		c.Reason = jd.Check.Reasons[0]
 	}
