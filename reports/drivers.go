@@ -134,6 +134,9 @@ func driverCellView(c *parity.DriverCell, unsupported, unexpected *[]string) dri
 		return driversCell{Text: "not supported", Expected: orDash(c.Expected)}
 	}
 	d := driversCell{Text: fmt.Sprintf("%d/%d %s", c.Unsafe, c.Runs, c.Verdict), Expected: orDash(c.Expected), Class: "safe"}
+	if c.Fenced > 0 {
+		d.Text += fmt.Sprintf(", %d operations fenced", c.Fenced)
+	}
 	if c.SimRuns > 0 {
 		d.Text += fmt.Sprintf(" (sim %d/%d)", c.SimUnsafe, c.SimRuns)
 	}

@@ -20,7 +20,7 @@ func TestDriversSection(t *testing.T) {
 	pdir := t.TempDir()
 	r := &parity.DriversResult{TTLNS: 5e8, Jobs: 4, Arms: parity.DriverArms()[:3], Cells: []parity.DriverCell{
 		{Scenario: "no-faults", Arm: "go set-nx-cad", Runs: 20, Verdict: "safe", Expected: "safe", AsExpected: true, SimRuns: 200, SimVerdict: "safe"},
-		{Scenario: "no-faults", Arm: "python-set-nx-cad", Runs: 20, Verdict: "safe", Expected: "safe", AsExpected: true},
+		{Scenario: "no-faults", Arm: "python-set-nx-cad", Runs: 20, Verdict: "safe", Expected: "safe", AsExpected: true, Fenced: 7},
 		{Scenario: "no-faults", Arm: "python-redis-py", Runs: 20, Unsafe: 2, Verdict: "unsafe", Expected: "safe", ExpectedWhy: "lock.py 27-34",
 			Traces: []parity.KeptTrace{{Seed: 4, Verdict: "unsafe", File: "traces/no-faults_python-redis-py_seed4.jsonl"}}},
 		{Scenario: "failover", Arm: "python-redis-py", Lock: "primary-replica", TTLNS: 3e9, Runs: 5, Unsafe: 5, Verdict: "unsafe", Expected: "unsafe", AsExpected: true},
@@ -49,7 +49,7 @@ func TestDriversSection(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range []string{"Lock libraries in other languages", "2/20 unsafe", "no-faults × python-redis-py: 2/20 unsafe (unsafe), expected safe; traces kept: seed 4 (unsafe) traces/no-faults_python-redis-py_seed4.jsonl", "lock.py 27-34", "not the interleaving", "failover runs in primary-replica", "TTL 3s"} {
+		for _, s := range []string{"Lock libraries in other languages", "2/20 unsafe", "no-faults × python-redis-py: 2/20 unsafe (unsafe), expected safe; traces kept: seed 4 (unsafe) traces/no-faults_python-redis-py_seed4.jsonl", "lock.py 27-34", "0/20 safe, 7 operations fenced", "not the interleaving", "failover runs in primary-replica", "TTL 3s"} {
 			if !strings.Contains(string(b), s) {
 				t.Errorf("%s lacks %q", f, s)
 			}

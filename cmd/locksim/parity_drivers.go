@@ -24,8 +24,8 @@ import (
 // runDriversTable is 'locksim parity --drivers DIR': the drivers table
 // (issue 31) into out/drivers.json and out/drivers.txt.
 func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *int, out, dir, world, cells string, quick bool, simRuns, realRuns, jobs intValue, ttl durationValue) error {
-	if world != parity.DriverWorld && world != parity.RedlockWorld {
-		return usageErrorf("--world %q: want %s or %s", world, parity.DriverWorld, parity.RedlockWorld)
+	if !slices.Contains(parity.Worlds, world) {
+		return usageErrorf("--world %q: want one of %s", world, strings.Join(parity.Worlds, ", "))
 	}
 	jf, tf := parity.DriversFiles(world)
 	if err := outfile.CheckDir(out, jf, tf); err != nil {

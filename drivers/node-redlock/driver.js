@@ -39,7 +39,7 @@ async function main() {
   redlock._executeScript = (server, name, args, cb) =>
     exec(server, name, args, name !== 'lockScript' ? cb : (err, res) => point('acquiring').then(() => { cb(err, res); }));
   const held = new Map();
-  send({ re: 'start', result: 'ok', library: 'redlock ' + require('redlock/package.json').version + ', ioredis ' + require('ioredis/package.json').version });
+  send({ re: 'start', result: 'ok', library: 'redlock ' + require('redlock/package.json').version + ', ioredis ' + require('ioredis/package.json').version, renew: true });
   for (;;) {
     const req = JSON.parse(await next()), re = req.type;
     if (re === 'stop') process.exit(0);
@@ -53,7 +53,8 @@ async function main() {
         const lock = held.get(req.value); held.delete(req.value);
         await lock.unlock();
         send({ re, result: 'ok' });
-      } else if (re === 'renew') {
+      } else if (re === 'renew') { // Lock.extend (redlock.js 105, 294-310): extendScript on every server, the validity check at 419
+        await point('renewing');
         const lock = await held.get(req.value).extend(start.ttl_ms);
         held.set(req.value, lock);
         send({ re, result: 'ok', value: lock.value, valid_until_ms: lock.expiration });

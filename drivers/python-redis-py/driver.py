@@ -52,7 +52,7 @@ def main():
     store = redis.Redis(host=host, port=int(port), socket_timeout=t, socket_connect_timeout=t, client_name=start["client"], decode_responses=True)
     ttl = start["ttl_ms"] / 1000
     wait = (start["tries"] - 1) * start["retry_ms"] / 1000  # as long as set-nx-cad keeps trying
-    send({"re": "start", "result": "ok", "library": "redis-py %s redis.lock.Lock" % redis.__version__})
+    send({"re": "start", "result": "ok", "library": "redis-py %s redis.lock.Lock" % redis.__version__, "renew": True})
     held = {}  # lease value -> Lock
     for line in sys.stdin:
         req = json.loads(line)
@@ -78,7 +78,8 @@ def main():
             elif kind == "release":
                 held.pop(req["value"]).release()
                 send({"re": kind, "result": "ok"})
-            elif kind == "renew":
+            elif kind == "renew":  # Lock.extend (lock.py 261-288): True, or LockNotOwnedError (fail), or a RedisError (unknown)
+                point("renewing")
                 ok = held[req["value"]].extend(ttl, replace_ttl=True)
                 send({"re": kind, "result": "ok" if ok else "fail"})
             elif kind in ("read", "write"):

@@ -2,11 +2,14 @@
 """locksim driver (docs/DRIVERS.md): SET NX PX + Lua compare-and-delete in
 plain redis-py, the same commands and tries as locks/catalogue's set-nx-cad
 (the control: its verdicts must match the Go design's); in a Sentinel
-world on the primary master_for names, as primary-replica."""
+world on the primary master_for names, as primary-replica. Its renewal is
+the Go watchdog's compare-and-PEXPIRE (in watchdog's world)."""
 import json, os, sys, time
 import redis
 
 CAD = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+# the watchdog's renewal (locks/catalogue/watchdog.go CompareAndPExpire)
+CPE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end"
 
 def send(msg):
     sys.stdout.write(json.dumps(msg) + "\n")
@@ -53,7 +56,7 @@ def main():
     host, port = start["storage"].rsplit(":", 1)
     store = redis.Redis(host=host, port=int(port), socket_timeout=t, socket_connect_timeout=t, client_name=start["client"], decode_responses=True)
     key, ttl, tries, retry = start["key"], start["ttl_ms"], start["tries"], start["retry_ms"] / 1000
-    send({"re": "start", "result": "ok", "library": "redis-py %s (plain SET NX PX)" % redis.__version__})
+    send({"re": "start", "result": "ok", "library": "redis-py %s (plain SET NX PX)" % redis.__version__, "renew": True})
     for line in sys.stdin:
         req = json.loads(line)
         kind = req["type"]
@@ -83,6 +86,14 @@ def main():
             elif kind == "release":
                 n = node.eval(CAD, 1, key, req["value"])
                 send({"re": kind, "result": "ok" if n else "fail", "error": "" if n else "not the owner"})
+            elif kind == "renew":  # as the Go watchdog: the renewing point, the time, then compare-and-PEXPIRE
+                point("renewing")
+                sent = time.time()
+                n = node.eval(CPE, 1, key, req["value"], ttl)
+                if n:
+                    send({"re": kind, "result": "ok", "valid_until_ms": sent * 1000 + ttl})
+                else:
+                    send({"re": kind, "result": "fail", "error": "not the owner"})
             elif kind in ("read", "write"):
                 r = store.execute_command(*req["command"])
                 send({"re": kind, "result": "ok", "reply": r if isinstance(r, list) else [str(r)]})

@@ -90,10 +90,20 @@ type Line struct {
 
 	// start's reply.
 	Library string `json:"library,omitempty"` // the library and its version
+	// Renew, in start's reply, declares that the driver renews a held
+	// lease with the library's own extension when asked (a renew request):
+	// in a world whose lock renews (locks.Info.Renews: --lock watchdog)
+	// the harness then sends renew every third of the TTL while a section
+	// runs on. A driver that does not declare it is never sent renew.
+	Renew bool `json:"renew,omitempty"`
 
 	// acquire's (and renew's) reply on ok.
 	Value string `json:"value,omitempty"` // the lease's value (the key's random value)
-	Token int64  `json:"token,omitempty"` // a fencing token, 0 for none
+	// Token is acquire's fencing token (0: none): in a world whose
+	// storage fences (--lock fencing) the harness puts it in the storage
+	// commands it hands the driver, as Go fenced clients do; there an
+	// acquire ok without one is an error.
+	Token int64 `json:"token,omitempty"`
 	// ValidUntilMs is the end of the validity the library believes in,
 	// as a Unix time in milliseconds on the driver's own clock (Python's
 	// time.time()*1000, JavaScript's Date.now() base): exact, whatever the
@@ -162,6 +172,12 @@ func Decode(line []byte) (Line, error) {
 	case OK, Fail, Unknown:
 	default:
 		return l, fmt.Errorf("result %q (want ok, fail or unknown): %s", l.Result, Quote(line))
+	}
+	if l.Renew && l.Re != Start {
+		return l, fmt.Errorf("\"renew\" belongs in start's reply, not %s's: %s", l.Re, Quote(line))
+	}
+	if l.Token < 0 {
+		return l, fmt.Errorf("token %d is negative (0: none): %s", l.Token, Quote(line))
 	}
 	if l.ValidityMs != nil && (*l.ValidityMs < -1e9 || *l.ValidityMs > 1e9) {
 		return l, fmt.Errorf("validity_ms %v out of range: %s", *l.ValidityMs, Quote(line))

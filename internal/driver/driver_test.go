@@ -16,6 +16,9 @@ func TestDecode(t *testing.T) {
 		{`{"re":"release","result":"fail","error":"not the owner"}`, func(l Line) bool { return l.Result == Fail }},
 		{`{"point":"after-check"}` + "\n", func(l Line) bool { return l.Point == "after-check" }},
 		{`{"re":"read","result":"ok","reply":["300","0",""]}`, func(l Line) bool { return len(l.Reply) == 3 }},
+		{`{"re":"start","result":"ok","library":"x 1","renew":true}`, func(l Line) bool { return l.Renew }},
+		{`{"re":"acquire","result":"ok","value":"v1","token":7}`, func(l Line) bool { return l.Token == 7 }},
+		{`{"re":"renew","result":"ok","valid_until_ms":1795747545635.5}`, func(l Line) bool { return l.Re == Renew && *l.ValidUntilMs == 1795747545635.5 }},
 	}
 	for _, g := range good {
 		l, err := Decode([]byte(g.line))
@@ -31,6 +34,8 @@ func TestDecode(t *testing.T) {
 		{`{"point":"lunch"}`, `unknown pause point "lunch"`},
 		{`{"re":"acquire","result":"ok","valid_until_ms":-5}`, `valid_until_ms -5 out of range`},
 		{`{"value":"x"}`, `neither a reply`},
+		{`{"re":"acquire","result":"ok","renew":true}`, `"renew" belongs in start's reply, not acquire's`},
+		{`{"re":"acquire","result":"ok","token":-3}`, `token -3 is negative`},
 		{`{"re":"acquire","result":"ok"} {"re":"acquire","result":"ok"}`, `more than one JSON value`},
 		{`{"re":"acquire","result":"ok","point":"acquiring"}`, `both a point and a reply`},
 	}

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -50,8 +52,22 @@ const DriverWorld = "set-nx-cad"
 // the Python drivers refuse a world of several nodes at start).
 const RedlockWorld = "redlock"
 
+// FencingWorld is the fenced world: the fencing design's node and a
+// storage that refuses a token lower than the highest it has seen, where
+// only a driver whose acquire gives a token runs (python-fencing).
+const FencingWorld = "fencing"
+
+// Worlds are the worlds a drivers table can run in (--world).
+var Worlds = []string{DriverWorld, RedlockWorld, FencingWorld}
+
 // WorldArms and WorldScenarios are a world's columns and rows.
 func WorldArms(world string) []Arm {
+	if world == FencingWorld {
+		return []Arm{
+			{Name: "go fencing", Library: "locks/catalogue fencing (go-redis)", Resembles: "-"},
+			{Name: fencingControl, Driver: fencingControl, Library: "plain redis-py issuing the fencing design's commands (SET NX PX + INCR in one script), the token with acquire", Resembles: "fencing"},
+		}
+	}
 	if world == RedlockWorld {
 		return []Arm{
 			{Name: "go redlock", Library: "locks/catalogue redlock (go-redis)", Resembles: "-"},
@@ -62,6 +78,9 @@ func WorldArms(world string) []Arm {
 }
 
 func WorldScenarios(world string) []string {
+	if world == FencingWorld {
+		return []string{"pause-after-check", "delayed-write", "no-faults"}
+	}
 	if world == RedlockWorld {
 		return []string{"pause-after-check", "pause-during-acquire", "clock-jump", "restart-no-persistence", "restart-fsync-always", "redlock-2-of-5", "no-faults"}
 	}
@@ -149,6 +168,9 @@ type DriverCell struct {
 	Verdicts     map[string]int `json:"real_verdicts"`
 	Verdict      string         `json:"real_verdict"`
 	CI           [2]float64     `json:"real_unsafe_ci95"`
+	// Fenced counts the operations the storage refused over the real
+	// runs (a fenced world's stale reads and writes).
+	Fenced int `json:"fenced_rejections,omitempty"`
 	// AsExpected: every run's verdict is the expectation's (an unsafe
 	// expectation: the cell's verdict is unsafe).
 	AsExpected bool                `json:"as_expected"`
@@ -199,8 +221,8 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 	if opt.World == "" {
 		opt.World = DriverWorld
 	}
-	if opt.World != DriverWorld && opt.World != RedlockWorld {
-		return nil, fmt.Errorf("parity --drivers: world %q: want %s or %s", opt.World, DriverWorld, RedlockWorld)
+	if !slices.Contains(Worlds, opt.World) {
+		return nil, fmt.Errorf("parity --drivers: world %q: want one of %s", opt.World, strings.Join(Worlds, ", "))
 	}
 	if opt.Scenarios == nil {
 		opt.Scenarios = WorldScenarios(opt.World)
@@ -423,6 +445,7 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 		c.Runs++
 		c.Verdicts[v]++
 		noteStall(&c.StallMaxMS, &c.MachineSeeds, o.seed, o.child.StallMS, o.child.Machine)
+		c.Fenced += o.child.Fenced
 		if v == string(checker.VerdictUnsafe) {
 			c.Unsafe++
 			if c.FirstUnsafe == nil {
@@ -525,7 +548,7 @@ func ReadDrivers(dir string) (*DriversResult, error) {
 // ReadAllDrivers reads every world's drivers table in dir (none: nil).
 func ReadAllDrivers(dir string) ([]*DriversResult, error) {
 	var out []*DriversResult
-	for _, w := range []string{DriverWorld, RedlockWorld} {
+	for _, w := range Worlds {
 		jf, _ := DriversFiles(w)
 		r, err := readDriversFile(filepath.Join(dir, jf))
 		if err != nil {

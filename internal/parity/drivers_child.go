@@ -22,6 +22,7 @@ type childRun struct {
 	// The harness's largest stall, and the machine label (stall.go).
 	StallMS float64
 	Machine string
+	Fenced  int // operations the storage refused (its fencing check)
 }
 
 // runChild runs job as its own 'exe run --backend real --json' process
@@ -46,11 +47,12 @@ func runChild(ctx context.Context, exe string, job *realredis.Job, trace string)
 	var r struct {
 		Verdict string `json:"verdict"`
 		Reason  string `json:"verdict_reason"`
+		Fenced  int    `json:"fenced_rejections"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil || r.Verdict == "" {
 		return nil, fmt.Errorf("%s %s: no verdict (%v): %s", exe, strings.Join(args, " "), runErr, tail(stderr.String(), 600))
 	}
-	c := &childRun{Verdict: r.Verdict, Reason: r.Reason, Repro: job.Repro()}
+	c := &childRun{Verdict: r.Verdict, Reason: r.Reason, Repro: job.Repro(), Fenced: r.Fenced}
 	c.StallMS, c.Machine = stallOf(stdout.Bytes())
 	if i := strings.Index(stderr.String(), "run incomplete"); i >= 0 {
 		c.Err = tail(stderr.String()[i:], 600)

@@ -22,6 +22,8 @@ const (
 	redisPy = "python-redis-py"
 	redlock = "node-redlock"
 	control = "python-set-nx-cad"
+	// fencingControl is the fencing design in Python (FencingWorld).
+	fencingControl = "python-fencing"
 )
 
 // driverExpect is keyed by driver, then scenario.
@@ -59,6 +61,18 @@ var driverExpect = map[string]map[string]Expectation{
 		"foreign-release":        {"safe", "as Go set-nx-cad: compare-and-delete release"},
 		// Written before the failover cell was first run (issue 31).
 		"failover": {"unsafe", "as Go primary-replica (set-nx-cad on the primary Sentinel names): SET NX PX on a primary whose replicas lag 2 s; a failover within 2 s of the SET promotes a replica without the key and the other client acquires there; the holder's validity, time.time() before the SET + TTL (3 s here, driver.py), still runs: Sentinel promotes 1.6-1.9 s after the kill (PARITY.md section 6)"},
+	},
+	// python-fencing in fencing's world (a storage that refuses a token
+	// lower than the highest it has seen, on reads and writes), written
+	// before the driver was first run. Its acquire is fenced.go's line by
+	// line (driver.py FENCED_ACQUIRE = fenced.go 15: SET NX PX + INCR
+	// "<key>:token" in one script) and returns the token; the harness puts
+	// it in STORE.READ key token owner and STORE.WRITE ... token ... as
+	// resource.Client does for the Go fencing (client.go 37-41, 62-63).
+	fencingControl + "@" + FencingWorld: {
+		"pause-after-check": {"safe", "as Go fencing: c0 resumes after its key expired and c1 took token t+1 (INCR, driver.py FENCED_ACQUIRE) and read with it; c0's read or write carries t < t+1 and the max-token storage refuses it (storage.go 188-190: FENCED, recorded fenced): stale operations refused, no lost update"},
+		"delayed-write":     {"safe", "as Go fencing: the held write carries the older token; it lands after the next holder's fenced read raised the storage's highest token, and is refused (storage.go 188-190)"},
+		"no-faults":         {"safe", "as Go fencing: SET NX PX + INCR in one script, compare-and-delete release (driver.py), every operation carries the holder's token"},
 	},
 	// node-redlock in Redlock's world (five independent nodes), written
 	// after one exploratory run (restart-no-persistence seed 1: unsafe)

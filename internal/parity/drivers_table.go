@@ -78,6 +78,9 @@ func (r *DriversResult) cellText(sc, arm string, unsupported *[]string) string {
 	if !c.AsExpected && c.Expected != "" {
 		s += " !"
 	}
+	if c.Fenced > 0 {
+		s += fmt.Sprintf(" (%d fenced)", c.Fenced)
+	}
 	if c.SimRuns > 0 {
 		s += fmt.Sprintf(" sim %d/%d", c.SimUnsafe, c.SimRuns)
 	}

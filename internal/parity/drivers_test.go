@@ -15,7 +15,7 @@ import (
 // drivers, through Sentinel; node-redlock refuses a Sentinel world), and
 // the Go arm's come from the scenario files.
 func TestDriverExpectations(t *testing.T) {
-	for _, world := range []string{DriverWorld, RedlockWorld} {
+	for _, world := range Worlds {
 		for _, a := range WorldArms(world) {
 			for _, sc := range WorldScenarios(world) {
 				e, ok := expectationOf(a, sc, world)
@@ -65,7 +65,8 @@ func TestControlChecks(t *testing.T) {
 }
 
 // TestDriversWriteRead: drivers.json comes back as written, the table
-// marks a cell that is not its expectation, and a folder without the
+// marks a cell that is not its expectation and counts a cell's fenced
+// operations, and a folder without the
 // file or with a broken one says so.
 func TestDriversWriteRead(t *testing.T) {
 	dir := t.TempDir()
@@ -74,17 +75,18 @@ func TestDriversWriteRead(t *testing.T) {
 		{Scenario: "failover", Arm: redlock, NotSupported: "a replicated world", Verdict: "not-supported"},
 	}}
 	r.Cells[0].Expected, r.Cells[0].AsExpected = "safe", true
+	r.Cells[0].Fenced = 12 // a fenced world's refusals, summed over the runs
 	r.Cells[1].Expected = "safe"
 	if err := r.Write(dir); err != nil {
 		t.Fatal(err)
 	}
 	back, err := ReadDrivers(dir)
-	if err != nil || back == nil || len(back.Cells) != 3 || back.Cells[1].Unsafe != 3 {
+	if err != nil || back == nil || len(back.Cells) != 3 || back.Cells[1].Unsafe != 3 || back.Cells[0].Fenced != 12 {
 		t.Fatalf("ReadDrivers = %+v, %v", back, err)
 	}
 	var tb bytes.Buffer
 	back.WriteTable(&tb)
-	for _, s := range []string{"3/20 unsafe [safe] !", "0/20 safe [safe]", "not supported: failover × node-redlock: a replicated world"} {
+	for _, s := range []string{"3/20 unsafe [safe] !", "0/20 safe [safe] (12 fenced)", "not supported: failover × node-redlock: a replicated world"} {
 		if !strings.Contains(tb.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, tb.String())
 		}

@@ -202,7 +202,7 @@ func runOne(ctx context.Context, opt DriversOptions, job *realredis.Job, trace s
 	if jd == nil {
 		return nil, err
 	}
-	c := &childRun{Verdict: string(jd.Verdict()), Repro: jd.Real.Repro(), StallMS: float64(jd.Info.Stalls.MaxNS) / 1e6, Machine: jd.MachineVerdict()}
+	c := &childRun{Verdict: string(jd.Verdict()), Repro: jd.Real.Repro(), StallMS: float64(jd.Info.Stalls.MaxNS) / 1e6, Machine: jd.MachineVerdict(), Fenced: jd.Check.Stale.FencedRejections}
 	if len(jd.Check.Reasons) > 0 {
 		c.Reason = jd.Check.Reasons[0]
 	}

@@ -79,16 +79,20 @@ func ResolveDriver(path string) (*Driver, error) {
 }
 
 // WithDriver makes j's clients run d instead of the lock's Go code. The
-// world stays the one built for j's lock (its TTL, nodes and faults): it
-// must have one Redis node, and a workload a driver can carry out.
+// world stays the one built for j's lock (its TTL, nodes, faults and
+// storage): it must have one Redis node, independent ones or a
+// Sentinel-managed primary, and a workload a driver can carry out. A lock
+// that renews (watchdog) has the driver's lease renewed if the driver
+// declares renew; a storage that fences on a token (fencing) needs the
+// driver's acquire to give one.
 func (j *Job) WithDriver(d *Driver) error {
 	p := j.Parts
 	sentinel := p.Config.Topology.Replicated && p.Config.Topology.Groups <= 1 && (p.Lock.Topology == locks.Single || p.Lock.Topology == locks.Replicated)
 	switch {
 	case !sentinel && (p.Config.Topology.Replicated || !(p.Lock.Topology == locks.Single && len(p.Config.Nodes) == 1 || p.Lock.Topology == locks.Independent)):
 		return fmt.Errorf("driver %s: the world of lock %s has %d nodes (%s topology): a driver runs against one Redis node, independent ones (Redlock's) or one Sentinel-managed primary, not several groups (use e.g. --lock set-nx-cad, redlock or primary-replica)", d.Name, p.Lock.ID, len(p.Config.Nodes), p.Lock.Topology)
-	case p.Lock.Fencing != locks.FenceNone && p.Lock.Fencing != "":
-		return fmt.Errorf("driver %s: lock %s's world fences the storage; drivers are unfenced in this version", d.Name, p.Lock.ID)
+	case p.Lock.Fencing == locks.FenceVersion:
+		return fmt.Errorf("driver %s: lock %s is no lock (the storage's version check alone); a driver wraps a lock", d.Name, p.Lock.ID)
 	case p.Workload.Section != nil:
 		return fmt.Errorf("driver %s: Go sections are not carried out by drivers", d.Name)
 	}
@@ -106,7 +110,14 @@ func (j *Job) WithDriver(d *Driver) error {
 	} else if n > 1 {
 		nodes = fmt.Sprintf("%d independent nodes", n)
 	}
-	j.Job.Lock.Source = fmt.Sprintf("driver %s, in %s's world (%s, its TTL; 3 tries, a retry delay of TTL/3)", d.Path, world, nodes)
+	extra := ""
+	if p.Lock.Renews {
+		extra += "; renewed every TTL/3 if the driver declares renew"
+	}
+	if fencesOnToken(p.Lock.Fencing) {
+		extra += fmt.Sprintf("; the storage fences on the acquire's token (%s)", p.Lock.Fencing)
+	}
+	j.Job.Lock.Source = fmt.Sprintf("driver %s, in %s's world (%s, its TTL; 3 tries, a retry delay of TTL/3%s)", d.Path, world, nodes, extra)
 	return nil
 }
 

@@ -135,11 +135,11 @@ func TestDriverInterrupted(t *testing.T) {
 	empty(t, tmp)
 }
 
-// TestWithDriverRefuses: Redlock's independent nodes and a
-// Sentinel-managed primary are handed to a driver; a fenced storage is
-// refused, naming why.
+// TestWithDriverRefuses: Redlock's independent nodes, a Sentinel-managed
+// primary, a fenced storage and a renewing lock's world are handed to a
+// driver; version-cas (no lock at all) is refused, naming why.
 func TestWithDriverRefuses(t *testing.T) {
-	for _, lock := range []string{"redlock", "primary-replica"} {
+	for _, lock := range []string{"redlock", "primary-replica", "fencing", "watchdog"} {
 		if err := short(t, "no-faults", lock, 1).WithDriver(&Driver{Name: "x", Argv: []string{"/bin/true"}}); err != nil {
 			t.Errorf("%s's world: %v, want it accepted", lock, err)
 		}
@@ -147,7 +147,7 @@ func TestWithDriverRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		lock, want string
 		ttl        time.Duration
-	}{{"fencing", "fences the storage", 200 * time.Millisecond}} { // several groups: the real arm builds none yet
+	}{{"version-cas", "is no lock", 200 * time.Millisecond}} {
 		j, err := Build(run.Spec{Scenario: "no-faults", Lock: tc.lock, Seed: 1}, tc.ttl)
 		if err != nil {
 			t.Fatal(err)

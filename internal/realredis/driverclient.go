@@ -10,6 +10,7 @@ import (
 
 	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/internal/driver"
+	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -36,6 +37,22 @@ type driverClient struct {
 	// startErr is why the driver could not be started or did not answer
 	// start (reported when the client would have begun).
 	startErr error
+
+	// renews: the driver declared renew in its start reply and the
+	// world's lock renews (locks.Info.Renews), so the harness renews the
+	// held lease every interval (a third of the TTL, the Go watchdog's
+	// cadence) while a section runs on. renewing is cleared by a renewal
+	// that did not succeed (as the Go watchdog stops), next is the
+	// monotonic reading at which the next renewal is due, and holding the
+	// acquisition's op id the renewals name.
+	renews   bool
+	renewing bool
+	interval time.Duration
+	next     time.Duration
+	holding  int64
+	// fenced: the world's storage fences on a token (--lock fencing): an
+	// acquire ok must carry one.
+	fenced bool
 }
 
 // startDrivers starts every client's driver and exchanges start, all at
@@ -132,6 +149,9 @@ func (c *driverClient) start() error {
 	if l.Result != driver.OK {
 		return fmt.Errorf("driver %s (client %s), request start: result %s: %s", c.dp.d.Name, c.p.name, l.Result, l.Error)
 	}
+	c.renews = l.Renew && c.j.Parts.Lock.Renews
+	c.interval = max(time.Millisecond, c.j.TTL/3)
+	c.fenced = fencesOnToken(c.j.Parts.Lock.Fencing)
 	return nil
 }
 
@@ -204,9 +224,13 @@ func (c *driverClient) round() error {
 		c.ret(event.OpAcquire, id, l, sim.Event{})
 		return nil
 	}
+	if c.fenced && l.Token <= 0 {
+		return fmt.Errorf("driver %s (client %s), request acquire: the world's storage fences on a token (lock %s) and the reply has none (\"token\"): %s", c.dp.d.Name, c.p.name, c.j.Parts.Lock.ID, driver.Quote(c.dp.last()))
+	}
 	c.until0 = c.until(l)
 	c.ret(event.OpAcquire, id, l, sim.Event{Until: c.until0, Token: l.Token, Detail: l.Value})
-	c.value, c.token = l.Value, l.Token
+	c.value, c.token, c.holding = l.Value, l.Token, id
+	c.renewing, c.next = c.renews, c.p.Mono()+c.interval
 	if err := c.section(); err != nil {
 		return err
 	}
@@ -230,7 +254,9 @@ func (c *driverClient) section() error {
 		owner = fmt.Sprintf("%s/%d", p.name, c.op)
 	}
 	if c.wl.Resource == scenarios.ResourceNone {
-		p.Sleep(hold)
+		if _, err := c.hold(hold, false); err != nil {
+			return err
+		}
 		p.Point("before-write")
 		return nil
 	}
@@ -258,16 +284,12 @@ func (c *driverClient) section() error {
 		}
 		next = val - 1
 	}
-	if c.wl.Careful && c.until0 != 0 {
-		// Careful code (scenarios' Workload.Careful): hold no longer than
-		// the belief, and write nothing once it ran out; the check comes
-		// before the before-write point, as in scenarios.RunClient.
-		p.Sleep(min(hold, max(c.left(), 0)))
-		if c.left() <= 0 {
-			return nil
-		}
-	} else {
-		p.Sleep(hold)
+	// Careful code (scenarios' Workload.Careful): hold no longer than the
+	// belief (renewals extend it), and write nothing once it ran out; the
+	// check comes before the before-write point, as in
+	// scenarios.RunClient.
+	if believes, err := c.hold(hold, c.wl.Careful); err != nil || !believes {
+		return err
 	}
 	p.Point("before-write")
 	id = c.call(event.OpWrite, sim.Event{Value: next, Token: c.token, Detail: owner})
@@ -280,6 +302,66 @@ func (c *driverClient) section() error {
 	return nil
 }
 
+// hold takes d of the client's time in the section. While the lease is
+// renewed (c.renewing) it sends renew whenever one is due (every
+// c.interval from the acquisition, on the client's monotonic clock, as the
+// Go watchdog sleeps its interval; a pause delays it with the holder).
+// Careful code (careful, with a validity to follow) stops at the belief's
+// end: hold then reports false (write nothing).
+func (c *driverClient) hold(d time.Duration, careful bool) (bool, error) {
+	careful = careful && c.until0 != 0
+	for {
+		step := d
+		if careful {
+			step = min(step, max(c.left(), 0))
+		}
+		if c.renewing {
+			step = min(step, max(c.next-c.p.Mono(), 0))
+		}
+		c.p.Sleep(step)
+		d -= step
+		if careful && c.left() <= 0 {
+			return false, nil
+		}
+		if d <= 0 {
+			return true, nil
+		}
+		if c.renewing && c.p.Mono() >= c.next {
+			if err := c.renew(); err != nil {
+				return false, err
+			}
+		}
+	}
+}
+
+// renew sends one renew request. An ok reply is the new belief: recorded
+// as the Go watchdog's Env.Renewed is (a "renew" event of the acquisition,
+// Until the validity the reply gave; 0 when the driver gives no validity
+// signal), stamped at the reply's receipt. A fail or unknown reply stops
+// the renewals and leaves the belief at the last validity (the Go
+// watchdog stops at a failed renewal and reports nothing).
+func (c *driverClient) renew() error {
+	c.next = c.p.Mono() + c.interval
+	l, err := c.dp.request(driver.Request{Type: driver.Renew, Value: c.value})
+	if err != nil {
+		return err
+	}
+	if l.Result != driver.OK {
+		c.renewing = false
+		return nil
+	}
+	until := c.until(l)
+	switch {
+	case until == 0 && c.until0 != 0:
+		return fmt.Errorf("driver %s (client %s), request renew: an ok with no validity, where the acquire's reply gave one: %s", c.dp.d.Name, c.p.name, driver.Quote(c.dp.last()))
+	case until != 0 && c.until0 == 0:
+		return fmt.Errorf("driver %s (client %s), request renew: an ok with a validity, where the acquire's reply gave none (a belief until release): %s", c.dp.d.Name, c.p.name, driver.Quote(c.dp.last()))
+	}
+	c.until0 = max(c.until0, until)
+	c.recordAt(sim.Event{Kind: event.KindRenew, Op: event.OpAcquire, OpID: c.holding, Lock: c.lock, Until: until}, l.At)
+	return nil
+}
+
 // left is how long the holder still believes it holds the lease, on its
 // own clock (the validity the driver reported, against the client's
 // clock now).
@@ -289,6 +371,16 @@ func (c *driverClient) left() time.Duration {
 	defer w.mu.Unlock()
 	now := w.now()
 	return time.Duration(c.p.clk.Local(c.until0) - c.p.clk.Local(now))
+}
+
+// fencesOnToken reports whether a storage in mode f checks a fencing
+// token (the max-token modes): a driver's acquire must then give one.
+func fencesOnToken(f locks.Fencing) bool {
+	switch f {
+	case locks.FenceMaxToken, locks.FenceMaxTokenStrict, locks.FenceMaxTokenWrite:
+		return true
+	}
+	return false
 }
 
 // storeResult classes a storage reply as resource.Client does: a FENCED
