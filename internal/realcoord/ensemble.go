@@ -119,7 +119,8 @@ type Ensemble struct {
 	// that JumpClock can step their wall clocks (fakeclock.go).
 	fakeClocks bool
 	fakeLib    string
-	relays     []*relay // ZooKeeper's quorum links (zkrelay.go)
+	relays     []*relay     // ZooKeeper's quorum links (zkrelay.go)
+	claim      net.Listener // the address block's claim (claimIPs)
 }
 
 // StartOptions are what StartOpts may be asked beyond Start's.
@@ -132,27 +133,42 @@ type StartOptions struct {
 	FakeClocks bool
 }
 
-// ipBase spreads ensembles over 127.0.N.x so that runs going at once do
-// not share addresses (ports are free-checked anyway).
+// Ensembles take 127.0.N.x blocks (N in 30..229) so that runs going at
+// once, in this process or another (go test runs package binaries side by
+// side), never share an address: an ensemble claims its block by binding
+// blockClaimPort on 127.0.N.254, held until Close. Within a block, ports
+// are held until the members start (reservePort).
 var (
 	ipMu   sync.Mutex
 	ipNext int
 )
 
-func nextIPs() []string {
+// blockClaimPort is below Linux's ephemeral range (32768–60999), so that
+// no connection's source port can hold it.
+const blockClaimPort = 29871
+
+func claimIPs() ([]string, net.Listener, error) {
 	ipMu.Lock()
 	defer ipMu.Unlock()
 	if ipNext == 0 {
-		// Test binaries of different packages run at once, each with its
-		// own counter: start each process's at a block of its own.
 		ipNext = os.Getpid() % 200
 	}
-	ipNext = (ipNext + 1) % 200
-	var out []string
-	for i := 0; i < Members; i++ {
-		out = append(out, fmt.Sprintf("127.0.%d.%d", 30+ipNext, i+1))
+	var last error
+	for try := 0; try < 200; try++ {
+		ipNext = (ipNext + 1) % 200
+		block := fmt.Sprintf("127.0.%d.", 30+ipNext)
+		claim, err := net.Listen("tcp", net.JoinHostPort(block+"254", fmt.Sprint(blockClaimPort)))
+		if err != nil {
+			last = err // another ensemble's, here or in another process
+			continue
+		}
+		var out []string
+		for i := 0; i < Members; i++ {
+			out = append(out, fmt.Sprintf("%s%d", block, i+1))
+		}
+		return out, claim, nil
 	}
-	return out
+	return nil, nil, fmt.Errorf("no free 127.0.N.x block for an ensemble (200 tried; the last: %w)", last)
 }
 
 // reservePort binds a free port on ip and keeps it bound: the caller
@@ -224,7 +240,12 @@ func StartOpts(ctx context.Context, kind Kind, dir string, sessionTimeout time.D
 		reserved = nil
 	}
 	defer release()
-	for i, ip := range nextIPs() {
+	ips, claim, err := claimIPs()
+	if err != nil {
+		return e, err
+	}
+	e.claim = claim
+	for i, ip := range ips {
 		m := &Member{Name: fmt.Sprintf("zk%d", i), ID: i + 1, IP: ip, Dir: filepath.Join(dir, fmt.Sprintf("%s%d", kind, i))}
 		for _, p := range []*int{&m.Client, &m.Peer, &m.Election} {
 			var l net.Listener
@@ -372,7 +393,6 @@ func (e *Ensemble) waitServing(m *Member, deadline time.Time, wait time.Duration
 	}
 }
 
-// tail is the end of m's log, for an error.
 // exitMeaning names what a ZooKeeper exit status means (its
 // org.apache.zookeeper.server.ExitCode, read from the 3.8.0 jar): Debian's
 // zookeeper logs nothing (no slf4j backend), so the status is all it says.
@@ -389,6 +409,7 @@ func exitMeaning(kind Kind, status string) string {
 	return ""
 }
 
+// tail is the end of m's log, for an error.
 func (m *Member) tail() string {
 	b, _ := os.ReadFile(filepath.Join(m.Dir, "server.log"))
 	// Debian's zookeeper ships no slf4j backend: its six SLF4J warnings
@@ -425,7 +446,7 @@ func (e *Ensemble) waitLeader(deadline time.Time) (int, error) {
 			return l, nil
 		}
 		if time.Now().After(deadline) {
-			return -1, fmt.Errorf("%s: no member became leader within the start bound (StartTimeout)", e.Kind)
+			return -1, fmt.Errorf("%s: no member became leader before the start's deadline (StartTimeout, ×%d under libfaketime)", e.Kind, FakeClockSlowdown)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -522,5 +543,8 @@ func (e *Ensemble) Close() {
 	}
 	for _, r := range e.relays {
 		r.Close()
+	}
+	if e.claim != nil {
+		e.claim.Close()
 	}
 }

@@ -93,18 +93,7 @@ func (p *proc) Members() *locks.Members { return p.members }
 // raft traffic), and returns what heals them (nil: none cut). ZooKeeper's
 // member links are the world's own links, cut by links.apply.
 func (w *world) coordPartition(i int, f faults.Fault) (heal func()) {
-	if f.Kind != faults.Partition || w.coord == nil || !w.coord.ens.HasPeerProxies() {
-		return nil // a delay between etcd members is not carried out
-	}
-	members := coordMemberNames()
-	var pairs [][2]string
-	for _, a := range f.From {
-		for _, b := range f.To {
-			if a != b && slices.Contains(members, a) && slices.Contains(members, b) {
-				pairs = append(pairs, [2]string{a, b})
-			}
-		}
-	}
+	pairs := w.memberPairs(f)
 	if len(pairs) == 0 {
 		return nil
 	}
@@ -378,3 +367,25 @@ func (w *world) coordNotCarriedOut(f faults.Fault) string {
 	}
 	return MemberClockNote
 }
+
+// memberPairs is the etcd member pairs partition f cuts through the
+// ensemble's peer proxies (none for a delay, which is not carried out
+// between etcd members, or a world without peer proxies).
+func (w *world) memberPairs(f faults.Fault) [][2]string {
+	if f.Kind != faults.Partition || w.coord == nil || !w.coord.ens.HasPeerProxies() {
+		return nil
+	}
+	members := coordMemberNames()
+	var pairs [][2]string
+	for _, a := range f.From {
+		for _, b := range f.To {
+			if a != b && slices.Contains(members, a) && slices.Contains(members, b) {
+				pairs = append(pairs, [2]string{a, b})
+			}
+		}
+	}
+	return pairs
+}
+
+// cutsMembers reports whether partition f cuts etcd member links.
+func (w *world) cutsMembers(f faults.Fault) bool { return len(w.memberPairs(f)) > 0 }

@@ -308,10 +308,15 @@ func (c *driverClient) section() error {
 // Go watchdog sleeps its interval; a pause delays it with the holder).
 // Careful code (careful, with a validity to follow) stops at the belief's
 // end: hold then reports false (write nothing).
+//
+// The section ends d after it began, however long the renewals take: the
+// Go watchdog renews beside the section, in a goroutine of its own, so a
+// slow renewal (a library retrying a failed extend) must not lengthen it.
 func (c *driverClient) hold(d time.Duration, careful bool) (bool, error) {
 	careful = careful && c.until0 != 0
+	end := c.p.Mono() + d
 	for {
-		step := d
+		step := max(end-c.p.Mono(), 0)
 		if careful {
 			step = min(step, max(c.left(), 0))
 		}
@@ -319,11 +324,10 @@ func (c *driverClient) hold(d time.Duration, careful bool) (bool, error) {
 			step = min(step, max(c.next-c.p.Mono(), 0))
 		}
 		c.p.Sleep(step)
-		d -= step
 		if careful && c.left() <= 0 {
 			return false, nil
 		}
-		if d <= 0 {
+		if c.p.Mono() >= end {
 			return true, nil
 		}
 		if c.renewing && c.p.Mono() >= c.next {

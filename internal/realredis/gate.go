@@ -22,10 +22,11 @@ type linkState struct {
 	changed chan struct{} // closed at the next change
 }
 
-// window: a chunk sent before until arrives latency after it was sent.
+// window: a chunk sent in [from, until) arrives latency after it was
+// sent (the simulator's delay spike delays what is sent in it only).
 type window struct {
-	latency time.Duration
-	until   time.Time
+	latency     time.Duration
+	from, until time.Time
 }
 
 // gates maps a linkState's id to it: toxiproxy builds each toxic from
@@ -62,7 +63,7 @@ func (st *linkState) hold(sent time.Time) (cut bool, wait time.Duration, changed
 	delay := st.lag
 	var extra time.Duration
 	for _, w := range st.windows {
-		if sent.Before(w.until) {
+		if !sent.Before(w.from) && sent.Before(w.until) {
 			extra = max(extra, w.latency)
 		}
 	}

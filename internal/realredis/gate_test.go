@@ -86,7 +86,7 @@ func TestPartitionHeals(t *testing.T) {
 	recvN(t, srvGot, 1, "before the cut")
 	sc := <-conns
 	for round := 0; round < 3; round++ {
-		key, n, err := ls.apply(faults.Fault{Kind: faults.Partition, From: []string{"a"}, To: []string{"b"}}, time.Hour)
+		key, n, err := ls.apply(faults.Fault{Kind: faults.Partition, From: []string{"a"}, To: []string{"b"}})
 		if err != nil || n != 1 {
 			t.Fatalf("apply: %d links, %v", n, err)
 		}
@@ -144,7 +144,7 @@ func TestPartitionHealsAfterAPeerLeft(t *testing.T) {
 		for range clients {
 			servers = append(servers, <-conns)
 		}
-		key, _, err := ls.apply(faults.Fault{Kind: faults.Partition, From: []string{"a"}, To: []string{"b"}}, time.Hour)
+		key, _, err := ls.apply(faults.Fault{Kind: faults.Partition, From: []string{"a"}, To: []string{"b"}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,5 +182,55 @@ func TestPartitionHealsAfterAPeerLeft(t *testing.T) {
 		for _, s := range servers[2:] {
 			s.Close()
 		}
+	}
+}
+
+// TestSeparates: a fault lays on the links between its sides only, each
+// direction as its one-way flag says; one between two clients lays on
+// none (the real arm then lists it as not injected).
+func TestSeparates(t *testing.T) {
+	ls := newLinks()
+	defer ls.close()
+	for _, cs := range [][2]string{{"c0", "n0"}, {"c1", "n0"}, {"c0", "store"}} {
+		if _, err := ls.add(cs[0], cs[1], "127.0.0.1:1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		f    faults.Fault
+		want int
+	}{
+		{faults.Fault{Kind: faults.Partition, From: []string{"c0"}, To: []string{"n0"}}, 1},
+		{faults.Fault{Kind: faults.Partition, From: []string{"n0"}, To: []string{"c0", "c1"}}, 2},
+		{faults.Fault{Kind: faults.Delay, From: []string{"c0"}, To: []string{"n0", "store"}, OneWay: true}, 2},
+		{faults.Fault{Kind: faults.Partition, From: []string{"c0"}, To: []string{"c1"}}, 0},
+	} {
+		if got := ls.separates(c.f); got != c.want {
+			t.Errorf("%s: separates %d links, want %d", c.f, got, c.want)
+		}
+	}
+	l := ls.all[0]
+	if got := l.separatedBy(faults.Fault{Kind: faults.Delay, From: []string{"n0"}, To: []string{"c0"}, OneWay: true}); len(got) != 1 || got[0] != l.down {
+		t.Errorf("a one-way delay n0→c0 lays on %d directions of c0->n0, want its downstream only", len(got))
+	}
+}
+
+// TestDelayWindowFrom: a delay window delays what is sent in it, not what
+// was sent before it opened.
+func TestDelayWindowFrom(t *testing.T) {
+	st := newLinkState()
+	defer gates.Delete(st.id)
+	now := time.Now()
+	st.change(func() {
+		st.windows = append(st.windows, &window{latency: time.Hour, from: now.Add(-2 * time.Minute), until: now.Add(-time.Minute)})
+	})
+	if cut, wait, _ := st.hold(now.Add(-3 * time.Minute)); cut || wait > 0 {
+		t.Errorf("a chunk sent before the window waits %v (cut %v)", wait, cut)
+	}
+	if _, wait, _ := st.hold(now.Add(-90 * time.Second)); wait < 58*time.Minute {
+		t.Errorf("a chunk sent in the window waits %v, want about an hour less 90 s", wait)
+	}
+	if _, wait, _ := st.hold(now.Add(-30 * time.Second)); wait > 0 {
+		t.Errorf("a chunk sent after the window waits %v", wait)
 	}
 }

@@ -90,29 +90,19 @@ func (ls *links) addNamed(name, client, server, upstream string) (string, error)
 // order, as a healed partition does with TCP retransmits (the simulator
 // drops a message held longer than MaxHold, 15 min by default: longer
 // than any run). A delay spike delays the chunks sent in its window.
-func (ls *links) apply(f faults.Fault, _ time.Duration) (string, int, error) {
-	from, to := set(f.From), set(f.To)
+func (ls *links) apply(f faults.Fault) (string, int, error) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	ls.seq++
 	key := fmt.Sprintf("f%d", ls.seq)
 	n := 0
 	for _, l := range ls.all {
-		var states []*linkState
-		fwd := from[l.client] && to[l.server] // client→server is From→To
-		back := from[l.server] && to[l.client]
-		switch {
-		case f.OneWay && fwd:
-			states = []*linkState{l.up}
-		case f.OneWay && back:
-			states = []*linkState{l.down}
-		case fwd || back:
-			states = []*linkState{l.up, l.down}
-		}
+		states := l.separatedBy(f)
 		for _, st := range states {
 			e := effect{st: st}
 			if f.Kind == faults.Delay {
-				e.win = &window{latency: f.Delay, until: time.Now().Add(f.Duration)}
+				now := time.Now()
+				e.win = &window{latency: f.Delay, from: now, until: now.Add(f.Duration)}
 			} else {
 				e.cut = true
 			}
@@ -130,6 +120,35 @@ func (ls *links) apply(f faults.Fault, _ time.Duration) (string, int, error) {
 		}
 	}
 	return key, n, nil
+}
+
+// separates counts the links fault f would lay on.
+func (ls *links) separates(f faults.Fault) int {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	n := 0
+	for _, l := range ls.all {
+		if len(l.separatedBy(f)) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// separatedBy is the directions of l that fault f separates.
+func (l *link) separatedBy(f faults.Fault) []*linkState {
+	from, to := set(f.From), set(f.To)
+	fwd := from[l.client] && to[l.server] // client→server is From→To
+	back := from[l.server] && to[l.client]
+	switch {
+	case f.OneWay && fwd:
+		return []*linkState{l.up}
+	case f.OneWay && back:
+		return []*linkState{l.down}
+	case fwd || back:
+		return []*linkState{l.up, l.down}
+	}
+	return nil
 }
 
 // lag delays by d, for the whole run, the downstream (server to client)
@@ -190,6 +209,9 @@ func (ls *links) close() {
 	ls.all = nil
 	ls.mu.Unlock()
 	for _, l := range all {
+		for _, st := range []*linkState{l.up, l.down} {
+			st.change(func() { st.cuts, st.windows = 0, nil }) // wake what the gates hold
+		}
 		l.proxy.Stop()
 		l.forget()
 	}
@@ -206,4 +228,12 @@ func set(names []string) map[string]bool {
 		m[n] = true
 	}
 	return m
+}
+
+// isHealed reports whether the world's heal (or its stop) has run: a
+// fault laid after it would stay to the end of the run.
+func (w *world) isHealed() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.healed || w.stopped
 }

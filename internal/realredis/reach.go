@@ -21,6 +21,9 @@ import (
 func (w *world) carryOut(i int, f faults.Fault) (faults.Fault, bool) {
 	r, led := w.resolveLeader(f) // consensus.go: a "leader" target, asked of the servers now
 	why := w.notCarriedOut(f, r, led)
+	if why == "" && (r.Kind == faults.Partition || r.Kind == faults.Delay) && w.links.separates(r) == 0 && !w.cutsMembers(r) {
+		why = "no link of this run runs between its sides"
+	}
 	if why == "" {
 		return r, true
 	}

@@ -461,7 +461,7 @@ func TestRetriedDelDeletesNextHolder(t *testing.T) {
 	// The replies c0's proxy gets in the next 20 ms come 200 ms late (a
 	// transient stall; its requests are not delayed, nor later replies,
 	// such as a new connection's handshake).
-	if _, _, err := ls.apply(faults.Fault{Kind: faults.Delay, From: []string{"n0"}, To: []string{"c0"}, OneWay: true, Duration: 20 * time.Millisecond, Delay: 200 * time.Millisecond}, 0); err != nil {
+	if _, _, err := ls.apply(faults.Fault{Kind: faults.Delay, From: []string{"n0"}, To: []string{"c0"}, OneWay: true, Duration: 20 * time.Millisecond, Delay: 200 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)

@@ -156,9 +156,11 @@ func (s Stalls) MachineVerdict(check checker.Result, ttl time.Duration) string {
 				ms(st.LateNS), sec(st.Start()), sec(st.AtNS), sec(v), MachineRule)
 		}
 	}
-	if s.NotKept > 0 && s.MaxNS >= int64(ttl/2) && (len(s.Kept) == 0 || s.Kept[len(s.Kept)-1].AtNS < v) {
-		return fmt.Sprintf("this verdict may be the machine's: %d stalls over TTL/4 were not kept with their times (the largest %v), and one may have come before the first violation at %s; the verdict stands",
-			s.NotKept, ms(s.MaxNS), sec(v))
+	// The largest stall is known with its time even when it was not
+	// kept: the same rule, on it.
+	if s.NotKept > 0 && s.MaxNS >= int64(ttl/2) && s.MaxAtNS-s.MaxNS < v && s.MaxAtNS >= v-int64(ttl) {
+		return fmt.Sprintf("this verdict may be the machine's: the harness was not scheduled for %v until %s, within one TTL before the first violation at %s (%s; %d stalls over TTL/4 were not kept with their times); the verdict stands",
+			ms(s.MaxNS), sec(s.MaxAtNS), sec(v), MachineRule, s.NotKept)
 	}
 	return ""
 }

@@ -106,7 +106,8 @@ func TestMachineVerdict(t *testing.T) {
 		{"unsafe more than a TTL after it", stall, unsafeAt(3400 * ms), false},
 		{"a stall under TTL/2", Stalls{Kept: []Stall{{AtNS: int64(2868 * ms), LateNS: int64(240 * ms)}}}, unsafeAt(3028 * ms), false},
 		{"safe", stall, checker.Result{Verdict: checker.VerdictSafe}, false},
-		{"stalls not kept, the last kept before the violation", Stalls{NotKept: 3, MaxNS: int64(300 * ms), Kept: []Stall{{AtNS: int64(ms), LateNS: int64(130 * ms)}}}, unsafeAt(9 * time.Second), true},
+		{"the largest not kept, just before the violation", Stalls{NotKept: 3, MaxNS: int64(300 * ms), MaxAtNS: int64(8800 * ms), Kept: []Stall{{AtNS: int64(ms), LateNS: int64(130 * ms)}}}, unsafeAt(9 * time.Second), true},
+		{"the largest not kept, long before the violation", Stalls{NotKept: 3, MaxNS: int64(300 * ms), MaxAtNS: int64(2 * time.Second), Kept: []Stall{{AtNS: int64(ms), LateNS: int64(130 * ms)}}}, unsafeAt(9 * time.Second), false},
 	} {
 		got := c.s.MachineVerdict(c.check, ttl)
 		if (got != "") != c.want {

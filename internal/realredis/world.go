@@ -452,17 +452,21 @@ func (w *world) startFault(i int, f faults.Fault) {
 			restart()
 		}
 	case faults.Partition, faults.Delay:
-		key, _, err := w.links.apply(f, w.cfg.Net.MaxHold)
+		key, _, err := w.links.apply(f)
 		if err != nil {
 			w.harnessError(fmt.Errorf("fault %d: %w", i+1, err))
+		}
+		if w.isHealed() { // the heal ran since the check above: it lifted nothing of this
+			w.links.lift(key)
+			return
 		}
 		onEnd = func() { w.links.lift(key) }
 		if heal := w.coordPartition(i, f); heal != nil { // etcd's member links (consensus.go)
 			onEnd = func() { w.links.lift(key); heal() }
 		}
 		if f.Kind == faults.Delay {
-			// What was sent in the window arrives Delay late: the toxic
-			// stays until then (it lets later data through at once).
+			// What was sent in the window arrives Delay late: its
+			// window stays until then (later data goes through at once).
 			onEnd = func() { time.AfterFunc(f.Delay, func() { w.links.lift(key) }) }
 		}
 	case faults.ClockJump:
