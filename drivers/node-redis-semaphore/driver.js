@@ -9,7 +9,8 @@
 // key in the background; a paused process refreshes nothing. It exposes
 // no validity (isAcquired is a boolean, turned false only by a failed
 // background refresh): the driver sends none. It has no public refresh
-// (the refresh is the private, background _refresh): no renew.
+// (the refresh is the private, background _refresh): no renew. One node,
+// or a Sentinel-managed primary through ioredis's Sentinel connector.
 const Redis = require('ioredis');
 const { Mutex } = require('redis-semaphore');
 const rl = require('readline').createInterface({ input: process.stdin });
@@ -27,14 +28,30 @@ function conn(addr, start) {
   return new Redis({ host, port: +port, connectionName: start.client, commandTimeout: start.timeout_ms,
     connectTimeout: start.timeout_ms, maxRetriesPerRequest: 0, enableReadyCheck: false });
 }
+// primary is the Sentinel-managed primary through ioredis's own Sentinel
+// connector: it asks the Sentinels for master_name's address on every
+// (re)connection, and natMap (SentinelConnector/index.js 177-179) maps
+// the address a node announces to this client's proxy for it (the
+// start's routes), keeping the partitions and delays on its links. The
+// ready check makes it refuse a node that is no longer the master
+// (SentinelConnector/index.js 37-47).
+function primary(start) {
+  const natMap = {};
+  for (const [name, route] of Object.entries(start.routes || {})) {
+    const [host, port] = route.split(':');
+    natMap[name] = { host, port: +port };
+  }
+  return new Redis({ sentinels: start.sentinels.map(a => { const [host, port] = a.split(':'); return { host, port: +port }; }),
+    name: start.master_name, natMap, connectionName: start.client, commandTimeout: start.timeout_ms,
+    connectTimeout: start.timeout_ms, sentinelCommandTimeout: start.timeout_ms, maxRetriesPerRequest: 0 });
+}
 async function main() {
   const start = JSON.parse(await next());
-  if (start.sentinels || (start.nodes || []).length !== 1) { // Mutex is the single-node lock (RedlockMutex is the multi-node one)
-    send({ re: 'start', result: 'fail', error: 'node-redis-semaphore wraps Mutex, a lock on one Redis node; this world has ' +
-      (start.sentinels ? 'a Sentinel-managed primary (no Sentinel client is wired here)' : (start.nodes || []).length + ' nodes') + ': refused' });
+  if (!start.sentinels && (start.nodes || []).length !== 1) { // Mutex is the one-node lock (RedlockMutex is the multi-node one)
+    send({ re: 'start', result: 'fail', error: `node-redis-semaphore wraps Mutex, a lock on one Redis node; this world has ${(start.nodes || []).length} nodes: refused` });
     process.exit(0);
   }
-  const node = conn(start.nodes[0], start), store = conn(start.storage, start);
+  const node = start.sentinels ? primary(start) : conn(start.nodes[0], start), store = conn(start.storage, start);
   for (const c of [node, store]) c.on('error', () => {});
   // The library has no hook inside acquire: the 'acquiring' point is marked
   // by wrapping the client's set, which acquireMutex calls once per attempt
