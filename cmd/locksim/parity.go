@@ -121,7 +121,7 @@ Needs redis-server: apt-get install -y redis-server redis-sentinel faketime.`,
 	fl.Var(&simRuns, "sim-runs", "sim seeds a cell (default 200, --quick 40)")
 	fl.Var(&realRuns, "real-runs", "real runs a cell (default 20, --quick 4)")
 	fl.VarP(&jobs, "jobs", "j", "real runs at once (default 3, --quick 4)")
-	fl.StringVar(&drivers, "drivers", "", "run the drivers table instead (docs/DRIVERS.md): Go set-nx-cad, the Python control, redis-py and redlock from the `DIR` of drivers (e.g. drivers) in 9 scenarios; writes drivers.json and drivers.txt")
+	fl.StringVar(&drivers, "drivers", "", "run the drivers table instead (docs/DRIVERS.md): Go set-nx-cad, the Python control, redis-py, redlock and redis-semaphore from the `DIR` of drivers (e.g. drivers) in 9 scenarios; writes drivers.json and drivers.txt")
 	fl.StringVar(&world, "world", "set-nx-cad", "with --drivers: the lock whose world the drivers run in: set-nx-cad (one node), redlock (five; node-redlock only) or fencing (a fenced storage; python-fencing only)")
 	fl.Var(&ttl, "ttl", fmt.Sprintf("the lock's TTL in both arms, %v..%v (default %v)", realredis.MinTTL, realredis.MaxTTL, realredis.DefaultTTL))
 	return cmd

@@ -100,13 +100,14 @@ type Arm struct {
 }
 
 // DriverArms are the table's columns: Go set-nx-cad, the control and the
-// two libraries.
+// three libraries.
 func DriverArms() []Arm {
 	return []Arm{
 		{Name: "go set-nx-cad", Library: "locks/catalogue set-nx-cad (go-redis)", Resembles: "-"},
 		{Name: control, Driver: control, Library: "plain redis-py issuing set-nx-cad's commands (the control)", Resembles: "set-nx-cad"},
 		{Name: redisPy, Driver: redisPy, Library: "redis-py 4.3.4 redis.lock.Lock", Resembles: "set-nx-cad, redislock (no validity signal)"},
 		{Name: redlock, Driver: redlock, Library: "npm redlock 4.2.0 over ioredis 4.28.5", Resembles: "redlock, redsync (here on one node, as gocron)", NoSentinel: redlockNoSentinel},
+		{Name: redisSemaphore, Driver: redisSemaphore, Library: "npm redis-semaphore 5.8.0 Mutex over ioredis 4.28.5 (auto-refresh on)", Resembles: "set-nx-cad with a background refresh, redislock (no validity signal)"},
 	}
 }
 

@@ -4,7 +4,9 @@ package parity
 // before any of these cells was measured (issue 31). Each names the
 // source lines it rests on: redis-py 4.3.4's
 // /usr/lib/python3/dist-packages/redis/lock.py, npm redlock 4.2.0's
-// drivers/node-redlock/node_modules/redlock/redlock.js, and the control's
+// drivers/node-redlock/node_modules/redlock/redlock.js, npm redis-semaphore
+// 5.8.0's drivers/node-redis-semaphore/node_modules/redis-semaphore/lib/,
+// and the control's
 // drivers/python-set-nx-cad/driver.py. Every driver runs in set-nx-cad's
 // world (one Redis node, its TTL), so a scenario's faults are the ones it
 // lists for set-nx-cad.
@@ -24,6 +26,9 @@ const (
 	control = "python-set-nx-cad"
 	// fencingControl is the fencing design in Python (FencingWorld).
 	fencingControl = "python-fencing"
+	// redisSemaphore is npm redis-semaphore 5.8.0's Mutex (one node,
+	// background auto-refresh, no validity signal).
+	redisSemaphore = "node-redis-semaphore"
 )
 
 // driverExpect is keyed by driver, then scenario.
@@ -49,6 +54,33 @@ var driverExpect = map[string]map[string]Expectation{
 		"restart-no-persistence": {"unsafe", "the one node restarts empty under a holder (a quorum of 1 of 1); redis.io's fsync or delayed restart is not there"},
 		"no-faults":              {"safe", "lockScript sets the key only if none exists (lines 9-24) and unlockScript deletes only its own value (lines 26-34)"},
 		"foreign-release":        {"safe", "unlockScript deletes a key only if its value is the lock's (lines 26-34); the stale unlock rejects with a LockError (driver: fail)"},
+	},
+	// npm redis-semaphore 5.8.0's Mutex, written from
+	// drivers/node-redis-semaphore/node_modules/redis-semaphore/lib/
+	// (Lock.js, mutex/acquire.js, mutex/refresh.js, mutex/release.js,
+	// misc.js) before the driver ran any of these scenarios. lockTimeout is
+	// the TTL; auto-refresh is the library's default: a setInterval of
+	// round(0.8 x lockTimeout) (Lock.js 48, 112-115) started once
+	// tryAcquire's SET succeeded (Lock.js 137-141), whose expireIfEqualLua
+	// PEXPIREs the key only while its value is the Mutex's identifier
+	// (refresh.js 11-24); a failed refresh sets isAcquired false, stops
+	// the interval and calls onLockLost (Lock.js 61-69), which the driver
+	// makes a log line (the default throws: misc.js 11-13). It gives no
+	// validity, so a holder believes until it releases, and the refresh's
+	// verdict never reaches the caller's write. Issue #175 (a refresh that
+	// silently re-SET an expired key) does not apply: 5.8.0's refresh only
+	// PEXPIREs its own value and returns 0 otherwise (refresh.js 16-23).
+	redisSemaphore: {
+		"pause-after-check":      {"unsafe", "tryAcquire starts the refresh interval (Lock.js 137-141) and returns before the after-check point; SIGSTOP stops the whole process, timers included, so nothing re-times the key during the 1.5 TTL pause (PX lockTimeout, acquire.js 17): it expires and another client takes it. At SIGCONT the overdue refresh's GET finds another value, returns 0 (refresh.js 16-23) and onLockLost runs (Lock.js 61-69), but it only flips isAcquired: the acquire's ok and the write go on, and with no validity the holder believes until its release"},
+		"pause-during-acquire":   {"unsafe", "acquireMutex returns true as soon as SET NX PX says OK (acquire.js 17-21), measuring nothing around it; the pause at the acquiring point (after the SET's reply) outlasts the TTL, the key expires and another client takes it, and tryAcquire still resolves true; its refresh starts only then (Lock.js 137-141), 0.8 TTL later, after this short section has released (as redis-py's Lock)"},
+		"slow-client-clocks":     {"unsafe", "a race the slow clock loses about as often as it wins: the refresh interval, round(0.8 x lockTimeout) = 400 ms on the driver's clock (Lock.js 48, 113: libuv's timers read CLOCK_MONOTONIC, which libfaketime slows by 20 %), is 500 ms of true time, the key's PX (acquire.js 17); it fires after the SET's round trip, so it reaches the node at about the moment the key expires, and a refresh that finds it gone only calls onLockLost (Lock.js 61-69, refresh.js 16-23). Sections are 1.21-1.24 TTL of true time and the holder, with no validity, believes to the end: each lost race is a window for the other two clients' retries"},
+		"clock-jump":             {"unsafe", "the node's clock jumps 2 TTL and expires the key under the holder; sections are 0.5-0.8 TTL, shorter than or about the 0.8 TTL refresh interval, and a refresh that comes finds no key and only calls onLockLost (refresh.js 16-23, Lock.js 61-69); no validity: the holder believes until its release while the other client takes the key"},
+		"delayed-write":          {"unsafe", "as set-nx-cad: SET NX PX (acquire.js 17) and a compare-and-delete (release.js 11-20); the write times out at ioredis's commandTimeout, the driver says unknown, the client releases (release stops the refresh, Lock.js 146-148) and the held write lands after the next holder's"},
+		"restart-no-persistence": {"unsafe", "the node restarts empty under a holder and the other client's SET NX succeeds; the holder has no validity and believes until its release; a refresh after the restart finds no key or the other's and only calls onLockLost (refresh.js 16-23, Lock.js 61-69)"},
+		"no-faults":              {"safe", "SET NX PX (acquire.js 17), a refresh that PEXPIREs only its own value (refresh.js 16-23) and a release that deletes only its own value (release.js 11-20); release stops the interval before deleting (Lock.js 146-151)"},
+		"foreign-release":        {"unsafe", "the release is harmless: delIfEqualLua deletes only the Mutex's own value (release.js 11-20), and once the overdue refresh at SIGCONT has found the key gone or another's, release sends nothing at all (isAcquired false, Lock.js 149); but as redis-py's Lock (PARITY.md, foreign-release x python-redis-py) the Mutex gives no validity, so c0, stopped 1.5 TTL in its section, believes it holds while the next client does: a lease overlap"},
+		// Written before the failover cell was first run (issue 31).
+		"failover": {"unsafe", "as Go primary-replica: the driver reaches the primary through ioredis's Sentinel connector (master_name, natMap to its proxies); SET NX PX (acquire.js 17) is answered by the primary before its replicas (repl_lag 2 s), a failover within 2 s of it promotes a replica without the key and the other client acquires there, while the holder (no validity; sections 0.6-0.9 TTL) believes until its release; its refresh, every 2.4 s (0.8 x 3 s, Lock.js 48), can only find the key gone and call onLockLost (Lock.js 61-69)"},
 	},
 	control: {
 		"pause-after-check":      {"unsafe", "as Go set-nx-cad (driver.py sends after-check after the SET, then returns)"},

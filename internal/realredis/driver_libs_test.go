@@ -32,17 +32,25 @@ func requirePythonRedis(t *testing.T) {
 
 // requireNodeRedlock skips a test of drivers/node-redlock when node or its
 // node_modules (npm ci in the folder) is absent; in CI it fails.
-func requireNodeRedlock(t *testing.T) {
+func requireNodeRedlock(t *testing.T) { requireNodeDriver(t, "node-redlock", "redlock") }
+
+// requireNodeDriver skips a test of drivers/<name> when node or the
+// folder's node_modules/<module> (npm ci in the folder) is absent; in CI
+// it fails.
+func requireNodeDriver(t *testing.T, name, module string) {
 	t.Helper()
 	_, errNode := exec.LookPath("node")
-	_, errMods := os.Stat(filepath.Join("..", "..", "drivers", "node-redlock", "node_modules", "redlock"))
+	_, errMods := os.Stat(filepath.Join("..", "..", "drivers", name, "node_modules", module))
 	if err := errors.Join(errNode, errMods); err != nil {
 		if os.Getenv("LOCKSIM_CI") != "" {
-			t.Fatalf("drivers/node-redlock: %v (apt-get install -y nodejs; cd drivers/node-redlock && npm ci)", err)
+			t.Fatalf("drivers/%s: %v (apt-get install -y nodejs; cd drivers/%s && npm ci)", name, err, name)
 		}
-		t.Skipf("drivers/node-redlock skipped: %v (apt-get install -y nodejs; cd drivers/node-redlock && npm ci)", err)
+		t.Skipf("drivers/%s skipped: %v (apt-get install -y nodejs; cd drivers/%s && npm ci)", name, err, name)
 	}
 }
+
+// nodeModules is each Node driver's library, as npm ci installs it.
+var nodeModules = map[string]string{"node-redlock": "redlock", "node-redis-semaphore": "redis-semaphore"}
 
 func repoDriver(t *testing.T, name string) *Driver {
 	t.Helper()
@@ -57,10 +65,10 @@ func repoDriver(t *testing.T, name string) *Driver {
 // with no faults, and a pause at the after-check point it reports lands.
 func TestLibraryDrivers(t *testing.T) {
 	requireRedis(t)
-	for _, name := range []string{"python-set-nx-cad", "python-redis-py", "node-redlock"} {
+	for _, name := range []string{"python-set-nx-cad", "python-redis-py", "node-redlock", "node-redis-semaphore"} {
 		t.Run(name, func(t *testing.T) {
-			if strings.HasPrefix(name, "node-") {
-				requireNodeRedlock(t)
+			if mod, ok := nodeModules[name]; ok {
+				requireNodeDriver(t, name, mod)
 			} else {
 				requirePythonRedis(t)
 			}
