@@ -129,6 +129,7 @@ type driverProc struct {
 	stdin io.WriteCloser
 	lines chan stamped // closed at EOF or a read error
 	rdErr error        // why lines closed (read after it is)
+	eofAt time.Time    // when stdout closed (the process ended or closed it), under mu
 	done  chan struct{}
 
 	stderr *boundedBuf
@@ -244,6 +245,9 @@ func (dp *driverProc) read(r io.Reader) {
 		}
 		if err != nil {
 			dp.rdErr = err
+			dp.mu.Lock()
+			dp.eofAt = time.Now()
+			dp.mu.Unlock()
 			return
 		}
 	}

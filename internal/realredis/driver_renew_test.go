@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
@@ -139,4 +140,54 @@ func TestDriverRenewals(t *testing.T) {
 		}
 		t.Logf("%d renew requests, %d acquisitions, %d writes", asked, acquired, len(ws))
 	})
+}
+
+// TestDriverDiesHolding: a driver process that ends while its client
+// holds (no validity: it believed until release) stops believing when it
+// ended; the next holder, once the dead one's key expired, overlaps no
+// belief. Without endBeliefAtExit the dead client's belief ran on to the
+// end of the run and the run was unsafe (a lease overlap with a process
+// that was gone).
+func TestDriverDiesHolding(t *testing.T) {
+	requireRedis(t)
+	requirePythonRedis(t)
+	dir := t.TempDir()
+	src, err := filepath.Abs(filepath.Join("testdata", "dies_driver.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := ResolveDriver(script(t, dir, "driver-dies", "exec /usr/bin/python3 "+src+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := short(t, "no-faults", "set-nx-cad", 1)
+	if err := j.WithDriver(d); err != nil {
+		t.Fatal(err)
+	}
+	jd, err := j.RunAndJudge(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jd.Err == nil || !strings.Contains(jd.Err.Error(), "exit status 7") {
+		t.Errorf("the run's error should say the driver exited: %v", jd.Err)
+	}
+	var ended, others int
+	for _, e := range jd.Result.History {
+		if e.Proc == "c0" && e.Kind == event.KindRenewFail && strings.Contains(e.Detail, "driver process ended") {
+			ended++
+		}
+		if e.Proc != "c0" && e.Op == event.OpAcquire && e.Kind == event.KindOK {
+			others++
+		}
+	}
+	if ended != 1 {
+		t.Errorf("%d belief ends recorded for c0, want 1", ended)
+	}
+	if others == 0 {
+		t.Fatal("no other client acquired: the test proves nothing")
+	}
+	if jd.Check.Verdict == checker.VerdictUnsafe {
+		t.Errorf("verdict unsafe %v: the dead client's belief overlapped", jd.Check.Reasons)
+	}
+	t.Logf("verdict %s (%d acquisitions by others after c0 died); %v", jd.Check.Verdict, others, jd.Err)
 }

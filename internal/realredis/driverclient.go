@@ -112,6 +112,7 @@ func runDriverClient(p *proc, j *Job) {
 	go c.dp.watch()
 	for !p.Stopping() {
 		if err := c.round(); err != nil {
+			c.endBeliefAtExit()
 			c.broken(err)
 			return
 		}
@@ -240,7 +241,25 @@ func (c *driverClient) round() error {
 		return err
 	}
 	c.ret(event.OpRelease, id, l, sim.Event{})
+	c.holding = 0
 	return nil
+}
+
+// endBeliefAtExit ends the current hold's belief when the driver's
+// process ended while it held: a dead process acts on nothing, so its
+// belief must not overlap the next holder's (the harness learns of the
+// exit only at its next request). Recorded as a Go holder's
+// Env.RenewFailed is, at the moment stdout closed.
+func (c *driverClient) endBeliefAtExit() {
+	c.dp.mu.Lock()
+	at := c.dp.eofAt
+	c.dp.mu.Unlock()
+	if c.holding == 0 || at.IsZero() {
+		return
+	}
+	t := max(int64(at.Sub(c.p.w.start)), 1)
+	c.recordAt(sim.Event{Kind: event.KindRenewFail, Op: event.OpAcquire, OpID: c.holding, Lock: c.lock, Detail: "the driver process ended while it held: its belief ends"}, t)
+	c.holding = 0
 }
 
 // section is the workload's critical section (scenarios' section for the
