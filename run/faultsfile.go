@@ -64,7 +64,7 @@ func ParseFaults(name string, data []byte) ([]faults.Fault, error) {
 			return nil, fmt.Errorf("%s: not a JSON list of faults: %v", name, err)
 		}
 	default:
-		return nil, fmt.Errorf("%s: not a JSON list of faults: it starts with %v", name, tok)
+		return nil, fmt.Errorf("%s: not a JSON list of faults: it starts with %q", name, fmt.Sprint(tok))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("%s: trailing data after the list of faults", name)
