@@ -182,10 +182,8 @@ func zkClockJump(t *testing.T, fake bool) {
 			t.Logf("create %s at %v: %v (retrying)", name, time.Since(began).Round(time.Millisecond), err)
 			time.Sleep(250 * time.Millisecond)
 		}
-		_, st, err := keep.Get(name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		var st *zk.Stat
+		retry(t, began, "get "+name, func() (err error) { _, st, err = keep.Get(name); return err })
 		return time.Until(time.UnixMilli(st.Ctime)) // the leader's clock ahead of ours
 	}
 	if d := ctime("/before"); d.Abs() > 5*time.Second {
@@ -225,15 +223,19 @@ func zkClockJump(t *testing.T, fake bool) {
 		waitSession(t, gev)
 		node := []string{"/lost-fwd", "/lost-back"}[step]
 		_, _ = gone.Sync("/") // a round trip: the session is settled on the server
-		if _, err := gone.Create(node, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := keep.Sync(node); err != nil { // keep's member has seen the create
-			t.Fatal(err)
-		}
-		ok, _, watch, err := keep.ExistsW(node)
-		if err != nil || !ok {
-			t.Fatalf("%s: exists %v, %v", node, ok, err)
+		retry(t, began, "create "+node, func() error {
+			_, err := gone.Create(node, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+			if errors.Is(err, zk.ErrNodeExists) {
+				return nil // made under a connection that was lost
+			}
+			return err
+		})
+		retry(t, began, "sync "+node, func() error { _, err := keep.Sync(node); return err }) // keep's member has seen the create
+		var ok bool
+		var watch <-chan zk.Event
+		retry(t, began, "exists "+node, func() (err error) { ok, _, watch, err = keep.ExistsW(node); return err })
+		if !ok {
+			t.Fatalf("%s: exists %v", node, ok)
 		}
 		cutAt := time.Now()
 		fw.cut()
@@ -270,5 +272,23 @@ func waitSession(t *testing.T, ev <-chan zk.Event) {
 		case <-deadline:
 			t.Fatal("no session within 20s")
 		}
+	}
+}
+
+// retry runs fn until it does not fail with a lost connection (the
+// client reconnects and the session lives on: ZooKeeper's programmer's
+// guide has the application retry), at most 20 times.
+func retry(t *testing.T, began time.Time, what string, fn func() error) {
+	t.Helper()
+	for try := 0; ; try++ {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if try == 20 || !errors.Is(err, zk.ErrConnectionClosed) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		t.Logf("%s at %v: %v (retrying)", what, time.Since(began).Round(time.Millisecond), err)
+		time.Sleep(250 * time.Millisecond)
 	}
 }
