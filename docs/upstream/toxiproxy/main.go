@@ -1,19 +1,16 @@
-// Command removetoxic-hang: toxiproxy 2.5.0's RemoveToxic blocks for good
-// (holding the proxy's toxic-collection lock) once a latency toxic holds
-// a chunk for a link whose writer has exited because the far end of the
-// connection closed.
+// Command removetoxic-hang: toxiproxy 2.5.0's RemoveToxic blocks 5 s for
+// every chunk a latency toxic holds once the link's writer has exited
+// (the connection's far end left during the cut), all of it holding the
+// proxy's toxic-collection lock (toxic_collection.go 171).
 //
-// toxics/latency.go 44 and 47 send the held chunk on stub.Output with no
-// select; link.go 137-170 (ToxicLink.write) stops reading that channel
-// when its io.Copy to the destination fails. RemoveToxic takes the
-// collection's lock (toxic_collection.go 171) and waits for every link
-// (296), each of which waits for the toxic to stop (toxics/toxic.go
-// 110-117), which never happens.
+// link.go 238-271 hands each held chunk on with WriteOutput(tmp, 5s);
+// link.go 137-170 (ToxicLink.write) stops reading once its io.Copy to the
+// destination fails. See docs/upstream/toxiproxy-removetoxic-hang.md.
 //
-//	go run . ; echo "exit status $?"
+//	go run . ; echo "exit status $?"        # 5 trials, 3 s each: BUG, exit 1
+//	go run . -trials 1 -wait 150s           # measured: 1m30s for 20 chunks
 //
-// Prints "BUG: RemoveToxic did not return in 3s" and exits 1 on 2.5.0;
-// exits 0 if RemoveToxic returns.
+// Exits 1 when a removal did not return within -wait, 0 otherwise.
 package main
 
 import (
