@@ -9,6 +9,8 @@
 // the second still holds it.
 //   redis-server --port 6394 --save "" &
 //   npm ci && node repro.js 6394
+//   node repro.js 6394 fixed   # A releases with the suggested fix instead
+//                              # (compare-and-delete by a per-acquisition token)
 // Expected: B's key survives A's late release; C waits for B.
 // Actual (1.0.0): A's release deletes B's key; C is granted while B holds.
 const { createClient } = require('redis');
@@ -17,17 +19,33 @@ const { spawn } = require('child_process');
 const port = +process.argv[2] || 6379;
 const sleep = ms => new Promise(r => setTimeout(r, ms));
 
+const FIXED = process.argv.includes('fixed');
+
+// The suggested fix, outside the library: the same SET NX PX, a value
+// unique to this acquisition, and a release that deletes only that value.
+function fixedLock(client) {
+  const RELEASE = 'if redis.call("GET", KEYS[1]) == ARGV[1] then return redis.call("DEL", KEYS[1]) end return 0';
+  return async (name, timeout) => {
+    const key = `lock.${name}`, token = `${Date.now() + timeout + 1}:${Math.random()}`;
+    for (;;) {
+      if (await client.set(key, token, { PX: timeout, NX: true }) !== null) break;
+      await sleep(50);
+    }
+    return () => client.eval(RELEASE, { keys: [key], arguments: [token] });
+  };
+}
+
 async function holderA() { // a process whose clock runs at half speed
   const real = Date.now, start = real();
   Date.now = () => start + Math.floor((real() - start) / 2);
   const c = createClient({ socket: { port, host: '127.0.0.1' } });
   await c.connect();
-  const lock = redisLock(c);
+  const lock = FIXED ? fixedLock(c) : redisLock(c);
   const release = await lock('r', 400); // the key lives 400 ms
   console.log('A: acquired (timeout 400 ms)');
   await sleep(650);                      // real time; A's clock says 325 ms
   const r = await release();
-  console.log('A: released after 650 ms real time (its clock: ~325 ms, under the 400 ms timeout); DEL returned', r);
+  console.log(FIXED ? 'A (fixed release):' : 'A:', 'released after 650 ms real time (its clock: ~325 ms, under the 400 ms timeout); DEL returned', r);
   await c.quit();
 }
 
@@ -35,7 +53,7 @@ async function main() {
   const b = createClient({ socket: { port, host: '127.0.0.1' } }), c = b.duplicate(), admin = b.duplicate();
   await Promise.all([b.connect(), c.connect(), admin.connect()]);
   await admin.del('lock.r');
-  const child = spawn(process.execPath, [__filename, String(port), 'A'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [__filename, String(port), 'A', ...(FIXED ? ['fixed'] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
   const aDone = new Promise(r => child.on('exit', r));
   await new Promise(r => child.stdout.on('data', d => { process.stdout.write(d); if (/acquired/.test(d)) r(); }));
   await redisLock(b)('r', 5000);         // retries every 50 ms until A's key expires
