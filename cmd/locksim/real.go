@@ -24,7 +24,13 @@ func (f *runFlags) realJob(cmd *cobra.Command) (*realredis.Job, error) {
 	if !f.seed.set {
 		return nil, usageErrorf("--seed: required (0..18446744073709551615)")
 	}
-	if fl := cmd.Flags().Lookup("trace"); fl.Changed {
+	if err := refuseEmpty(cmd); err != nil {
+		return nil, err
+	}
+	// The outputs first, as the simulator checks them (runFlags.job): a
+	// real run cannot be had again, so a path that cannot be written is
+	// refused before it starts, not said after it.
+	if f.trace != "" {
 		if err := outfile.CheckWritable(f.trace); err != nil {
 			return nil, usageErrorf("--trace: %v", err)
 		}
