@@ -84,8 +84,8 @@ Needs redis-server: apt-get install -y redis-server redis-sentinel faketime.`,
 				opt.RealJobs = jobs.v
 			}
 			opt.TTL = ttl.v
-			if err := realredis.CheckBinaries(); err != nil {
-				return usageErrorf("%v", err)
+			if err := checkRealEnv(); err != nil {
+				return err
 			}
 			opt.Progress = stderr
 			redis.SetLogger(quietLogger{})

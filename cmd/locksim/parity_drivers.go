@@ -92,8 +92,8 @@ func runDriversTable(cmd *cobra.Command, stdout, stderr io.Writer, h host, code 
 	if exe, err := os.Executable(); err == nil {
 		opt.Exe = exe // each real run its own process (parity.DriversOptions.Exe)
 	}
-	if err := realredis.CheckBinaries(); err != nil {
-		return usageErrorf("%v", err)
+	if err := checkRealEnv(); err != nil {
+		return err
 	}
 	redis.SetLogger(quietLogger{})
 	*code = h(func(b sim.Bubble) int {

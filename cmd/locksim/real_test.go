@@ -161,3 +161,34 @@ func TestRealOutputsUpFront(t *testing.T) {
 		t.Errorf("the read-only folder holds %v", ents)
 	}
 }
+
+// TestRealTempDir: a TMPDIR the real arm cannot make its folders in is an
+// input error naming TMPDIR, before anything starts, in every command
+// that runs the real arm (issue 41: exit 70, "internal error", once the
+// run had started).
+func TestRealTempDir(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o644)
+	out := filepath.Join(dir, "out")
+	for _, c := range []struct{ tmp, want string }{
+		{filepath.Join(dir, "missing"), fmt.Sprintf("TMPDIR=%q: no such file or directory", filepath.Join(dir, "missing"))},
+		{file, fmt.Sprintf("TMPDIR=%q is not a folder", file)},
+	} {
+		t.Setenv("TMPDIR", c.tmp)
+		for _, args := range [][]string{
+			{"run", "--backend", "real", "--scenario", "pause-after-check", "--lock", "set-nx-cad", "--seed", "1"},
+			{"parity", "--quick", "--out", out},
+			{"parity", "--drivers", "../../drivers", "--out", out},
+			{"sweep", "--backend", "real", "--scenario", "pause-after-check", "--locks", "set-nx-cad", "--seeds", "1", "--out", out},
+		} {
+			code, stdout, stderr := cli(t, noHost(t), args...)
+			if code != exitUsage || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, "set TMPDIR") || stdout != "" {
+				t.Errorf("TMPDIR=%s %v: exit %d, stdout %q, stderr %q; want %d naming %q", c.tmp, args, code, stdout, stderr, exitUsage, c.want)
+			}
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s was created", out)
+		}
+	}
+}
