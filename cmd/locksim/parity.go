@@ -170,8 +170,19 @@ func parseCellList(s, form string, needSecond bool, check func(second string) er
 			return nil, fmt.Errorf("%q: an empty cell (want %s,...)", s, form)
 		}
 		sc, second, hasSecond := strings.Cut(c, "/")
-		if sc == "" || (hasSecond && second == "") || (needSecond && !hasSecond) || strings.Contains(second, "/") {
-			return nil, fmt.Errorf("%q is not %s", c, form)
+		why := ""
+		switch {
+		case strings.Contains(second, "/"):
+			why = `more than one "/"`
+		case sc == "":
+			why = `nothing before the "/"`
+		case hasSecond && second == "":
+			why = `nothing after the "/"`
+		case needSecond && !hasSecond:
+			why = `no "/"`
+		}
+		if why != "" {
+			return nil, fmt.Errorf("%q is not %s: %s", c, form, why)
 		}
 		if _, err := scenarios.Get(sc); err != nil {
 			return nil, fmt.Errorf("%q: unknown scenario %q (%ssee locksim list scenarios)", c, sc, scenarios.DidYouMean(sc, scenarios.IDs()))
