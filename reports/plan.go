@@ -204,9 +204,10 @@ func NewPlan(opt Options) (*Plan, error) {
 			if _, err := scenarios.Get(id); err != nil {
 				return nil, &sweep.InputError{Field: "scenarios", Err: fmt.Errorf("unknown scenario %q (one of: %s)", id, strings.Join(scenarios.IDs(), ", "))}
 			}
-			if !slices.Contains(scenarioIDs, id) {
-				scenarioIDs = append(scenarioIDs, id)
+			if slices.Contains(scenarioIDs, id) {
+				return nil, &sweep.InputError{Field: "scenarios", Err: fmt.Errorf("%q appears twice", id)} // as sweep.ParseLocks refuses --locks
 			}
+			scenarioIDs = append(scenarioIDs, id)
 		}
 	}
 	for _, id := range opt.Locks {

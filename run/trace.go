@@ -58,6 +58,11 @@ type headerLine struct {
 	Run *Header `json:"locksim_run"`
 }
 
+// RealRunKey names the header line of a real-arm run's trace
+// ({"locksim_real_run":{...}}, written by internal/realredis/trace.go):
+// a history of real processes in real time, which no run replays.
+const RealRunKey = "locksim_real_run"
+
 // Header describes the job's run; version is the locksim version line.
 func (j *Job) Header(version string) Header {
 	scenario := j.Spec.ScenarioID()
@@ -151,6 +156,10 @@ func ReadHeader(path string, r *bufio.Reader) (Header, error) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&hl); err != nil || hl.Run == nil {
+		var other map[string]json.RawMessage
+		if json.Unmarshal(line, &other) == nil && other[RealRunKey] != nil {
+			return Header{}, fmt.Errorf("%s is the trace of a real-arm run ('locksim run --backend real'): a real run is not replayable; replay works on simulator traces only (written by 'locksim run --trace' without --backend real)", path)
+		}
 		return Header{}, fmt.Errorf("%s: line 1 is not a locksim run header (is this a trace written by 'locksim run --trace'?)", path)
 	}
 	return *hl.Run, nil

@@ -182,6 +182,15 @@ func refuseRepeats(cmd *cobra.Command) {
 	}
 }
 
+// notAFolder says when path exists and is not a folder (a folder flag
+// given a file); a path that does not exist is fine.
+func notAFolder(path string) error {
+	if st, err := os.Stat(path); err == nil && !st.IsDir() {
+		return fmt.Errorf("%q is not a folder", path)
+	}
+	return nil
+}
+
 // workerMemBytes is what one worker process needs at most, with margin
 // (a worker holds one world and its history; measured ~40 MB).
 const workerMemBytes = 64 << 20

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -219,5 +220,45 @@ func TestRunInterruptSaysWhatWasLost(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(filepath.Dir(trace), "*")); len(m) != 0 {
 		t.Errorf("left behind: %v", m)
+	}
+}
+
+// Issue 41 item 9: inputs one command refused and its sibling accepted,
+// or a conflict settled by a guess. Every row but "--locks twice" (the
+// refusal --scenarios now matches) failed on the code before the issue
+// (exit 0, or Slurm's shard silently taken).
+func TestHostileIssue41(t *testing.T) {
+	dir := t.TempDir()
+	cacheFile := filepath.Join(dir, "cache-file")
+	if err := os.WriteFile(cacheFile, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plan := []string{"report", "--plan", "--quick", "--scenarios", "no-faults", "--locks", "set-nx-cad"}
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string // the one stderr line starts with "locksim: " + want
+	}{
+		{"report --plan --cache FILE", nil, append(plan, "--cache", cacheFile), fmt.Sprintf("--cache: %q is not a folder", cacheFile)},
+		{"report --scenarios twice", nil, []string{"report", "--plan", "--quick", "--scenarios", "no-faults,pause-after-check,no-faults", "--locks", "set-nx-cad"}, `--scenarios: "no-faults" appears twice`},
+		{"report --locks twice", nil, []string{"report", "--plan", "--quick", "--scenarios", "no-faults", "--locks", "set-nx-cad,set-nx-cad"}, `--locks: "set-nx-cad" appears twice`},
+		{"--shard auto: Slurm and Kubernetes disagree",
+			map[string]string{"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "2", "JOB_COMPLETION_INDEX": "0", "LOCKSIM_SHARDS": "2"},
+			[]string{"sweep", "--scenario", "no-faults", "--locks", "set-nx-cad", "--seeds", "2", "--shard", "auto", "--out", filepath.Join(dir, "sw")},
+			"--shard: auto: the Slurm array task is shard 1 of 2 (SLURM_ARRAY_TASK_ID=1, SLURM_ARRAY_TASK_COUNT=2) but the Kubernetes Indexed Job says 0 of 2 (JOB_COMPLETION_INDEX=0, LOCKSIM_SHARDS=2)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, k := range []string{"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_STEP", "JOB_COMPLETION_INDEX", "LOCKSIM_SHARDS"} {
+				t.Setenv(k, c.env[k])
+			}
+			code, stdout, stderr := cli(t, noHost(t), c.args...)
+			if code != exitUsage || !strings.HasPrefix(stderr, "locksim: "+c.want) || strings.Count(stderr, "\n") != 1 || stdout != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d and one line starting %q", code, stdout, stderr, exitUsage, c.want)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sw")); err == nil {
+		t.Errorf("the refused sweep created its folder")
 	}
 }

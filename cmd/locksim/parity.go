@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -15,6 +16,8 @@ import (
 	"github.com/locksim/locksim/internal/outfile"
 	"github.com/locksim/locksim/internal/parity"
 	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/locks/catalogue"
+	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -63,7 +66,7 @@ Needs redis-server: apt-get install -y redis-server redis-sentinel faketime.`,
 			if quick {
 				opt = parity.Quick
 			}
-			if cells != "" {
+			if cmd.Flags().Changed("cells") {
 				cs, err := parseCells(cells)
 				if err != nil {
 					return usageErrorf("--cells: %v", err)
@@ -81,8 +84,8 @@ Needs redis-server: apt-get install -y redis-server redis-sentinel faketime.`,
 				opt.RealJobs = jobs.v
 			}
 			opt.TTL = ttl.v
-			if err := realredis.CheckBinaries(); err != nil {
-				return usageErrorf("%v", err)
+			if err := checkRealEnv(); err != nil {
+				return err
 			}
 			opt.Progress = stderr
 			redis.SetLogger(quietLogger{})
@@ -127,15 +130,73 @@ Needs redis-server: apt-get install -y redis-server redis-sentinel faketime.`,
 	return cmd
 }
 
-// parseCells reads SCENARIO/LOCK,...
+// parseCells reads --cells SCENARIO/LOCK,...: every cell names a built-in
+// scenario and a lock of the catalogue, once (parseCellList).
 func parseCells(s string) ([]parity.Cell, error) {
-	var out []parity.Cell
-	for _, part := range strings.Split(s, ",") {
-		sc, lk, ok := strings.Cut(strings.TrimSpace(part), "/")
-		if !ok || sc == "" || lk == "" {
-			return nil, fmt.Errorf("%q is not SCENARIO/LOCK", part)
+	refs, err := parseCellList(s, "SCENARIO/LOCK", true, func(lock string) error {
+		if _, err := catalogue.Get(lock); err != nil {
+			return fmt.Errorf("unknown lock %q (%ssee locksim list locks)", lock, scenarios.DidYouMean(lock, append(catalogue.IDs(), catalogue.RealOnlyIDs()...)))
 		}
-		out = append(out, parity.Cell{Scenario: sc, Lock: lk})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]parity.Cell, len(refs))
+	for i, r := range refs {
+		out[i] = parity.Cell{Scenario: r.scenario, Lock: r.second}
+	}
+	return out, nil
+}
+
+// cellRef is one cell of a --cells list: a scenario and what follows its
+// "/" (a lock, or with --drivers an arm; "" when there is none).
+type cellRef struct{ scenario, second string }
+
+// parseCellList reads a --cells list, for parity and parity --drivers
+// alike: comma-separated cells, each SCENARIO/SECOND (form names it in
+// errors; needSecond: the "/SECOND" is required), every scenario a
+// built-in one, every SECOND accepted by check, no cell twice. An empty
+// list, an empty cell, a second "/" or an unknown name is an error naming
+// the cell and, where one is close, the name it likely misspells.
+func parseCellList(s, form string, needSecond bool, check func(second string) error) ([]cellRef, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, fmt.Errorf("empty: name cells as %s,... or leave the flag out for the default set", form)
+	}
+	var out []cellRef
+	for _, part := range strings.Split(s, ",") {
+		c := strings.TrimSpace(part)
+		if c == "" {
+			return nil, fmt.Errorf("%q: an empty cell (want %s,...)", s, form)
+		}
+		sc, second, hasSecond := strings.Cut(c, "/")
+		why := ""
+		switch {
+		case strings.Contains(second, "/"):
+			why = `more than one "/"`
+		case sc == "":
+			why = `nothing before the "/"`
+		case hasSecond && second == "":
+			why = `nothing after the "/"`
+		case needSecond && !hasSecond:
+			why = `no "/"`
+		}
+		if why != "" {
+			return nil, fmt.Errorf("%q is not %s: %s", c, form, why)
+		}
+		if _, err := scenarios.Get(sc); err != nil {
+			return nil, fmt.Errorf("%q: unknown scenario %q (%ssee locksim list scenarios)", c, sc, scenarios.DidYouMean(sc, scenarios.IDs()))
+		}
+		if hasSecond {
+			if err := check(second); err != nil {
+				return nil, fmt.Errorf("%q: %v", c, err)
+			}
+		}
+		r := cellRef{scenario: sc, second: second}
+		if slices.Contains(out, r) {
+			return nil, fmt.Errorf("%q appears twice", c)
+		}
+		out = append(out, r)
 	}
 	return out, nil
 }

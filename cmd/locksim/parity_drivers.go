@@ -23,7 +23,7 @@ import (
 
 // runDriversTable is 'locksim parity --drivers DIR': the drivers table
 // (issue 31) into out/drivers.json and out/drivers.txt.
-func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *int, out, dir, world, cells string, quick bool, simRuns, realRuns, jobs intValue, ttl durationValue) error {
+func runDriversTable(cmd *cobra.Command, stdout, stderr io.Writer, h host, code *int, out, dir, world, cells string, quick bool, simRuns, realRuns, jobs intValue, ttl durationValue) error {
 	if !slices.Contains(parity.Worlds, world) {
 		return usageErrorf("--world %q: want one of %s", world, strings.Join(parity.Worlds, ", "))
 	}
@@ -46,33 +46,27 @@ func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *i
 		}
 	}
 	opt := parity.DriversOptions{Dir: dir, World: world, SimRuns: parity.Full.SimRuns, RealRuns: parity.Full.RealRuns, RealJobs: parity.Full.RealJobs, TTL: ttl.v, Progress: stderr, TracesIn: out}
-	if cells != "" {
+	if cmd.Flags().Changed("cells") {
 		// SCENARIO (every arm runs in it) or SCENARIO/ARM (only the
 		// named arms: the table is every named scenario × named arm).
+		refs, err := parseCellList(cells, "SCENARIO or SCENARIO/ARM", false, func(arm string) error {
+			for _, a := range parity.WorldArms(world) {
+				if a.Name == arm || (a.Driver == "" && arm == "go") {
+					return nil
+				}
+			}
+			return fmt.Errorf("no arm %q in %s's table (%swant go or a driver: %s)", arm, world, scenarios.DidYouMean(arm, append([]string{"go"}, strings.Split(armNames(world), ", ")...)), armNames(world))
+		})
+		if err != nil {
+			return usageErrorf("--cells with --drivers: %v", err)
+		}
 		var arms []string
-		for _, c := range strings.Split(cells, ",") {
-			c = strings.TrimSpace(c)
-			sc, arm, hasArm := strings.Cut(c, "/")
-			if sc == "" || (hasArm && arm == "") {
-				return usageErrorf("--cells with --drivers: %q is not SCENARIO or SCENARIO/ARM", c)
+		for _, r := range refs {
+			if r.second != "" && !slices.Contains(arms, r.second) {
+				arms = append(arms, r.second)
 			}
-			if _, err := scenarios.Get(sc); err != nil {
-				return usageErrorf("--cells with --drivers: %v (see locksim list scenarios)", err)
-			}
-			if hasArm {
-				found := false
-				for _, a := range parity.WorldArms(world) {
-					found = found || a.Name == arm || (a.Driver == "" && arm == "go")
-				}
-				if !found {
-					return usageErrorf("--cells with --drivers: %q: no arm %q in %s's table (want go or a driver: %s)", c, arm, world, armNames(world))
-				}
-				if !slices.Contains(arms, arm) {
-					arms = append(arms, arm)
-				}
-			}
-			if !slices.Contains(opt.Scenarios, sc) {
-				opt.Scenarios = append(opt.Scenarios, sc)
+			if !slices.Contains(opt.Scenarios, r.scenario) {
+				opt.Scenarios = append(opt.Scenarios, r.scenario)
 			}
 		}
 		if len(arms) > 0 {
@@ -98,8 +92,8 @@ func runDriversTable(_ *cobra.Command, stdout, stderr io.Writer, h host, code *i
 	if exe, err := os.Executable(); err == nil {
 		opt.Exe = exe // each real run its own process (parity.DriversOptions.Exe)
 	}
-	if err := realredis.CheckBinaries(); err != nil {
-		return usageErrorf("%v", err)
+	if err := checkRealEnv(); err != nil {
+		return err
 	}
 	redis.SetLogger(quietLogger{})
 	*code = h(func(b sim.Bubble) int {

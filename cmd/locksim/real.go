@@ -24,7 +24,13 @@ func (f *runFlags) realJob(cmd *cobra.Command) (*realredis.Job, error) {
 	if !f.seed.set {
 		return nil, usageErrorf("--seed: required (0..18446744073709551615)")
 	}
-	if fl := cmd.Flags().Lookup("trace"); fl.Changed {
+	if err := refuseEmpty(cmd); err != nil {
+		return nil, err
+	}
+	// The outputs first, as the simulator checks them (runFlags.job): a
+	// real run cannot be had again, so a path that cannot be written is
+	// refused before it starts, not said after it.
+	if f.trace != "" {
 		if err := outfile.CheckWritable(f.trace); err != nil {
 			return nil, usageErrorf("--trace: %v", err)
 		}
@@ -59,10 +65,52 @@ func (f *runFlags) realJob(cmd *cobra.Command) (*realredis.Job, error) {
 			return nil, usageErrorf("--driver: %v", err)
 		}
 	}
-	if err := realredis.CheckBinaries(); err != nil {
-		return nil, usageErrorf("%v", err)
+	if err := checkRealEnv(); err != nil {
+		return nil, err
 	}
 	return job, nil
+}
+
+// checkRealEnv checks, before anything starts, what every real run needs
+// of the machine: a temp folder it can write in (each run keeps its
+// servers' files in a folder there) and the servers' binaries. Either
+// missing is an input error naming it.
+func checkRealEnv() error {
+	if err := checkTempDir(); err != nil {
+		return usageErrorf("%v", err)
+	}
+	if err := realredis.CheckBinaries(); err != nil {
+		return usageErrorf("%v", err)
+	}
+	return nil
+}
+
+// checkTempDir checks that the temp folder (TMPDIR, or /tmp when it is
+// unset: os.TempDir) is a folder a run can make its own folder in, by
+// making one and removing it (issue 41: a TMPDIR that did not exist was
+// an "internal error" once the run had started).
+func checkTempDir() error {
+	dir := os.TempDir()
+	what := fmt.Sprintf("TMPDIR=%q", dir)
+	if os.Getenv("TMPDIR") == "" {
+		what = fmt.Sprintf("the temp folder %s (TMPDIR is not set)", dir)
+	}
+	why := "the real arm keeps each run's server files in a folder there: set TMPDIR to a folder it can write in"
+	st, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: %v (%s)", what, outfile.UnwrapPathError(err), why)
+	case !st.IsDir():
+		return fmt.Errorf("%s is not a folder (%s)", what, why)
+	}
+	probe, err := os.MkdirTemp(dir, ".locksim-probe-*")
+	if err != nil {
+		return fmt.Errorf("%s: cannot make a folder in it: %v (%s)", what, outfile.UnwrapPathError(err), why)
+	}
+	if err := os.Remove(probe); err != nil {
+		return fmt.Errorf("%s: %v", what, err)
+	}
+	return nil
 }
 
 // runReal runs a real job, prints its summary (or JSON) and returns the

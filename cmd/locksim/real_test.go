@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -121,5 +122,73 @@ func TestSweepReal(t *testing.T) {
 	code, _, stderr = cli(t, testHost(t), "sweep", "--backend", "real", "--scenario", "delayed-restart-jump", "--locks", "set-nx-cad", "--seeds", "1", "--out", filepath.Join(t.TempDir(), "f"))
 	if code != exitUsage || !strings.Contains(stderr, "not supported by the real backend") {
 		t.Errorf("delayed-restart-jump on real Redis: exit %d, %s", code, stderr)
+	}
+}
+
+// TestRealOutputsUpFront: 'run --backend real' refuses an output it
+// could not write before the run starts, as the simulator does (issue
+// 41: a read-only folder for --trace ran the whole real run, then said
+// "not written", exit 0). Tests run as root, so the folder's mode bits
+// are what refuses it; none of these needs redis-server.
+func TestRealOutputsUpFront(t *testing.T) {
+	dir := t.TempDir()
+	ro := filepath.Join(dir, "ro")
+	if err := os.Mkdir(ro, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(ro, 0o755) })
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--trace", filepath.Join(ro, "x.jsonl")}, fmt.Sprintf("--trace: cannot write %q: %s is read-only", filepath.Join(ro, "x.jsonl"), ro)},
+		{[]string{"--trace", filepath.Join(file, "x.jsonl")}, fmt.Sprintf("--trace: cannot write %q: %s is not a directory", filepath.Join(file, "x.jsonl"), file)},
+		{[]string{"--trace", ""}, "--trace: empty value"},
+		{[]string{"--counterexample", filepath.Join(ro, "cex")}, "--counterexample: cannot create"},
+		{[]string{"--counterexample", ""}, "--counterexample: empty value"},
+	} {
+		for _, backend := range []string{"real", "sim"} {
+			args := append([]string{"run", "--backend", backend, "--scenario", "pause-after-check", "--lock", "set-nx-cad", "--seed", "1"}, c.args...)
+			code, stdout, stderr := cli(t, noHost(t), args...)
+			if code != exitUsage || !strings.Contains(stderr, c.want) || stdout != "" {
+				t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d naming %q", args, code, stdout, stderr, exitUsage, c.want)
+			}
+		}
+	}
+	if ents, _ := os.ReadDir(ro); len(ents) > 0 {
+		t.Errorf("the read-only folder holds %v", ents)
+	}
+}
+
+// TestRealTempDir: a TMPDIR the real arm cannot make its folders in is an
+// input error naming TMPDIR, before anything starts, in every command
+// that runs the real arm (issue 41: exit 70, "internal error", once the
+// run had started).
+func TestRealTempDir(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, nil, 0o644)
+	out := filepath.Join(dir, "out")
+	for _, c := range []struct{ tmp, want string }{
+		{filepath.Join(dir, "missing"), fmt.Sprintf("TMPDIR=%q: no such file or directory", filepath.Join(dir, "missing"))},
+		{file, fmt.Sprintf("TMPDIR=%q is not a folder", file)},
+	} {
+		t.Setenv("TMPDIR", c.tmp)
+		for _, args := range [][]string{
+			{"run", "--backend", "real", "--scenario", "pause-after-check", "--lock", "set-nx-cad", "--seed", "1"},
+			{"parity", "--quick", "--out", out},
+			{"parity", "--drivers", "../../drivers", "--out", out},
+			{"sweep", "--backend", "real", "--scenario", "pause-after-check", "--locks", "set-nx-cad", "--seeds", "1", "--out", out},
+		} {
+			code, stdout, stderr := cli(t, noHost(t), args...)
+			if code != exitUsage || !strings.Contains(stderr, c.want) || !strings.Contains(stderr, "set TMPDIR") || stdout != "" {
+				t.Errorf("TMPDIR=%s %v: exit %d, stdout %q, stderr %q; want %d naming %q", c.tmp, args, code, stdout, stderr, exitUsage, c.want)
+			}
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s was created", out)
+		}
 	}
 }

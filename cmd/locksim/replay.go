@@ -37,8 +37,12 @@ A damaged file is an input error (exit 64), not a divergence: the file's
 last line records the count and SHA-256 of its header and event lines, and
 a file edited or damaged since it was written is named as such before
 anything runs; a recording that ends before the run did is "truncated at
-line N"; a scenario file edited since the recording (its hash is in the
-header) or no longer there is named.
+line N", and one this locksim wrote that has lost its footer line (cut
+short) and differs from the run is "damaged" at its first differing
+line; a scenario file edited since the recording (its hash is in the
+header) or no longer there is named. A real-arm run's trace ('run
+--backend real --trace') is a history, not a replayable run: replay says
+so.
 
 With --lock and --seed (and run's other flags) instead of a file, replay
 runs the seed twice and compares the two traces the same way.`,
@@ -156,6 +160,14 @@ func replayJob(b sim.Bubble, j *runJob, path string, rec *bufio.Reader, f *repla
 	diff, _ := cmp.Finish()
 	if d := diff; d != nil && d.Truncated && firstRepro == "" && !j.replayChecked {
 		fmt.Fprintf(stderr, "locksim: replay: %s is truncated at line %d: it ends before the run did (a complete trace ends with the world's stop event); the lines before it matched\n", path, d.Line)
+		return exitUsage
+	}
+	if d := diff; d != nil && firstRepro == "" && !j.replayChecked && j.recordedBy == versionLine() {
+		// This locksim ends every trace with a footer: one of its own
+		// traces without it was cut short, and may have been edited too,
+		// so a difference is no proof of a divergence.
+		fmt.Fprintf(stderr, "locksim: replay: %s is damaged: it has no footer line (every trace this locksim writes ends with one: the file was cut short), and its line %d differs from the replay; replay needs the file as 'locksim run --trace' wrote it\n  recorded: %s\n  replayed: %s\n",
+			path, d.Line, clip(d.Recorded, 400), clip(d.Replayed, 400))
 		return exitUsage
 	}
 	if d := diff; d != nil {

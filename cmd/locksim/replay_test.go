@@ -13,7 +13,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locksim/locksim/event"
+	"github.com/locksim/locksim/internal/realredis"
 	"github.com/locksim/locksim/run"
+	"github.com/locksim/locksim/sim"
 )
 
 // TestReplayTraceFile: a trace written by run replays event for event; the
@@ -73,8 +76,12 @@ func TestReplayCatchesDivergence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Without its footer, as a file written before footers were: replay
-	// compares it line by line (TestReplayEditedFile: with it).
+	// Without its footer: replay compares it line by line
+	// (TestReplayEditedFile: with it). This locksim writes a footer on
+	// every trace, so one of its own traces without it was cut short, and
+	// a difference is a damaged file (exit 64, naming the file and the
+	// line), not a determinism bug (issue 41: a line deleted from a cut
+	// trace was exit 70, "please report").
 	lines := strings.Split(string(b), "\n")
 	if n := len(lines); n < 3 || !strings.HasPrefix(lines[n-2], `{"locksim_end":`) {
 		t.Fatalf("the trace does not end with a footer: %q", lines[max(n-3, 0):])
@@ -85,13 +92,19 @@ func TestReplayCatchesDivergence(t *testing.T) {
 	tampered := filepath.Join(dir, "tampered.jsonl")
 	os.WriteFile(tampered, []byte(strings.Join(changed, "\n")), 0o644)
 	code, stdout, stderr := cli(t, testHost(t), "replay", tampered)
-	if code != exitInternal || !strings.Contains(stderr, "diverged from the file at line 21") || !strings.Contains(stderr, `"k":"x`) {
+	if code != exitUsage || !strings.Contains(stderr, tampered+" is damaged: it has no footer line") || !strings.Contains(stderr, "its line 21 differs") || !strings.Contains(stderr, `"k":"x`) || strings.Contains(stderr, "determinism") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
-	if !strings.Contains(stdout, "replay:         DIVERGED at line 21") || !strings.Contains(stderr, "a determinism bug") {
+	if !strings.Contains(stdout, "replay:         DIVERGED at line 21") {
 		t.Errorf("summary:\n%s", stdout)
 	}
-	// Written by another version: the message says so instead.
+	deleted := filepath.Join(dir, "deleted.jsonl")
+	os.WriteFile(deleted, []byte(strings.Join(append(append([]string(nil), lines[:9]...), lines[10:40]...), "\n")+"\n"), 0o644)
+	if code, _, stderr := cli(t, testHost(t), "replay", deleted); code != exitUsage || !strings.Contains(stderr, deleted+" is damaged") || !strings.Contains(stderr, "its line 10 differs") || strings.Contains(stderr, "determinism") {
+		t.Errorf("a cut trace with a line deleted: exit %d, stderr %q", code, stderr)
+	}
+	// Written by another version (perhaps before footers): the message
+	// says that a change to locksim can change traces.
 	other := filepath.Join(dir, "other.jsonl")
 	os.WriteFile(other, []byte(strings.Replace(strings.Join(changed, "\n"), `"locksim":"`, `"locksim":"locksim v0.0.1 `, 1)), 0o644)
 	if code, _, stderr := cli(t, testHost(t), "replay", other); code != exitInternal || !strings.Contains(stderr, "the file was written by locksim v0.0.1") {
@@ -250,11 +263,25 @@ func TestReplayBadInput(t *testing.T) {
 	os.WriteFile(empty, nil, 0o644)
 	badLock := filepath.Join(dir, "badlock.jsonl")
 	os.WriteFile(badLock, []byte(`{"locksim_run":{"locksim":"x","scenario":"default","lock":"nope","seed":1,"clients":5,"nodes":1,"duration_ns":1000000000,"liveness_ns":1000000000,"faults":[]}}`+"\n"), 0o644)
+	// A real-arm run's trace, by the real arm's own writer: a history of
+	// real processes, which replay names as such (issue 41: "line 1 is not
+	// a locksim run header").
+	real := filepath.Join(dir, "real.jsonl")
+	job, err := realredis.BuildScaled(run.Spec{Scenario: "pause-after-check", Lock: "set-nx-cad", Seed: 1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := []sim.Event{{T: 1e6, Proc: "c0", Kind: event.KindCall, Op: event.OpRead, OpID: 1}}
+	jd := &realredis.Judged{Judged: &run.Judged{Job: job.Job, Result: &sim.Result{History: evs}}, Real: job, Info: &realredis.Info{}}
+	if err := jd.WriteHistory(real); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"replay"}, "replay: needs a trace file, or --lock and --seed"},
+		{[]string{"replay", real}, real + " is the trace of a real-arm run ('locksim run --backend real'): a real run is not replayable; replay works on simulator traces only"},
 		{[]string{"replay", filepath.Join(dir, "missing.jsonl")}, "replay: cannot read"},
 		{[]string{"replay", notTrace}, "line 1 is not a locksim run header"},
 		{[]string{"replay", empty}, "empty file"},

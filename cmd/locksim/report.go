@@ -318,6 +318,9 @@ func openStore(cache string, noCache bool, cacheMax intValue, dryRun bool) (*rep
 		}
 		dir = d
 	}
+	if err := notAFolder(dir); dryRun && err != nil {
+		return nil, usageErrorf("--cache: %v", err) // what the report refuses, --plan refuses (issue 41)
+	}
 	var max int64
 	if cacheMax.set {
 		max = int64(cacheMax.v) << 20

@@ -186,10 +186,8 @@ judged completely).`,
 // job validates the flags and builds everything the run needs, before any
 // bubble is hosted. Every error it returns is an input error (exit 64).
 func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
-	for _, name := range []string{"trace", "counterexample", "scenario", "faults", "shrink-out"} {
-		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed && fl.Value.String() == "" {
-			return nil, usageErrorf("--%s: empty value (leave the flag out for its default)", name)
-		}
+	if err := refuseEmpty(cmd); err != nil {
+		return nil, err
 	}
 	spec := f.spec()
 	if f.shrink.faultsFile != "" {
@@ -238,6 +236,18 @@ func (f *runFlags) job(cmd *cobra.Command) (*runJob, error) {
 		}
 	}
 	return j, nil
+}
+
+// refuseEmpty refuses a path or name flag given an empty value (--trace
+// "" would write no trace and say nothing), for the simulator and the
+// real arm alike.
+func refuseEmpty(cmd *cobra.Command) error {
+	for _, name := range []string{"trace", "counterexample", "scenario", "faults", "shrink-out", "driver"} {
+		if fl := cmd.Flags().Lookup(name); fl != nil && fl.Changed && fl.Value.String() == "" {
+			return usageErrorf("--%s: empty value (leave the flag out for its default)", name)
+		}
+	}
+	return nil
 }
 
 // spec is the run the flags name.

@@ -240,8 +240,8 @@ func (f *sweepFlags) options(cmd *cobra.Command, stdout, stderr io.Writer) (*swe
 				return nil, usageErrorf("--backend real: %s: %s", l, configError(err))
 			}
 		}
-		if err := realredis.CheckBinaries(); err != nil {
-			return nil, usageErrorf("%v", err)
+		if err := checkRealEnv(); err != nil {
+			return nil, err
 		}
 		redis.SetLogger(quietLogger{})
 		newRunner = func() (sweep.Runner, error) { return realredis.SweepRunner{TTL: ttl}, nil }

@@ -25,8 +25,12 @@ func UnwrapPathError(err error) error {
 	return err
 }
 
-// CheckWritable reports whether a file can be created at path (its
-// directory exists and path is not a directory).
+// CheckWritable reports whether a file can be created at path: path is a
+// regular file we may replace or a new name, in an existing directory we
+// can write in (a file is written beside path and renamed over it, so
+// the directory must take a new file: its mode bits are checked, which
+// hold even for root, and a file is created there and removed, for what
+// they do not say: a read-only mount, a missing permission).
 func CheckWritable(path string) error {
 	if st, err := os.Lstat(path); err == nil {
 		switch m := st.Mode(); {
@@ -52,6 +56,12 @@ func CheckWritable(path string) error {
 	if !st.IsDir() {
 		return fmt.Errorf("cannot write %q: %s is not a directory", path, dir)
 	}
+	if st.Mode().Perm()&0o200 == 0 {
+		return fmt.Errorf("cannot write %q: %s is read-only", path, dir)
+	}
+	if err := probeDir(dir); err != nil {
+		return fmt.Errorf("cannot write %q: %v", path, err)
+	}
 	return nil
 }
 
@@ -75,16 +85,16 @@ func CheckDir(dir string, files ...string) error {
 	case err == nil && !st.IsDir():
 		return fmt.Errorf("%q exists and is not a directory", dir)
 	case err == nil:
-		for _, f := range files {
-			if err := CheckWritable(filepath.Join(dir, f)); err != nil {
-				return err
-			}
-		}
 		if st.Mode().Perm()&0o200 == 0 {
 			return fmt.Errorf("%q is read-only", dir)
 		}
 		if err := probeDir(dir); err != nil {
 			return fmt.Errorf("cannot write in %q: %v", dir, err)
+		}
+		for _, f := range files {
+			if err := CheckWritable(filepath.Join(dir, f)); err != nil {
+				return err
+			}
 		}
 		return nil
 	case !errors.Is(err, os.ErrNotExist):

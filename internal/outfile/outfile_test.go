@@ -1,6 +1,7 @@
 package outfile
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -68,6 +69,21 @@ func TestCheckWritable(t *testing.T) {
 		if err := CheckWritable(path); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("CheckWritable(%s) = %v, want %q", path, err, want)
 		}
+	}
+	// A new file in a read-only folder: refused before anything is
+	// written, even as root (issue 41: the real arm found out after its
+	// run).
+	roDir := filepath.Join(dir, "rodir")
+	if err := os.Mkdir(roDir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(roDir, 0o755) })
+	want := fmt.Sprintf("cannot write %q: %s is read-only", filepath.Join(roDir, "x.txt"), roDir)
+	if err := CheckWritable(filepath.Join(roDir, "x.txt")); err == nil || err.Error() != want {
+		t.Errorf("a new file in a read-only folder: %v, want %q", err, want)
+	}
+	if ents, _ := os.ReadDir(roDir); len(ents) > 0 {
+		t.Errorf("the read-only folder holds %v", ents)
 	}
 	if err := CheckWritable(filepath.Join(dir, "new.txt")); err != nil {
 		t.Errorf("a new file in a folder: %v", err)

@@ -225,6 +225,17 @@ func Run(ctx context.Context, b sim.Bubble, opt Options) (*Result, error) {
 	if opt.SimRuns < 1 || opt.RealRuns < 1 {
 		return nil, fmt.Errorf("parity: sim runs %d and real runs %d must be at least 1", opt.SimRuns, opt.RealRuns)
 	}
+	// A cell of a name that does not exist is a mistake, not a cell the
+	// real arm cannot run ("not at the real arm's scale", which a gate
+	// on disagreements passes: issue 41).
+	for _, c := range cells {
+		if _, err := scenarios.Get(c.Scenario); err != nil {
+			return nil, fmt.Errorf("parity: cell %s/%s: %v", c.Scenario, c.Lock, err)
+		}
+		if _, err := catalogue.Get(c.Lock); err != nil {
+			return nil, fmt.Errorf("parity: cell %s/%s: %v", c.Scenario, c.Lock, err)
+		}
+	}
 	if err := realredis.CheckBinaries(); err != nil {
 		return nil, err
 	}

@@ -110,3 +110,22 @@ func TestRunWriteRead(t *testing.T) {
 		t.Errorf("disagreements %v", got)
 	}
 }
+
+// A cell naming no scenario or no lock is an error before anything runs,
+// never a cell listed as "not at the real arm's scale" (issue 41); the
+// bubble is never used.
+func TestRunRefusesUnknownCells(t *testing.T) {
+	for _, c := range []struct {
+		cell Cell
+		want string
+	}{
+		{Cell{Scenario: "no-faults", Lock: "set-nx-ca"}, `parity: cell no-faults/set-nx-ca: unknown lock "set-nx-ca"`},
+		{Cell{Scenario: "nope", Lock: "set-nx-cad"}, `parity: cell nope/set-nx-cad: unknown scenario "nope"`},
+	} {
+		opt := Options{Cells: []Cell{{Scenario: "no-faults", Lock: "set-nx-cad"}, c.cell}, SimRuns: 1, RealRuns: 1, RealJobs: 1}
+		res, err := Run(context.Background(), nil, opt)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || res != nil {
+			t.Errorf("%v: %v, %v; want an error starting %q", c.cell, res, err, c.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/locksim/locksim/internal/outfile"
+	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -46,7 +47,7 @@ func (jd *Judged) WriteHistory(path string) error { return jd.WriteHistoryMax(pa
 // which the bound does not count), and jd.TraceCut says so.
 func (jd *Judged) WriteHistoryMax(path string, maxBytes int64) error {
 	jd.TraceCut = nil
-	hdr, err := json.Marshal(map[string]any{"locksim_real_run": map[string]any{"repro": jd.Real.Repro(), "ttl_ns": int64(jd.Real.TTL),
+	hdr, err := json.Marshal(map[string]any{run.RealRunKey: map[string]any{"repro": jd.Real.Repro(), "ttl_ns": int64(jd.Real.TTL),
 		"time_scale": jd.Real.Scale, "replayable": false, "faults": jd.Job.Config.Faults}})
 	if err != nil {
 		return err
