@@ -33,11 +33,14 @@ func OpenStore(dir string, maxBytes int64, readOnly bool) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := store.OpenReadOnly(dir)
-	if !readOnly {
-		if st, err = store.Open(dir, maxBytes); err != nil {
-			return nil, err
-		}
+	var st *store.Store
+	if readOnly {
+		st, err = store.OpenReadOnly(dir)
+	} else {
+		st, err = store.Open(dir, maxBytes)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return &Store{st: st, id: id, How: id.How}, nil
 }
