@@ -248,6 +248,11 @@ func (f *sweepFlags) options(cmd *cobra.Command, stdout, stderr io.Writer) (*swe
 	} else if cmd.Flags().Lookup("ttl").Changed {
 		return nil, usageErrorf("--ttl: only with --backend real")
 	}
+	id, err := store.This()
+	if err != nil {
+		return nil, err
+	}
+	spec.Build = id.Runs(run.Spec{Scenario: spec.Scenario}.ScenarioID(), spec.Locks)
 	var st *reports.Store
 	if f.backend != "real" {
 		if st, err = openStore(f.cache, f.noCache, f.cacheMax, false); err != nil {
