@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/locksim/locksim/checker"
@@ -151,6 +152,7 @@ func (p *Plan) runOnce(ctx context.Context, b sim.Bubble, dir string, ex Exec, l
 			if (hit || c.firstUnsafeStored) && !fresh {
 				ex.Store.drop(req)
 				ex.Store.drop(sweep.Request{Spec: req.Spec})
+				os.Remove(req.Timeline.Path) // a picture of the wrong run, if any
 				return drawn{}, &distrusted{cellName(c), fmt.Sprintf("%s seed %d is %s with trace %.12s… in the store, but %s with trace %.12s… run again",
 					cellName(c), c.FirstUnsafe, checker.VerdictUnsafe, c.FirstUnsafeSHA, o.Verdict, o.TraceSHA256)}
 			}
