@@ -451,8 +451,11 @@ func footprint(info fs.FileInfo) int64 {
 // of writers that are gone) until the store's entries hold at most its
 // bound; it returns how many entries it removed and the bytes it counts
 // the store's entries at after. Only the store's own entries are counted
-// and removed: a file in its folder that is not one (by its name and its
-// header) is neither.
+// (at their allocated blocks: a sparse file counts as what it takes) and
+// removed: files named as its entries whose header is an entry's; nothing
+// else in the folder is either. (The headers are read only when the names
+// count over the bound: reading 75,000 of them at every report's end
+// would cost seconds.)
 func (s *Store) Trim() (removed int, size int64, err error) {
 	if s.readOnly {
 		return 0, 0, errors.New("result store: opened read-only")
@@ -471,7 +474,7 @@ func (s *Store) Trim() (removed int, size int64, err error) {
 			}
 			return
 		}
-		if !isEntryName(sub, f.Name()) || !hasHeader(p, f.Name()) {
+		if !isEntryName(sub, f.Name()) {
 			return
 		}
 		n := footprint(info)
@@ -484,6 +487,15 @@ func (s *Store) Trim() (removed int, size int64, err error) {
 	if size <= s.maxBytes {
 		return 0, size, nil
 	}
+	// Over the bound: count again only the files whose header is an
+	// entry's, the only ones ever removed.
+	ents = slices.DeleteFunc(ents, func(e entry) bool {
+		if hasHeader(e.path, filepath.Base(e.path)) {
+			return false
+		}
+		size -= e.size
+		return true
+	})
 	slices.SortFunc(ents, func(a, b entry) int { return a.mod.Compare(b.mod) })
 	for _, e := range ents {
 		if size <= s.maxBytes {
