@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -68,5 +69,20 @@ func TestStoreLeavesUserFiles(t *testing.T) {
 			t.Fatalf("report %v on the adopted folder: exit %d: %s", extra, code, stderr)
 		}
 		check("report")
+	}
+	// --cache LINK and --cache LINK/ are the link's target, all of whose
+	// runs the store holds by now.
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(v, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{link, link + "/"} {
+		code, _, stderr := cli(t, testHost(t), "report", "--quick", "--seeds", "2", "--scenarios", "no-faults", "--locks", "set-nx-cad",
+			"--cache", c, "--cache-max-mib", "1", "--out", filepath.Join(base, "r"), "--force")
+		m := regexp.MustCompile(`(\d+) of (\d+) runs from the result store ` + regexp.QuoteMeta(v) + `;`).FindStringSubmatch(stderr)
+		if code != exitSafe || m == nil || m[1] != m[2] {
+			t.Errorf("--cache %s: exit %d, %q; want every run from the store %s", c, code, stderr, v)
+		}
+		check("--cache " + c)
 	}
 }
