@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 
 	"github.com/locksim/locksim/run"
 )
@@ -20,11 +22,70 @@ var Owns = []string{"index.html", "report.md", "img", "timelines", "lock", "scen
 // destination, moved into place by Commit when the report is complete and
 // removed by Discard otherwise, so an interrupted or failed report leaves
 // nothing and a rerun leaves no stale chart or timeline of the previous
-// one.
+// one. A killed report's staging folder is removed by the next Stage for
+// the same destination (its owner file's lock is gone with its process).
 type Output struct {
 	dir       string // the staging folder
 	final     string
 	committed bool
+	owner     *os.File // ownerFile in dir, locked while the report runs
+}
+
+// ownerFile is a staging folder's lock: its report holds an exclusive
+// flock on it while it runs; the kernel drops the lock when the process
+// ends, however it ends (SIGKILL too), so a staging folder whose owner
+// file is not locked is a dead report's leftover (removeLeftovers).
+const ownerFile = ".locksim-owner"
+
+// stagingPrefix starts the name of a staging folder for final.
+func stagingPrefix(final string) string { return "." + filepath.Base(filepath.Clean(final)) + ".tmp-" }
+
+// own makes dir's owner file, locked, and returns it. The file is locked
+// under a temporary name and then renamed, so no other report ever finds
+// it unlocked.
+func own(dir string) (*os.File, error) {
+	tmp := filepath.Join(dir, ownerFile+".new")
+	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, err
+	}
+	fmt.Fprintf(f, "locksim report staging folder, pid %d\n", os.Getpid())
+	if err := os.Rename(tmp, filepath.Join(dir, ownerFile)); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// removeLeftovers removes the staging folders for final (in parent) that
+// reports killed before their end left: those whose owner file is there
+// and no process holds its lock. Anything else is left alone: a live
+// report's, a folder without an owner file (not one of ours, or an older
+// locksim's), a file or link of that name.
+func removeLeftovers(parent, final string) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	prefix := stagingPrefix(final)
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		f, err := os.OpenFile(filepath.Join(dir, ownerFile), os.O_RDWR|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			continue
+		}
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			os.RemoveAll(dir) // held locked: no other report removes it too
+		}
+		f.Close()
+	}
 }
 
 // ErrNotReport is Stage's error for an output folder that is not empty
@@ -81,7 +142,12 @@ func Stage(final string, force bool) (*Output, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("cannot create %q: %v", parent, run.UnwrapPathError(err))
 	}
-	staging, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(final))+".tmp-")
+	removeLeftovers(parent, final)
+	staging, err := os.MkdirTemp(parent, stagingPrefix(final))
+	var owner *os.File
+	if err == nil {
+		owner, err = own(staging)
+	}
 	if err == nil {
 		err = os.Chmod(staging, 0o755)
 	}
@@ -94,9 +160,12 @@ func Stage(final string, force bool) (*Output, error) {
 		if staging != "" {
 			os.RemoveAll(staging)
 		}
+		if owner != nil {
+			owner.Close()
+		}
 		return nil, fmt.Errorf("cannot write beside %q: %v", final, run.UnwrapPathError(err))
 	}
-	return &Output{dir: staging, final: final}, nil
+	return &Output{dir: staging, final: final, owner: owner}, nil
 }
 
 // Dir is the staging folder: write the report here.
@@ -107,6 +176,12 @@ func (o *Output) Final() string { return o.final }
 
 // Commit moves the complete report from the staging folder into place.
 func (o *Output) Commit() error {
+	// The owner file is not the report's; without it the folder is left
+	// alone by others until it is moved or removed.
+	if err := os.Remove(filepath.Join(o.dir, ownerFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	o.release()
 	if _, err := os.Lstat(o.final); errors.Is(err, os.ErrNotExist) {
 		if err := os.Rename(o.dir, o.final); err != nil {
 			return err
@@ -139,5 +214,14 @@ func isDir(path string) bool  { st, err := os.Lstat(path); return err == nil && 
 func (o *Output) Discard() {
 	if !o.committed && o.dir != "" && o.dir != o.final {
 		os.RemoveAll(o.dir)
+	}
+	o.release()
+}
+
+// release drops the staging folder's lock.
+func (o *Output) release() {
+	if o.owner != nil {
+		o.owner.Close()
+		o.owner = nil
 	}
 }

@@ -115,7 +115,9 @@ type Cell struct {
 	sweep.Tally
 	// FirstUnsafeSHA is the trace hash of the first unsafe seed's run.
 	FirstUnsafeSHA string
-	expect         *Expectation
+	// firstUnsafeStored: that run's outcome came from the result store.
+	firstUnsafeStored bool
+	expect            *Expectation
 	// Timeline is the counterexample's picture, relative to the report
 	// folder ("" if none); Story tells its first violation (run.Explain).
 	Timeline, Story string

@@ -2,8 +2,10 @@ package reports
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/locksim/locksim/checker"
@@ -30,14 +32,52 @@ type Exec struct {
 
 // Run runs every simulation of the plan in bubbles from b, then reruns
 // each unsafe cell's first unsafe seed and draws its timeline into
-// dir/timelines (its trace must hash as the first run's did). Cancelling
-// ctx stops it after the running simulations; the plan is then
-// incomplete and Run returns ctx's error.
+// dir/timelines (its trace must hash as the first run's did, and be
+// unsafe). Cancelling ctx stops it after the running simulations; the
+// plan is then incomplete and Run returns ctx's error.
+//
+// When a rerun disagrees with what the result store gave for its cell (a
+// forged or swapped entry that passed its checksum), the store is wrong,
+// not the simulator: the entries are dropped and the plan is run again
+// with that cell's runs run anew (and stored again). A cell whose runs all
+// ran and still disagree is a determinism bug: an internal error. Each
+// round distrusts one more cell, so there are at most as many rounds as
+// cells.
 func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error {
 	log := ex.Log
 	if log == nil {
 		log = io.Discard
 	}
+	distrust := map[string]bool{}
+	for {
+		err := p.runOnce(ctx, b, dir, ex, log, distrust)
+		var d *distrusted
+		if !errors.As(err, &d) || distrust[d.cell] {
+			return err
+		}
+		fmt.Fprintf(log, "locksim: result store: %v; its entries are dropped and the report runs again, that cell's runs anew\n", d)
+		distrust[d.cell] = true
+		fresh, err := NewPlan(p.opt)
+		if err != nil {
+			return err
+		}
+		*p = *fresh
+	}
+}
+
+// distrusted is a timeline rerun that disagreed with the result store's
+// answer for its cell.
+type distrusted struct {
+	cell string // scenario × lock
+	what string
+}
+
+func (d *distrusted) Error() string { return d.what }
+
+// cellName names a cell, for distrust.
+func cellName(c *Cell) string { return c.Scenario.ID + " × " + c.Lock.ID }
+
+func (p *Plan) runOnce(ctx context.Context, b sim.Bubble, dir string, ex Exec, log io.Writer, distrust map[string]bool) error {
 	progress := func(done, total int) {
 		if ex.Progress != nil {
 			ex.Progress(done, total)
@@ -55,8 +95,9 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 		if p.jobs[i].seq.done.Load() {
 			return ran{skipped: true}, nil
 		}
-		o, err := ex.Store.run(runners[w], p.jobs[i].req)
-		return ran{o: o}, err
+		j := p.jobs[i]
+		o, hit, err := ex.Store.run(runners[w], j.req, j.cell != nil && distrust[cellName(j.cell)])
+		return ran{o: o, hit: hit}, err
 	}, func(i int, r ran) error {
 		j := p.jobs[i]
 		switch {
@@ -67,7 +108,7 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 			p.overrun++
 			p.cpu += r.o.CPU
 		default:
-			p.count(j, r.o)
+			p.count(j, r.o, r.hit)
 		}
 		progress(i+1, total)
 		return nil
@@ -102,13 +143,21 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 		req := sweep.Request{Spec: c.At(c.FirstUnsafe),
 			Timeline: &sweep.TimelineRequest{Path: filepath.Join(dir, name), Title: fmt.Sprintf("%s × %s, seed %d", c.Scenario.ID, c.Lock.ID, c.FirstUnsafe),
 				Caption: []string{"repro: " + c.Repro(c.FirstUnsafe)}}}
-		o, err := ex.Store.run(runners[w], req)
+		fresh := distrust[cellName(c)]
+		o, hit, err := ex.Store.run(runners[w], req, fresh)
 		if err != nil {
 			return drawn{}, err
 		}
-		if o.TraceSHA256 != c.FirstUnsafeSHA {
-			return drawn{}, fmt.Errorf("internal error: %s × %s seed %d did not reproduce (trace %s, first run %s)",
-				c.Scenario.ID, c.Lock.ID, c.FirstUnsafe, o.TraceSHA256, c.FirstUnsafeSHA)
+		if o.TraceSHA256 != c.FirstUnsafeSHA || o.Verdict != checker.VerdictUnsafe {
+			if (hit || c.firstUnsafeStored) && !fresh {
+				ex.Store.drop(req)
+				ex.Store.drop(sweep.Request{Spec: req.Spec})
+				os.Remove(req.Timeline.Path) // a picture of the wrong run, if any
+				return drawn{}, &distrusted{cellName(c), fmt.Sprintf("%s seed %d is %s with trace %.12s… in the store, but %s with trace %.12s… run again",
+					cellName(c), c.FirstUnsafe, checker.VerdictUnsafe, c.FirstUnsafeSHA, o.Verdict, o.TraceSHA256)}
+			}
+			return drawn{}, fmt.Errorf("internal error: %s × %s seed %d did not reproduce (trace %s, %s; first run %s, unsafe)",
+				c.Scenario.ID, c.Lock.ID, c.FirstUnsafe, o.TraceSHA256, o.Verdict, c.FirstUnsafeSHA)
 		}
 		return drawn{filepath.ToSlash(name), o.Story}, nil
 	}, func(i int, d drawn) error {
@@ -129,12 +178,14 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 // stopped.
 type ran struct {
 	o       sweep.Outcome
+	hit     bool // o came from the result store
 	skipped bool
 }
 
 // count adds a run's outcome to its cell or point, in seed order, and
 // applies the stopping rule to the seeds counted so far.
-func (p *Plan) count(j job, o sweep.Outcome) {
+// stored: o came from the result store.
+func (p *Plan) count(j job, o sweep.Outcome, stored bool) {
 	seed := j.req.Spec.Seed
 	p.cpu += o.CPU
 	var t *sweep.Tally
@@ -154,7 +205,7 @@ func (p *Plan) count(j job, o sweep.Outcome) {
 	default:
 		c := j.cell
 		if o.Verdict == checker.VerdictUnsafe && (!c.HasUnsafe || seed < c.FirstUnsafe) {
-			c.FirstUnsafeSHA = o.TraceSHA256
+			c.FirstUnsafeSHA, c.firstUnsafeStored = o.TraceSHA256, stored
 		}
 		c.Add(o, seed)
 		t = &c.Tally

@@ -2,12 +2,16 @@ package reports
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/store"
 	"github.com/locksim/locksim/internal/sweep"
 )
@@ -33,11 +37,14 @@ func OpenStore(dir string, maxBytes int64, readOnly bool) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := store.OpenReadOnly(dir)
-	if !readOnly {
-		if st, err = store.Open(dir, maxBytes); err != nil {
-			return nil, err
-		}
+	var st *store.Store
+	if readOnly {
+		st, err = store.OpenReadOnly(dir)
+	} else {
+		st, err = store.Open(dir, maxBytes)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return &Store{st: st, id: id, How: id.How}, nil
 }
@@ -59,15 +66,20 @@ func (s *Store) failed(err error) {
 
 // storedRun is an outcome entry's payload: what a report needs of a run.
 type storedRun struct {
+	// Key is the entry's own key: an outcome moved under another key is
+	// not the run asked for.
+	Key     string        `json:"key"`
 	Outcome sweep.Outcome `json:"outcome"`
 	CPUNS   int64         `json:"cpu_ns"` // Outcome.CPU, which its JSON leaves out
 }
 
 // storedTimeline is a drawn timeline entry's payload.
 type storedTimeline struct {
-	TraceSHA256 string `json:"trace_sha256"`
-	Story       string `json:"story"`
-	Picture     []byte `json:"picture"`
+	Key         string          `json:"key"`
+	Verdict     checker.Verdict `json:"verdict"`
+	TraceSHA256 string          `json:"trace_sha256"`
+	Story       string          `json:"story"`
+	Picture     []byte          `json:"picture"`
 }
 
 // key is req's entry's key ("" when it has none: then it runs).
@@ -89,43 +101,59 @@ func (s *Store) key(req sweep.Request) string {
 // Run answers req from the store, or runs it on r and stores it. A
 // timeline request's picture is written to its path either way. (A
 // sweep's runs go through it too: sweep.Sweep.Store.)
-func (s *Store) Run(r sweep.Runner, req sweep.Request) (sweep.Outcome, error) { return s.run(r, req) }
+func (s *Store) Run(r sweep.Runner, req sweep.Request) (sweep.Outcome, error) {
+	o, _, err := s.run(r, req, false)
+	return o, err
+}
 
-// run is Run on a Store that may be nil (every run runs).
-func (s *Store) run(r sweep.Runner, req sweep.Request) (sweep.Outcome, error) {
+// run is Run on a Store that may be nil (every run runs); fresh: run it
+// even if the store holds it (its entry is then replaced). hit says the
+// outcome came from the store.
+func (s *Store) run(r sweep.Runner, req sweep.Request, fresh bool) (o sweep.Outcome, hit bool, err error) {
 	if s == nil {
-		return r.Run(req)
+		o, err = r.Run(req)
+		return o, false, err
 	}
 	key := s.key(req)
-	if key != "" {
+	if key != "" && !fresh {
 		if o, ok := s.get(key, req); ok {
 			s.Hits.Add(1)
-			return o, nil
+			return o, true, nil
 		}
 	}
 	s.Misses.Add(1)
-	o, err := r.Run(req)
+	o, err = r.Run(req)
 	if err != nil || key == "" {
-		return o, err
+		return o, false, err
 	}
 	var payload []byte
 	if t := req.Timeline; t != nil {
 		pic, rerr := os.ReadFile(t.Path)
 		if rerr != nil {
-			return o, nil // nothing drawn (no violation): nothing stored
+			return o, false, nil // nothing drawn (no violation): nothing stored
 		}
-		payload, err = json.Marshal(storedTimeline{TraceSHA256: o.TraceSHA256, Story: o.Story, Picture: pic})
+		payload, err = json.Marshal(storedTimeline{Key: key, Verdict: o.Verdict, TraceSHA256: o.TraceSHA256, Story: o.Story, Picture: pic})
 	} else {
-		payload, err = json.Marshal(storedRun{Outcome: o, CPUNS: int64(o.CPU)})
+		payload, err = json.Marshal(storedRun{Key: key, Outcome: o, CPUNS: int64(o.CPU)})
 	}
 	if err == nil {
 		err = s.st.Put(key, payload)
 	}
 	s.failed(err)
-	return o, nil
+	return o, false, nil
 }
 
-// get reads key's entry; a payload that does not decode counts as corrupt.
+// drop removes req's entry: it was found wrong (its run disagreed with it).
+func (s *Store) drop(req sweep.Request) {
+	if s != nil {
+		if key := s.key(req); key != "" {
+			s.st.Remove(key)
+		}
+	}
+}
+
+// get reads key's entry; a payload that does not decode, or holds what
+// no run gives (validOutcome), counts as corrupt and is removed.
 func (s *Store) get(key string, req sweep.Request) (sweep.Outcome, bool) {
 	payload, ok, corrupt := s.st.Get(key)
 	if corrupt {
@@ -134,22 +162,52 @@ func (s *Store) get(key string, req sweep.Request) (sweep.Outcome, bool) {
 	if !ok {
 		return sweep.Outcome{}, false
 	}
+	bad := func() (sweep.Outcome, bool) {
+		s.Corrupt.Add(1)
+		s.st.Remove(key)
+		return sweep.Outcome{}, false
+	}
 	if t := req.Timeline; t != nil {
 		var e storedTimeline
-		if json.Unmarshal(payload, &e) != nil || len(e.Picture) == 0 {
-			s.Corrupt.Add(1)
-			return sweep.Outcome{}, false
+		if json.Unmarshal(payload, &e) != nil || e.Key != key || len(e.Picture) == 0 ||
+			validOutcome(sweep.Outcome{Verdict: e.Verdict, TraceSHA256: e.TraceSHA256}) != nil {
+			return bad()
 		}
 		if err := os.WriteFile(t.Path, e.Picture, 0o644); err != nil {
 			return sweep.Outcome{}, false
 		}
-		return sweep.Outcome{TraceSHA256: e.TraceSHA256, Story: e.Story}, true
+		return sweep.Outcome{Verdict: e.Verdict, TraceSHA256: e.TraceSHA256, Story: e.Story}, true
 	}
 	var e storedRun
-	if json.Unmarshal(payload, &e) != nil || e.Outcome.TraceSHA256 == "" {
-		s.Corrupt.Add(1)
-		return sweep.Outcome{}, false
+	if json.Unmarshal(payload, &e) != nil || e.Key != key || e.CPUNS < 0 || validOutcome(e.Outcome) != nil {
+		return bad()
 	}
 	e.Outcome.CPU = time.Duration(e.CPUNS)
 	return e.Outcome, true
+}
+
+// validOutcome checks what a run can give: a known verdict (and class),
+// counts that are not negative, a trace hash.
+func validOutcome(o sweep.Outcome) error {
+	if !slices.Contains(checker.Verdicts, o.Verdict) {
+		return fmt.Errorf("verdict %q", o.Verdict)
+	}
+	if o.Class != "" && (o.Verdict != checker.VerdictUnsafe || !slices.Contains(checker.Classes, o.Class)) {
+		return fmt.Errorf("class %q of a %s run", o.Class, o.Verdict)
+	}
+	for name, n := range map[string]int{"lease_overlaps": o.LeaseOverlaps, "resource_violations": o.ResourceViolations,
+		"ownership_violations": o.OwnershipViolations, "stale_sections": o.StaleSections, "stale_accepted": o.StaleAccepted,
+		"fenced_rejections": o.FencedRejections, "starved": o.Starved, "unfired": o.Unfired, "faults_injected": o.Injected,
+		"faults_reached": o.Reached, "faults_bit": o.Bit, "clock_unreached": o.ClockUnreached} {
+		if n < 0 {
+			return fmt.Errorf("%s %d", name, n)
+		}
+	}
+	if !(o.StallMaxMS >= 0) || math.IsInf(o.StallMaxMS, 0) {
+		return fmt.Errorf("stall_max_ms %v", o.StallMaxMS)
+	}
+	if !store.ValidKey(o.TraceSHA256) { // a SHA-256 in hex, as a key is
+		return fmt.Errorf("trace_sha256 %q", o.TraceSHA256)
+	}
+	return nil
 }

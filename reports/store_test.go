@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/locksim/locksim/internal/store"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -85,7 +86,7 @@ func TestStoreReusesRuns(t *testing.T) {
 	// Damage one entry: it is rerun, not trusted.
 	var entries []string
 	filepath.WalkDir(cache, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
+		if err == nil && !d.IsDir() && d.Name() != store.MarkerFile {
 			entries = append(entries, p)
 		}
 		return nil

@@ -81,9 +81,14 @@ design file of locks/catalogue that no other file uses reruns only its
 locks' runs; any other change reruns everything (a binary that is not
 locksim's own main module, or that replaces a dependency by a local folder,
 is keyed by its executable's SHA-256). A damaged entry is found by its
-checksum and rerun. --no-cache runs everything; the store is kept under
---cache-max-mib, least recently used entries first. 'locksim sweep' uses
-the same store.
+checksum and rerun, as is one holding what no run gives; an entry a
+timeline's rerun disagrees with is dropped and its cell run anew.
+--no-cache runs everything; the store is kept under --cache-max-mib, least
+recently used entries first. The store keeps to a folder of its own,
+marked by the file .locksim-store it writes: it counts and removes only
+its own entries, and refuses a non-empty folder without the marker (touch
+DIR/.locksim-store to use one anyway). 'locksim sweep' uses the same
+store.
 --plan prints the cells, their runs and expected CPU cost and runs nothing. Default: seeds
 1, 2, 3, ... per cell until the stated rule settles it, at most 200 (55,297 runs on
 2026-11-27; --fixed: all 200, 76,000 runs); --quick: 20 seeds and

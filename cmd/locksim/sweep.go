@@ -86,6 +86,8 @@ and exits with status 130; run the command again to go on.
 Sharding: --shard i/n runs only the jobs whose index mod n is i, so n
 machines (a batch array job) can split a sweep; 'locksim merge' joins their
 directories into results equal, byte for byte, to the unsharded run's.
+sweep.json records the build that ran a sweep: shards of two builds do not
+merge, and a folder does not resume under another build.
 
 Parameters (--param): clients, nodes (whole numbers); duration, liveness,
 repl-lag (seconds, or durations such as 500ms:5s:10); pause (a client pause
@@ -248,6 +250,11 @@ func (f *sweepFlags) options(cmd *cobra.Command, stdout, stderr io.Writer) (*swe
 	} else if cmd.Flags().Lookup("ttl").Changed {
 		return nil, usageErrorf("--ttl: only with --backend real")
 	}
+	id, err := store.This()
+	if err != nil {
+		return nil, err
+	}
+	spec.Build = id.Runs(run.Spec{Scenario: spec.Scenario}.ScenarioID(), spec.Locks)
 	var st *reports.Store
 	if f.backend != "real" {
 		if st, err = openStore(f.cache, f.noCache, f.cacheMax, false); err != nil {

@@ -197,3 +197,20 @@ func identify(src fs.FS, bi *debug.BuildInfo, godebug string) (*Ident, error) {
 		compiled, len(id.locks), bi.GoVersion)
 	return id, nil
 }
+
+// Runs names what of the build id can decide the runs of scenario (a
+// built-in id or a scenario file's path, whose bytes the caller names)
+// with locks: Build, each lock's own files and a built-in scenario's
+// file, hashed. Two builds of one name give the same runs of them (a
+// sweep's shards must: sweep.Spec.Build).
+func (id *Ident) Runs(scenario string, locks []string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "locksim runs 1\nbuild %s\n", id.Build)
+	if sc, ok := id.Scenario(scenario); ok {
+		fmt.Fprintf(h, "scenario %q %s\n", scenario, sc)
+	}
+	for _, l := range slices.Sorted(slices.Values(locks)) {
+		fmt.Fprintf(h, "lock %q %s\n", l, id.Lock(l))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

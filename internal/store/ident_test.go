@@ -231,3 +231,40 @@ func TestSourcesSpeak(t *testing.T) {
 		t.Error("no build information: the sources are said to speak for the build")
 	}
 }
+
+// A built-in scenario's definition changing (the issue's: no-faults with
+// 2 clients) changes the name of the builds that run it, and only of
+// those; a lock's own files the same.
+func TestIdentRuns(t *testing.T) {
+	src := sources(t)
+	a, err := identify(src, buildInfo(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := src["scenarios/builtin/no-faults.yaml"]
+	if f == nil {
+		t.Fatal("no built-in no-faults")
+	}
+	src["scenarios/builtin/no-faults.yaml"] = &fstest.MapFile{Data: append([]byte("# clients: 2\n"), f.Data...)}
+	b, err := identify(src, buildInfo(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	locks := []string{"set-nx-cad", "redlock"}
+	if a.Runs("no-faults", locks) == b.Runs("no-faults", locks) {
+		t.Error("editing no-faults left its runs' build name unchanged")
+	}
+	if a.Runs("failover", locks) != b.Runs("failover", locks) {
+		t.Error("editing no-faults changed failover's runs' build name")
+	}
+	if a.Runs("no-faults", locks) != a.Runs("no-faults", []string{"redlock", "set-nx-cad"}) {
+		t.Error("the order of the locks changed the name")
+	}
+	if a.Runs("no-faults", locks) == a.Runs("no-faults", locks[:1]) {
+		t.Error("another lock set gave the same name")
+	}
+	c, _ := identify(src, &debug.BuildInfo{GoVersion: "go1.99", Main: buildInfo().Main}, "")
+	if c.Runs("failover", locks) == b.Runs("failover", locks) {
+		t.Error("another Go version gave the same name")
+	}
+}

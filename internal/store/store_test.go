@@ -157,7 +157,10 @@ func TestTrim(t *testing.T) {
 
 func TestReadOnly(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "none")
-	s := OpenReadOnly(dir)
+	s, err := OpenReadOnly(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, ok, _ := s.Get(key(t, run.Spec{Lock: "redlock", Seed: 1})); ok {
 		t.Fatal("hit in a missing store")
 	}

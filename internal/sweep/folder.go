@@ -107,6 +107,12 @@ func checkSpec(dir string, spec Spec) error {
 	case err != nil:
 		return &InputError{"out", fmt.Errorf("cannot read %q: %v", path, run.UnwrapPathError(err))}
 	case !bytes.Equal(have, want):
+		var old Spec
+		if json.Unmarshal(have, &old) == nil {
+			if why := otherBuild(old, spec, "it", "this one"); why != "" {
+				return &InputError{"out", fmt.Errorf("%q holds this sweep run by another build of locksim, whose results may differ (%s); finish it with that build, or use another directory", dir, why)}
+			}
+		}
 		return &InputError{"out", fmt.Errorf("%q holds a different sweep (%s); use another directory, or rerun that sweep's command to resume it", dir, spec.differs(have))}
 	}
 	return nil

@@ -44,6 +44,9 @@ func Merge(out string, dirs []string, summary io.Writer, draw bool) error {
 		} else {
 			a, b := *spec, s
 			a.Shard, b.Shard = 0, 0
+			if why := otherBuild(a, b, dirs[0], dir); why != "" {
+				return &InputError{"", fmt.Errorf("%s: shards of two builds of locksim may differ (a built-in scenario or lock changed); rerun them with one build", why)}
+			}
 			if !bytes.Equal(a.encode(), b.encode()) {
 				return &InputError{"", fmt.Errorf("%s is a different sweep (%s) from %s (%s)", dir, s.Describe(), dirs[0], spec.Describe())}
 			}

@@ -46,6 +46,34 @@ type Spec struct {
 	// sweep of one backend never resumes into the other's folder.
 	Backend string `json:"backend,omitempty"`
 	TTLNS   int64  `json:"ttl_ns,omitempty"`
+	// Build names the locksim build that runs the sweep (the command sets
+	// it: store.Ident.Runs, a hash of its sources but the scenarios and
+	// designs, its dependencies, Go version and build settings, and the
+	// swept locks' and built-in scenario's own files). Two builds may
+	// give different results, so their shards never merge and a folder
+	// never resumes under another build. "" in a sweep.json written
+	// before builds were recorded.
+	Build string `json:"build,omitempty"`
+}
+
+// otherBuild says how sweep a (in folder da) and b (in db) come from two
+// builds, when that is all they differ in ("" otherwise).
+func otherBuild(a, b Spec, da, db string) string {
+	if a.Build == b.Build {
+		return ""
+	}
+	name := func(s Spec) string {
+		if s.Build == "" {
+			return "a build that recorded none"
+		}
+		return fmt.Sprintf("build %.16s…", s.Build)
+	}
+	what := fmt.Sprintf("%s was run by %s, %s by %s", da, name(a), db, name(b))
+	a.Build, b.Build = "", ""
+	if !bytes.Equal(a.encode(), b.encode()) {
+		return "" // another sweep, whatever its build
+	}
+	return what
 }
 
 // Job is one run of the cross product. Index is its position in job
