@@ -241,6 +241,7 @@ func TestHostileIssue41(t *testing.T) {
 		want string // the one stderr line starts with "locksim: " + want
 	}{
 		{"report --plan --cache FILE", nil, append(plan, "--cache", cacheFile), fmt.Sprintf("--cache: %q is not a folder", cacheFile)},
+		{"report --cache FILE", nil, []string{"report", "--quick", "--scenarios", "no-faults", "--locks", "set-nx-cad", "--cache", cacheFile, "--out", filepath.Join(dir, "r")}, fmt.Sprintf("--cache: %q is not a folder", cacheFile)},
 		{"report --scenarios twice", nil, []string{"report", "--plan", "--quick", "--scenarios", "no-faults,pause-after-check,no-faults", "--locks", "set-nx-cad"}, `--scenarios: "no-faults" appears twice`},
 		{"report --locks twice", nil, []string{"report", "--plan", "--quick", "--scenarios", "no-faults", "--locks", "set-nx-cad,set-nx-cad"}, `--locks: "set-nx-cad" appears twice`},
 		{"--shard auto: Slurm and Kubernetes disagree",

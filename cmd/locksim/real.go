@@ -87,7 +87,7 @@ func checkRealEnv() error {
 
 // checkTempDir checks that the temp folder (TMPDIR, or /tmp when it is
 // unset: os.TempDir) is a folder a run can make its own folder in, by
-// making one and removing it (issue 41: a TMPDIR that did not exist was
+// making one and removing it (a TMPDIR that did not exist used to be
 // an "internal error" once the run had started).
 func checkTempDir() error {
 	dir := os.TempDir()

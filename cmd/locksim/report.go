@@ -323,8 +323,8 @@ func openStore(cache string, noCache bool, cacheMax intValue, dryRun bool) (*rep
 		}
 		dir = d
 	}
-	if err := notAFolder(dir); dryRun && err != nil {
-		return nil, usageErrorf("--cache: %v", err) // what the report refuses, --plan refuses (issue 41)
+	if err := notAFolder(dir); err != nil {
+		return nil, usageErrorf("--cache: %v", err) // report, sweep and --plan alike
 	}
 	var max int64
 	if cacheMax.set {

@@ -227,7 +227,7 @@ func Run(ctx context.Context, b sim.Bubble, opt Options) (*Result, error) {
 	}
 	// A cell of a name that does not exist is a mistake, not a cell the
 	// real arm cannot run ("not at the real arm's scale", which a gate
-	// on disagreements passes: issue 41).
+	// on disagreements passes).
 	for _, c := range cells {
 		if _, err := scenarios.Get(c.Scenario); err != nil {
 			return nil, fmt.Errorf("parity: cell %s/%s: %v", c.Scenario, c.Lock, err)
