@@ -236,7 +236,12 @@ func (dp *driverProc) read(r io.Reader) {
 	br := bufio.NewReaderSize(r, 4096)
 	for {
 		line, err := readBoundedLine(br, driver.MaxLine)
-		if len(line) > 0 || err == nil {
+		if errors.Is(err, driver.ErrTooLong) {
+			// Never decoded: its start is kept for the message only.
+			dp.mu.Lock()
+			dp.lastLine = line
+			dp.mu.Unlock()
+		} else if len(line) > 0 || err == nil {
 			select {
 			case dp.lines <- stamped{line, time.Now()}:
 			case <-dp.done:
@@ -352,7 +357,7 @@ func (dp *driverProc) request(req driver.Request) (driver.Line, error) {
 			line := sl.b
 			if !ok {
 				if errors.Is(dp.rdErr, driver.ErrTooLong) {
-					return fail("a line longer than %d bytes: %s", driver.MaxLine, driver.Quote(dp.last()))
+					return fail("a line longer than %s bytes (the protocol's bound), starting %s", driver.MaxLineText, driver.Quote(dp.last()))
 				}
 				return fail("%s", dp.exitNote())
 			}

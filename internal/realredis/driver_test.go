@@ -63,6 +63,9 @@ func TestBadDrivers(t *testing.T) {
 			[]string{"driver unknown", "request acquire", `unknown request "frobnicate"`}},
 		{"hangs", "echo $$ > PIDFILE\nread l\nsleep 1001.75\n",
 			[]string{"driver hangs", "request start", "no reply within 1s"}},
+		// A 100 MB line: named by its length, never decoded from its start.
+		{"long", "echo $$ > PIDFILE\nread l\nprintf '{\"re\":\"start\",\"result\":\"ok\",\"library\":\"'\nhead -c 100000000 /dev/zero | tr '\\0' x\necho '\"}'\n",
+			[]string{"driver long", "request start", "a line longer than 65,536 bytes", `starting "{\"re\":\"start\"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
