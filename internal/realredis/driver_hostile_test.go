@@ -2,12 +2,15 @@ package realredis
 
 import (
 	"context"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/driver"
 )
 
 // hostileRun runs testdata/hostile_driver.py in mode in lock's world on
@@ -72,4 +75,57 @@ func TestDriverFarValidity(t *testing.T) {
 func TestDriverValidityInSeconds(t *testing.T) {
 	jd := hostileRun(t, "seconds", "no-faults", "set-nx-cad", 0)
 	wantNamed(t, jd, "driver driver-seconds (client c", "request acquire", "before the run began", "valid_until_ms 17")
+}
+
+// TestDriverHangs: a driver that stops answering within the run (a renew
+// never answered, a third acquire never answered) or that floods pause
+// points without reading its stdin is named with its client and request,
+// within the run's request bound (requestBound: here 1 s, half the 2 s
+// liveness phase at a TTL of 200 ms), and the run is unknown: it used to
+// be safe or liveness (the 10 s bound outlasted the run, and a write to a
+// driver that reads nothing blocked until the stop's own bound).
+func TestDriverHangs(t *testing.T) {
+	longSections := filepath.Join("testdata", "long-sections.yaml")
+	for _, tc := range []struct {
+		mode, scenario, lock string
+		want                 []string
+	}{
+		{"renew-hangs", longSections, "watchdog", []string{"request renew", "no reply within 1s"}},
+		{"third-sleeps", "no-faults", "set-nx-cad", []string{"request acquire", "no reply within 1s"}},
+		// Named by whichever bound ends it first: the write's (the pipe
+		// filled with continues) or the request's (a slow harness).
+		{"flood", "no-faults", "set-nx-cad", []string{"request acquire", "1s"}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			jd := hostileRun(t, tc.mode, tc.scenario, tc.lock, 0)
+			wantNamed(t, jd, append([]string{"driver driver-" + tc.mode + " (client c"}, tc.want...)...)
+		})
+	}
+}
+
+// TestDriverWriteBound: a write to a driver that reads nothing of its
+// stdin gives up after the bound (os.ErrDeadlineExceeded, which request
+// names), once the pipe is full; at the run's stop it gives up at once.
+func TestDriverWriteBound(t *testing.T) {
+	r, wr, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close() // never read: the pipe fills
+	defer wr.Close()
+	w := &world{stop: make(chan struct{})}
+	dp := &driverProc{p: &proc{w: w, name: "c0"}, d: &Driver{Name: "deaf"}, stdin: wr, bound: 50 * time.Millisecond}
+	n := 0
+	for ; n < 1<<20; n++ { // a pipe holds 64 KiB by default, at most 1 MiB
+		if err = dp.write(driver.Request{Type: driver.Continue}); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("after %d writes: err %v, want the write's deadline", n, err)
+	}
+	w.stopped = true
+	if err := dp.write(driver.Request{Type: driver.Continue}); !errors.Is(err, errDriverStop) {
+		t.Errorf("a write at the stop: %v, want errDriverStop", err)
+	}
 }

@@ -112,6 +112,12 @@ func runDriverClient(p *proc, j *Job) {
 	go c.dp.watch()
 	for !p.Stopping() {
 		if err := c.round(); err != nil {
+			if !errors.Is(err, errDriverStop) {
+				// A broken driver is ended now, and its holder's belief
+				// with it: a driver killed for hanging acts on nothing
+				// after, and must not overlap the next holder.
+				c.dp.close()
+			}
 			c.endBeliefAtExit()
 			c.broken(err)
 			return
@@ -150,6 +156,7 @@ func (c *driverClient) start() error {
 	if l.Result != driver.OK {
 		return fmt.Errorf("driver %s (client %s), request start: result %s: %s", c.dp.d.Name, c.p.name, l.Result, l.Error)
 	}
+	c.dp.bound = requestBound(c.dp.d, c.j.TTL, c.p.w.cfg.Liveness)
 	c.renews = l.Renew && c.j.Parts.Lock.Renews
 	c.interval = max(time.Millisecond, c.j.TTL/3)
 	c.fenced = fencesOnToken(c.j.Parts.Lock.Fencing)
