@@ -16,6 +16,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/internal/driver"
+	"github.com/locksim/locksim/internal/reap"
 	"github.com/locksim/locksim/locks"
 )
 
@@ -151,9 +152,11 @@ type driverProc struct {
 	eofAt time.Time    // when stdout closed (the process ended or closed it), under mu
 	done  chan struct{}
 
-	stderr *boundedBuf
-	tmp    string // temp dir (the faketime file), removed at close
-	ftFile string // FAKETIME_TIMESTAMP_FILE, "" without libfaketime
+	stderr  *boundedBuf
+	tmp     string // temp dir (the faketime file), removed at close
+	release func() // tmp's owner lock (reap.TempDir)
+	mark    reap.Mark
+	ftFile  string // FAKETIME_TIMESTAMP_FILE, "" without libfaketime
 
 	waitOnce sync.Once
 	exitCh   chan struct{} // closed when the process has been waited for
@@ -179,14 +182,21 @@ func (w *world) needsFaketime(i int, name string) bool {
 	return false
 }
 
-// startDriver starts p's driver process: its own process group, pipes,
-// stderr kept (bounded), libfaketime preloaded when its clock moves.
-func startDriver(p *proc, d *Driver) (*driverProc, error) {
-	tmp, err := os.MkdirTemp("", "locksim-driver-*")
+// startDriver starts p's driver process: its own process group, killed
+// with locksim and found with its descendants by its mark (reap.Start),
+// pipes, stderr kept (bounded), libfaketime preloaded when its clock
+// moves.
+func startDriver(p *proc, d *Driver) (dp *driverProc, err error) {
+	tmp, release, err := reap.TempDir("", "locksim-driver")
 	if err != nil {
 		return nil, fmt.Errorf("driver %s: temp dir: %w", d.Name, err)
 	}
-	dp := &driverProc{d: d, p: p, tmp: tmp, bound: d.Bound, lines: make(chan stamped, 16), done: make(chan struct{}), stderr: &boundedBuf{max: DriverStderrMax}}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
+	dp = &driverProc{d: d, p: p, tmp: tmp, release: release, bound: d.Bound, lines: make(chan stamped, 16), done: make(chan struct{}), stderr: &boundedBuf{max: DriverStderrMax}}
 	cmd := exec.Command(d.Argv[0], d.Argv[1:]...)
 	cmd.Dir = filepath.Dir(d.Argv[0])
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -228,7 +238,7 @@ func startDriver(p *proc, d *Driver) (*driverProc, error) {
 		return nil, err
 	}
 	cmd.Stdin, dp.stdin = stdinR, stdinW
-	err = cmd.Start()
+	dp.mark, err = reap.Start(cmd)
 	stdinR.Close()
 	if err != nil {
 		stdinW.Close()
@@ -523,12 +533,16 @@ func (dp *driverProc) close() {
 	pg := -dp.cmd.Process.Pid
 	_ = syscall.Kill(pg, syscall.SIGCONT)
 	_ = syscall.Kill(pg, syscall.SIGKILL)
+	// and every descendant that left the group (setsid): one that kept
+	// stdout open would also hold back the EOF the wait below needs
+	reap.Kill(dp.mark)
 	_ = dp.stdin.Close()
 	select {
 	case <-dp.exited():
 	case <-time.After(5 * time.Second):
 	}
 	close(dp.done)
+	dp.release()
 	_ = os.RemoveAll(dp.tmp)
 }
 

@@ -41,7 +41,6 @@ func marker() string {
 	return fmt.Sprintf("1000.%d%d", os.Getpid(), time.Now().UnixNano()%1e6)
 }
 
-
 // TestKillFindsDetached: Kill(mark) ends the process Start started and its
 // child that left the process group and the session (setsid).
 func TestKillFindsDetached(t *testing.T) {
