@@ -23,6 +23,9 @@ const Version = 1
 // MaxLine bounds one line from a driver, in bytes.
 const MaxLine = 64 << 10
 
+// MaxLineText is MaxLine for messages.
+const MaxLineText = "65,536"
+
 // Request types (Request.Type).
 const (
 	Start    = "start"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/internal/reap"
 )
 
 // childRun is what the drivers table keeps of one real run.
@@ -43,7 +44,11 @@ func runChild(ctx context.Context, exe string, job *realredis.Job, trace string)
 	cmd.WaitDelay = 30 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run() // a verdict's exit code is not an error here
+	// Started through reap: killed with this process, whatever kills it.
+	_, runErr := reap.Start(cmd)
+	if runErr == nil {
+		runErr = cmd.Wait() // a verdict's exit code is not an error here
+	}
 	var r struct {
 		Verdict string `json:"verdict"`
 		Reason  string `json:"verdict_reason"`

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/locksim/locksim/internal/reap"
 )
 
 // Kind is which real service an ensemble runs.
@@ -341,13 +343,13 @@ func (e *Ensemble) spawn(m *Member) error {
 	if e.fakeClocks {
 		cmd.Env = m.fakeClockEnv(e.fakeLib)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // killed with locksim (reap.Start)
 	log, err := os.OpenFile(filepath.Join(m.Dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
 	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
+	if _, err := reap.Start(cmd); err != nil {
 		log.Close()
 		return fmt.Errorf("%s %s: %w", e.Kind, m.Name, err)
 	}

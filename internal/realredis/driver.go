@@ -16,6 +16,7 @@ import (
 
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/internal/driver"
+	"github.com/locksim/locksim/internal/reap"
 	"github.com/locksim/locksim/locks"
 )
 
@@ -26,14 +27,30 @@ type Driver struct {
 	Name string   // for messages and the report: the folder's or file's name
 	Path string   // as given to ResolveDriver (--driver)
 	Argv []string // the program and its arguments
-	// Bound is how long a driver may take to answer one request, not
-	// counting the time it was stopped by a pause (0: DriverBound).
+	// Bound is how long a driver may take to answer start, and the most
+	// it may take to answer any later request, not counting the time it
+	// was stopped by a pause (0: DriverBound). Within a run the bound is
+	// also tied to the run's length (requestBound).
 	Bound time.Duration
 }
 
 // DriverBound is Driver.Bound's default: a request's own timeouts are a
 // few TTLs at most.
 const DriverBound = 10 * time.Second
+
+// requestBound is how long a driver may take to answer a request of a run
+// (every request but start, and every write to its stdin): Driver.Bound,
+// at most half the run's liveness phase and at least two TTLs. A
+// request's own timeouts (the socket timeout and the tries the start
+// request hands it) end well within two TTLs; half the liveness phase
+// means a driver that stops answering is named, and the run unknown,
+// before the liveness checker could read its silence as a deadlock (a
+// deadlock needs no progress through the whole phase). In the built-in
+// scenarios (liveness: 10 TTLs) that is 5 TTLs: 2.5 s at the real arm's
+// TTL of 500 ms.
+func requestBound(d *Driver, ttl, liveness time.Duration) time.Duration {
+	return min(d.Bound, max(2*ttl, liveness/2))
+}
 
 // DriverStderrMax bounds the stderr a driver's process keeps for messages.
 const DriverStderrMax = 16 << 10
@@ -126,15 +143,20 @@ type driverProc struct {
 	d     *Driver
 	p     *proc
 	cmd   *exec.Cmd
-	stdin io.WriteCloser
+	stdin *os.File // the pipe's write end: writes have deadlines
+	// bound is how long a request may wait for its reply, and a write
+	// for the driver to read: d.Bound for start, then requestBound.
+	bound time.Duration
 	lines chan stamped // closed at EOF or a read error
 	rdErr error        // why lines closed (read after it is)
 	eofAt time.Time    // when stdout closed (the process ended or closed it), under mu
 	done  chan struct{}
 
-	stderr *boundedBuf
-	tmp    string // temp dir (the faketime file), removed at close
-	ftFile string // FAKETIME_TIMESTAMP_FILE, "" without libfaketime
+	stderr  *boundedBuf
+	tmp     string // temp dir (the faketime file), removed at close
+	release func() // tmp's owner lock (reap.TempDir)
+	mark    reap.Mark
+	ftFile  string // FAKETIME_TIMESTAMP_FILE, "" without libfaketime
 
 	waitOnce sync.Once
 	exitCh   chan struct{} // closed when the process has been waited for
@@ -160,14 +182,21 @@ func (w *world) needsFaketime(i int, name string) bool {
 	return false
 }
 
-// startDriver starts p's driver process: its own process group, pipes,
-// stderr kept (bounded), libfaketime preloaded when its clock moves.
-func startDriver(p *proc, d *Driver) (*driverProc, error) {
-	tmp, err := os.MkdirTemp("", "locksim-driver-*")
+// startDriver starts p's driver process: its own process group, killed
+// with locksim and found with its descendants by its mark (reap.Start),
+// pipes, stderr kept (bounded), libfaketime preloaded when its clock
+// moves.
+func startDriver(p *proc, d *Driver) (dp *driverProc, err error) {
+	tmp, release, err := reap.TempDir("", "locksim-driver")
 	if err != nil {
 		return nil, fmt.Errorf("driver %s: temp dir: %w", d.Name, err)
 	}
-	dp := &driverProc{d: d, p: p, tmp: tmp, lines: make(chan stamped, 16), done: make(chan struct{}), stderr: &boundedBuf{max: DriverStderrMax}}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
+	dp = &driverProc{d: d, p: p, tmp: tmp, release: release, bound: d.Bound, lines: make(chan stamped, 16), done: make(chan struct{}), stderr: &boundedBuf{max: DriverStderrMax}}
 	cmd := exec.Command(d.Argv[0], d.Argv[1:]...)
 	cmd.Dir = filepath.Dir(d.Argv[0])
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -201,11 +230,18 @@ func startDriver(p *proc, d *Driver) (*driverProc, error) {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	if dp.stdin, err = cmd.StdinPipe(); err != nil {
+	// An os.Pipe of our own, not StdinPipe: its write end takes deadlines,
+	// so a driver that reads nothing cannot block the harness.
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
 		os.RemoveAll(tmp)
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdin, dp.stdin = stdinR, stdinW
+	dp.mark, err = reap.Start(cmd)
+	stdinR.Close()
+	if err != nil {
+		stdinW.Close()
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("driver %s: start %s: %w", d.Name, d.Argv[0], err)
 	}
@@ -236,7 +272,12 @@ func (dp *driverProc) read(r io.Reader) {
 	br := bufio.NewReaderSize(r, 4096)
 	for {
 		line, err := readBoundedLine(br, driver.MaxLine)
-		if len(line) > 0 || err == nil {
+		if errors.Is(err, driver.ErrTooLong) {
+			// Never decoded: its start is kept for the message only.
+			dp.mu.Lock()
+			dp.lastLine = line
+			dp.mu.Unlock()
+		} else if len(line) > 0 || err == nil {
 			select {
 			case dp.lines <- stamped{line, time.Now()}:
 			case <-dp.done:
@@ -274,10 +315,15 @@ func readBoundedLine(br *bufio.Reader, max int) ([]byte, error) {
 func (dp *driverProc) watch() {
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
+	stop := dp.p.w.stop
 	for {
 		select {
 		case <-dp.done:
 			return
+		case <-stop: // a write blocked on a driver that reads nothing gives up now
+			_ = dp.stdin.SetWriteDeadline(time.Unix(1, 0))
+			stop = nil
+			continue
 		case <-t.C:
 		}
 		w, p := dp.p.w, dp.p
@@ -326,7 +372,13 @@ func (dp *driverProc) request(req driver.Request) (driver.Line, error) {
 	fail := func(format string, a ...any) (driver.Line, error) {
 		return driver.Line{}, fmt.Errorf("driver %s (client %s), request %s: %s", name, p.name, req.Type, fmt.Sprintf(format, a...))
 	}
-	if _, err := dp.stdin.Write(driver.Encode(req)); err != nil {
+	if err := dp.write(req); err != nil {
+		if errors.Is(err, errDriverStop) {
+			return driver.Line{}, err
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return fail("the driver read nothing of its stdin for %v: writing the request blocked (the driver hangs or does not read)%s", dp.bound, dp.stderrNote())
+		}
 		if s := dp.exitNote(); s != "" {
 			return fail("%s", s)
 		}
@@ -345,14 +397,14 @@ func (dp *driverProc) request(req driver.Request) (driver.Line, error) {
 			dp.mu.Lock()
 			stopped, from := dp.stopped, max(sent, dp.lastCont)
 			dp.mu.Unlock()
-			if !stopped && time.Duration(p.w.now()-from) > dp.d.Bound {
-				return fail("no reply within %v (the driver hangs)%s", dp.d.Bound, dp.stderrNote())
+			if !stopped && time.Duration(p.w.now()-from) > dp.bound {
+				return fail("no reply within %v (the driver hangs)%s", dp.bound, dp.stderrNote())
 			}
 		case sl, ok := <-dp.lines:
 			line := sl.b
 			if !ok {
 				if errors.Is(dp.rdErr, driver.ErrTooLong) {
-					return fail("a line longer than %d bytes: %s", driver.MaxLine, driver.Quote(dp.last()))
+					return fail("a line longer than %s bytes (the protocol's bound), starting %s", driver.MaxLineText, driver.Quote(dp.last()))
 				}
 				return fail("%s", dp.exitNote())
 			}
@@ -368,7 +420,13 @@ func (dp *driverProc) request(req driver.Request) (driver.Line, error) {
 					return fail("pause point %q during %s: %s", l.Point, req.Type, driver.Quote(line))
 				}
 				p.Point(l.Point) // records the pause and waits it out, if one is armed here
-				if _, err := dp.stdin.Write(driver.Encode(driver.Request{Type: driver.Continue})); err != nil {
+				if err := dp.write(driver.Request{Type: driver.Continue}); err != nil {
+					if errors.Is(err, errDriverStop) {
+						return driver.Line{}, err
+					}
+					if errors.Is(err, os.ErrDeadlineExceeded) {
+						return fail("the driver read nothing of its stdin for %v: writing continue after its pause point %q blocked (a driver must read continue before going on)%s", dp.bound, l.Point, dp.stderrNote())
+					}
 					return fail("writing continue: %v", err)
 				}
 				continue
@@ -380,6 +438,23 @@ func (dp *driverProc) request(req driver.Request) (driver.Line, error) {
 			return l, nil
 		}
 	}
+}
+
+// write sends r on the driver's stdin, waiting at most dp.bound for the
+// driver to read it (os.ErrDeadlineExceeded past it); at the run's stop
+// it gives up (errDriverStop).
+func (dp *driverProc) write(r driver.Request) error {
+	if dp.p.w.stopping() {
+		return errDriverStop
+	}
+	if err := dp.stdin.SetWriteDeadline(time.Now().Add(dp.bound)); err != nil {
+		return err
+	}
+	_, err := dp.stdin.Write(driver.Encode(r))
+	if err != nil && dp.p.w.stopping() {
+		return errDriverStop
+	}
+	return err
 }
 
 func (dp *driverProc) last() []byte {
@@ -458,12 +533,16 @@ func (dp *driverProc) close() {
 	pg := -dp.cmd.Process.Pid
 	_ = syscall.Kill(pg, syscall.SIGCONT)
 	_ = syscall.Kill(pg, syscall.SIGKILL)
+	// and every descendant that left the group (setsid): one that kept
+	// stdout open would also hold back the EOF the wait below needs
+	reap.Kill(dp.mark)
 	_ = dp.stdin.Close()
 	select {
 	case <-dp.exited():
 	case <-time.After(5 * time.Second):
 	}
 	close(dp.done)
+	dp.release()
 	_ = os.RemoveAll(dp.tmp)
 }
 

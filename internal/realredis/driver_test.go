@@ -2,6 +2,7 @@ package realredis
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,6 +64,9 @@ func TestBadDrivers(t *testing.T) {
 			[]string{"driver unknown", "request acquire", `unknown request "frobnicate"`}},
 		{"hangs", "echo $$ > PIDFILE\nread l\nsleep 1001.75\n",
 			[]string{"driver hangs", "request start", "no reply within 1s"}},
+		// A 100 MB line: named by its length, never decoded from its start.
+		{"long", "echo $$ > PIDFILE\nread l\nprintf '{\"re\":\"start\",\"result\":\"ok\",\"library\":\"'\nhead -c 100000000 /dev/zero | tr '\\0' x\necho '\"}'\n",
+			[]string{"driver long", "request start", "a line longer than 65,536 bytes", `starting "{\"re\":\"start\"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -157,4 +161,43 @@ func TestWithDriverRefuses(t *testing.T) {
 			t.Errorf("%s's world: err %v, want a refusal naming %q", tc.lock, err, tc.want)
 		}
 	}
+}
+
+// TestDriverDetachedChild: a driver whose child leaves its process group
+// and session (setsid) and keeps the driver's stdout open leaves nothing
+// after a run that ends normally: the child is found by its mark
+// (reap.Kill), not by the group. The run first removes what killed runs
+// left in the temp folder (a run's dir with an etcd WAL, a driver's dir),
+// and nothing else of the folder's (empty checks both).
+func TestDriverDetachedChild(t *testing.T) {
+	requireRedis(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dead := exec.Command("/bin/true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"locksim-real-%d-1/etcd/data/member/wal", "locksim-driver-%d-2"} {
+		if err := os.MkdirAll(filepath.Join(tmp, fmt.Sprintf(d, dead.Process.Pid)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	marker := "sleep 1007." + strconv.Itoa(os.Getpid())
+	exe := script(t, t.TempDir(), "driver", "echo $$ > "+pidFile+"\nread l\nsetsid sh -c 'exec "+marker+"' &\n"+
+		"echo '{\"re\":\"start\",\"result\":\"ok\",\"library\":\"detacher\"}'\n"+
+		"while read l; do echo '{\"re\":\"acquire\",\"result\":\"fail\",\"error\":\"never\"}'; done\n")
+	d, err := ResolveDriver(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := short(t, "no-faults", "set-nx-cad", 1)
+	if err := j.WithDriver(d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.RunAndJudge(context.Background(), tmp); err != nil {
+		t.Fatal(err)
+	}
+	gone(t, pidFile, marker)
+	empty(t, tmp)
 }

@@ -112,6 +112,12 @@ func runDriverClient(p *proc, j *Job) {
 	go c.dp.watch()
 	for !p.Stopping() {
 		if err := c.round(); err != nil {
+			if !errors.Is(err, errDriverStop) {
+				// A broken driver is ended now, and its holder's belief
+				// with it: a driver killed for hanging acts on nothing
+				// after, and must not overlap the next holder.
+				c.dp.close()
+			}
 			c.endBeliefAtExit()
 			c.broken(err)
 			return
@@ -150,6 +156,7 @@ func (c *driverClient) start() error {
 	if l.Result != driver.OK {
 		return fmt.Errorf("driver %s (client %s), request start: result %s: %s", c.dp.d.Name, c.p.name, l.Result, l.Error)
 	}
+	c.dp.bound = requestBound(c.dp.d, c.j.TTL, c.p.w.cfg.Liveness)
 	c.renews = l.Renew && c.j.Parts.Lock.Renews
 	c.interval = max(time.Millisecond, c.j.TTL/3)
 	c.fenced = fencesOnToken(c.j.Parts.Lock.Fencing)
@@ -197,22 +204,60 @@ func (c *driverClient) recordAt(ev sim.Event, t int64) {
 // plus the client's offset (libfaketime's file), the clock p.Now models,
 // so an absolute valid_until_ms converts exactly; a relative validity_ms
 // counts from the line's receipt.
-func (c *driverClient) until(l driver.Line) int64 {
+//
+// A validity the run cannot mean never reaches the arithmetic: one that
+// ends before the run began (a Unix time in seconds, say) is an error
+// naming the driver, the client, the request and the line; one that ends
+// after the run's end is the end (clamped: a belief through the end is
+// all a history can hold, and the checkers judge nothing later). So a
+// driver claiming validities of 1e14 ms believes through the run, never
+// past an overflow that would end the belief before it began.
+func (c *driverClient) until(l driver.Line, req string) (int64, error) {
 	w := c.p.w
+	end := int64(w.cfg.Duration + w.cfg.Liveness)
+	var ms float64 // the validity's end on the driver's clock, in ms from its now
 	switch {
 	case l.ValidUntilMs != nil:
-		ms := *l.ValidUntilMs
-		return c.p.TrueDeadline(time.UnixMilli(int64(ms)).Add(time.Duration((ms - float64(int64(ms))) * float64(time.Millisecond))))
+		ms = *l.ValidUntilMs - float64(c.p.Now().UnixNano())/1e6
 	case l.ValidityMs != nil:
-		d := time.Duration(*l.ValidityMs * float64(time.Millisecond))
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if d <= 0 {
-			return l.At + int64(d)
-		}
-		return l.At + int64(c.p.clk.TrueAfter(d))
+		ms = *l.ValidityMs
+	default:
+		return 0, nil
 	}
-	return 0
+	w.mu.Lock()
+	now := w.now()
+	// ns from now to the run's end (or back to its start), doubled and a
+	// second more for a drifting or jumped clock: within these the
+	// conversion below cannot overflow, and its result is clamped.
+	ahead := 2*float64(end-now) + 1e9
+	behind := 2*float64(now) + 1e9
+	w.mu.Unlock()
+	switch d := ms * 1e6; {
+	case d > ahead:
+		return end, nil
+	case d < -behind:
+		what := fmt.Sprintf("valid_until_ms %.17g", *l.ValidUntilMs)
+		if l.ValidUntilMs == nil {
+			what = fmt.Sprintf("validity_ms %.17g", *l.ValidityMs)
+		}
+		return 0, fmt.Errorf("driver %s (client %s), request %s: %s ends %v before the driver's clock now, before the run began (want a Unix time in milliseconds on the driver's clock): %s",
+			c.dp.d.Name, c.p.name, req, what, time.Duration(-d).Round(time.Millisecond), driver.Quote(c.dp.last()))
+	}
+	var t int64
+	if l.ValidUntilMs != nil {
+		v := *l.ValidUntilMs
+		t = c.p.TrueDeadline(time.UnixMilli(int64(v)).Add(time.Duration((v - float64(int64(v))) * float64(time.Millisecond))))
+	} else {
+		d := time.Duration(ms * float64(time.Millisecond))
+		w.mu.Lock()
+		if d <= 0 {
+			t = l.At + int64(d)
+		} else {
+			t = l.At + int64(c.p.clk.TrueAfter(d))
+		}
+		w.mu.Unlock()
+	}
+	return min(max(t, 1), end), nil
 }
 
 func (c *driverClient) round() error {
@@ -228,7 +273,9 @@ func (c *driverClient) round() error {
 	if c.fenced && l.Token <= 0 {
 		return fmt.Errorf("driver %s (client %s), request acquire: the world's storage fences on a token (lock %s) and the reply has none (\"token\"): %s", c.dp.d.Name, c.p.name, c.j.Parts.Lock.ID, driver.Quote(c.dp.last()))
 	}
-	c.until0 = c.until(l)
+	if c.until0, err = c.until(l, driver.Acquire); err != nil {
+		return err
+	}
 	c.ret(event.OpAcquire, id, l, sim.Event{Until: c.until0, Token: l.Token, Detail: l.Value})
 	c.value, c.token, c.holding = l.Value, l.Token, id
 	c.renewing, c.next = c.renews, c.p.Mono()+c.interval
@@ -373,7 +420,10 @@ func (c *driverClient) renew() error {
 		c.renewing = false
 		return nil
 	}
-	until := c.until(l)
+	until, err := c.until(l, driver.Renew)
+	if err != nil {
+		return err
+	}
 	switch {
 	case until == 0 && c.until0 != 0:
 		return fmt.Errorf("driver %s (client %s), request renew: an ok with no validity, where the acquire's reply gave one: %s", c.dp.d.Name, c.p.name, driver.Quote(c.dp.last()))

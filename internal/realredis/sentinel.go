@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locksim/locksim/internal/reap"
 )
 
 // A replicated world (topology replicated: a primary, its replicas and
@@ -122,8 +124,8 @@ func (s *sentinelProc) start(ctx context.Context, monitor string, downAfter, fai
 		return err
 	}
 	cmd := exec.Command("redis-sentinel", path)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if _, err := reap.Start(cmd); err != nil { // killed with locksim
 		return fmt.Errorf("%s: start redis-sentinel: %w", s.name, err)
 	}
 	done := make(chan struct{})

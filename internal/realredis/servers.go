@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/locksim/locksim/internal/reap"
 )
 
 // Binaries the real arm needs, with the Debian package that has each.
@@ -190,9 +192,9 @@ func (s *server) start(ctx context.Context) error {
 	}
 	cmd := exec.Command("redis-server", args...)
 	// Its own process group (a Ctrl-C on the terminal reaches locksim,
-	// which kills it), and killed with locksim if locksim dies.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	// which kills it), and killed with locksim if locksim dies (reap.Start).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if _, err := reap.Start(cmd); err != nil {
 		return fmt.Errorf("%s: start redis-server: %w", s.name, err)
 	}
 	done := make(chan struct{})

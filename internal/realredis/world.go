@@ -15,6 +15,7 @@ import (
 	"github.com/locksim/locksim/clock"
 	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/internal/reap"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -275,10 +276,16 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 		return nil, nil, err
 	}
 	began := time.Now()
-	dir, err := os.MkdirTemp(tempParent, "locksim-real-*")
+	// What runs killed before their clean-up left (an etcd WAL, Redis and
+	// ZooKeeper folders, drivers' faketime files) goes first; only dirs of
+	// ours whose owner is dead (reap.SweepTemp).
+	_, _ = reap.SweepTemp(tempParent, "locksim-real")
+	_, _ = reap.SweepTemp("", "locksim-driver")
+	dir, release, err := reap.TempDir(tempParent, "locksim-real")
 	if err != nil {
 		return nil, nil, fmt.Errorf("temp dir: %w", err)
 	}
+	defer release()
 	cctx, cancel := context.WithCancel(ctx)
 	w := &world{job: j, cfg: j.Config, ctx: cctx, stop: make(chan struct{}), downs: map[int]int{}, downSince: map[int]int64{}}
 	info = &Info{TTL: j.TTL, Scale: j.Scale, Dir: dir}

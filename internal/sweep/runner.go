@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/internal/charts"
+	"github.com/locksim/locksim/internal/reap"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )
@@ -181,7 +182,7 @@ func StartChild(argv []string, stderr io.Writer) (*Child, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if _, err := reap.Start(cmd); err != nil { // killed with this process, whatever kills it
 		return nil, fmt.Errorf("cannot start a worker process: %v", err)
 	}
 	return &Child{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 64<<10), enc: json.NewEncoder(in)}, nil
