@@ -37,10 +37,11 @@ type searchFlags struct {
 	seed     seedValue
 	kinds    []string
 	out      string
+	runs     intValue // --shrink-runs
 }
 
 func newSearchCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
-	f := &searchFlags{checks: intValue{min: 1, max: maxSearchChecks, v: defaultSearchChecks}}
+	f := &searchFlags{checks: intValue{min: 1, max: maxSearchChecks, v: defaultSearchChecks}, runs: intValue{min: 1, max: 100_000}}
 	cmd := &cobra.Command{
 		Use:   "search --lock ID [--scenario NAME|FILE] [--checks N] [--seed S] [--kinds K,...]",
 		Short: "Search random fault schedules for one that breaks a lock, and shrink it",
@@ -79,6 +80,7 @@ was found; 3 a liveness failure was found (not shrunk); 64 bad usage
 	fl.Var(&f.seed, "seed", "the search's seed `S` (0..18446744073709551615; default 1): the same seed draws the same schedules")
 	fl.StringSliceVar(&f.kinds, "kinds", nil, "draw only these fault `KINDS`, comma-separated ("+kindNames()+"; default every kind that applies to the lock)")
 	fl.StringVar(&f.out, "shrink-out", "", "write the shrunk schedule to `FILE` (default locksim-search-<lock>-<seed>.faults.json in the temporary directory)")
+	fl.Var(&f.runs, "shrink-runs", fmt.Sprintf("at most `N` runs to shrink what was found, 1..100000 (default %d; at the bound the smallest failing run so far is printed)", run.DefaultShrinkRuns))
 	return cmd
 }
 
@@ -97,6 +99,7 @@ type searchJob struct {
 	checks int
 	bounds faults.Bounds
 	out    string // the --faults file to write
+	runs   int    // --shrink-runs (0: the default)
 }
 
 // job validates the flags and builds the search's bounds from the
@@ -145,7 +148,7 @@ func (f *searchFlags) job() (*searchJob, error) {
 		return nil, usageErrorf("--shrink-out: %v", err)
 	}
 	spec.Seed, spec.Faults = 0, nil
-	return &searchJob{base: spec, seed: seed, checks: f.checks.v, bounds: b, out: out}, nil
+	return &searchJob{base: spec, seed: seed, checks: f.checks.v, bounds: b, out: out, runs: f.runs.v}, nil
 }
 
 // searchBounds are the bounds locktest draws a schedule in (its
@@ -226,7 +229,7 @@ func (s *searchJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 	spec := found.Job.Spec
 	spec.FaultsFile = s.out
 	r := found.Report(spec.Repro())
-	res, ok, err := core.Shrink(b, found.Job, found.Check, run.ShrinkOptions{})
+	res, ok, err := core.Shrink(b, found.Job, found.Check, run.ShrinkOptions{MaxRuns: s.runs})
 	if err != nil {
 		fmt.Fprintf(stderr, "locksim: shrinking: %v\n", err)
 		return exitInternal
@@ -242,6 +245,19 @@ func (s *searchJob) run(b sim.Bubble, stdout, stderr io.Writer) (code int) {
 	if ok {
 		r.Shrunk(res, s.out)
 	}
-	r.WriteSummary(stdout)
+	if r.Counterexample != nil {
+		r.WriteSummary(stdout)
+		return verdictExit[r.Verdict]
+	}
+	// A liveness failure has no counterexample section: its repro goes
+	// before the summary's last line (the trace hash, always last).
+	var sum strings.Builder
+	r.WriteSummary(&sum)
+	text := strings.TrimSuffix(sum.String(), "\n")
+	head, last := "", text
+	if i := strings.LastIndexByte(text, '\n'); i >= 0 {
+		head, last = text[:i+1], text[i+1:]
+	}
+	fmt.Fprintf(stdout, "%s%-16s%s\n%s\n", head, "repro:", spec.Repro(), last)
 	return verdictExit[r.Verdict]
 }

@@ -9,18 +9,20 @@ import (
 )
 
 // TestSearch: a search over a naive lock (set-nx-del: SET NX EX, release
-// by a plain DEL) with a pinned seed finds an unsafe run, exits 1, prints
+// by a plain DEL) with a pinned seed finds an unsafe run (at its third
+// schedule; the shrinking bounded to keep the test quick under -race),
+// exits 1, prints
 // the shrunk counterexample and a repro line whose faults file it wrote;
 // the repro, run, is unsafe too; and the same search again prints the
 // same bytes.
 func TestSearch(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "found.faults.json")
-	args := []string{"search", "--lock", "set-nx-del", "--seed", "1", "--checks", "20", "--shrink-out", out}
+	args := []string{"search", "--lock", "set-nx-del", "--seed", "8", "--checks", "20", "--shrink-runs", "5", "--shrink-out", out}
 	code, stdout, stderr := cli(t, testHost(t), args...)
 	if code != exitUnsafe || stderr != "" {
 		t.Fatalf("exit %d, stderr %q; want 1 and nothing\n%s", code, stderr, stdout)
 	}
-	for _, want := range []string{"found by schedule ", " of 20 (seed 1, case seed ", "verdict:        unsafe", "shrunk:         ", "shrunk faults:  " + out} {
+	for _, want := range []string{"found by schedule 3 of 20 (seed 8, case seed 11): world seed 7, 2 faults, 5 clients\n", "verdict:        unsafe", "shrunk:         ", "shrunk faults:  " + out} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
@@ -37,6 +39,28 @@ func TestSearch(t *testing.T) {
 	}
 	if code2, stdout2, _ := cli(t, testHost(t), args...); code2 != code || stdout2 != stdout {
 		t.Fatalf("the same search twice: exit %d then %d, outputs differ:\n%s\n---\n%s", code, code2, stdout, stdout2)
+	}
+}
+
+// A liveness failure is printed unshrunk, its schedule in the faults
+// file its repro runs, and exits 3: setnx-del (SETNX, then EXPIRE) leaves
+// a key without expiry when its node crashes between the two.
+func TestSearchLiveness(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "found.faults.json")
+	code, stdout, stderr := cli(t, testHost(t), "search", "--lock", "setnx-del", "--kinds", "crash", "--seed", "1", "--checks", "20", "--shrink-out", out)
+	if code != exitLiveness || stderr != "" {
+		t.Fatalf("exit %d, stderr %q; want 3 and nothing\n%s", code, stderr, stdout)
+	}
+	for _, want := range []string{"found by schedule 3 of 20 (seed 1, case seed 4)", "verdict:        liveness", "repro:          locksim run --scenario default --lock setnx-del --seed 1 --faults " + out + "\n"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "shrunk:") {
+		t.Errorf("a liveness failure was shrunk:\n%s", stdout)
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Fatalf("faults file: %v", err)
 	}
 }
 
@@ -62,6 +86,7 @@ func TestSearchBadInput(t *testing.T) {
 		{[]string{"--lock", "set-nx-del", "--kinds", "pause"}, `--kinds: unknown fault kind "pause" (one of: client-pause, `},
 		{[]string{"--lock", "set-nx-del", "--kinds", "failover"}, `--kinds: no kind of failover applies to lock set-nx-del in scenario default (failover needs a replicated topology)`},
 		{[]string{"--lock", "set-nx-del", "--checks", "0"}, `--checks: "0" is out of range (1..100000)`},
+		{[]string{"--lock", "set-nx-del", "--shrink-runs", "0"}, `--shrink-runs: "0" is out of range (1..100000)`},
 		{[]string{"--lock", "set-nx-del", "--seed", "-1"}, `--seed: "-1" is out of range`},
 		{[]string{"--lock", "set-nx-del", "--shrink-out", filepath.Join(t.TempDir(), "no-such-dir", "x.json")}, `--shrink-out: cannot write `},
 		{[]string{"--lock", "set-nx-del", "extra"}, `search: unexpected argument "extra"`},
