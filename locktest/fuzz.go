@@ -1,6 +1,7 @@
 package locktest
 
 import (
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"slices"
@@ -127,14 +128,23 @@ func noMinimizing() {
 }
 
 // fuzzSeeds are the seed corpus: the all-zero input (the first draw: one
-// fault, each of its draws the smallest), then inputs whose words draw
-// more faults and other kinds, all of the current version.
+// fault, each of its draws the smallest), then eight inputs of
+// pseudo-random words (a fixed splitmix64 stream), which decode as a
+// search's random cases do (rapid's Generator.Example draws from random
+// words too): the fuzzer starts from schedules of every size and kind,
+// not only from the smallest.
 func fuzzSeeds() [][]byte {
 	seeds := [][]byte{{FuzzVersion}}
-	for _, fill := range []byte{0x55, 0xa3, 0xff} {
+	x := uint64(0x9e3779b97f4a7c15)
+	for range 8 {
 		in := []byte{FuzzVersion}
-		for i := range 8 * 24 {
-			in = append(in, fill^byte(i*37))
+		for range 24 {
+			x += 0x9e3779b97f4a7c15
+			z := x
+			z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+			z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+			z ^= z >> 31
+			in = binary.LittleEndian.AppendUint64(in, z)
 		}
 		seeds = append(seeds, in)
 	}

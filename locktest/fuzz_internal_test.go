@@ -24,9 +24,14 @@ var fuzzGoldenOptions = Options{Kinds: []faults.Kind{faults.Partition, faults.De
 func TestFuzzDecodingGolden(t *testing.T) {
 	golden := []string{
 		`seed 1: []faults.Fault{{Kind: faults.Partition, Start: 0, Duration: 3 * time.Millisecond, From: []string{"c0"}, To: []string{"c1", "c2", "n0"}}}`,
-		`seed 62: []faults.Fault{{Kind: faults.Delay, Start: 12012822490, Duration: 3 * time.Second, From: []string{"c1"}, To: []string{"c0", "c2", "n0"}, OneWay: true, Delay: 3 * time.Millisecond}}`,
-		`seed 349302412: []faults.Fault{{Kind: faults.ClientPause, Start: 7200000060, Duration: 3 * time.Millisecond, Targets: []string{"c0"}}}`,
-		`seed 2: []faults.Fault{{Kind: faults.ClientPause, Start: 16800775013, Duration: 3 * time.Millisecond, Targets: []string{"c0"}}}`,
+		`seed 83280: []faults.Fault{{Kind: faults.Loss, Start: 7400957657, Duration: 30 * time.Millisecond, From: []string{"n0", "c2"}, To: []string{"c0", "c1"}, LossProb: 1}}`,
+		`seed 2451780353: []faults.Fault{{Kind: faults.Loss, Start: 5013, Duration: 30 * time.Millisecond, From: []string{"n0"}, To: []string{"c0", "c1", "c2"}, LossProb: 1}}`,
+		`seed 3762: []faults.Fault{{Kind: faults.Delay, Start: 2400000015, Duration: 30 * time.Millisecond, From: []string{"c1", "n0", "c0"}, To: []string{"c2"}, Delay: 3 * time.Millisecond}}`,
+		`seed 244663634: []faults.Fault{{Kind: faults.ClientPause, Start: 1504, Duration: 3 * time.Millisecond, Targets: []string{"c2"}}}`,
+		`seed 5: []faults.Fault{{Kind: faults.Partition, Start: 21600000060, Duration: 3 * time.Millisecond, From: []string{"c0", "c2"}, To: []string{"c1", "n0"}, OneWay: true}}`,
+		`seed 283354: []faults.Fault{{Kind: faults.ClientPause, Start: 2400000008, Duration: 15 * time.Second, Targets: []string{"c0"}}}`,
+		`seed 7118219: []faults.Fault{{Kind: faults.Loss, Start: 11, Duration: 30 * time.Millisecond, From: []string{"c1", "c0"}, To: []string{"c2", "n0"}, OneWay: true, LossProb: 1}}`,
+		`seed 19: []faults.Fault{{Kind: faults.Delay, Start: 0, Duration: 30 * time.Millisecond, From: []string{"c2", "c0"}, To: []string{"c1", "n0"}, Delay: 3 * time.Millisecond}}`,
 		`seed 2: []faults.Fault{{Kind: faults.Partition, Start: 0, Duration: 3 * time.Millisecond, From: []string{"c0"}, To: []string{"c1", "c2", "n0"}}}`,
 	}
 	cases := core.Cases(Schedules(fuzzGoldenOptions))
