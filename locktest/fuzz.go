@@ -26,11 +26,14 @@ import (
 // something else and never failed.
 const FuzzVersion byte = 1
 
-// fuzzWords is how many 64-bit words of an input the decoding reads (a
-// schedule of MaxFaults faults draws far fewer); a shorter input is
-// padded with zero words, which draw the smallest value (rapid's shrink
-// target), so every input of the current version decodes.
-const fuzzWords = 256
+// fuzzWords is how many 64-bit words of an input the decoding reads: a
+// case takes up to about 256 (every draw takes a word, and a fault's
+// sizes take a dozen draws each); a shorter input is padded with zero
+// words, which draw the smallest value (rapid's shrink target), so
+// every input of the current version decodes, and a short one to a
+// small case (24 random words decoded to 1 fault 200 times in 200; 256
+// to 1-4 faults as often as the search's Generator.Example draws them).
+const fuzzWords = 512
 
 // Fuzz runs the lock under Go's coverage-guided fuzzer: every input
 // decodes to a case of the search (a world seed and a fault schedule
@@ -128,7 +131,7 @@ func noMinimizing() {
 }
 
 // fuzzSeeds are the seed corpus: the all-zero input (the first draw: one
-// fault, each of its draws the smallest), then eight inputs of
+// fault, each of its draws the smallest), then eight inputs of 256
 // pseudo-random words (a fixed splitmix64 stream), which decode as a
 // search's random cases do (rapid's Generator.Example draws from random
 // words too): the fuzzer starts from schedules of every size and kind,
@@ -138,7 +141,7 @@ func fuzzSeeds() [][]byte {
 	x := uint64(0x9e3779b97f4a7c15)
 	for range 8 {
 		in := []byte{FuzzVersion}
-		for range 24 {
+		for range 256 {
 			x += 0x9e3779b97f4a7c15
 			z := x
 			z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
@@ -153,9 +156,10 @@ func fuzzSeeds() [][]byte {
 
 // decodeCase decodes a fuzz input to a case: its version byte, then the
 // words rapid draws from (rapid.MakeFuzz's decoding: 8 bytes a word,
-// little-endian, each draw masking one word), padded with zero words. An
-// empty input is the current version's all-zero one. why says why an
-// input was not decoded ("" when it was).
+// little-endian, each draw masking one word), padded with zero words, or
+// when rapid cannot decode those, the all-zero input. An empty input is
+// the current version's all-zero one. why says why an input was not
+// decoded ("" when it was).
 func decodeCase(t *testing.T, cases *rapid.Generator[core.Case], input []byte) (c core.Case, why string) {
 	t.Helper()
 	if len(input) > 0 && input[0] != FuzzVersion {
@@ -165,14 +169,26 @@ func decodeCase(t *testing.T, cases *rapid.Generator[core.Case], input []byte) (
 	if len(input) > 0 {
 		copy(words, input[1:])
 	}
-	decoded := false
-	// A subtest, so that rapid's log of the draw stays out of a failure's
-	// output (it is shown under -v).
-	rapid.MakeFuzz(func(rt *rapid.T) {
-		c, decoded = cases.Draw(rt, "case"), true
-	})(t, words)
-	if !decoded {
-		return c, "the input did not decode to a case (rapid rejected its draw): skipped"
+	draw := func(words []byte) (c core.Case, ok bool) {
+		// A subtest: rapid skips the test it is given on an input it
+		// cannot decode (and logs each draw, shown under -v), and that
+		// must be this one, not the input's.
+		t.Run("decode", func(t *testing.T) {
+			rapid.MakeFuzz(func(rt *rapid.T) {
+				c, ok = cases.Draw(rt, "case"), true
+			})(t, words)
+		})
+		return c, ok
+	}
+	c, ok := draw(words)
+	if !ok {
+		// An unbiased draw redraws a word above its range, and an input
+		// whose words all are (a periodic one) runs out: such an input
+		// is the all-zero one, whose every draw is in range.
+		t.Logf("locktest.Fuzz: rapid could not decode the input (a draw rejected every word left): run as the all-zero input")
+		if c, ok = draw(make([]byte, 8*fuzzWords)); !ok {
+			return c, "the input did not decode to a case, nor did the all-zero input: skipped"
+		}
 	}
 	return c, ""
 }
