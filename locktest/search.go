@@ -14,10 +14,9 @@ import (
 	"testing"
 	"unicode"
 
-	"pgregory.net/rapid"
-
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
+	core "github.com/locksim/locksim/internal/search"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
@@ -65,65 +64,59 @@ func search(t *testing.T, f Factory, o Options, expect bool) (*Outcome, passedOv
 	}
 	var other passedOver
 	key := failFileKey(t)
-	cases := caseGen(Schedules(o))
 	var found *Outcome
 	defer watchSearch(t, &f, o, &found).stop() // a progress line every 10 s (progress.go)
 	tried := 0
 	drawn, fired := map[string]int{}, map[string]int{}
 	var clocks clockTally
-	// try runs the case drawn from caseSeed and reports whether it failed.
-	try := func(caseSeed uint64) bool {
-		c := cases.Example(int(caseSeed))
-		out := Run(t, f, o, c.seed, c.schedule)
+	// try runs a case and reports whether it failed.
+	try := func(c core.Case) (bool, error) {
+		out := Run(t, f, o, c.Seed, c.Faults)
 		tried++
-		tally(c.schedule, out.Unfired, drawn, fired)
+		tally(c.Faults, out.Unfired, drawn, fired)
 		clocks.add(out.Effects)
 		if o.Determinism {
-			if again := Run(t, f, o, c.seed, c.schedule); again.SHA256 != out.SHA256 {
-				t.Fatalf("locktest: seed %d is not deterministic: trace %s then %s (the lock reads a clock or random source locksim does not control?)", c.seed, out.SHA256, again.SHA256)
+			if again := Run(t, f, o, c.Seed, c.Faults); again.SHA256 != out.SHA256 {
+				t.Fatalf("locktest: seed %d is not deterministic: trace %s then %s (the lock reads a clock or random source locksim does not control?)", c.Seed, out.SHA256, again.SHA256)
 			}
 		}
-		if v := out.Check.Verdict; v != checker.VerdictUnsafe && v != checker.VerdictLiveness {
-			return false
+		if !core.Failed(out.Check) {
+			return false, nil
 		}
 		if expect && !o.matches(out.Check) {
 			if other.n++; other.first == nil {
 				out.Tried = tried
 				other.first = &out
 			}
-			return false
+			return false, nil
 		}
 		out.Tried, out.FromFaults, out.FromClients = tried, len(out.Faults), out.Clients
 		found = &out
-		return true
+		return true, nil
 	}
 	pinned := o.Seed != 0
+	s := core.Search{Cases: core.Cases(Schedules(o)), Seed: o.Seed, Checks: checks(o), Try: try}
+	var replayed []string
 	if !pinned {
 		for _, path := range storedFailFiles(key) {
-			if s, ok := readFailFile(path); ok && try(s) {
-				found.FailFile = path
-				break
+			if cs, ok := readFailFile(path); ok {
+				s.Replay, replayed = append(s.Replay, cs), append(replayed, path)
 			}
 		}
+		s.Seed = searchSeed()
 	}
-	if found == nil {
-		seed := o.Seed
-		if seed == 0 {
-			seed = searchSeed()
-		}
-		first := seed
-		// The case seeds follow rapid.Check's (seed, seed+1, seed+3,
-		// seed+6, ...): a pinned search finds what it found when it ran
-		// under rapid.Check with -rapid.seed set to Options.Seed.
-		for i := range checks(o) {
-			seed += uint64(i)
-			if try(seed) {
-				found.SearchSeed = first
-				if !pinned && !boolFlag("rapid.nofailfile") {
-					found.FailFile = writeFailFile(t, key, seed)
-				}
-				break
-			}
+	hit, err := s.Run()
+	if err != nil {
+		t.Fatalf("locktest: %v", err)
+	}
+	switch {
+	case hit == nil:
+	case hit.Replayed > 0:
+		found.FailFile = replayed[hit.Replayed-1]
+	default:
+		found.SearchSeed = s.Seed
+		if !pinned && !boolFlag("rapid.nofailfile") {
+			found.FailFile = writeFailFile(t, key, hit.CaseSeed)
 		}
 	}
 	warnings := o.warnings(drawn, fired, clocks)
@@ -216,21 +209,6 @@ func firstReason(r checker.Result) string {
 		return ""
 	}
 	return r.Reasons[0]
-}
-
-// drawnCase is one case of a search: a world seed and a fault schedule.
-type drawnCase struct {
-	seed     uint64
-	schedule []faults.Fault
-}
-
-// caseGen draws a case: the world's seed, then the schedule (the order
-// rapid.Check-driven searches drew them in).
-func caseGen(schedules *rapid.Generator[[]faults.Fault]) *rapid.Generator[drawnCase] {
-	return rapid.Custom(func(t *rapid.T) drawnCase {
-		seed := rapid.Uint64Range(1, 1<<32).Draw(t, "seed")
-		return drawnCase{seed: seed, schedule: schedules.Draw(t, "faults")}
-	})
 }
 
 // checks is how many cases a search runs: Options.Checks, else rapid's
@@ -438,16 +416,6 @@ func failFileKey(t *testing.T) string {
 // a deadlock or starvation is none.
 func minimize(t *testing.T, f Factory, o Options, out Outcome) Outcome {
 	t.Helper()
-	kind := checker.Kind("")
-	switch {
-	case out.Check.First != nil:
-		kind = out.Check.First.Kind
-	case out.Check.Porcupine == checker.LinIllegal:
-		kind = checker.KindLinearizability
-	}
-	if out.Check.Verdict != checker.VerdictUnsafe || kind == "" {
-		return out
-	}
 	oc := withClients(o, out.Clients)
 	in := info(f, oc)
 	cfg, err := world(in, oc, out.Seed)
@@ -456,9 +424,12 @@ func minimize(t *testing.T, f Factory, o Options, out Outcome) Outcome {
 	}
 	cfg.Faults = out.Faults
 	job := run.NewJob("locktest", in, cfg, checker.Options{RequireFairness: o.Fairness})
-	res, err := run.Shrink(sim.TestBubble(t), job, kind, run.ShrinkOptions{})
+	res, ok, err := core.Shrink(sim.TestBubble(t), job, out.Check, run.ShrinkOptions{})
 	if err != nil {
 		t.Fatalf("locktest: shrinking seed %d: %v", out.Seed, err)
+	}
+	if !ok {
+		return out
 	}
 	c := Run(t, f, withClients(o, res.Clients), out.Seed, res.Faults)
 	if !o.matches(c.Check) {

@@ -188,6 +188,7 @@ func newRootCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
 	})
 	root.AddCommand(newRunCmd(stdout, stderr, h, code))
 	root.AddCommand(newReplayCmd(stdout, stderr, h, code))
+	root.AddCommand(newSearchCmd(stdout, stderr, h, code))
 	root.AddCommand(newListCmd(stdout))
 	root.AddCommand(newSweepCmd(stdout, stderr, h, code))
 	root.AddCommand(newMergeCmd(stdout))
