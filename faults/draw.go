@@ -179,7 +179,42 @@ func drawFault(s source, b Bounds, kinds []Kind, all []string, span int64) Fault
 	case Failover:
 		f.Duration = sizeFailover.draw(s, b)
 	}
+	if len(b.ArmPoints) > 0 {
+		b.arm(s, &f)
+	}
 	return f
+}
+
+// sizeArmed is how long an armed network fault lasts: from about one
+// action (a command's reply late past its deadline) to an outage past the
+// lease.
+var sizeArmed = sizeRange{"armed-for", 10 * time.Millisecond, 2 * time.Second, 100, 2, nil}
+
+// arm arms f, half of the time, at one of b.ArmPoints (see
+// Bounds.ArmPoints). Its draws come after all of f's others, so an unarmed
+// f reads the same values as it would without ArmPoints.
+func (b Bounds) arm(s source, f *Fault) {
+	if f.At != "" || !s.coin("armed") {
+		return
+	}
+	f.At = b.ArmPoints[s.index("armed-at", len(b.ArmPoints))]
+	if f.Kind == ClientPause {
+		return // it waits for its own target
+	}
+	f.On = ""
+	for _, t := range f.Targets {
+		if slices.Contains(b.Clients, t) {
+			f.On = t
+			break
+		}
+	}
+	if f.On == "" {
+		f.On = b.Clients[s.index("armed-on", len(b.Clients))]
+	}
+	switch f.Kind {
+	case Partition, Delay, Loss:
+		f.Duration = sizeArmed.draw(s, b)
+	}
 }
 
 // Limits cap the sizes drawn (Bounds.Limits); a zero field is no cap.
@@ -349,6 +384,11 @@ func (b Bounds) checkAim() error {
 	for _, pt := range b.PausePoints {
 		if !slices.Contains(PausePoints, pt) {
 			return fmt.Errorf("bounds: pause point %q is not one of %v", clip(pt), PausePoints)
+		}
+	}
+	for _, pt := range b.ArmPoints {
+		if !slices.Contains(Points, pt) {
+			return fmt.Errorf("bounds: arm point %q is not one of %v", clip(pt), Points)
 		}
 	}
 	l := b.Limits

@@ -70,7 +70,7 @@ func TestParseErrors(t *testing.T) {
 		{"fault kind missing", minimal + "faults:\n  - {start: 1s}\n", `t.yaml:4:5: faults[0].kind: required`},
 		{"fault drift", minimal + "faults:\n  - {kind: clock-drift, targets: [n0], drift_ppm: 900000}\n", `faults[0].drift_ppm: drift 900000 ppm out of range`},
 		{"fault loss", minimal + "faults:\n  - {kind: loss, from: [c0], to: [n0], duration: 1s, loss_prob: 1.5}\n", `faults[0].loss_prob: 1.5 out of range`},
-		{"fault at", minimal + "faults:\n  - {kind: client-pause, targets: [c0], duration: 1s, at: lunch}\n", `faults[0].at: client-pause: at "lunch" is not a pause point`},
+		{"fault at", minimal + "faults:\n  - {kind: client-pause, targets: [c0], duration: 1s, at: lunch}\n", `faults[0].at: client-pause: at "lunch" is not a point (one of`},
 		{"fault needs targets", minimal + "faults:\n  - {kind: crash, duration: 1s}\n", `t.yaml:4:5: faults[0].targets: crash: needs targets`},
 		{"fault unknown target", minimal + "locks: [set-nx-cad]\nexpect: {set-nx-cad: {agreed: safe}}\nfaults:\n  - {kind: crash, targets: [n7], duration: 1s}\n", `t.yaml:6:5: faults[0]: crash: unknown process "n7" in the world of lock set-nx-cad`},
 		{"fault after the end", minimal + "duration: 10s\nlocks: [set-nx-cad]\nexpect: {set-nx-cad: {agreed: safe}}\nfaults:\n  - {kind: crash, targets: [n0], start: 20s, duration: 1s}\n", `faults[0].start: occurrence 1 starts at 20s, not before the end of the 10s safety phase`},
