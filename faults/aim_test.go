@@ -145,7 +145,8 @@ func armBase() Bounds {
 
 // Armed draws: about half of the faults wait for a point of ArmPoints;
 // every kind but a client pause names the client whose arrival begins it
-// (its own client target when it has one); an armed network fault lasts
+// (its own client target when it has one; for a network fault, a client
+// it cuts off from a node, when it cuts one); an armed network fault lasts
 // TTL/100 to 2 × TTL; every schedule stays valid and within the count and
 // start bounds; client pauses keep drawing the lock's pause points too.
 func TestGenArmed(t *testing.T) {
@@ -180,6 +181,9 @@ func TestGenArmed(t *testing.T) {
 			}
 			if len(f.Targets) > 0 && slices.Contains(b.Clients, f.Targets[0]) && f.On != f.Targets[0] {
 				t.Fatalf("%v: a fault on client %s armed on %s", f, f.Targets[0], f.On)
+			}
+			if len(f.From) > 0 && len(cutClients(&f, b)) > 0 && !slices.Contains(cutClients(&f, b), f.On) {
+				t.Fatalf("%v: armed on %s, whose traffic it does not cut", f, f.On)
 			}
 			if (f.Kind == Partition || f.Kind == Delay || f.Kind == Loss) && (f.Duration < b.TTL/100 || f.Duration > 2*b.TTL) {
 				t.Fatalf("%v: an armed network fault lasts %v, want %v..%v", f, f.Duration, b.TTL/100, 2*b.TTL)

@@ -209,7 +209,14 @@ func (b Bounds) arm(s source, f *Fault) {
 		}
 	}
 	if f.On == "" {
-		f.On = b.Clients[s.index("armed-on", len(b.Clients))]
+		// A network fault waits for a client whose traffic it cuts (a
+		// node on the other side), when it cuts any: its next request
+		// then meets the fault.
+		on := b.Clients
+		if cut := cutClients(f, b); len(cut) > 0 {
+			on = cut
+		}
+		f.On = on[s.index("armed-on", len(on))]
 	}
 	switch f.Kind {
 	case Partition, Delay, Loss:
@@ -257,6 +264,26 @@ func within(lo, hi time.Duration, frac int64) time.Duration {
 	h, l := bits.Mul64(uint64(hi-lo), uint64(frac))
 	q, _ := bits.Div64(h, l, fracOne)
 	return lo + time.Duration(q)
+}
+
+// cutClients are the clients a network fault f separates from a node (in
+// b.Clients' order).
+func cutClients(f *Fault, b Bounds) []string {
+	var out []string
+	for _, c := range b.Clients {
+		other := f.To
+		switch {
+		case slices.Contains(f.From, c):
+		case slices.Contains(f.To, c):
+			other = f.From
+		default:
+			continue
+		}
+		if slices.ContainsFunc(other, func(n string) bool { return slices.Contains(b.Nodes, n) }) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // check reports why b cannot bound a schedule.

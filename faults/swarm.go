@@ -33,14 +33,15 @@ type Bounds struct {
 	// ArmPoints, when set, arm about half of the faults drawn at one of
 	// these points (among Points; the ones the world's clients reach): such
 	// a fault begins when a client first reaches the point at or after its
-	// drawn start (Fault.At, Fault.On), not at the start itself. A fault
-	// on a client waits for that client, any other for a client drawn;
-	// an armed partition, delay or loss lasts from TTL/100 to 2 × TTL
+	// drawn start (Fault.At, Fault.On), not at the start itself. A fault on
+	// a client waits for that client, a network fault for a client it cuts
+	// off from a node (when it cuts one), any other for a client drawn. An
+	// armed partition, delay or loss lasts from TTL/100 to 2 × TTL
 	// (without a TTL, 10 ms to 2 s): from one action in flight (a reply
 	// late past its deadline) to an outage that outlives the lease from
-	// that moment on. A client
-	// pause already drawn at a pause point keeps it. nil: no fault is
-	// armed, and the draws are the same as before ArmPoints existed.
+	// that moment on. A client pause already drawn at a pause point keeps
+	// it. nil: no fault is armed, and the draws are the same as before
+	// ArmPoints existed.
 	ArmPoints []string
 }
 

@@ -250,8 +250,9 @@ var narrowTwins = flag.Int("locktest.twins", 0, "TestNarrowSeeds: armed schedule
 // TestNarrowSeeds measures, for each narrow bug, at how many of the
 // pinned search seeds 1..N a 100-schedule search finds it, armed (the
 // default) and unarmed (Options.Unarmed), and after how many schedules;
-// then runs each bug's correct twin over -locktest.twins armed schedules
-// (seeds from 1001 on, 100 a search), which must all be safe. Opt-in:
+// then runs each of the two correct twins over -locktest.twins armed
+// schedules (search seeds from 1001 on, 100 a search), which must all be
+// safe. Opt-in:
 //
 //	go test ./locktest -run TestNarrowSeeds -v -locktest.narrow=20 -locktest.twins=1000
 func TestNarrowSeeds(t *testing.T) {
@@ -279,17 +280,24 @@ func TestNarrowSeeds(t *testing.T) {
 				}
 				t.Logf("%-24s unarmed=%-5v found at %2d of %d seeds (median schedule %d: %v)", b.bug, unarmed, found, *narrowSeeds, med, tried)
 			}
+		})
+	}
+	// The correct twins: narrowLock without a bug, with and without its
+	// watchdog (every bug's twin is one of the two, searched with the same
+	// options).
+	for _, renews := range []bool{false, true} {
+		t.Run(fmt.Sprintf("twin/renews=%v", renews), func(t *testing.T) {
+			n := 0
 			for i := 0; i < *narrowTwins/100; i++ {
-				o := narrowOptions(b.renews, uint64(1001+i))
+				o := narrowOptions(renews, uint64(1001+i))
 				var out *locktest.Outcome
-				locktest.Standalone(func(st *testing.T) { out = locktest.Find(st, newNarrowLock("", b.renews), o) })
+				locktest.Standalone(func(st *testing.T) { out = locktest.Find(st, newNarrowLock("", renews), o) })
 				if out != nil {
 					t.Errorf("the correct twin failed at search seed %d:\n%s", 1001+i, locktest.Describe(t, *out))
 				}
+				n += o.Checks
 			}
-			if *narrowTwins > 0 {
-				t.Logf("%-24s twin: %d armed schedules, 0 unsafe", b.bug, *narrowTwins/100*100)
-			}
+			t.Logf("twin renews=%v: %d armed schedules (search seeds 1001-%d), 0 unsafe unless reported above", renews, n, 1000+*narrowTwins/100)
 		})
 	}
 }

@@ -118,9 +118,8 @@ type Options struct {
 	// drawn are armed at a moment of the run (faults.Bounds.ArmPoints):
 	// each begins when a client first reaches that point at or after its
 	// drawn start (Fault.At, Fault.On): just before it calls Acquire
-	// ("acquire") or Release ("releasing"), before its write in the
-	// critical section ("before-write"), and, for a lock that Renews, at a
-	// renewal ("renewing"); an armed partition, delay or loss lasts from
+	// ("acquire") or Release ("releasing"), and, for a lock that Renews,
+	// at a renewal ("renewing"); an armed partition, delay or loss lasts from
 	// TTL/100 (a request in flight, its reply late past its deadline) to
 	// 2 × TTL (an outage that outlives the lease from that moment).
 	// The faults that bite only at one exact moment (a renewal whose
@@ -261,14 +260,16 @@ func (o Options) bounds() faults.Bounds {
 	return b
 }
 
-// armPoints are the points every run's clients reach, where a search arms
-// faults (Options.Unarmed): the workload's own (faults.HarnessPoints, and
-// before-write, which the workload marks), and renewing for a lock that
-// says it renews. acquiring and after-check are left out: a lock marks
-// them or not, and a fault armed at a point never reached tests nothing
-// ("acquire" is the moment before acquiring).
+// armPoints are the points where a search arms faults (Options.Unarmed):
+// the moments a lock request is about to be sent, which every run's
+// clients reach: the workload's own (faults.HarnessPoints), and renewing
+// for a lock that says it renews. acquiring and after-check are left out
+// (a lock marks them or not, and a fault armed at a point never reached
+// tests nothing; "acquire" is the moment before acquiring), and so is
+// before-write, where no lock request follows (client pauses are drawn
+// there already: faults.Gen).
 func (o Options) armPoints() []string {
-	pts := []string{"acquire", string(locks.PointBeforeWrite), "releasing"}
+	pts := slices.Clone(faults.HarnessPoints)
 	if o.Renews {
 		pts = append(pts, string(locks.PointRenewing))
 	}

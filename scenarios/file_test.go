@@ -606,3 +606,26 @@ faults:
 		}
 	}
 }
+
+// An armed fault in a scenario file: at and on (unquoted: the key "on",
+// not YAML 1.1's true) reach the world's schedule, and on without at is an
+// error naming the fault.
+func TestArmedFaultFile(t *testing.T) {
+	src := minimal + "faults:\n  - {kind: delay, start: 1ttl, duration: 0.1ttl, from: [c0], to: [n0], delay: 1ttl, at: releasing, on: c0}\n"
+	f, err := Parse("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := catalogue.Get("set-nx-cad")
+	cfg, err := f.Scenario().Build(info, 1, Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Faults) != 1 || cfg.Faults[0].At != "releasing" || cfg.Faults[0].On != "c0" {
+		t.Fatalf("faults %v, want the delay armed at releasing on c0", cfg.Faults)
+	}
+	bad := minimal + "faults:\n  - {kind: crash, start: 1s, duration: 1s, targets: [n0], on: c0}\n"
+	if _, err := Parse("t.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "needs at") {
+		t.Fatalf("on without at: error %v", err)
+	}
+}
