@@ -43,6 +43,10 @@ func searches() []search {
 		{"plain-del/brokenQuick", newMyLock(false, false), brokenQuick, nil},
 		{"plain-del/every-kind", newMyLock(false, false), brokenAll, unsafe},
 	}
+	deaf := locktest.Options{Kinds: network, Checks: 100, Seed: 1}
+	out = append(out, search{"deaf-watchdog/network", newRenewer(true), deaf, nil})
+	deaf.Renews = true
+	out = append(out, search{"deaf-watchdog/network-renews", newRenewer(true), deaf, nil})
 	for _, b := range narrowBugs { // narrow_test.go
 		out = append(out, search{"narrow/" + b.bug, newNarrowLock(b.bug, b.renews), narrowOptions(b.renews, 1), nil})
 	}
