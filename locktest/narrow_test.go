@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locktest"
 )
@@ -313,5 +314,38 @@ func TestNarrowBugsNeedFaults(t *testing.T) {
 		if out := locktest.Find(t, newNarrowLock(b.bug, b.renews), o); out != nil {
 			t.Errorf("%s fails without faults:\n%s", b.bug, locktest.Describe(t, *out))
 		}
+	}
+}
+
+// narrowSeed is a pinned search seed at which the armed search finds each
+// narrow bug within 40 schedules (TestNarrowSeeds measures all of 1-20).
+var narrowSeed = map[string]uint64{bugExtendFailDeletes: 3, bugReleaseRetryBlindDel: 1, bugReleaseDelIfValid: 1, bugAdoptOwnKey: 1,
+	bugWatchdogLeak: 1, bugCleanupBlindDel: 1, bugValidityFromReply: 1, bugTimeoutAcquired: 1}
+
+// The armed search (the default) finds every narrow bug at its pinned
+// seed: unsafe, or for the leaked watchdog a liveness failure (nobody
+// takes the lock after the heal); and the correct twin passes the same
+// search (its first 20 schedules under -short).
+func TestNarrowBugsFound(t *testing.T) {
+	for _, b := range narrowBugs {
+		t.Run(b.bug, func(t *testing.T) {
+			o := narrowOptions(b.renews, narrowSeed[b.bug])
+			o.Checks = 40
+			var out *locktest.Outcome
+			if b.bug == bugWatchdogLeak {
+				out = locktest.Find(t, newNarrowLock(b.bug, b.renews), o)
+				if out == nil || out.Verdict() != checker.VerdictLiveness {
+					t.Fatalf("the leaked watchdog: outcome %v, want a liveness failure", out)
+				}
+			} else {
+				found := locktest.ExpectUnsafe(t, newNarrowLock(b.bug, b.renews), o)
+				out = &found
+			}
+			t.Logf("found at schedule %d, shrunk to %v", out.Tried, out.Faults)
+			if testing.Short() {
+				o.Checks = 20
+			}
+			locktest.Check(t, newNarrowLock("", b.renews), o)
+		})
 	}
 }
