@@ -102,3 +102,28 @@ func TestArmedFaultNeverReached(t *testing.T) {
 		t.Fatalf("run.UnfiredPauses %v", got)
 	}
 }
+
+// A failover can be armed (its targets name groups, its on a client),
+// and begins at its client's point; on must name a client.
+func TestArmedFailover(t *testing.T) {
+	o := Options{Topology: "replicated"}
+	fs := []faults.Fault{{Kind: faults.Failover, Start: 2 * time.Second, Duration: 2 * time.Second, At: "acquire", On: "c0"}}
+	out := Run(t, Library("primary-replica"), o, 1, fs)
+	if len(out.Effects) != 1 || !out.Effects[0].Injected {
+		t.Fatalf("effects %+v, want the armed failover injected", out.Effects)
+	}
+	at, ok := began(out, 1)
+	call, cok := firstCall(out, "c0", event.OpAcquire, int64(2*time.Second))
+	if !ok || !cok || !sameInstant(at, call) {
+		t.Fatalf("began at t=%v (%v), c0's acquire at t=%v (%v): want the same instant", time.Duration(at), ok, time.Duration(call), cok)
+	}
+	o = o.withDefaults()
+	cfg, err := world(info(Library("primary-replica"), o), o, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Faults = []faults.Fault{{Kind: faults.Crash, Start: time.Second, Duration: time.Second, Targets: []string{"n1"}, At: "acquire", On: "n0"}}
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), `on "n0" is not a client`) {
+		t.Fatalf("on a node: error %v", err)
+	}
+}
