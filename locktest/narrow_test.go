@@ -257,10 +257,13 @@ var narrowTwins = flag.Int("locktest.twins", 0, "TestNarrowSeeds: armed schedule
 //
 //	go test ./locktest -run TestNarrowSeeds -v -locktest.narrow=20 -locktest.twins=1000
 func TestNarrowSeeds(t *testing.T) {
-	if *narrowSeeds == 0 {
-		t.Skip("opt-in: -locktest.narrow=20")
+	if *narrowSeeds == 0 && *narrowTwins == 0 {
+		t.Skip("opt-in: -locktest.narrow=20 -locktest.twins=1000")
 	}
 	for _, b := range narrowBugs {
+		if *narrowSeeds == 0 {
+			break
+		}
 		t.Run(b.bug, func(t *testing.T) {
 			for _, unarmed := range []bool{true, false} {
 				found, tried := 0, []int{}
