@@ -136,10 +136,12 @@ func TestAimErrors(t *testing.T) {
 	}
 }
 
-// armBase arms faults at the workload's points and renewals.
+// armBase arms faults at the workload's points and renewals, and the
+// kinds that strike a hold before the holder's write.
 func armBase() Bounds {
 	b := aimBase
-	b.ArmPoints = []string{"acquire", "before-write", "releasing", "renewing"}
+	b.ArmPoints = []string{"acquire", "releasing", "renewing"}
+	b.HoldPoints = []string{"before-write"}
 	return b
 }
 
@@ -168,7 +170,7 @@ func TestGenArmed(t *testing.T) {
 			if f.Start >= b.Duration*8/10 {
 				t.Fatalf("%v starts too late", f)
 			}
-			if f.At == "" || f.Kind == ClientPause && slices.Contains(PausePoints, f.At) && !slices.Contains(b.ArmPoints, f.At) {
+			if f.At == "" || f.Kind == ClientPause && !slices.Contains(b.ArmPoints, f.At) {
 				continue
 			}
 			armed++
@@ -176,8 +178,12 @@ func TestGenArmed(t *testing.T) {
 			if f.Kind == ClientPause {
 				continue
 			}
-			if !slices.Contains(b.ArmPoints, f.At) || !slices.Contains(b.Clients, f.On) {
-				t.Fatalf("%v: armed at %q on %q, want one of %v on a client", f, f.At, f.On, b.ArmPoints)
+			pts := b.ArmPoints
+			if f.Kind != Partition && f.Kind != Delay && f.Kind != Loss {
+				pts = b.HoldPoints
+			}
+			if !slices.Contains(pts, f.At) || !slices.Contains(b.Clients, f.On) {
+				t.Fatalf("%v: armed at %q on %q, want one of %v on a client", f, f.At, f.On, pts)
 			}
 			if len(f.Targets) > 0 && slices.Contains(b.Clients, f.Targets[0]) && f.On != f.Targets[0] {
 				t.Fatalf("%v: a fault on client %s armed on %s", f, f.Targets[0], f.On)

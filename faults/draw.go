@@ -197,7 +197,15 @@ func (b Bounds) arm(s source, f *Fault) {
 	if f.At != "" || !s.coin("armed") {
 		return
 	}
-	f.At = b.ArmPoints[s.index("armed-at", len(b.ArmPoints))]
+	pts := b.ArmPoints
+	switch f.Kind {
+	case ClientPause, Partition, Delay, Loss:
+	default:
+		if len(b.HoldPoints) > 0 {
+			pts = b.HoldPoints
+		}
+	}
+	f.At = pts[s.index("armed-at", len(pts))]
 	if f.Kind == ClientPause {
 		return // it waits for its own target
 	}
@@ -413,7 +421,7 @@ func (b Bounds) checkAim() error {
 			return fmt.Errorf("bounds: pause point %q is not one of %v", clip(pt), PausePoints)
 		}
 	}
-	for _, pt := range b.ArmPoints {
+	for _, pt := range append(slices.Clone(b.ArmPoints), b.HoldPoints...) {
 		if !slices.Contains(Points, pt) {
 			return fmt.Errorf("bounds: arm point %q is not one of %v", clip(pt), Points)
 		}

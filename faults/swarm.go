@@ -43,6 +43,13 @@ type Bounds struct {
 	// it. nil: no fault is armed, and the draws are the same as before
 	// ArmPoints existed.
 	ArmPoints []string
+	// HoldPoints, when set with ArmPoints, are the points where an armed
+	// fault of a kind that strikes a hold rather than a request (a clock
+	// jump or drift, a node pause, a crash, a failover) waits instead:
+	// e.g. "before-write", in the holder's critical section. A clock
+	// stepped or a node crashed as a client releases tests nothing the
+	// release does not end anyway. nil: those kinds wait at ArmPoints too.
+	HoldPoints []string
 }
 
 // Limits of the swarm draws, per kind.

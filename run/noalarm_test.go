@@ -23,7 +23,7 @@ import (
 
 // The harness must not cry wolf: correct locks under random fault
 // schedules (faults.Gen, about half the faults armed at the clients'
-// acquire, releasing and renewing points as locktest arms them, schedules
+// points as locktest arms them, schedules
 // that outlast the safety phase included)
 // never end in a liveness verdict, and under faults that only delay or
 // hold messages (partitions, delay spikes, loss, node pauses) never show a
@@ -161,7 +161,7 @@ func TestNoFalseAlarms(t *testing.T) {
 					// never renews leaves "renewing" unfired).
 					gen := faults.Gen(faults.Bounds{Duration: noAlarmParams.Duration, Clients: clients, Nodes: append(nodes, "store"),
 						Replicated: base.Topology.Replicated, MinFaults: 1, MaxFaults: 8, Kinds: pr.kinds,
-						ArmPoints: []string{"acquire", "releasing", "renewing"}})
+						ArmPoints: []string{"acquire", "releasing", "renewing"}, HoldPoints: []string{"before-write"}})
 					rapid.Check(t, func(rt *rapid.T) {
 						seed := rapid.Uint64Range(1, 1<<32).Draw(rt, "seed")
 						schedule := gen.Draw(rt, "faults")
