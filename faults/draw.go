@@ -194,42 +194,27 @@ var sizeArmed = sizeRange{"armed-for", 10 * time.Millisecond, 2 * time.Second, 1
 // Bounds.ArmPoints). Its draws come after all of f's others, so an unarmed
 // f reads the same values as it would without ArmPoints.
 func (b Bounds) arm(s source, f *Fault) {
-	if f.At != "" || !s.coin("armed") {
-		return
-	}
-	pts := b.ArmPoints
 	switch f.Kind {
 	case ClientPause, Partition, Delay, Loss:
 	default:
-		if len(b.HoldPoints) > 0 {
-			pts = b.HoldPoints
-		}
+		return // not armed: no draw, so its draws are the unarmed ones
 	}
-	f.At = pts[s.index("armed-at", len(pts))]
+	if f.At != "" || !s.coin("armed") {
+		return
+	}
+	f.At = b.ArmPoints[s.index("armed-at", len(b.ArmPoints))]
 	if f.Kind == ClientPause {
 		return // it waits for its own target
 	}
-	f.On = ""
-	for _, t := range f.Targets {
-		if slices.Contains(b.Clients, t) {
-			f.On = t
-			break
-		}
+	// A network fault waits for a client whose traffic it cuts (a node on
+	// the other side), when it cuts any: its next request then meets the
+	// fault.
+	on := b.Clients
+	if cut := cutClients(f, b); len(cut) > 0 {
+		on = cut
 	}
-	if f.On == "" {
-		// A network fault waits for a client whose traffic it cuts (a
-		// node on the other side), when it cuts any: its next request
-		// then meets the fault.
-		on := b.Clients
-		if cut := cutClients(f, b); len(cut) > 0 {
-			on = cut
-		}
-		f.On = on[s.index("armed-on", len(on))]
-	}
-	switch f.Kind {
-	case Partition, Delay, Loss:
-		f.Duration = sizeArmed.draw(s, b)
-	}
+	f.On = on[s.index("armed-on", len(on))]
+	f.Duration = sizeArmed.draw(s, b)
 }
 
 // Limits cap the sizes drawn (Bounds.Limits); a zero field is no cap.
@@ -421,7 +406,7 @@ func (b Bounds) checkAim() error {
 			return fmt.Errorf("bounds: pause point %q is not one of %v", clip(pt), PausePoints)
 		}
 	}
-	for _, pt := range append(slices.Clone(b.ArmPoints), b.HoldPoints...) {
+	for _, pt := range b.ArmPoints {
 		if !slices.Contains(Points, pt) {
 			return fmt.Errorf("bounds: arm point %q is not one of %v", clip(pt), Points)
 		}

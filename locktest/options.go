@@ -114,13 +114,13 @@ type Options struct {
 	// drawn, so that a negative test proves a bug rather than passing
 	// through a failure every lease lock has.
 	//
-	// Unarmed turns off armed faults: without it, about half of the faults
-	// drawn are armed at a moment of the run (faults.Bounds.ArmPoints):
+	// Unarmed turns off armed faults: without it, about half of the
+	// partitions, delays, losses and client pauses drawn are armed at a
+	// moment of the run (faults.Bounds.ArmPoints):
 	// each begins when a client first reaches that point at or after its
 	// drawn start (Fault.At, Fault.On): just before it calls Acquire
 	// ("acquire") or Release ("releasing"), and, for a lock that Renews,
-	// at a renewal ("renewing"); a clock fault, node pause, crash or
-	// failover in a holder's section, before its write ("before-write"); an armed partition, delay or loss lasts from
+	// at a renewal ("renewing"); an armed partition, delay or loss lasts from
 	// TTL/100 (a request in flight, its reply late past its deadline) to
 	// 2 × TTL (an outage that outlives the lease from that moment).
 	// The faults that bite only at one exact moment (a renewal whose
@@ -257,7 +257,6 @@ func (o Options) bounds() faults.Bounds {
 	}
 	if !o.Unarmed {
 		b.ArmPoints = o.armPoints()
-		b.HoldPoints = []string{string(locks.PointBeforeWrite)}
 	}
 	return b
 }
@@ -267,9 +266,9 @@ func (o Options) bounds() faults.Bounds {
 // clients reach: the workload's own (faults.HarnessPoints), and renewing
 // for a lock that says it renews. acquiring and after-check are left out
 // (a lock marks them or not, and a fault armed at a point never reached
-// tests nothing; "acquire" is the moment before acquiring). The kinds
-// that strike a hold (clock faults, node pauses, crashes, failovers) wait
-// at before-write instead, in the holder's section (Bounds.HoldPoints).
+// tests nothing; "acquire" is the moment before acquiring), and so is
+// before-write, where no lock request follows (client pauses are drawn
+// there already: faults.Gen).
 func (o Options) armPoints() []string {
 	pts := slices.Clone(faults.HarnessPoints)
 	if o.Renews {

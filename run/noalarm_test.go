@@ -161,7 +161,7 @@ func TestNoFalseAlarms(t *testing.T) {
 					// never renews leaves "renewing" unfired).
 					gen := faults.Gen(faults.Bounds{Duration: noAlarmParams.Duration, Clients: clients, Nodes: append(nodes, "store"),
 						Replicated: base.Topology.Replicated, MinFaults: 1, MaxFaults: 8, Kinds: pr.kinds,
-						ArmPoints: []string{"acquire", "releasing", "renewing"}, HoldPoints: []string{"before-write"}})
+						ArmPoints: []string{"acquire", "releasing", "renewing"}})
 					rapid.Check(t, func(rt *rapid.T) {
 						seed := rapid.Uint64Range(1, 1<<32).Draw(rt, "seed")
 						schedule := gen.Draw(rt, "faults")
