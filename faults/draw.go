@@ -179,7 +179,42 @@ func drawFault(s source, b Bounds, kinds []Kind, all []string, span int64) Fault
 	case Failover:
 		f.Duration = sizeFailover.draw(s, b)
 	}
+	if len(b.ArmPoints) > 0 {
+		b.arm(s, &f)
+	}
 	return f
+}
+
+// sizeArmed is how long an armed network fault lasts: from about one
+// action (a command's reply late past its deadline) to an outage past the
+// lease.
+var sizeArmed = sizeRange{"armed-for", 10 * time.Millisecond, 2 * time.Second, 100, 2, nil}
+
+// arm arms f, half of the time, at one of b.ArmPoints (see
+// Bounds.ArmPoints). Its draws come after all of f's others, so an unarmed
+// f reads the same values as it would without ArmPoints.
+func (b Bounds) arm(s source, f *Fault) {
+	switch f.Kind {
+	case ClientPause, Partition, Delay, Loss:
+	default:
+		return // not armed: no draw, so its draws are the unarmed ones
+	}
+	if f.At != "" || !s.coin("armed") {
+		return
+	}
+	f.At = b.ArmPoints[s.index("armed-at", len(b.ArmPoints))]
+	if f.Kind == ClientPause {
+		return // it waits for its own target
+	}
+	// A network fault waits for a client whose traffic it cuts (a node on
+	// the other side), when it cuts any: its next request then meets the
+	// fault.
+	on := b.Clients
+	if cut := cutClients(f, b); len(cut) > 0 {
+		on = cut
+	}
+	f.On = on[s.index("armed-on", len(on))]
+	f.Duration = sizeArmed.draw(s, b)
 }
 
 // Limits cap the sizes drawn (Bounds.Limits); a zero field is no cap.
@@ -222,6 +257,26 @@ func within(lo, hi time.Duration, frac int64) time.Duration {
 	h, l := bits.Mul64(uint64(hi-lo), uint64(frac))
 	q, _ := bits.Div64(h, l, fracOne)
 	return lo + time.Duration(q)
+}
+
+// cutClients are the clients a network fault f separates from a node (in
+// b.Clients' order).
+func cutClients(f *Fault, b Bounds) []string {
+	var out []string
+	for _, c := range b.Clients {
+		other := f.To
+		switch {
+		case slices.Contains(f.From, c):
+		case slices.Contains(f.To, c):
+			other = f.From
+		default:
+			continue
+		}
+		if slices.ContainsFunc(other, func(n string) bool { return slices.Contains(b.Nodes, n) }) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // check reports why b cannot bound a schedule.
@@ -349,6 +404,11 @@ func (b Bounds) checkAim() error {
 	for _, pt := range b.PausePoints {
 		if !slices.Contains(PausePoints, pt) {
 			return fmt.Errorf("bounds: pause point %q is not one of %v", clip(pt), PausePoints)
+		}
+	}
+	for _, pt := range b.ArmPoints {
+		if !slices.Contains(Points, pt) {
+			return fmt.Errorf("bounds: arm point %q is not one of %v", clip(pt), Points)
 		}
 	}
 	l := b.Limits

@@ -45,10 +45,17 @@ type Fault struct {
 	Jump     time.Duration `json:"jump,omitempty" yaml:"jump"`
 	Delay    time.Duration `json:"delay,omitempty" yaml:"delay"`
 	LossProb float64       `json:"loss_prob,omitempty" yaml:"loss_prob"`
-	// At targets a client pause at a lock phase: the pause begins the first
-	// time the target reaches that point at or after Start (one of
-	// PausePoints). Empty: the pause begins at Start.
+	// At arms the fault at a moment of the run (one of Points): it begins
+	// the first time a client reaches that point at or after Start, and
+	// lasts Duration from then. A client pause waits for its own target;
+	// any other kind for the client On names. Empty: the fault begins at
+	// Start. An armed fault whose client never reaches the point before
+	// the heal never begins (it is reported as not injected).
 	At string `json:"at,omitempty" yaml:"at"`
+	// On is the client whose arrival at At begins an armed fault of a
+	// kind other than a client pause (required there; refused on a client
+	// pause, which waits for its target, and without At).
+	On string `json:"on,omitempty" yaml:"on"`
 	// NodeClock makes a crash's Duration a time on the crashed node's own
 	// clock: the node restarts when its clock has counted Duration since
 	// the crash, as a delayed restart's timer on that machine would. A
@@ -116,8 +123,17 @@ func (f Fault) WithLeader(member string) Fault {
 }
 
 // PausePoints are the lock phases a client pause can target (the lock
-// contract's pause points).
+// contract's pause points: locks.PausePoints).
 var PausePoints = []string{"acquiring", "after-check", "before-write", "renewing"}
+
+// HarnessPoints are the moments the harness's own workload marks, whatever
+// the lock marks: "acquire", just before it calls Acquire (or AcquireRead),
+// and "releasing", just before it calls Release.
+var HarnessPoints = []string{"acquire", "releasing"}
+
+// Points are every point a fault's At can name: the lock's PausePoints and
+// the HarnessPoints.
+var Points = append(append([]string(nil), PausePoints...), HarnessPoints...)
 
 // End is when the fault heals.
 func (f Fault) End() time.Duration { return f.Start + f.Duration }
@@ -134,6 +150,9 @@ func (f Fault) String() string {
 	}
 	if f.At != "" {
 		fmt.Fprintf(&b, " at %s", f.At)
+	}
+	if f.On != "" {
+		fmt.Fprintf(&b, " on %s", f.On)
 	}
 	if f.NodeClock {
 		b.WriteString(" by its clock")
@@ -191,17 +210,18 @@ func (f Fault) Validate(known func(name string) bool) error {
 			return fmt.Errorf("%s: unknown process %q", f.Kind, n)
 		}
 	}
-	if f.At != "" {
-		ok := false
-		for _, p := range PausePoints {
-			ok = ok || p == f.At
-		}
-		if !ok {
-			return fmt.Errorf("%s: at %q is not a pause point (one of %v)", f.Kind, f.At, PausePoints)
-		}
-		if f.Kind != ClientPause {
-			return fmt.Errorf("%s: only a client-pause can target a lock phase (at %q)", f.Kind, f.At)
-		}
+	if f.At != "" && !slices.Contains(Points, f.At) {
+		return fmt.Errorf("%s: at %q is not a point (one of %v)", f.Kind, clip(f.At), Points)
+	}
+	switch {
+	case f.On != "" && f.At == "":
+		return fmt.Errorf("%s: on %q needs at (the point whose arrival begins the fault)", f.Kind, clip(f.On))
+	case f.On != "" && f.Kind == ClientPause:
+		return fmt.Errorf("%s: on does not apply (a client pause waits for its own target to reach %q)", f.Kind, f.At)
+	case f.At != "" && f.Kind != ClientPause && f.On == "":
+		return fmt.Errorf("%s: at %q needs on (the client whose arrival at it begins the fault)", f.Kind, f.At)
+	case f.On != "" && (f.On == Leader || !known(f.On)):
+		return fmt.Errorf("%s: on: unknown client %q", f.Kind, clip(f.On))
 	}
 	// Fields that the kind ignores are refused: a fault that silently does
 	// nothing of what it says is worse than an error.

@@ -79,3 +79,20 @@ func BenchmarkRun1Node(b *testing.B) {
 func BenchmarkRun1NodeRedlock(b *testing.B) {
 	benchRun(b, locktest.Library("redlock"), locktest.Options{Topology: locks.Independent, Nodes: 1, TTL: redlockTTL})
 }
+
+// BenchmarkSearchArmed and BenchmarkSearchUnarmed are a pair: the same
+// 100-schedule search of a correct lock (narrowLock with its watchdog,
+// under the network's faults, which it survives: seed 1), with armed faults (the default)
+// and without (Options.Unarmed). Each reports the CPU-bound time per
+// schedule; run them together, on one core:
+//
+//	nice -n 15 go test -run xxx -bench 'Search(Armed|Unarmed)' -benchtime 3x -count 3 -cpu 1 ./locktest/
+func BenchmarkSearchArmed(b *testing.B) { benchArmed(b, false) }
+
+func BenchmarkSearchUnarmed(b *testing.B) { benchArmed(b, true) }
+
+func benchArmed(b *testing.B, unarmed bool) {
+	o := locktest.Options{Renews: true, Checks: 100, Seed: 1, Unarmed: unarmed, Kinds: network}
+	benchSearch(b, newNarrowLock("", true), o)
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*o.Checks), "ns/schedule")
+}

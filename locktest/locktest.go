@@ -89,9 +89,10 @@ type Outcome struct {
 	// Persistence is each node's durability on crash, in node order (drawn
 	// from the seed unless Options.Persistence set it).
 	Persistence []sim.Persistence
-	// Unfired are the schedule's targeted client pauses (Fault.At) that
-	// never fired: their client never reached the point while the fault
-	// was armed (a lock that never calls env.At for it, or a point the
+	// Unfired are the schedule's armed faults (Fault.At: targeted client
+	// pauses and faults of other kinds armed at a point) that never fired,
+	// not counted as injected: their client never reached the point while
+	// the fault was armed (a lock that never calls env.At for it, or a point the
 	// run never came to).
 	Unfired []faults.Fault
 	// Effects says, per fault of the schedule, whether it was injected,

@@ -114,6 +114,21 @@ type Options struct {
 	// drawn, so that a negative test proves a bug rather than passing
 	// through a failure every lease lock has.
 	//
+	// Unarmed turns off armed faults: without it, about half of the
+	// partitions, delays, losses and client pauses drawn are armed at a
+	// moment of the run (faults.Bounds.ArmPoints):
+	// each begins when a client first reaches that point at or after its
+	// drawn start (Fault.At, Fault.On): just before it calls Acquire
+	// ("acquire") or Release ("releasing"), and, for a lock that Renews,
+	// at a renewal ("renewing"); an armed partition, delay or loss lasts from
+	// TTL/100 (a request in flight, its reply late past its deadline) to
+	// 2 × TTL (an outage that outlives the lease from that moment).
+	// The faults that bite only at one exact moment (a renewal whose
+	// failure is ignored, a release whose reply is lost) are then found
+	// in a few schedules, not by luck. Unarmed draws every fault at its
+	// start as the search before armed faults did (the same schedules for
+	// the same seed).
+	Unarmed bool
 	// PausePoints: every client pause waits for one of these points [nil:
 	// any point, or none (a pause at its start)]; e.g.
 	// {locks.PointRenewing} searches a watchdog's renewals only.
@@ -240,7 +255,26 @@ func (o Options) bounds() faults.Bounds {
 	for _, pt := range o.PausePoints {
 		b.PausePoints = append(b.PausePoints, string(pt))
 	}
+	if !o.Unarmed {
+		b.ArmPoints = o.armPoints()
+	}
 	return b
+}
+
+// armPoints are the points where a search arms faults (Options.Unarmed):
+// the moments a lock request is about to be sent, which every run's
+// clients reach: the workload's own (faults.HarnessPoints), and renewing
+// for a lock that says it renews. acquiring and after-check are left out
+// (a lock marks them or not, and a fault armed at a point never reached
+// tests nothing; "acquire" is the moment before acquiring), and so is
+// before-write, where no lock request follows (client pauses are drawn
+// there already: faults.Gen).
+func (o Options) armPoints() []string {
+	pts := slices.Clone(faults.HarnessPoints)
+	if o.Renews {
+		pts = append(pts, string(locks.PointRenewing))
+	}
+	return pts
 }
 
 // withTraits is in with o's lock traits: what the workload and the

@@ -44,7 +44,10 @@ func TestNoFaultsOption(t *testing.T) {
 // 1,640 jumps were forward ≥ 1 s on a node), and short ones remain.
 func TestFaultSizesFollowTTL(t *testing.T) {
 	for _, ttl := range []time.Duration{3 * time.Second, 20 * time.Second} {
-		fs := draws(t, locktest.Options{TTL: ttl, Kinds: []faults.Kind{faults.ClientPause, faults.ClockJump}}, 300)
+		// Unarmed: arming changes no pause or jump size, but its draws
+		// shift the later faults' (this test's counts were taken on the
+		// unarmed stream; a 5% floor for a 6.25% share needs a fixed one).
+		fs := draws(t, locktest.Options{TTL: ttl, Kinds: []faults.Kind{faults.ClientPause, faults.ClockJump}, Unarmed: true}, 300)
 		var pauses, long, short, jumps, bigForwardOnNode int
 		for _, f := range fs {
 			switch f.Kind {

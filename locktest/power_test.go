@@ -16,6 +16,7 @@ import (
 )
 
 var power = flag.Int("locktest.power", 0, "TestSearchPower: schedules per search to estimate its hit rate over (0: skip)")
+var powerUnarmed = flag.Bool("locktest.unarmed", false, "TestSearchPower: measure the unarmed search (Options.Unarmed), as before armed faults")
 
 // search is one of the suite's "the search finds this bug" cases: a broken
 // lock, the options its test searches with (Checks is that test's budget),
@@ -33,7 +34,7 @@ func unsafe(out locktest.Outcome) bool { return out.Verdict() == checker.Verdict
 // searches are the cases the tests assert the search finds, with the
 // budgets they give it.
 func searches() []search {
-	return []search{
+	out := []search{
 		{"watchdog-believes-failed-renewals/pauses", newWatchdogLock(true), ttlPauses, nil},
 		{"single-node/clock-jumps", newMyLock(true, false), clockJumps, nil},
 		{"redlock-forgets-elapsed/network", newRedlockLock(true), redlockNetwork, nil},
@@ -42,6 +43,14 @@ func searches() []search {
 		{"plain-del/brokenQuick", newMyLock(false, false), brokenQuick, nil},
 		{"plain-del/every-kind", newMyLock(false, false), brokenAll, unsafe},
 	}
+	deaf := locktest.Options{Kinds: network, Checks: 100, Seed: 1}
+	out = append(out, search{"deaf-watchdog/network", newRenewer(true), deaf, nil})
+	deaf.Renews = true
+	out = append(out, search{"deaf-watchdog/network-renews", newRenewer(true), deaf, nil})
+	for _, b := range narrowBugs { // narrow_test.go
+		out = append(out, search{"narrow/" + b.bug, newNarrowLock(b.bug, b.renews), narrowOptions(b.renews, 1), nil})
+	}
+	return out
 }
 
 // The searches' options. Each budget (Checks) is sized from the hit rates
@@ -84,6 +93,7 @@ func TestSearchPower(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			o := c.o
 			o.Seed = 0
+			o.Unarmed = o.Unarmed || *powerUnarmed
 			gen := locktest.Schedules(o)
 			// Find's draws, in Find's order.
 			cases := rapid.Custom(func(rt *rapid.T) func() locktest.Outcome {

@@ -196,7 +196,7 @@ func TestUnmarkedPausePointsWarn(t *testing.T) {
 	// drawn in fewer than the 5 schedules a warning needs.
 	out := helper(t, "unmarked-points", "-test.v", "-rapid.seed=1")
 	for _, pt := range []string{`"acquiring"`, `"after-check"`} {
-		if !regexp.MustCompile(`warning: \d+ schedules paused a client at ` + regexp.QuoteMeta(pt) + ` and none of those pauses fired`).MatchString(out) {
+		if !regexp.MustCompile(`warning: \d+ schedules paused a client or armed a fault at ` + regexp.QuoteMeta(pt) + ` and none of those fired`).MatchString(out) {
 			t.Errorf("no warning for %s:\n%s", pt, out)
 		}
 	}

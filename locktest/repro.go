@@ -56,7 +56,7 @@ func Describe(t *testing.T, out Outcome) string {
 	}
 	fmt.Fprintf(&b, "  persistence: %s\n", strings.Join(nodes, ", "))
 	for _, f := range out.Unfired {
-		fmt.Fprintf(&b, "  never fired: %s (the client never reached %q while it was armed)\n", f, f.At)
+		fmt.Fprintf(&b, "  never fired: %s (the client never reached %q while it was armed; not injected)\n", f, f.At)
 	}
 	for _, e := range out.Effects {
 		if e.Injected && !e.Reached {
@@ -148,6 +148,7 @@ func GoSchedule(fs []faults.Fault) string {
 		add(f.Delay != 0, "Delay: %s", goDuration(f.Delay))
 		add(f.LossProb != 0, "LossProb: %s", strconv.FormatFloat(f.LossProb, 'g', -1, 64))
 		add(f.At != "", "At: %q", f.At)
+		add(f.On != "", "On: %q", f.On)
 		add(f.NodeClock, "NodeClock: true")
 		parts = append(parts, "{"+strings.Join(fields, ", ")+"}")
 	}

@@ -303,13 +303,14 @@ func writeFailFile(t *testing.T, key string, caseSeed uint64) string {
 	return f.Name()
 }
 
-// tally counts, per pause point, the runs whose schedule targets it and
-// the runs in which such a pause fired.
+// tally counts, per pause point, the runs whose schedule arms a fault
+// there (a targeted pause, or another kind armed at it) and the runs in
+// which such a fault fired.
 func tally(schedule, unfired []faults.Fault, drawn, fired map[string]int) {
 	for _, pt := range faults.PausePoints {
 		n, missed := 0, 0
 		for _, f := range schedule {
-			if f.Kind == faults.ClientPause && f.At == pt {
+			if f.At == pt {
 				n++
 			}
 		}
@@ -373,7 +374,7 @@ func pointWarnings(drawn, fired map[string]int) []string {
 	var out []string
 	for _, pt := range faults.PausePoints {
 		if drawn[pt] >= minPointRuns && fired[pt] == 0 {
-			out = append(out, fmt.Sprintf("%d schedules paused a client at %q and none of those pauses fired: the lock never reached that point (an adapter marks it with env.At(locks.%s)), so the search never tried it",
+			out = append(out, fmt.Sprintf("%d schedules paused a client or armed a fault at %q and none of those fired: the lock never reached that point (an adapter marks it with env.At(locks.%s)), so the search never tried it",
 				drawn[pt], pt, pointConst[pt]))
 		}
 	}

@@ -13,8 +13,8 @@ import (
 
 // FaultEffect is what one scheduled fault did in a run, in three steps:
 //
-//   - Injected: it started in the safety phase (a targeted pause: it
-//     fired, its client reached the point).
+//   - Injected: it started in the safety phase (a fault armed at a point,
+//     a targeted pause included: it fired, its client reached the point).
 //   - Reached: what it breaks is something the code under test reads: a
 //     client clock the lock itself read after the fault began (a library
 //     that calls time.Now never does: one bubble has one clock), a target
@@ -93,12 +93,20 @@ func Effects(h checker.History, res *sim.Result, cfg sim.Config) []FaultEffect {
 	}
 	holds := checker.Holds(h.LockOps(), h.End)
 	wins := winningAcquisitions(h)
-	fired := map[int]int64{}
+	fired, began := map[int]int64{}, map[int]int64{}
 	for _, e := range h.Events {
-		if e.Kind == event.KindPause && e.Fault > 0 {
-			if _, ok := fired[e.Fault]; !ok {
-				fired[e.Fault] = e.T
-			}
+		m := fired
+		switch {
+		case e.Fault <= 0:
+			continue
+		case e.Kind == event.KindPause:
+		case e.Proc == "world" && e.Kind == event.KindFault:
+			m = began
+		default:
+			continue
+		}
+		if _, ok := m[e.Fault]; !ok {
+			m[e.Fault] = e.T
 		}
 	}
 	clientIndex := map[string]int{}
@@ -123,8 +131,13 @@ func Effects(h checker.History, res *sim.Result, cfg sim.Config) []FaultEffect {
 		ee := res.Effects[i]
 		e := FaultEffect{Fault: f, Injected: ee.Started}
 		start := int64(f.Start)
+		if t, ok := began[i+1]; ok && f.At != "" && f.Kind != faults.ClientPause {
+			start = t // an armed fault began when its client reached its point
+		}
 		clients := clientTargets(f, clientIndex)
 		switch {
+		case !e.Injected && ee.Armed && !ee.NoLeader:
+			e.Why = "its client " + f.On + " never reached " + f.At + " while it waited"
 		case !e.Injected && ee.NoLeader:
 			e.Why = "no member led when it was due (an election was under way): its leader target named nobody"
 		case !e.Injected:

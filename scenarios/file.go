@@ -184,6 +184,9 @@ type FaultSpec struct {
 	Delay    Span     `yaml:"delay"`
 	LossProb float64  `yaml:"loss_prob"`
 	At       string   `yaml:"at"`
+	// On is the client whose arrival at At begins an armed fault of a
+	// kind other than a client pause: see faults.Fault.On.
+	On string `yaml:"on"`
 	// NodeClock times a crash's duration on the crashed node's own clock
 	// (a delayed restart's timer): see faults.Fault.NodeClock.
 	NodeClock bool `yaml:"node_clock"`

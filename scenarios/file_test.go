@@ -70,7 +70,7 @@ func TestParseErrors(t *testing.T) {
 		{"fault kind missing", minimal + "faults:\n  - {start: 1s}\n", `t.yaml:4:5: faults[0].kind: required`},
 		{"fault drift", minimal + "faults:\n  - {kind: clock-drift, targets: [n0], drift_ppm: 900000}\n", `faults[0].drift_ppm: drift 900000 ppm out of range`},
 		{"fault loss", minimal + "faults:\n  - {kind: loss, from: [c0], to: [n0], duration: 1s, loss_prob: 1.5}\n", `faults[0].loss_prob: 1.5 out of range`},
-		{"fault at", minimal + "faults:\n  - {kind: client-pause, targets: [c0], duration: 1s, at: lunch}\n", `faults[0].at: client-pause: at "lunch" is not a pause point`},
+		{"fault at", minimal + "faults:\n  - {kind: client-pause, targets: [c0], duration: 1s, at: lunch}\n", `faults[0].at: client-pause: at "lunch" is not a point (one of`},
 		{"fault needs targets", minimal + "faults:\n  - {kind: crash, duration: 1s}\n", `t.yaml:4:5: faults[0].targets: crash: needs targets`},
 		{"fault unknown target", minimal + "locks: [set-nx-cad]\nexpect: {set-nx-cad: {agreed: safe}}\nfaults:\n  - {kind: crash, targets: [n7], duration: 1s}\n", `t.yaml:6:5: faults[0]: crash: unknown process "n7" in the world of lock set-nx-cad`},
 		{"fault after the end", minimal + "duration: 10s\nlocks: [set-nx-cad]\nexpect: {set-nx-cad: {agreed: safe}}\nfaults:\n  - {kind: crash, targets: [n0], start: 20s, duration: 1s}\n", `faults[0].start: occurrence 1 starts at 20s, not before the end of the 10s safety phase`},
@@ -604,5 +604,28 @@ faults:
 		if !slices.Equal(got[kind], want) {
 			t.Errorf("%s targets: %v, want %v", kind, got[kind], want)
 		}
+	}
+}
+
+// An armed fault in a scenario file: at and on (unquoted: the key "on",
+// not YAML 1.1's true) reach the world's schedule, and on without at is an
+// error naming the fault.
+func TestArmedFaultFile(t *testing.T) {
+	src := minimal + "faults:\n  - {kind: delay, start: 1ttl, duration: 0.1ttl, from: [c0], to: [n0], delay: 1ttl, at: releasing, on: c0}\n"
+	f, err := Parse("t.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, _ := catalogue.Get("set-nx-cad")
+	cfg, err := f.Scenario().Build(info, 1, Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Faults) != 1 || cfg.Faults[0].At != "releasing" || cfg.Faults[0].On != "c0" {
+		t.Fatalf("faults %v, want the delay armed at releasing on c0", cfg.Faults)
+	}
+	bad := minimal + "faults:\n  - {kind: crash, start: 1s, duration: 1s, targets: [n0], on: c0}\n"
+	if _, err := Parse("t.yaml", []byte(bad)); err == nil || !strings.Contains(err.Error(), "needs at") {
+		t.Fatalf("on without at: error %v", err)
 	}
 }

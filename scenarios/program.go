@@ -200,6 +200,7 @@ func (c *client) round(lk locks.Lock) {
 		id = c.call("acquire", sim.Event{})
 		c.holding.Store(id)
 	}
+	c.p.Point(pointAcquire)
 	lease, err := lk.Acquire(ctx)
 	if lease.NoMutex {
 		c.section(lease)
@@ -220,8 +221,18 @@ func (c *client) round(lk locks.Lock) {
 		c.section(lease)
 	}
 	id = c.call("release", sim.Event{Detail: lease.Value})
+	c.p.Point(pointReleasing)
 	c.ret("release", id, lk.Release(ctx, lease), sim.Event{})
 }
+
+// The workload's own points (faults.HarnessPoints): an armed fault or a
+// targeted pause can wait for them whatever the lock marks. Each is marked
+// after the operation's call is in the history, just before the lock is
+// called.
+const (
+	pointAcquire   = "acquire"
+	pointReleasing = "releasing"
+)
 
 // until is the true time at which the holder's own clock reaches lease's
 // validity (0: until release).
@@ -244,6 +255,7 @@ func (c *client) until(lease locks.Lease) int64 {
 func (c *client) nested(lk locks.Lock) {
 	ctx := c.p.Context()
 	id := c.call("acquire", sim.Event{})
+	c.p.Point(pointAcquire)
 	inner, err := lk.Acquire(ctx)
 	if err != nil {
 		c.ret("acquire", id, err, sim.Event{})
@@ -256,6 +268,7 @@ func (c *client) nested(lk locks.Lock) {
 		c.section(inner)
 	}
 	id = c.call("release", sim.Event{Detail: inner.Value})
+	c.p.Point(pointReleasing)
 	c.ret("release", id, lk.Release(ctx, inner), sim.Event{})
 }
 

@@ -483,7 +483,7 @@ func span(names []string) string {
 // fault resolves a scripted fault for a lock's TTL (its first occurrence).
 func (fs FaultSpec) fault(ttl time.Duration) (faults.Fault, error) {
 	out := faults.Fault{Kind: faults.Kind(fs.Kind), Targets: fs.Targets, From: fs.From, To: fs.To, OneWay: fs.OneWay,
-		DriftPPM: fs.DriftPPM, LossProb: fs.LossProb, At: fs.At, NodeClock: fs.NodeClock}
+		DriftPPM: fs.DriftPPM, LossProb: fs.LossProb, At: fs.At, On: fs.On, NodeClock: fs.NodeClock}
 	for _, s := range []struct {
 		name string
 		v    Span

@@ -286,10 +286,14 @@ func (c Config) Validate() error {
 					return fmt.Errorf("faults[%d]: failover: target %q is not a group (g0..g%d)", i, t, c.groupCount()-1)
 				}
 			}
-			known = c.isGroup
+			on := f.On
+			known = func(n string) bool { return c.isGroup(n) || n == on && isClient(n) }
 		}
 		if err := f.Validate(known); err != nil {
 			return fmt.Errorf("faults[%d]: %v", i, err)
+		}
+		if f.On != "" && !isClient(f.On) {
+			return fmt.Errorf("faults[%d]: %s: on %q is not a client (an armed fault waits for a client to reach its point)", i, f.Kind, f.On)
 		}
 		for _, t := range f.Targets {
 			switch {

@@ -14,6 +14,10 @@ type FaultEffect struct {
 	// Started: the fault's start ran in the safety phase (Stats.Faults
 	// counts these).
 	Started bool
+	// Armed: the fault (At and On set, not a client pause) was armed in
+	// the safety phase (Stats.Faults counts it); Started says whether its
+	// client reached the point and it began.
+	Armed bool
 	// NoLeader: the fault targets the leader, and no member led when it
 	// was due to start (an election was under way), so it named nobody
 	// and did not start.

@@ -20,6 +20,10 @@ func (w *World) scheduleFault(i int, f faults.Fault) {
 		if w.phase != "safety" {
 			return
 		}
+		if f.At != "" && f.Kind != faults.ClientPause {
+			w.arm(i, f)
+			return
+		}
 		f, ok := w.resolveLeader(f) // leader.go: a consensus world's "leader" target
 		if !ok {
 			// No member leads (an election is under way): the fault
@@ -32,6 +36,39 @@ func (w *World) scheduleFault(i int, f faults.Fault) {
 		w.noteStart(i, f)
 		w.apply(i, f, start, end)
 	})
+}
+
+// arm arms fault i (f, At and On set, not a client pause): it begins when
+// its client On next reaches f.At (Proc.Point, fire). It is counted in
+// Stats.Faults now, as a targeted pause is when it is armed; one that never
+// fires is listed by run.UnfiredPauses and not counted as injected.
+func (w *World) arm(i int, f faults.Fault) {
+	w.stats.Faults++
+	w.effects[i].Armed = true
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, p := range w.targetProcs([]string{f.On}) {
+		p.arms = append(p.arms, armedFault{i: i, f: f})
+	}
+}
+
+// fire begins armed fault i (f) now: its client reached its point. The
+// "fault" event is recorded now, with the start it took, and the fault
+// lasts f.Duration from now.
+func (w *World) fire(i int, f faults.Fault) {
+	if w.phase != "safety" {
+		return
+	}
+	now := w.now()
+	f.Start = time.Duration(now)
+	f, ok := w.resolveLeader(f)
+	if !ok {
+		w.effects[i].NoLeader = true
+		return
+	}
+	w.record(Event{Proc: "world", Kind: "fault", Detail: f.String(), Fault: i + 1})
+	w.noteStart(i, f)
+	w.apply(i, f, now, now+int64(f.Duration))
 }
 
 func (w *World) apply(i int, f faults.Fault, start, end int64) {
@@ -236,12 +273,44 @@ type armedPause struct {
 	fault int // the schedule's fault number, 1-based (Event.Fault)
 }
 
-// Point is called by lock code (through locks.Env.At) when the process
-// reaches a pause point. If a pause targeted at that point is armed, the
-// process pauses here: it stops for the pause's duration, its clock running.
+// armedFault is a fault of another kind than a client pause waiting for
+// its client (Fault.On) to reach its point (Fault.At).
+type armedFault struct {
+	i int // the schedule's fault number, 0-based
+	f faults.Fault
+}
+
+// Point is called by lock code (through locks.Env.At), and by the
+// workload at its own points (faults.HarnessPoints), when the process
+// reaches a point. Every fault armed on this process at that point begins
+// now (World.fire, run by the scheduler before the process goes on, so the
+// request it is about to send meets the fault). If a pause targeted at
+// that point is armed, the process then pauses here: it stops for the
+// pause's duration, its clock running.
 func (p *Proc) Point(point string) {
 	w := p.w
 	w.mu.Lock()
+	if w.stopping || w.phase != "safety" {
+		w.mu.Unlock()
+		return
+	}
+	fired := 0
+	if len(p.arms) > 0 {
+		now := w.now()
+		kept := make([]armedFault, 0, len(p.arms))
+		for _, a := range p.arms {
+			if a.f.At != point {
+				kept = append(kept, a)
+				continue
+			}
+			fired++
+			p.seq++
+			// No target: the event must not wait out a pause this point
+			// starts below.
+			w.scheduleFromLocked(now, p.src, p.seq, nil, "fault", func() { w.fire(a.i, a.f) })
+		}
+		p.arms = kept
+	}
 	idx := -1
 	for i, a := range p.armed {
 		if a.point == point {
@@ -249,7 +318,12 @@ func (p *Proc) Point(point string) {
 			break
 		}
 	}
-	if idx < 0 || w.stopping || w.phase != "safety" {
+	if idx < 0 {
+		if fired > 0 {
+			// Go on once the faults have begun.
+			p.blockUntilLocked(w.now(), 0, "wake")
+			return
+		}
 		w.mu.Unlock()
 		return
 	}

@@ -41,6 +41,7 @@ type Proc struct {
 
 	pausedUntil int64
 	armed       []armedPause               // pauses waiting for a lock phase
+	arms        []armedFault               // other faults waiting for this process at a point (guarded by w.mu)
 	sleepers    map[chan struct{}]struct{} // goroutines blocked in Sleep
 	starts      map[chan bool]struct{}     // goroutines started by Go, not yet begun
 	goroutines  sync.WaitGroup             // goroutines started by Go

@@ -413,6 +413,7 @@ func (w *World) heal() {
 	for _, p := range w.procs {
 		p.pausedUntil = 0
 		p.armed = nil
+		p.arms = nil
 		p.clk.Resync(w.now())
 	}
 	for _, n := range w.nodes {

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/locksim/locksim/clock"
+	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/sim"
 )
@@ -33,6 +34,7 @@ type proc struct {
 	store   *redis.Client
 	members *locks.Members // a real coordination service's members (consensus.go)
 	armed   []armedPause   // guarded by w.mu
+	arms    []armedFault   // faults of other kinds armed at a point of this process; guarded by w.mu
 	paused  int64          // true time until which the process is stopped; guarded by w.mu
 	wake    chan struct{}  // closed and replaced at the heal; guarded by w.mu
 	started sync.WaitGroup
@@ -49,6 +51,13 @@ type armedPause struct {
 	d     int64
 	desc  string
 	fault int
+}
+
+// armedFault is a fault of another kind than a client pause waiting for
+// its client (Fault.On) to reach its point (Fault.At), as in the simulator.
+type armedFault struct {
+	i int // the schedule's fault number, 0-based
+	f faults.Fault
 }
 
 func (p *proc) Name() string             { return p.name }
@@ -140,6 +149,27 @@ func (p *proc) LockClock() clock.Clock { return p }
 func (p *proc) Point(point string) {
 	w := p.w
 	w.mu.Lock()
+	if len(p.arms) > 0 && !w.healed && !w.stopped {
+		// Faults armed here begin now, before the process goes on (the
+		// simulator's rule: sim.Proc.Point).
+		var fire []armedFault
+		kept := make([]armedFault, 0, len(p.arms))
+		for _, a := range p.arms {
+			if a.f.At == point {
+				fire = append(fire, a)
+			} else {
+				kept = append(kept, a)
+			}
+		}
+		p.arms = kept
+		w.mu.Unlock()
+		for _, a := range fire {
+			f := a.f
+			f.Start = time.Duration(w.now())
+			w.beginFault(a.i, f)
+		}
+		w.mu.Lock()
+	}
 	idx := -1
 	for i, a := range p.armed {
 		if a.point == point {

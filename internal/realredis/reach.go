@@ -90,6 +90,10 @@ func (jd *Judged) FaultReach() []string {
 			out[i] = fmt.Sprintf("armed at t=%v, fired at t=%v (its client reached %s)", at(t), at(ft), f.At)
 		case ok && f.Kind == faults.ClientPause && f.At != "":
 			out[i] = fmt.Sprintf("armed at t=%v, never fired: its client did not reach %s while it waited (not counted as injected)", at(t), f.At)
+		case ok && f.At != "":
+			out[i] = fmt.Sprintf("armed, began at t=%v (its client %s reached %s)", at(t), f.On, f.At)
+		case f.At != "" && f.Start < jd.Job.Config.Duration && jd.Info.Skipped[i] == "":
+			out[i] = fmt.Sprintf("armed, never began: its client %s did not reach %s while it waited (not counted as injected)", f.On, f.At)
 		case ok && f.NamesLeader():
 			out[i] = fmt.Sprintf("carried out at t=%v as %s", at(t), as[i])
 		case ok:

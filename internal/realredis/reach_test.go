@@ -1,6 +1,7 @@
 package realredis
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,8 @@ func TestFaultReach(t *testing.T) {
 		{Kind: faults.Crash, Start: 3 * time.Second, Duration: time.Second, Targets: []string{"n0"}},
 		{Kind: faults.ClientPause, Start: 1600 * time.Millisecond, Duration: time.Second, Targets: []string{"c1"}, At: "acquiring"},
 		{Kind: faults.Partition, Start: 2500 * time.Millisecond, Duration: time.Second, From: []string{faults.Leader}, To: []string{"zk0", "zk1", "zk2"}},
+		{Kind: faults.Delay, Start: 3 * time.Second, Duration: time.Second, From: []string{"c0"}, To: []string{"n0"}, Delay: time.Second, At: "releasing", On: "c0"},
+		{Kind: faults.Crash, Start: 3 * time.Second, Duration: time.Second, Targets: []string{"n0"}, At: "renewing", On: "c1"},
 	}
 	evs := []sim.Event{
 		{T: int64(1001 * time.Millisecond), Proc: "world", Kind: event.KindFault, Fault: 3},
@@ -87,6 +90,7 @@ func TestFaultReach(t *testing.T) {
 		{T: int64(1601 * time.Millisecond), Proc: "world", Kind: event.KindFault, Fault: 6},
 		{T: int64(2501 * time.Millisecond), Proc: "world", Kind: event.KindFault, Fault: 7, Detail: "partition@2.5s+1s zk1<->zk0,zk2"},
 		{T: int64(2003 * time.Millisecond), Proc: "world", Kind: event.KindFault, Fault: 2},
+		{T: int64(3400 * time.Millisecond), Proc: "world", Kind: event.KindFault, Fault: 8},
 	}
 	jd := &Judged{Judged: &run.Judged{Job: job.Job, Result: &sim.Result{History: evs}}, Real: job,
 		Info: &Info{Skipped: map[int]string{0: "it names the leader, and no member led at its start"}}}
@@ -99,6 +103,8 @@ func TestFaultReach(t *testing.T) {
 		"not injected: the run had stopped or healed before it began",
 		"armed at t=1.601s, never fired: its client did not reach acquiring while it waited (not counted as injected)",
 		"carried out at t=2.501s as partition@2.5s+1s zk1<->zk0,zk2",
+		"armed, began at t=3.4s (its client c0 reached releasing)",
+		"armed, never began: its client c1 did not reach renewing while it waited (not counted as injected)",
 	}
 	for i := range want {
 		if i >= len(got) || got[i] != want[i] {
@@ -142,5 +148,42 @@ func TestSummarySaysReach(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "machine:") {
 		t.Errorf("a safe run labelled the machine's:\n%s", b.String())
+	}
+}
+
+// TestArmedFaultReal: on the real arm an armed partition begins when its
+// client reaches the point (c0's first release after its start), and one
+// armed at a point its client never reaches (renewing, set-nx-cad) never
+// begins and is listed as unfired.
+func TestArmedFaultReal(t *testing.T) {
+	requireRedis(t)
+	j := short(t, "no-faults", "set-nx-cad", 1)
+	start := j.Config.Duration / 4
+	j.Config.Faults = []faults.Fault{
+		{Kind: faults.Partition, Start: start, Duration: 20 * time.Millisecond, From: []string{"c0"}, To: []string{"n0"}, At: "releasing", On: "c0"},
+		{Kind: faults.Crash, Start: start, Duration: 20 * time.Millisecond, Targets: []string{"n0"}, At: "renewing", On: "c1"},
+	}
+	jd, err := j.RunAndJudge(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var began, call int64 = -1, -1
+	for _, e := range jd.Result.History {
+		if e.Proc == "world" && e.Kind == event.KindFault && e.Fault == 1 && began < 0 {
+			began = e.T
+		}
+		if e.Proc == "c0" && e.Kind == event.KindCall && e.Op == event.OpRelease && e.T >= int64(start) && call < 0 {
+			call = e.T
+		}
+	}
+	if began < 0 || call < 0 || began < call || began-call > int64(50*time.Millisecond) {
+		t.Fatalf("the armed partition began at t=%v, c0's first release after %v at t=%v: want it begun as the release was called", time.Duration(began), start, time.Duration(call))
+	}
+	if un := run.UnfiredPauses(jd.History); len(un) != 1 || un[0].At != "renewing" {
+		t.Fatalf("unfired %v, want the crash armed at renewing", un)
+	}
+	reach := jd.FaultReach()
+	if !strings.Contains(reach[0], "armed, began") || !strings.Contains(reach[1], "never began") {
+		t.Fatalf("reach %q", reach)
 	}
 }

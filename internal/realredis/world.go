@@ -376,8 +376,28 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 	return &sim.Result{Seed: j.Config.Seed, Stats: stats, History: events, TraceEvents: int64(len(events))}, info, runErr
 }
 
-// startFault carries out fault i at its start, and schedules its end.
+// startFault carries out fault i at its start, and schedules its end; a
+// fault armed at a point (At, On; not a client pause) is armed on its
+// client instead, counted as a targeted pause is, and begins when that
+// client reaches the point (proc.Point).
 func (w *world) startFault(i int, f faults.Fault) {
+	if f.At != "" && f.Kind != faults.ClientPause {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.healed || w.stopped {
+			return
+		}
+		w.stats.Faults++
+		for _, p := range w.faultProcs([]string{f.On}) {
+			p.arms = append(p.arms, armedFault{i: i, f: f})
+		}
+		return
+	}
+	w.beginFault(i, f)
+}
+
+// beginFault carries out fault i now, and schedules its end.
+func (w *world) beginFault(i int, f faults.Fault) {
 	f, ok := w.carryOut(i, f) // reach.go: the leader resolved; not carried out at all: listed, not counted
 	if !ok {
 		return
@@ -577,6 +597,7 @@ func (w *world) heal() {
 	for _, p := range w.procs {
 		p.paused = 0
 		p.armed = nil
+		p.arms = nil
 		close(p.wake)
 		p.wake = make(chan struct{})
 		p.clk.Resync(now)
