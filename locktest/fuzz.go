@@ -24,7 +24,7 @@ import (
 // fails until it does). An input of another version (a corpus entry
 // written before the change) is skipped with a log line, never run as
 // something else and never failed.
-const FuzzVersion byte = 1
+const FuzzVersion byte = 2
 
 // fuzzWords is how many 64-bit words of an input the decoding reads: a
 // case takes up to about 256 (every draw takes a word, and a fault's

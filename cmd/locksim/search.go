@@ -14,6 +14,7 @@ import (
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/internal/outfile"
 	core "github.com/locksim/locksim/internal/search"
+	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
@@ -38,6 +39,7 @@ type searchFlags struct {
 	kinds    []string
 	out      string
 	runs     intValue // --shrink-runs
+	unarmed  bool
 }
 
 func newSearchCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
@@ -79,6 +81,7 @@ was found; 3 a liveness failure was found (not shrunk); 64 bad usage
 	fl.Var(&f.checks, "checks", fmt.Sprintf("at most `N` schedules, 1..%d (default %d)", maxSearchChecks, defaultSearchChecks))
 	fl.Var(&f.seed, "seed", "the search's seed `S` (0..18446744073709551615; default 1): the same seed draws the same schedules")
 	fl.StringSliceVar(&f.kinds, "kinds", nil, "draw only these fault `KINDS`, comma-separated ("+kindNames()+"; default every kind that applies to the lock)")
+	fl.BoolVar(&f.unarmed, "unarmed", false, "draw every fault at its own start time (without it, as locktest's search: about half of the partitions, delays, losses and client pauses wait for a client to reach its next acquire, release or renewal)")
 	fl.StringVar(&f.out, "shrink-out", "", "write the shrunk schedule to `FILE` (default locksim-search-<lock>-<seed>.faults.json in the temporary directory)")
 	fl.Var(&f.runs, "shrink-runs", fmt.Sprintf("at most `N` runs to shrink what was found, 1..100000 (default %d; at the bound the smallest failing run so far is printed)", run.DefaultShrinkRuns))
 	return cmd
@@ -134,7 +137,7 @@ func (f *searchFlags) job() (*searchJob, error) {
 	if f.seed.set {
 		seed = f.seed.v
 	}
-	b := searchBounds(job, kinds)
+	b := searchBounds(job, kinds, !f.unarmed)
 	if len(kinds) > 0 && len(b.Kinds) == 0 {
 		return nil, usageErrorf("--kinds: no kind of %s applies to lock %s in scenario %s (failover needs a replicated topology)", strings.Join(f.kinds, ","), f.lock, job.Scenario)
 	}
@@ -154,8 +157,10 @@ func (f *searchFlags) job() (*searchJob, error) {
 // searchBounds are the bounds locktest draws a schedule in (its
 // Options.bounds), for the world job built: its clients and its nodes
 // by name, failover only when replicated, sizes relative to the lock's
-// TTL, faults in the safety phase.
-func searchBounds(job *run.Job, kinds []faults.Kind) faults.Bounds {
+// TTL, faults in the safety phase; armed, some faults wait for a client
+// to reach the points locktest arms them at (locktest/options.go,
+// armPoints: the workload's own, and renewing for a lock that renews).
+func searchBounds(job *run.Job, kinds []faults.Kind, armed bool) faults.Bounds {
 	cfg := job.Config
 	var clients, nodes []string
 	for i := range cfg.Clients {
@@ -168,8 +173,15 @@ func searchBounds(job *run.Job, kinds []faults.Kind) faults.Bounds {
 	if !replicated {
 		kinds = slices.DeleteFunc(slices.Clone(kinds), func(k faults.Kind) bool { return k == faults.Failover })
 	}
-	return faults.Bounds{Duration: cfg.Duration, Clients: clients, Nodes: nodes, Replicated: replicated,
+	b := faults.Bounds{Duration: cfg.Duration, Clients: clients, Nodes: nodes, Replicated: replicated,
 		MinFaults: 1, MaxFaults: searchMaxFaults, Kinds: kinds, TTL: job.Lock.TTL}
+	if armed {
+		b.ArmPoints = slices.Clone(faults.HarnessPoints)
+		if job.Lock.Renews {
+			b.ArmPoints = append(b.ArmPoints, string(locks.PointRenewing))
+		}
+	}
+	return b
 }
 
 // caseJob is the world of one case: the scenario's, with the case's seed

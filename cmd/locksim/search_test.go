@@ -9,8 +9,9 @@ import (
 )
 
 // TestSearch: a search over a naive lock (set-nx-del: SET NX EX, release
-// by a plain DEL) with a pinned seed finds an unsafe run (at its third
-// schedule; the shrinking bounded to keep the test quick under -race),
+// by a plain DEL) with a pinned seed finds an unsafe run (at its first
+// schedule armed, its third with --unarmed; the shrinking bounded to keep
+// the test quick under -race),
 // exits 1, prints
 // the shrunk counterexample and a repro line whose faults file it wrote;
 // the repro, run, is unsafe too; and the same search again prints the
@@ -22,7 +23,7 @@ func TestSearch(t *testing.T) {
 	if code != exitUnsafe || stderr != "" {
 		t.Fatalf("exit %d, stderr %q; want 1 and nothing\n%s", code, stderr, stdout)
 	}
-	for _, want := range []string{"found by schedule 3 of 20 (seed 8, case seed 11): world seed 7, 2 faults, 5 clients\n", "verdict:        unsafe", "shrunk:         ", "shrunk faults:  " + out} {
+	for _, want := range []string{"found by schedule 1 of 20 (seed 8, case seed 8): world seed 716, 3 faults, 5 clients\n", "verdict:        unsafe", "shrunk:         ", "shrunk faults:  " + out} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
@@ -39,6 +40,11 @@ func TestSearch(t *testing.T) {
 	}
 	if code2, stdout2, _ := cli(t, testHost(t), args...); code2 != code || stdout2 != stdout {
 		t.Fatalf("the same search twice: exit %d then %d, outputs differ:\n%s\n---\n%s", code, code2, stdout, stdout2)
+	}
+	// --unarmed draws the search's schedules as before armed faults.
+	code, stdout, _ = cli(t, testHost(t), append(args, "--unarmed")...)
+	if want := "found by schedule 3 of 20 (seed 8, case seed 11): world seed 7, 2 faults, 5 clients\n"; code != exitUnsafe || !strings.Contains(stdout, want) {
+		t.Errorf("--unarmed: exit %d, output lacks %q:\n%s", code, want, stdout)
 	}
 }
 
