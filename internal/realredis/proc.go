@@ -166,7 +166,7 @@ func (p *proc) Point(point string) {
 		for _, a := range fire {
 			f := a.f
 			f.Start = time.Duration(w.now())
-			w.beginFault(a.i, f)
+			w.beginFault(a.i, f, true)
 		}
 		w.mu.Lock()
 	}

@@ -393,11 +393,13 @@ func (w *world) startFault(i int, f faults.Fault) {
 		}
 		return
 	}
-	w.beginFault(i, f)
+	w.beginFault(i, f, false)
 }
 
-// beginFault carries out fault i now, and schedules its end.
-func (w *world) beginFault(i int, f faults.Fault) {
+// beginFault carries out fault i now, and schedules its end. armed: the
+// fault was armed at a point and counted then (startFault), so firing it
+// counts it no more.
+func (w *world) beginFault(i int, f faults.Fault, armed bool) {
 	f, ok := w.carryOut(i, f) // reach.go: the leader resolved; not carried out at all: listed, not counted
 	if !ok {
 		return
@@ -408,7 +410,9 @@ func (w *world) beginFault(i int, f faults.Fault) {
 		return
 	}
 	now := w.now()
-	w.stats.Faults++
+	if !armed {
+		w.stats.Faults++
+	}
 	w.addLocked(sim.Event{T: now, Proc: "world", Kind: event.KindFault, Detail: f.String(), Fault: i + 1})
 	end := int64(f.End())
 	var onEnd func()
