@@ -304,3 +304,27 @@ func TestArmedRoundTrip(t *testing.T) {
 		t.Errorf("String %q does not say what it waits for", s)
 	}
 }
+
+// Limits cap armed faults as they cap the others: an armed partition
+// lasts no longer than Limits.Partition.
+func TestGenArmedLimits(t *testing.T) {
+	b := aimBase
+	b.TTL = 10 * time.Second
+	b.Kinds = []Kind{Partition}
+	b.Limits = Limits{Partition: 200 * time.Millisecond}
+	b.ArmPoints = []string{"acquire", "releasing"}
+	armed := 0
+	rapid.Check(t, func(rt *rapid.T) {
+		for _, f := range Gen(b).Draw(rt, "s") {
+			if f.At != "" {
+				armed++
+			}
+			if f.Duration > b.Limits.Partition {
+				rt.Fatalf("%v lasts %v, past Limits.Partition %v", f, f.Duration, b.Limits.Partition)
+			}
+		}
+	})
+	if armed == 0 {
+		t.Fatal("no armed partition drawn: the test proves nothing")
+	}
+}

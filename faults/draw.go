@@ -214,7 +214,11 @@ func (b Bounds) arm(s source, f *Fault) {
 		on = cut
 	}
 	f.On = on[s.index("armed-on", len(on))]
-	f.Duration = sizeArmed.draw(s, b)
+	r := sizeArmed
+	if f.Kind == Partition {
+		r.limit = sizePartition.limit // Limits.Partition caps an armed partition too
+	}
+	f.Duration = r.draw(s, b)
 }
 
 // Limits cap the sizes drawn (Bounds.Limits); a zero field is no cap.
