@@ -1,7 +1,6 @@
 package locktest_test
 
 import (
-	"flag"
 	"testing"
 
 	"github.com/locksim/locksim/locktest"
@@ -18,9 +17,7 @@ func FuzzNarrowWatchdogLeak(f *testing.F)      { fuzzNarrow(f, bugWatchdogLeak, 
 func FuzzNarrowValidityFromReply(f *testing.F) { fuzzNarrow(f, bugValidityFromReply, false) }
 
 func fuzzNarrow(f *testing.F, bug string, renews bool) {
-	if fz := flag.Lookup("test.fuzz"); fz == nil || fz.Value.String() == "" {
-		f.Skip("a planted bug, for go test -fuzz to find")
-	}
+	skipUnlessFuzzed(f)
 	o := narrowOptions(renews, 0)
 	o.Checks, o.Seed = 0, 0
 	locktest.Fuzz(f, newNarrowLock(bug, renews), o)
