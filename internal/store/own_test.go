@@ -211,6 +211,8 @@ func TestOpenRemovesLeftovers(t *testing.T) {
 		tmpPrefix + "4": {2 * tmpStale, false}, // no pid: only after an hour
 		tmpPrefix + "5": {2 * tmpAbandoned, true},
 		"notes" + tmpPrefix + strconv.Itoa(dead) + "-": {2 * tmpAbandoned, false},
+		tmpPrefix + "mynotes":                          {2 * tmpAbandoned, false}, // the user's file of a like name
+		tmpPrefix + strconv.Itoa(dead) + "-notes":      {2 * tmpAbandoned, false},
 	}
 	for name, f := range files {
 		p := filepath.Join(sub, name)

@@ -400,6 +400,9 @@ func (s *Store) removeLeftovers() {
 // live process, or older than tmpAbandoned whoever wrote it (a pid of
 // another pid namespace sharing the folder cannot be asked).
 func leftover(name string, mod, now time.Time) bool {
+	if !tmpName(name) {
+		return false // not a name the store's writers make: the user's
+	}
 	age := now.Sub(mod)
 	if age > tmpAbandoned {
 		return true
@@ -413,6 +416,33 @@ func leftover(name string, mod, now time.Time) bool {
 		return false
 	}
 	return !alive(pid)
+}
+
+// tmpName reports whether name is one the store's writers give their
+// temporary files: .tmp-PID-DIGITS (os.CreateTemp's pattern, write), or
+// .tmp-DIGITS as stores before the pid was in the name wrote them.
+func tmpName(name string) bool {
+	rest, ok := strings.CutPrefix(name, tmpPrefix)
+	if !ok {
+		return false
+	}
+	pid, random, two := strings.Cut(rest, "-")
+	if !two {
+		return digitsOnly(pid)
+	}
+	return digitsOnly(pid) && digitsOnly(random)
+}
+
+func digitsOnly(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // alive reports whether process pid exists (one of another user's counts).
