@@ -267,12 +267,12 @@ func (s *shrinker) dropClients() bool {
 	return changed
 }
 
-// highestClientNamed is the highest client index ("c<i>") any fault names,
-// -1 for none.
+// highestClientNamed is the highest client index ("c<i>") any fault names
+// (an armed fault's On too), -1 for none.
 func highestClientNamed(fs []faults.Fault) int {
 	hi := -1
 	for _, f := range fs {
-		for _, list := range [][]string{f.Targets, f.From, f.To} {
+		for _, list := range [][]string{f.Targets, f.From, f.To, {f.On}} {
 			for _, n := range list {
 				if i, ok := clientIndex(n); ok && i > hi {
 					hi = i

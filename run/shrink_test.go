@@ -152,3 +152,15 @@ func TestShrinkBoundAndDeterminism(t *testing.T) {
 		t.Errorf("shrinking a run without faults: %v, want ErrNotFailing", err)
 	}
 }
+
+// An armed fault names its client by On: dropping clients keeps it, so a
+// shrink never proposes a world without the client a fault waits for.
+func TestHighestClientNamedArmed(t *testing.T) {
+	fs := []faults.Fault{
+		{Kind: faults.Partition, From: []string{"n0"}, To: []string{"c0", "c1"}},
+		{Kind: faults.Delay, From: []string{"n0"}, To: []string{"c0"}, At: "releasing", On: "c3"},
+	}
+	if got := highestClientNamed(fs); got != 3 {
+		t.Fatalf("highestClientNamed = %d, want 3 (the armed delay's On)", got)
+	}
+}
