@@ -223,7 +223,7 @@ func TestRunInterruptSaysWhatWasLost(t *testing.T) {
 	}
 }
 
-// Issue 41 item 9: inputs one command refused and its sibling accepted,
+// Inputs one command refused and its sibling accepted,
 // or a conflict settled by a guess. Every row but "--locks twice" (the
 // refusal --scenarios now matches) failed on the code before the issue
 // (exit 0, or Slurm's shard silently taken).

@@ -10,7 +10,7 @@ import (
 	"github.com/locksim/locksim/internal/parity"
 )
 
-// parity --cells is checked before anything runs (issue 41): a cell that
+// parity --cells is checked before anything runs: a cell that
 // names an unknown scenario or lock, or is not SCENARIO/LOCK, or an empty
 // list, is a usage error naming the cell, never a table that lists it as
 // "not at the real arm's scale" and exits 0 under --fail-on-disagree; the

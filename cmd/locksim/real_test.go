@@ -164,7 +164,7 @@ func TestRealOutputsUpFront(t *testing.T) {
 
 // TestRealTempDir: a TMPDIR the real arm cannot make its folders in is an
 // input error naming TMPDIR, before anything starts, in every command
-// that runs the real arm (issue 41: exit 70, "internal error", once the
+// that runs the real arm (it used to be exit 70, "internal error", once the
 // run had started).
 func TestRealTempDir(t *testing.T) {
 	dir := t.TempDir()

@@ -80,7 +80,7 @@ func TestReplayCatchesDivergence(t *testing.T) {
 	// (TestReplayEditedFile: with it). This locksim writes a footer on
 	// every trace, so one of its own traces without it was cut short, and
 	// a difference is a damaged file (exit 64, naming the file and the
-	// line), not a determinism bug (issue 41: a line deleted from a cut
+	// line), not a determinism bug (a line deleted from a cut
 	// trace was exit 70, "please report").
 	lines := strings.Split(string(b), "\n")
 	if n := len(lines); n < 3 || !strings.HasPrefix(lines[n-2], `{"locksim_end":`) {
@@ -264,7 +264,7 @@ func TestReplayBadInput(t *testing.T) {
 	badLock := filepath.Join(dir, "badlock.jsonl")
 	os.WriteFile(badLock, []byte(`{"locksim_run":{"locksim":"x","scenario":"default","lock":"nope","seed":1,"clients":5,"nodes":1,"duration_ns":1000000000,"liveness_ns":1000000000,"faults":[]}}`+"\n"), 0o644)
 	// A real-arm run's trace, by the real arm's own writer: a history of
-	// real processes, which replay names as such (issue 41: "line 1 is not
+	// real processes, which replay names as such (it used to say "line 1 is not
 	// a locksim run header").
 	real := filepath.Join(dir, "real.jsonl")
 	job, err := realredis.BuildScaled(run.Spec{Scenario: "pause-after-check", Lock: "set-nx-cad", Seed: 1}, 0)

@@ -71,7 +71,7 @@ func TestCheckWritable(t *testing.T) {
 		}
 	}
 	// A new file in a read-only folder: refused before anything is
-	// written, even as root (issue 41: the real arm found out after its
+	// written, even as root (the real arm used to find out after its
 	// run).
 	roDir := filepath.Join(dir, "rodir")
 	if err := os.Mkdir(roDir, 0o555); err != nil {

@@ -112,7 +112,7 @@ func TestRunWriteRead(t *testing.T) {
 }
 
 // A cell naming no scenario or no lock is an error before anything runs,
-// never a cell listed as "not at the real arm's scale" (issue 41); the
+// never a cell listed as "not at the real arm's scale"; the
 // bubble is never used.
 func TestRunRefusesUnknownCells(t *testing.T) {
 	for _, c := range []struct {

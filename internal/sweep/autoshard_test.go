@@ -21,7 +21,7 @@ func TestAutoShard(t *testing.T) {
 		{env: map[string]string{"JOB_COMPLETION_INDEX": "x", "LOCKSIM_SHARDS": "4"}, err: "not a number"},
 		{env: map[string]string{}, err: "neither a Slurm array task"},
 		// Both engines' variables: the same shard is taken, different
-		// ones are refused naming both (issue 41: Slurm's was taken).
+		// ones are refused naming both (Slurm's used to be taken).
 		{env: map[string]string{"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "2", "JOB_COMPLETION_INDEX": "1", "LOCKSIM_SHARDS": "2"}, i: 1, n: 2},
 		{env: map[string]string{"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "2", "JOB_COMPLETION_INDEX": "0", "LOCKSIM_SHARDS": "2"},
 			err: "the Slurm array task is shard 1 of 2 (SLURM_ARRAY_TASK_ID=1, SLURM_ARRAY_TASK_COUNT=2) but the Kubernetes Indexed Job says 0 of 2 (JOB_COMPLETION_INDEX=0, LOCKSIM_SHARDS=2)"},
