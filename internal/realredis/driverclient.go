@@ -262,6 +262,7 @@ func (c *driverClient) until(l driver.Line, req string) (int64, error) {
 
 func (c *driverClient) round() error {
 	id := c.call(event.OpAcquire, sim.Event{})
+	c.p.Point("acquire") // the workload's own points, as scenarios/program.go marks them (faults.HarnessPoints)
 	l, err := c.dp.request(driver.Request{Type: driver.Acquire})
 	if err != nil {
 		return err
@@ -283,6 +284,7 @@ func (c *driverClient) round() error {
 		return err
 	}
 	id = c.call(event.OpRelease, sim.Event{Detail: c.value})
+	c.p.Point("releasing")
 	l, err = c.dp.request(driver.Request{Type: driver.Release, Value: c.value})
 	if err != nil {
 		return err

@@ -196,3 +196,30 @@ func TestArmedFaultReal(t *testing.T) {
 		t.Fatalf("reach %q", reach)
 	}
 }
+
+// TestArmedFaultDriver: a driver's client reaches the workload's own
+// points too (acquire, releasing), so a fault armed there begins in a
+// driver run as in a Go one.
+func TestArmedFaultDriver(t *testing.T) {
+	requireRedis(t)
+	requirePythonRedis(t)
+	j := short(t, "no-faults", "set-nx-cad", 1)
+	if err := j.WithDriver(repoDriver(t, "python-set-nx-cad")); err != nil {
+		t.Fatal(err)
+	}
+	start := j.Config.Duration / 4
+	j.Config.Faults = []faults.Fault{
+		{Kind: faults.Partition, Start: start, Duration: 20 * time.Millisecond, From: []string{"c0"}, To: []string{"n0"}, At: "releasing", On: "c0"},
+		{Kind: faults.Delay, Start: start, Duration: 20 * time.Millisecond, From: []string{"c1"}, To: []string{"n0"}, Delay: time.Millisecond, At: "acquire", On: "c1"},
+	}
+	jd, err := j.RunAndJudge(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if un := run.UnfiredPauses(jd.History); len(un) != 0 {
+		t.Fatalf("unfired %v: want both armed faults begun at the driver client's points", un)
+	}
+	if got := jd.Result.Stats.Faults - len(run.UnfiredPauses(jd.History)); got != 2 {
+		t.Fatalf("%d injected, want 2", got)
+	}
+}
