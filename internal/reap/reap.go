@@ -215,8 +215,10 @@ func killAll(prefix string) int {
 }
 
 // Marked lists the pids (not this process's) whose environment holds an
-// entry matching prefix as killAll reads it. Processes of other users,
-// and zombies, have no readable environment and are never listed.
+// entry matching prefix as killAll reads it. Zombies, and processes of
+// other users when locksim is not root, have no readable environment and
+// are never listed; as root every process is read, and only a mark (the
+// owner's pid and four random bytes) tells them apart.
 func Marked(prefix string) []int {
 	whole := prefix != "" && prefix[len(prefix)-1] != '='
 	ents, err := os.ReadDir("/proc")
