@@ -10,7 +10,7 @@ import (
 )
 
 // Verdict is a run's verdict (Result.Verdict). Its values are stable
-// names, printed and in every JSON output (DESIGN §8a).
+// names, printed and in every JSON output (results.json: docs/CLI.md).
 type Verdict string
 
 // The verdicts, from worst to best for a lock: unsafe (its claim broke),

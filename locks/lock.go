@@ -183,7 +183,7 @@ func UniversalClients(cs []*redis.Client) []redis.UniversalClient {
 }
 
 // PausePoint names a moment in a lock's life where a fault schedule can
-// pause the client (DESIGN §3: "client pause targeted at a lock phase").
+// pause the client (a client pause targeted at a lock phase: faults.Fault.At).
 type PausePoint string
 
 const (

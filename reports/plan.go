@@ -74,7 +74,7 @@ var (
 	pauseSweepSlack = 10 * time.Second
 )
 
-// lockOrder is the columns' order: DESIGN §8a's list (simplest designs
+// lockOrder is the columns' order: the product's design list (simplest designs
 // first, libraries last); other locks follow alphabetically.
 var lockOrder = []string{"setnx-del", "setnx-expire", "set-nx-del", "getset-expiry", "set-nx-getdel", "set-nx-cad", "spin-retry", "watchdog", "redisson-lock", "redisson-rw", "redisson-fair",
 	"primary-replica", "redisson-multilock", "redlock", "fencing", "fencing-strict", "token-cas", "version-cas", "redsync", "redislock", "go-zero", "gocron", "zk-lock", "zk-fencing"}

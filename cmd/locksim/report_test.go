@@ -201,7 +201,7 @@ func firstTimeline(t *testing.T, dir string) string {
 	return filepath.Join("timelines", filepath.Base(m[0]))
 }
 
-// checkResultsJSON checks the DESIGN §8a shape of results.json.
+// checkResultsJSON checks the shape of results.json (docs/CLI.md).
 func checkResultsJSON(t *testing.T, path string, runs int) {
 	t.Helper()
 	var doc map[string]any

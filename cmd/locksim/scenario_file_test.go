@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestListScenarios: every built-in scenario id of DESIGN §8a is listed.
+// TestListScenarios: every built-in scenario id (scenarios/builtin) is listed.
 func TestListScenarios(t *testing.T) {
 	code, out, errOut := cli(t, noHost(t), "list", "scenarios")
 	if code != 0 {
