@@ -272,3 +272,23 @@ func (p *proc) waitPaused() (stopped bool) {
 		}
 	}
 }
+
+// startFault carries out fault i at its start, and schedules its end; a
+// fault armed at a point (At, On; not a client pause) is armed on its
+// client instead, counted as a targeted pause is, and begins when that
+// client reaches the point (proc.Point).
+func (w *world) startFault(i int, f faults.Fault) {
+	if f.At != "" && f.Kind != faults.ClientPause {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.healed || w.stopped {
+			return
+		}
+		w.stats.Faults++
+		for _, p := range w.faultProcs([]string{f.On}) {
+			p.arms = append(p.arms, armedFault{i: i, f: f})
+		}
+		return
+	}
+	w.beginFault(i, f, false)
+}

@@ -376,26 +376,6 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 	return &sim.Result{Seed: j.Config.Seed, Stats: stats, History: events, TraceEvents: int64(len(events))}, info, runErr
 }
 
-// startFault carries out fault i at its start, and schedules its end; a
-// fault armed at a point (At, On; not a client pause) is armed on its
-// client instead, counted as a targeted pause is, and begins when that
-// client reaches the point (proc.Point).
-func (w *world) startFault(i int, f faults.Fault) {
-	if f.At != "" && f.Kind != faults.ClientPause {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if w.healed || w.stopped {
-			return
-		}
-		w.stats.Faults++
-		for _, p := range w.faultProcs([]string{f.On}) {
-			p.arms = append(p.arms, armedFault{i: i, f: f})
-		}
-		return
-	}
-	w.beginFault(i, f, false)
-}
-
 // beginFault carries out fault i now, and schedules its end. armed: the
 // fault was armed at a point and counted then (startFault), so firing it
 // counts it no more.
@@ -536,53 +516,6 @@ func (w *world) beginFault(i int, f faults.Fault, armed bool) {
 			}
 		})
 	}
-}
-
-// crash kills node n (SIGKILL); crashes of one node combine, as in the
-// simulator.
-func (w *world) crash(n int) { w.crashAs(n, string(w.cfg.Nodes[n].Persistence)) }
-
-// crashAs is crash with the event's detail given (the simulator says
-// "failover" for a failover's crash).
-func (w *world) crashAs(n int, detail string) {
-	w.mu.Lock()
-	w.downs[n]++
-	first := w.downs[n] == 1
-	if first {
-		w.stats.Crashes++
-		w.downSince[n] = w.now()
-		w.addLocked(sim.Event{T: w.downSince[n], Proc: w.servers[n].name, Kind: event.KindCrash, Detail: detail})
-	}
-	w.mu.Unlock()
-	if first {
-		w.servers[n].crash()
-	}
-}
-
-func (w *world) crashEnded(n int) {
-	w.mu.Lock()
-	if w.downs[n] > 0 {
-		w.downs[n]--
-	}
-	restart := w.downs[n] == 0 && w.servers[n].isDown()
-	w.mu.Unlock()
-	if !restart {
-		return
-	}
-	if err := w.servers[n].start(w.ctx); err != nil {
-		if errors.Is(err, errRunning) {
-			return
-		}
-		if w.ctx.Err() == nil {
-			w.harnessError(fmt.Errorf("restart %s: %w", w.servers[n].name, err))
-		}
-		return
-	}
-	w.mu.Lock()
-	now := w.now()
-	w.addLocked(sim.Event{T: now, Proc: w.servers[n].name, Kind: event.KindRestart,
-		Detail: fmt.Sprintf("serving again %v after the kill", time.Duration(now-w.downSince[n]).Round(time.Millisecond))})
-	w.mu.Unlock()
 }
 
 // heal lifts every fault at the end of the safety phase: proxies clear,
