@@ -17,8 +17,8 @@ import (
 
 func newListCmd(stdout io.Writer) *cobra.Command {
 	list := &cobra.Command{
-		Use:   "list locks|scenarios [ID]",
-		Short: "List the lock designs or the built-in scenarios",
+		Use:   "list locks|scenarios|bugs [ID]",
+		Short: "List the lock designs, the built-in scenarios or the known bugs",
 		Long: fmt.Sprintf(`List the lock designs or the built-in scenarios, one per line of at most %d
 columns: the id, then (for locks) the source and the known weakness, or (for
 scenarios) what it does, cut short with "…" where they do not fit. The id is
@@ -29,7 +29,7 @@ in full.`, listWidth),
 			if len(args) == 0 {
 				return cmd.Help()
 			}
-			return usageErrorf("list: unknown list %q (one of: locks, scenarios)", args[0])
+			return usageErrorf("list: unknown list %q (one of: locks, scenarios, bugs)", args[0])
 		},
 	}
 	canaries := false
@@ -93,6 +93,7 @@ unless --canaries. With an ID: that lock in full.`,
 			return writeRows(stdout, rows, []int{0, 0})
 		},
 	})
+	list.AddCommand(newListBugsCmd(stdout))
 	return list
 }
 

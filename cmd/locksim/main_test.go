@@ -121,7 +121,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--frobnicate"}, `unknown flag: --frobnicate`},
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "extra"}, `run: unexpected argument "extra"`},
 		{[]string{"rn"}, `unknown command "rn" (did you mean "run"?`},
-		{[]string{"list", "faults-and-more"}, `list: unknown list "faults-and-more" (one of: locks, scenarios)`},
+		{[]string{"list", "faults-and-more"}, `list: unknown list "faults-and-more" (one of: locks, scenarios, bugs)`},
 		{[]string{"version", "now"}, `version: unexpected argument "now"`},
 	}
 	for _, c := range cases {
