@@ -50,6 +50,9 @@ func (p *Plan) Write(dir string) (Results, error) {
 	}
 	v.Consensus = consensusSection(p.parity, res)
 	v.Drivers = p.driversViews()
+	if v.KnownBugs, err = knownBugs(); err != nil {
+		return res, err
+	}
 	var md, page bytes.Buffer
 	if err := mdTemplate.Execute(&md, v); err != nil {
 		return res, err
@@ -75,6 +78,9 @@ func (p *Plan) Write(dir string) (Results, error) {
 		if err := write("lock.html.tmpl", filepath.Join(dir, filepath.FromSlash(lockHref(lp.ID))), lp); err != nil {
 			return res, err
 		}
+	}
+	if err := write("knownbugs.html.tmpl", filepath.Join(dir, knownBugsHref), v.KnownBugs); err != nil {
+		return res, err
 	}
 	for _, sp := range scenarioPages(v) {
 		if err := write("scenario.html.tmpl", filepath.Join(dir, filepath.FromSlash(scenarioHref(sp.ID))), sp); err != nil {
@@ -213,6 +219,7 @@ type view struct {
 	Parity    *parityView    // the "simulation vs real Redis" section (Options.Parity)
 	Consensus *consensusView // its consensus cells, in a section of their own (consensus.go)
 	Drivers   []*driversView // the drivers sections (Options.Parity's drivers.json; drivers.go)
+	KnownBugs *knownBugsView // the known-bugs page (knownbugs.go)
 	// Findings, Heat and Locks open the index: what the report found, the
 	// heat map, and each lock's page (pages.go).
 	Findings findings
