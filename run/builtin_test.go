@@ -1,7 +1,6 @@
 package run
 
 import (
-	"cmp"
 	"flag"
 	"fmt"
 	"slices"
@@ -144,24 +143,7 @@ type seedResult struct {
 	reasons []string
 }
 
-// verdictRank orders verdicts by severity, to break ties in a majority.
-var verdictRank = map[checker.Verdict]int{checker.VerdictSafe: 0, checker.VerdictUnknown: 1, checker.VerdictLiveness: 2, checker.VerdictUnsafe: 3}
-
-// measured is the verdict of a set of runs: unsafe if any run is unsafe,
-// else the most frequent verdict (the more severe one on a tie).
+// measured is the verdict of a set of runs by the cell rule.
 func measured(counts map[checker.Verdict]int) checker.Verdict {
-	if counts[checker.VerdictUnsafe] > 0 {
-		return checker.VerdictUnsafe
-	}
-	var vs []checker.Verdict
-	for v := range counts {
-		vs = append(vs, v)
-	}
-	slices.SortFunc(vs, func(a, b checker.Verdict) int {
-		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
-			return c
-		}
-		return cmp.Compare(verdictRank[b], verdictRank[a])
-	})
-	return vs[0]
+	return checker.CellVerdict(checker.VerdictCounts{Safe: counts[checker.VerdictSafe], Unsafe: counts[checker.VerdictUnsafe], Liveness: counts[checker.VerdictLiveness], Unknown: counts[checker.VerdictUnknown]})
 }

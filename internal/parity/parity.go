@@ -197,15 +197,18 @@ type Seed struct {
 	Repro string `json:"repro"`
 }
 
-// verdictOf is a cell's verdict from its runs' verdicts: unsafe if any run
-// was, else liveness if any run was, else unknown if any, else safe.
+// verdictOf is a cell's verdict from its runs' verdicts by the parity
+// rule (checker.WorstVerdict: any unsafe, else any liveness, else any
+// unknown), then "error" if a run could not be judged at all, else safe;
+// "none" for no runs.
 func verdictOf(counts map[string]int) string {
-	for _, v := range []string{"unsafe", "liveness", "unknown", "error"} {
-		if counts[v] > 0 {
-			return v
-		}
-	}
-	if counts["safe"] > 0 {
+	c := checker.VerdictCounts{Safe: counts["safe"], Unsafe: counts["unsafe"], Liveness: counts["liveness"], Unknown: counts["unknown"]}
+	switch v := checker.WorstVerdict(c); {
+	case v != checker.VerdictSafe:
+		return string(v)
+	case counts["error"] > 0:
+		return "error"
+	case c.Safe > 0:
 		return "safe"
 	}
 	return "none"

@@ -208,21 +208,8 @@ func (t *Tally) Add(o Outcome, seed uint64) {
 	}
 }
 
-// Verdict is a group of runs' verdict: unsafe if any run was unsafe (one
-// counterexample is enough), otherwise the verdict most runs got, ties
-// going to the more severe (liveness, then unknown). A lock that starves a
-// client in 1 run of 200 is reported safe with its liveness count beside
-// it, not called a liveness failure; the counts are always shown.
+// Verdict is the group's verdict by the cell rule (checker.CellVerdict);
+// the counts are always shown beside it.
 func (t *Tally) Verdict() checker.Verdict {
-	if t.Unsafe > 0 {
-		return checker.VerdictUnsafe
-	}
-	safe := t.Runs - t.Liveness - t.Unknown
-	switch {
-	case t.Liveness > 0 && t.Liveness >= safe && t.Liveness >= t.Unknown:
-		return checker.VerdictLiveness
-	case t.Unknown > 0 && t.Unknown >= safe:
-		return checker.VerdictUnknown
-	}
-	return checker.VerdictSafe
+	return checker.CellVerdict(checker.VerdictCounts{Safe: t.Runs - t.Unsafe - t.Liveness - t.Unknown, Unsafe: t.Unsafe, Liveness: t.Liveness, Unknown: t.Unknown})
 }
