@@ -126,7 +126,7 @@ func RunClient(p Proc, info locks.Info, wl Workload) {
 	}
 	lk, err := info.New(env)
 	if err != nil {
-		p.Record(sim.Event{Kind: "error", Lock: info.ID, Detail: err.Error()})
+		p.Record(sim.Event{Kind: event.KindError, Lock: info.ID, Detail: err.Error()})
 		return
 	}
 	c.env = env
@@ -324,7 +324,7 @@ func (c *client) section(lease locks.Lease) {
 	switch {
 	case c.wl.Section != nil:
 		if err := c.wl.Section(ctx, SectionEnv{Store: c.store, Fence: fence, Lease: lease, Clock: p}); err != nil {
-			p.Record(sim.Event{Kind: "section-error", Lock: c.info.ID, Detail: err.Error()})
+			p.Record(sim.Event{Kind: event.KindSectionError, Lock: c.info.ID, Detail: err.Error()})
 		}
 		return
 	case c.wl.Resource == ResourceNone:

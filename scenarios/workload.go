@@ -70,7 +70,7 @@ func RenewRecorder(p Proc, lock string, holding *atomic.Int64) func(time.Time) {
 		if !validUntil.IsZero() {
 			until = p.TrueDeadline(validUntil)
 		}
-		p.Record(sim.Event{Kind: "renew", Op: "acquire", OpID: holding.Load(), Lock: lock, Until: until})
+		p.Record(sim.Event{Kind: event.KindRenew, Op: event.OpAcquire, OpID: holding.Load(), Lock: lock, Until: until})
 	}
 }
 
@@ -79,6 +79,6 @@ func RenewRecorder(p Proc, lock string, holding *atomic.Int64) func(time.Time) {
 // "renew-fail", Op "acquire", OpID the acquisition it ends.
 func RenewFailRecorder(p Proc, lock string, holding *atomic.Int64) func() {
 	return func() {
-		p.Record(sim.Event{Kind: event.KindRenewFail, Op: "acquire", OpID: holding.Load(), Lock: lock})
+		p.Record(sim.Event{Kind: event.KindRenewFail, Op: event.OpAcquire, OpID: holding.Load(), Lock: lock})
 	}
 }

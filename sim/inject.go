@@ -1,6 +1,7 @@
 package sim
 
 import (
+	evt "github.com/locksim/locksim/event"
 	"slices"
 	"time"
 
@@ -32,7 +33,7 @@ func (w *World) scheduleFault(i int, f faults.Fault) {
 			return
 		}
 		w.stats.Faults++
-		w.record(Event{Proc: "world", Kind: "fault", Detail: f.String(), Fault: i + 1})
+		w.record(Event{Proc: "world", Kind: evt.KindFault, Detail: f.String(), Fault: i + 1})
 		w.noteStart(i, f)
 		w.apply(i, f, start, end)
 	})
@@ -66,7 +67,7 @@ func (w *World) fire(i int, f faults.Fault) {
 		w.effects[i].NoLeader = true
 		return
 	}
-	w.record(Event{Proc: "world", Kind: "fault", Detail: f.String(), Fault: i + 1})
+	w.record(Event{Proc: "world", Kind: evt.KindFault, Detail: f.String(), Fault: i + 1})
 	w.noteStart(i, f)
 	w.apply(i, f, now, now+int64(f.Duration))
 }
@@ -80,7 +81,7 @@ func (w *World) apply(i int, f faults.Fault, start, end int64) {
 			if w.phase != "safety" {
 				return // the heal already lifted it
 			}
-			w.record(Event{Proc: "world", Kind: "fault-end", Detail: f.String(), Fault: i + 1})
+			w.record(Event{Proc: "world", Kind: evt.KindFaultEnd, Detail: f.String(), Fault: i + 1})
 			fn()
 		})
 	}
@@ -185,7 +186,7 @@ func (w *World) restartByClock(n *Node, i int, f faults.Fault) {
 			return
 		}
 		done = true
-		w.record(Event{Proc: "world", Kind: "fault-end", Detail: f.String(), Fault: i + 1})
+		w.record(Event{Proc: "world", Kind: evt.KindFaultEnd, Detail: f.String(), Fault: i + 1})
 		w.crashEnded(n)
 	}
 	n.clockWaiters = append(n.clockWaiters, func() bool { check(); return done })
@@ -214,7 +215,7 @@ func (w *World) crashNode(n *Node, detail string) {
 	if n.up {
 		n.downLive = n.liveKeys()
 		n.crash()
-		w.record(Event{Proc: n.name, Kind: "crash", Detail: detail})
+		w.record(Event{Proc: n.name, Kind: evt.KindCrash, Detail: detail})
 	}
 }
 
@@ -225,7 +226,7 @@ func (w *World) crashEnded(n *Node) {
 	}
 	if n.downs == 0 && !n.up {
 		n.restart()
-		w.record(Event{Proc: n.name, Kind: "restart"})
+		w.record(Event{Proc: n.name, Kind: evt.KindRestart})
 	}
 }
 
@@ -335,7 +336,7 @@ func (p *Proc) Point(point string) {
 	now := w.now()
 	p.pausedUntil = max(p.pausedUntil, now+a.d)
 	until := p.pausedUntil
-	ev := Event{T: now, Proc: p.name, Kind: "pause", Local: p.clk.Local(now), Detail: a.desc, Fault: a.fault}
+	ev := Event{T: now, Proc: p.name, Kind: evt.KindPause, Local: p.clk.Local(now), Detail: a.desc, Fault: a.fault}
 	p.addRecordLocked(ev)
 	p.blockUntilLocked(until, until, "resume")
 }

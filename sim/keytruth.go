@@ -1,6 +1,7 @@
 package sim
 
 import (
+	evt "github.com/locksim/locksim/event"
 	"slices"
 	"sort"
 	"strings"
@@ -77,7 +78,7 @@ func (n *Node) noteWatched(c string, k string, was keyState) {
 	case !now.exists:
 		delete(n.owners, k)
 		if was.exists && o.creator != "" && o.creator != c {
-			n.w.record(Event{Proc: n.name, Kind: "key-touch", Peer: c, Lock: k, Result: "del", Detail: o.creator, Held: o.values})
+			n.w.record(Event{Proc: n.name, Kind: evt.KindKeyTouch, Peer: c, Lock: k, Result: evt.ResultDel, Detail: o.creator, Held: o.values})
 		}
 	case !was.exists:
 		n.owners[k] = keyOwner{}.with(c, now.held())
@@ -87,7 +88,7 @@ func (n *Node) noteWatched(c string, k string, was keyState) {
 		n.owners[k] = o.with(c, now.held())
 		n.keyWhileDrifting()
 	case now.expireAt != was.expireAt && o.creator != "" && o.creator != c:
-		n.w.record(Event{Proc: n.name, Kind: "key-touch", Peer: c, Lock: k, Result: "expire", Detail: o.creator, Held: o.values})
+		n.w.record(Event{Proc: n.name, Kind: evt.KindKeyTouch, Peer: c, Lock: k, Result: evt.ResultExpire, Detail: o.creator, Held: o.values})
 	}
 }
 

@@ -1,6 +1,10 @@
 package sim
 
-import "time"
+import (
+	"time"
+
+	evt "github.com/locksim/locksim/event"
+)
 
 // Persistence: what a node keeps across a crash (its durable store,
 // written always, every second or never), and crash, restart and heal.
@@ -123,5 +127,5 @@ func (n *Node) heal() {
 		return
 	}
 	n.restart()
-	n.w.record(Event{Proc: n.name, Kind: "restart", Detail: "heal"})
+	n.w.record(Event{Proc: n.name, Kind: evt.KindRestart, Detail: "heal"})
 }

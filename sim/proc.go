@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	evt "github.com/locksim/locksim/event"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -86,7 +87,7 @@ func (p *Proc) start() {
 	}
 	go func() {
 		defer close(p.exited)
-		defer func() { p.Record(Event{Kind: "exit"}) }()
+		defer func() { p.Record(Event{Kind: evt.KindExit}) }()
 		p.w.cfg.Program(p)
 	}()
 }

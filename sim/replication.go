@@ -1,6 +1,7 @@
 package sim
 
 import (
+	evt "github.com/locksim/locksim/event"
 	"strconv"
 	"time"
 )
@@ -307,7 +308,7 @@ func (n *Node) finishWait(req *waitReq) {
 	c.waitReq = nil
 	c.peer.WriteInt(n.ackedCount(req.target))
 	c.bw.Flush()
-	n.w.record(Event{Proc: n.name, Kind: "cmd", Peer: c.p.name, Cmd: "WAIT(done)", Reply: firstLine(c.out.Bytes())})
+	n.w.record(Event{Proc: n.name, Kind: evt.KindCmd, Peer: c.p.name, Cmd: "WAIT(done)", Reply: firstLine(c.out.Bytes())})
 	backlog := c.backlog
 	c.backlog = nil
 	if len(backlog) > 0 {

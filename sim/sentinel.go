@@ -1,6 +1,7 @@
 package sim
 
 import (
+	evt "github.com/locksim/locksim/event"
 	"strconv"
 	"time"
 )
@@ -99,7 +100,7 @@ func (s *sentinel) tickGroup(g *sentinelGroup) {
 			if !np.up {
 				continue
 			}
-			w.record(Event{Proc: SentinelName, Kind: "demote", Detail: n.name + " -> replica of " + np.name})
+			w.record(Event{Proc: SentinelName, Kind: evt.KindDemote, Detail: n.name + " -> replica of " + np.name})
 			n.epoch++ // REPLICAOF drops its clients
 			n.resetConns()
 			np.fullSync(n)
@@ -112,7 +113,7 @@ func (s *sentinel) tickGroup(g *sentinelGroup) {
 			if !np.up {
 				continue
 			}
-			w.record(Event{Proc: SentinelName, Kind: "reconfigure", Detail: n.name + " -> replica of " + np.name})
+			w.record(Event{Proc: SentinelName, Kind: evt.KindReconfigure, Detail: n.name + " -> replica of " + np.name})
 			np.fullSync(n)
 		}
 	}
@@ -143,7 +144,7 @@ func (s *sentinel) failover(g *sentinelGroup) {
 	w.stats.Failovers++
 	g.epoch++
 	epoch := g.epoch
-	w.record(Event{Proc: SentinelName, Kind: "failover", Detail: w.nodes[old].name + " -> " + best.name})
+	w.record(Event{Proc: SentinelName, Kind: evt.KindFailover, Detail: w.nodes[old].name + " -> " + best.name})
 	best.replicaOf = -1
 	best.offset = best.applied
 	best.acked = map[int]int64{}
@@ -194,12 +195,12 @@ func (s *sentinel) heal() {
 			switch {
 			case n == np:
 			case n.replicaOf < 0:
-				w.record(Event{Proc: SentinelName, Kind: "demote", Detail: n.name + " -> replica of " + np.name})
+				w.record(Event{Proc: SentinelName, Kind: evt.KindDemote, Detail: n.name + " -> replica of " + np.name})
 				n.epoch++
 				n.resetConns()
 				np.fullSync(n)
 			case n.replicaOf != g.primary:
-				w.record(Event{Proc: SentinelName, Kind: "reconfigure", Detail: n.name + " -> replica of " + np.name})
+				w.record(Event{Proc: SentinelName, Kind: evt.KindReconfigure, Detail: n.name + " -> replica of " + np.name})
 				np.fullSync(n)
 			}
 		}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	evt "github.com/locksim/locksim/event"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -408,7 +409,7 @@ func (w *World) scheduleHeldLocked(at, hold int64, src uint64, seq uint64, targe
 func (w *World) heal() {
 	w.phase = "liveness"
 	w.live.healAt = w.now()
-	w.record(Event{Proc: "world", Kind: "heal"})
+	w.record(Event{Proc: "world", Kind: evt.KindHeal})
 	w.net.healAll()
 	for _, p := range w.procs {
 		p.pausedUntil = 0
@@ -513,7 +514,7 @@ func (w *World) stop() {
 	w.mu.Lock()
 	w.stopping = true
 	w.mu.Unlock()
-	w.record(Event{Proc: "world", Kind: "stop"})
+	w.record(Event{Proc: "world", Kind: evt.KindStop})
 }
 
 // shutdown releases every blocked client goroutine so the bubble can end:

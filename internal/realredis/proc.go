@@ -2,6 +2,7 @@ package realredis
 
 import (
 	"context"
+	"github.com/locksim/locksim/event"
 	"math/rand/v2"
 	"net"
 	"runtime"
@@ -185,7 +186,7 @@ func (p *proc) Point(point string) {
 	p.armed = append(p.armed[:idx], p.armed[idx+1:]...)
 	now := w.now()
 	p.paused = max(p.paused, now+a.d)
-	w.addLocked(sim.Event{T: now, Proc: p.name, Kind: "pause", Local: p.clk.Local(now), Detail: a.desc, Fault: a.fault})
+	w.addLocked(sim.Event{T: now, Proc: p.name, Kind: event.KindPause, Local: p.clk.Local(now), Detail: a.desc, Fault: a.fault})
 	w.mu.Unlock()
 	p.gate()
 }

@@ -2,6 +2,7 @@ package zk
 
 import (
 	"fmt"
+	"github.com/locksim/locksim/event"
 	"sort"
 	"strconv"
 	"strings"
@@ -384,7 +385,7 @@ func (m *Member) becomes(leader bool) {
 			m.st.lastSeen[sid] = now
 		}
 		m.expiring = map[int64]bool{}
-		m.h.Record(sim.Event{Kind: "zk-leader", Detail: fmt.Sprintf("term %d", m.rn.BasicStatus().Term)})
+		m.h.Record(sim.Event{Kind: event.KindZKLeader, Detail: fmt.Sprintf("term %d", m.rn.BasicStatus().Term)})
 	}
 	m.leader = leader
 }
@@ -417,7 +418,7 @@ func (m *Member) applyEntry(e pb.Entry) {
 	}
 	answer := m.st.apply(e.Index, o, m.mono)
 	if o.name == "EXPIRE" && m.leader {
-		m.h.Record(sim.Event{Kind: "zk-expire", Detail: "session " + strings.Join(o.args, " "), Token: int64(e.Index)})
+		m.h.Record(sim.Event{Kind: event.KindZKExpire, Detail: "session " + strings.Join(o.args, " "), Token: int64(e.Index)})
 	}
 	if pd, ok := m.pending[o.req]; ok {
 		delete(m.pending, o.req)
