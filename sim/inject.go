@@ -49,7 +49,7 @@ func (w *World) arm(i int, f faults.Fault) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, p := range w.targetProcs([]string{f.On}) {
-		p.arms = append(p.arms, armedFault{i: i, f: f})
+		p.arms.ArmFault(i, f)
 	}
 }
 
@@ -90,7 +90,7 @@ func (w *World) apply(i int, f faults.Fault, start, end int64) {
 		for _, p := range w.targetProcs(f.Targets) {
 			if f.At != "" {
 				w.mu.Lock()
-				p.armed = append(p.armed, armedPause{point: f.At, d: int64(f.Duration), desc: f.String(), fault: i + 1})
+				p.arms.ArmPause(i, f)
 				w.mu.Unlock()
 				continue
 			}
@@ -266,21 +266,6 @@ func (w *World) targetClocks(names []string) []clockModel {
 	return out
 }
 
-// armedPause is a client pause waiting for its process to reach a lock phase.
-type armedPause struct {
-	point string
-	d     int64
-	desc  string
-	fault int // the schedule's fault number, 1-based (Event.Fault)
-}
-
-// armedFault is a fault of another kind than a client pause waiting for
-// its client (Fault.On) to reach its point (Fault.At).
-type armedFault struct {
-	i int // the schedule's fault number, 0-based
-	f faults.Fault
-}
-
 // Point is called by lock code (through locks.Env.At), and by the
 // workload at its own points (faults.HarnessPoints), when the process
 // reaches a point. Every fault armed on this process at that point begins
@@ -295,32 +280,18 @@ func (p *Proc) Point(point string) {
 		w.mu.Unlock()
 		return
 	}
-	fired := 0
-	if len(p.arms) > 0 {
+	fire, a := p.arms.Reach(point, true)
+	if len(fire) > 0 {
 		now := w.now()
-		kept := make([]armedFault, 0, len(p.arms))
-		for _, a := range p.arms {
-			if a.f.At != point {
-				kept = append(kept, a)
-				continue
-			}
-			fired++
+		for _, af := range fire {
 			p.seq++
 			// No target: the event must not wait out a pause this point
 			// starts below.
-			w.scheduleFromLocked(now, p.src, p.seq, nil, "fault", func() { w.fire(a.i, a.f) })
-		}
-		p.arms = kept
-	}
-	idx := -1
-	for i, a := range p.armed {
-		if a.point == point {
-			idx = i
-			break
+			w.scheduleFromLocked(now, p.src, p.seq, nil, "fault", func() { w.fire(af.I, af.F) })
 		}
 	}
-	if idx < 0 {
-		if fired > 0 {
+	if a == nil {
+		if len(fire) > 0 {
 			// Go on once the faults have begun.
 			p.blockUntilLocked(w.now(), 0, "wake")
 			return
@@ -328,15 +299,13 @@ func (p *Proc) Point(point string) {
 		w.mu.Unlock()
 		return
 	}
-	a := p.armed[idx]
-	p.armed = append(p.armed[:idx], p.armed[idx+1:]...)
-	if e := w.effect(a.fault); e != nil && !e.OwnsKey {
+	if e := w.effect(a.Fault); e != nil && !e.OwnsKey {
 		e.OwnsKey = w.ownsLiveKey(p.name)
 	}
 	now := w.now()
-	p.pausedUntil = max(p.pausedUntil, now+a.d)
+	p.pausedUntil = max(p.pausedUntil, now+a.D)
 	until := p.pausedUntil
-	ev := Event{T: now, Proc: p.name, Kind: evt.KindPause, Local: p.clk.Local(now), Detail: a.desc, Fault: a.fault}
+	ev := Event{T: now, Proc: p.name, Kind: evt.KindPause, Local: p.clk.Local(now), Detail: a.Desc, Fault: a.Fault}
 	p.addRecordLocked(ev)
 	p.blockUntilLocked(until, until, "resume")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	evt "github.com/locksim/locksim/event"
+	"github.com/locksim/locksim/faults"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -41,8 +42,7 @@ type Proc struct {
 	sentinelEpoch  []int
 
 	pausedUntil int64
-	armed       []armedPause               // pauses waiting for a lock phase
-	arms        []armedFault               // other faults waiting for this process at a point (guarded by w.mu)
+	arms        faults.Arms                // pauses and other faults waiting for this process at a point (guarded by w.mu)
 	sleepers    map[chan struct{}]struct{} // goroutines blocked in Sleep
 	starts      map[chan bool]struct{}     // goroutines started by Go, not yet begun
 	goroutines  sync.WaitGroup             // goroutines started by Go

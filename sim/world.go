@@ -413,8 +413,7 @@ func (w *World) heal() {
 	w.net.healAll()
 	for _, p := range w.procs {
 		p.pausedUntil = 0
-		p.armed = nil
-		p.arms = nil
+		p.arms.Clear()
 		p.clk.Resync(w.now())
 	}
 	for _, n := range w.nodes {
@@ -476,8 +475,8 @@ func (w *World) healedInvariants() error {
 		switch {
 		case p.pausedUntil > now:
 			return fmt.Errorf("invariant \"no fault active\" broken: %s is paused until t=%v", p.name, time.Duration(p.pausedUntil))
-		case len(p.armed) > 0:
-			return fmt.Errorf("invariant \"no fault active\" broken: %s has %d targeted pauses armed", p.name, len(p.armed))
+		case p.arms.Pauses() > 0:
+			return fmt.Errorf("invariant \"no fault active\" broken: %s has %d targeted pauses armed", p.name, p.arms.Pauses())
 		case p.clk.Local(now) != now || p.clk.DriftPPM() != 0:
 			return fmt.Errorf("invariant \"clocks resynced\" broken: %s's clock reads %v at t=%v", p.name, time.Duration(p.clk.Local(now)), time.Duration(now))
 		}

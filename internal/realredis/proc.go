@@ -34,8 +34,7 @@ type proc struct {
 	primary *redis.Client // a replicated world's failover client
 	store   *redis.Client
 	members *locks.Members // a real coordination service's members (consensus.go)
-	armed   []armedPause   // guarded by w.mu
-	arms    []armedFault   // faults of other kinds armed at a point of this process; guarded by w.mu
+	arms    faults.Arms    // pauses and other faults armed at a point of this process; guarded by w.mu
 	paused  int64          // true time until which the process is stopped; guarded by w.mu
 	wake    chan struct{}  // closed and replaced at the heal; guarded by w.mu
 	started sync.WaitGroup
@@ -45,20 +44,6 @@ type proc struct {
 	// (the gateway Sentinel names) to this client's link to that node.
 	drvSentinels []string
 	drvRoutes    map[string]string
-}
-
-type armedPause struct {
-	point string
-	d     int64
-	desc  string
-	fault int
-}
-
-// armedFault is a fault of another kind than a client pause waiting for
-// its client (Fault.On) to reach its point (Fault.At), as in the simulator.
-type armedFault struct {
-	i int // the schedule's fault number, 0-based
-	f faults.Fault
 }
 
 func (p *proc) Name() string             { return p.name }
@@ -140,53 +125,40 @@ func (p *proc) Record(ev sim.Event) {
 	p.w.addLocked(ev)
 }
 
-// Point pauses the process if a pause armed at point is due (the same
-// rule as the simulator's: the first time the process reaches the point at
-// or after the fault's start, in the safety phase).
 // LockClock is the process's own clock: the real arm does not track which
 // code reads it.
 func (p *proc) LockClock() clock.Clock { return p }
 
+// Point begins the faults armed on the process at point and pauses it if
+// a pause is armed there (faults.Arms.Reach, the simulator's rule: the
+// first time the process reaches the point at or after the fault's start,
+// in the safety phase).
 func (p *proc) Point(point string) {
 	w := p.w
 	w.mu.Lock()
-	if len(p.arms) > 0 && !w.healed && !w.stopped {
-		// Faults armed here begin now, before the process goes on (the
-		// simulator's rule: sim.Proc.Point).
-		var fire []armedFault
-		kept := make([]armedFault, 0, len(p.arms))
-		for _, a := range p.arms {
-			if a.f.At == point {
-				fire = append(fire, a)
-			} else {
-				kept = append(kept, a)
-			}
-		}
-		p.arms = kept
-		w.mu.Unlock()
-		for _, a := range fire {
-			f := a.f
-			f.Start = time.Duration(w.now())
-			w.beginFault(a.i, f, true)
-		}
-		w.mu.Lock()
-	}
-	idx := -1
-	for i, a := range p.armed {
-		if a.point == point {
-			idx = i
-			break
-		}
-	}
-	if idx < 0 || w.healed || w.stopped {
+	if w.healed || w.stopped {
 		w.mu.Unlock()
 		return
 	}
-	a := p.armed[idx]
-	p.armed = append(p.armed[:idx], p.armed[idx+1:]...)
+	// Faults armed here begin now, before the process goes on (the
+	// simulator's rule: sim.Proc.Point).
+	fire, a := p.arms.Reach(point, true)
+	if len(fire) > 0 {
+		w.mu.Unlock()
+		for _, af := range fire {
+			f := af.F
+			f.Start = time.Duration(w.now())
+			w.beginFault(af.I, f, true)
+		}
+		w.mu.Lock()
+	}
+	if a == nil || w.healed || w.stopped {
+		w.mu.Unlock()
+		return
+	}
 	now := w.now()
-	p.paused = max(p.paused, now+a.d)
-	w.addLocked(sim.Event{T: now, Proc: p.name, Kind: event.KindPause, Local: p.clk.Local(now), Detail: a.desc, Fault: a.fault})
+	p.paused = max(p.paused, now+a.D)
+	w.addLocked(sim.Event{T: now, Proc: p.name, Kind: event.KindPause, Local: p.clk.Local(now), Detail: a.Desc, Fault: a.Fault})
 	w.mu.Unlock()
 	p.gate()
 }
@@ -287,7 +259,7 @@ func (w *world) startFault(i int, f faults.Fault) {
 		}
 		w.stats.Faults++
 		for _, p := range w.faultProcs([]string{f.On}) {
-			p.arms = append(p.arms, armedFault{i: i, f: f})
+			p.arms.ArmFault(i, f)
 		}
 		return
 	}

@@ -400,7 +400,7 @@ func (w *world) beginFault(i int, f faults.Fault, armed bool) {
 	case faults.ClientPause:
 		for _, p := range w.faultProcs(f.Targets) {
 			if f.At != "" {
-				p.armed = append(p.armed, armedPause{point: f.At, d: int64(f.Duration), desc: f.String(), fault: i + 1})
+				p.arms.ArmPause(i, f)
 				continue
 			}
 			p.paused = max(p.paused, end)
@@ -533,8 +533,7 @@ func (w *world) heal() {
 	w.addLocked(sim.Event{T: now, Proc: "world", Kind: event.KindHeal})
 	for _, p := range w.procs {
 		p.paused = 0
-		p.armed = nil
-		p.arms = nil
+		p.arms.Clear()
 		close(p.wake)
 		p.wake = make(chan struct{})
 		p.clk.Resync(now)
