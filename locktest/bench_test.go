@@ -4,7 +4,7 @@ package locktest_test
 //
 //	nice -n 15 go test -run xxx -bench Redlock -benchtime 1x -cpu 1 ./locktest/
 //
-// BenchmarkRedlockSearch100 is issue 34's target (a 100-schedule search
+// BenchmarkRedlockSearch100 is the search to keep under 30 s (a 100-schedule search
 // of a 5-node Redlock); BenchmarkRun5Nodes and BenchmarkRun1Node price one
 // run of the same workload on five nodes and on one, fault-free, so that
 // a profile of each shows where the difference goes.

@@ -13,7 +13,7 @@ import (
 	"github.com/locksim/locksim/locks"
 )
 
-// Two searches in parallel tests run at the same time (issue 34: nothing
+// Two searches in parallel tests run at the same time (nothing
 // serializes them, neither rapid's flags nor a lock of locktest's): each
 // one's first world waits in its lock factory until the other's first
 // world has started. Searches that took turns would never meet; the wait

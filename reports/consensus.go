@@ -88,7 +88,7 @@ func consensusSection(r *parity.Result, res Results) *consensusView {
 		"(internal/zk: etcd raft, three members) beside three real ZooKeeper servers (JVMs) on loopback, and etcd's own concurrency.Mutex against three real etcd members (real arm only). "+
 		"Both parity arms play each scenario at a session timeout (lease) of %s, every duration scaled alike; the report's own column is its simulated cell at the lock's own TTL. "+
 		"A real run is not replayable: the seed fixes the fault schedule and the workload's choices, not the interleaving, and the servers' timing (JVM start-up, elections, session expiry ticks) is the machine's. "+
-		"Run counts are per arm; docs/CONSENSUS.md has the expectations written before measuring, docs/PARITY.md every disagreement read from traces.", strings.Join(ttls, " or "))
+		"Run counts are per arm; docs/CONSENSUS.md has the expectations written before measuring, docs/PARITY.md what every disagreement was (its traces: docs/FINDINGS.md).", strings.Join(ttls, " or "))
 	return v
 }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/locksim/locksim/internal/sweep"
 )
 
-// TestCurvePointOfNoRuns (issue 36 item 5): a point of the pause sweep
+// TestCurvePointOfNoRuns: a point of the pause sweep
 // whose runs were all left out (c0 did not pause in full in time) reads
 // "0/0 = n/a" in the report's table, not 0.0%, and its chart is drawn
 // (without a point there: internal/charts).

@@ -10,7 +10,7 @@ import (
 	"github.com/locksim/locksim/reports"
 )
 
-// TestStageRefusesAFolderThatIsNotAReport (issue 36 item 3): an --out
+// TestStageRefusesAFolderThatIsNotAReport: an --out
 // folder that exists must be empty or hold an earlier report (its
 // results.json is a report's); anything else is refused, untouched and
 // with nothing staged beside it, unless forced.

@@ -19,7 +19,9 @@ type Expectation struct {
 	Note               string `json:"note,omitempty"`
 }
 
-// CellResult is one cell of results.json: DESIGN §8a's six fields first.
+// CellResult is one cell of results.json: the six fields every cell
+// reports (scenario, lock, runs, lease overlaps, resource violations,
+// verdict) first.
 type CellResult struct {
 	Scenario               string          `json:"scenario"`
 	Lock                   string          `json:"lock"`
@@ -263,5 +265,5 @@ func livenessEnd(early bool) string {
 	if !early {
 		return "every cell's liveness phase runs to its end (--full-liveness)"
 	}
-	return "a cell's run ends once every client has acquired after the heal (liveness shown; designs that promise no fairness, judged without an unavailability bound: run.Spec.EndWhenLive), or at the phase's end when it is not shown; the runs' repro lines carry --end-when-live. A violation or a stale section that would have come later in the fault-free liveness phase is then not seen: on the full report of 2026-11-27 this kept every verdict and changed the counts of 14 cells of 338 (docs/PERFORMANCE.md)"
+	return "a cell's run ends once every client has acquired after the heal (liveness shown; designs that promise no fairness, judged without an unavailability bound: run.Spec.EndWhenLive), or at the phase's end when it is not shown; the runs' repro lines carry --end-when-live. A violation or a stale section that would have come later in the fault-free liveness phase is then not seen: on the full report of 2026-11-27 this kept every verdict and changed the counts of 14 cells of 338 (docs/FINDINGS.md)"
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
-// The harness must be able to fail (DESIGN §9): every canary (locks/catalogue/canary.go)
+// The harness must be able to fail: every canary (locks/catalogue/canary.go)
 // is caught, and correct locks under faults they tolerate show no violation.
 
 var longRuns = flag.Bool("locksim.long", false,

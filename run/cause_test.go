@@ -22,7 +22,7 @@ import (
 
 var updateCause = flag.Bool("locksim.update-cause", false, "rewrite testdata/cause.golden from the runs")
 
-// userLock is a lock as a user writes it (issue 34): SET NX PX, released
+// userLock is a lock as a user writes it: SET NX PX, released
 // by compare-and-delete. factoryValue draws its value once, in the
 // factory, so every hold of a client has the same value; ttlUnit is the
 // unit its TTL is passed in (time.Millisecond for the right one: the TTL
@@ -37,7 +37,7 @@ var cad = redis.NewScript(catalogue.CompareAndDelete)
 
 func userInfo(id string, factoryValue bool, ttlUnit time.Duration) locks.Info {
 	const ttl = 3 * time.Second
-	return locks.Info{ID: id, Design: "a user's SET NX PX lock", Source: "issue 34", Topology: locks.Single, TTL: ttl,
+	return locks.Info{ID: id, Design: "a user's SET NX PX lock", Source: "a user's own code", Topology: locks.Single, TTL: ttl,
 		New: func(env locks.Env) (locks.Lock, error) {
 			l := &userLock{env: env, ttl: time.Duration(ttl.Milliseconds()) * ttlUnit}
 			if factoryValue {

@@ -23,7 +23,7 @@ func hostileFaults(size int) []struct{ name, src, want string } {
 }
 
 // TestParseFaultsHostile: each hostile file gets its error (or decodes)
-// allocating at most 100 MB (issue 36; before, a list of a million empty
+// allocating at most 100 MB (before, a list of a million empty
 // faults was decoded whole before its length was checked).
 func TestParseFaultsHostile(t *testing.T) {
 	size := maxFaultsFile

@@ -24,7 +24,7 @@ import (
 // A trace file written by 'locksim run --trace' starts with one header
 // line that says which run it is (Header); the event lines follow, and a
 // footer line ends it (Footer: the count and SHA-256 of the lines above;
-// files written before issue 36 have none). The trace's SHA-256 is that of
+// files written before the footer existed have none). The trace's SHA-256 is that of
 // the event lines alone, so the hash a sweep or report records for the same
 // seed is the same.
 
@@ -211,7 +211,7 @@ func (h Header) Job(path string) (*Job, error) {
 
 // Footer is a trace file's last line: what the lines above it were when
 // 'locksim run --trace' wrote them, so that replay tells a file edited or
-// damaged since from a run that diverged (issue 36).
+// damaged since from a run that diverged.
 type Footer struct {
 	Events      int64  `json:"events"`       // event lines
 	TraceSHA256 string `json:"trace_sha256"` // theirs: the run's trace_sha256

@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestTraceLinesBounded: a trace file's lines are read back with bounds
-// (issue 36): a first line of more than maxHeaderLine bytes, or an event
+// TestTraceLinesBounded: a trace file's lines are read back with bounds:
+// a first line of more than maxHeaderLine bytes, or an event
 // line of more than maxEventLine, is an error naming the file and line,
 // not a read into memory of whatever the file holds.
 func TestTraceLinesBounded(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 )
 
 // What a job's world will do that its user may not expect, said before it
-// runs (issue 36): faults that never start, faults the heal cuts to a
+// runs: faults that never start, faults the heal cuts to a
 // sliver, nodes no client talks to, and what the world will cost.
 
 // ScheduleWarnings are the schedule's surprises, one sentence each: a
@@ -55,7 +55,7 @@ func (j *Job) IdleNodes() string {
 	return ""
 }
 
-// Event rates measured on the default scenario (issue 36): from about 4
+// Event rates measured on the default scenario: from about 4
 // scheduler steps a client a virtual second (set-nx-cad, fencing) to 250
 // (zk-lock's session traffic); Redlock on 5 nodes about 70. A world's cost
 // is estimated between the two: at least LowEventRate a client-second is

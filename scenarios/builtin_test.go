@@ -7,7 +7,7 @@ import (
 )
 
 // TestBuiltinFilesParse: every embedded scenario file parses, and the ids
-// DESIGN §8a fixes are all there.
+// the report and the docs name are all there.
 func TestBuiltinFilesParse(t *testing.T) {
 	for _, err := range builtinErrors {
 		t.Error(err)

@@ -31,13 +31,13 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(exampleFile))
 	for _, s := range []string{"", minimal, minimal + "faults:\n  - {kind: crash}\n", "id: [a\n", minimal + "x: &a 1\ny: *a\n",
 		minimal + "topology: {per_node: {n0: {drift_ppm: 9999999}}}\n", minimal + "sweep: {name: duration, from: 1s, to: 2ttl, steps: 3}\n",
-		// issue 11's hostile files
+		// hostile files: strict types
 		minimal + "clients: {count: 2.9}\n", minimal + "clients: {count: \"3\"}\n", minimal + "duration: NaN\n", minimal + "duration: 1ns\n",
 		"\xef\xbb\xbf" + minimal, minimal + strings.Repeat("k", 5000) + ": 1\n",
 		minimal + "faults:\n  - {kind: crash, targets: [c0], duration: 1s}\n",
 		minimal + "faults:\n  - {kind: partition, from: [c0], to: [c0], duration: 1s}\n",
 		minimal + "faults:\n  - {kind: node-pause, targets: [n0], duration: 1s, jump: 1s, loss_prob: 0.5}\n",
-		// issue 36's shapes, small
+		// the hostile shapes (file_hostile_test.go), small
 		minimal + "source: " + strings.Repeat("{a: ", 40) + "1" + strings.Repeat("}", 40) + "\n",
 		minimal + "source:\n  " + strings.Repeat("- ", 40) + "1\n",
 		minimal + "a:\n- b:\n  - c:\n    ? d\n    : - e\nf:\n- 1\n",

@@ -14,7 +14,7 @@ type hostileFile struct {
 	want string // a substring of the error; "" for a file Parse accepts
 }
 
-// hostileFiles are the worst shapes found for issue 36, each filled to
+// hostileFiles are the worst shapes found for hostile input, each filled to
 // size bytes (at most MaxFileBytes).
 func hostileFiles(size int) []hostileFile {
 	fill := func(prefix, unit, suffix string) string {
@@ -89,7 +89,7 @@ func hostileFiles(size int) []hostileFile {
 
 // TestParseHostile: every hostile shape, at the size limit (a quarter of
 // it with -short), gets its error (or parses), and allocates at most
-// 100 MB on the way (issue 36: 16,000 levels of "{a: " allocated 550 MB;
+// 100 MB on the way (unbounded, 16,000 levels of "{a: " allocated 550 MB;
 // BenchmarkParseWorst has the times).
 func TestParseHostile(t *testing.T) {
 	size := MaxFileBytes

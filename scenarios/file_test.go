@@ -36,7 +36,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown nested field", minimal + "topology:\n  nodez: 3\n", `t.yaml:4:3: topology.nodez: unknown field "nodez"`},
 		{"unknown fault field", minimal + "faults:\n  - {kind: crash, targets: [n0], duration: 1s, when: 3s}\n", `t.yaml:4:`},
 		{"wrong type", minimal + "clients: {count: many}\n", `t.yaml:3:18: clients.count: want a whole number, got the string "many"`},
-		// Types are strict (issue 11): no silent truncation or conversion.
+		// Types are strict: no silent truncation or conversion.
 		{"NaN duration", minimal + "duration: NaN\n", `t.yaml:3:11: duration: "NaN" is not a duration (want e.g. 1.5s`},
 		{"long key cut", minimal + strings.Repeat("k", 5000) + ": 1\n", `bytes more)`},
 		{"fraction for a count", minimal + "clients: {count: 2.9}\n", `t.yaml:3:18: clients.count: want a whole number, got the fraction 2.9`},

@@ -18,7 +18,7 @@ import (
 // other goroutine is blocked, as one must where libraries start
 // goroutines of their own (redsync). The difference between the first
 // and the last two bounds what a baton scheduler could save a command
-// (docs/ARCHITECTURE.md, Speed); the two clock advances, which no
+// (docs/PERFORMANCE.md, "What keeps it down"); the two clock advances, which no
 // engine in a bubble avoids, are most of what remains.
 func BenchmarkBubbleHandoff(b *testing.B) {
 	const cmds = 10000

@@ -13,7 +13,7 @@ import (
 )
 
 // specialFiles are paths that name no regular file, each with what the
-// error says it is: before issue 36, --scenario /dev/zero and --faults
+// error says it is: before internal/inputfile, --scenario /dev/zero and --faults
 // /dev/zero read forever (650 MB after 25 s) and a FIFO blocked forever.
 func specialFiles(t *testing.T) (dir string, files [][2]string) {
 	dir = t.TempDir()

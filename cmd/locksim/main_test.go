@@ -65,7 +65,7 @@ func writeScenario(t *testing.T, extra string) string {
 
 func TestBadInput(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no-such-dir", "trace.jsonl")
-	// Outputs that are not a regular file we may replace (issue 11): the
+	// Outputs that are not a regular file we may replace: the
 	// path must be left untouched (checked after the cases).
 	odd := t.TempDir()
 	fifo, link, ro, plain := filepath.Join(odd, "fifo"), filepath.Join(odd, "link"), filepath.Join(odd, "ro"), filepath.Join(odd, "plain")
@@ -101,7 +101,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--duration", "0s"}, `--duration: "0s" is out of range (1ms..24h0m0s)`},
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--duration", "-5s"}, `--duration: "-5s" is out of range (1ms..24h0m0s)`},
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--duration", "25h"}, `--duration: "25h" is out of range (1ms..24h0m0s)`},
-		// A duration too short for the faults was a panic (issue 11).
+		// A duration too short for the faults was once a panic.
 		{[]string{"run", "--lock", "redlock", "--seed", "1", "--duration", "1ns"}, `--duration: "1ns" is out of range (1ms..24h0m0s)`},
 		{[]string{"run", "--lock", "fencing", "--seed", "1", "--scenario", writeScenario(t, "duration: 1ns")}, `--scenario: `},
 		{[]string{"sweep", "--locks", "fencing", "--seeds", "1", "--param", "duration=1ns:2ns:2", "--out", filepath.Join(t.TempDir(), "sw")}, `lock fencing, duration=1e-09: duration: 1ns out of range [1ms, 24h0m0s]`},

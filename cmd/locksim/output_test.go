@@ -12,7 +12,7 @@ import (
 	"github.com/locksim/locksim/internal/outfile"
 )
 
-// TestCounterexampleUnwritableRefusedUpFront (issue 36 item 7): a
+// TestCounterexampleUnwritableRefusedUpFront: a
 // --counterexample folder that cannot be written is refused before the
 // run (exit 64, one line), as --trace is; it ran the whole run, then
 // exited 70 with no summary. The folders are left as they were.
@@ -44,7 +44,7 @@ func TestCounterexampleUnwritableRefusedUpFront(t *testing.T) {
 	}
 }
 
-// TestTraceNotWrittenKeepsTheVerdict (issue 36 item 7): a trace that
+// TestTraceNotWrittenKeepsTheVerdict: a trace that
 // cannot be written (a full disk; past --trace-max-mb) turned the verdict
 // into exit 70 with no summary. The run's summary and exit code are the
 // verdict's, as without --trace; the summary and stderr say the trace was

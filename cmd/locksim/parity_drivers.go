@@ -22,7 +22,7 @@ import (
 )
 
 // runDriversTable is 'locksim parity --drivers DIR': the drivers table
-// (issue 31) into out/drivers.json and out/drivers.txt.
+// (docs/DRIVERS.md) into out/drivers.json and out/drivers.txt.
 func runDriversTable(cmd *cobra.Command, stdout, stderr io.Writer, h host, code *int, out, dir, world, cells string, quick bool, simRuns, realRuns, jobs intValue, ttl durationValue) error {
 	if !slices.Contains(parity.Worlds, world) {
 		return usageErrorf("--world %q: want one of %s", world, strings.Join(parity.Worlds, ", "))

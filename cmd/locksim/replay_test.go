@@ -146,7 +146,7 @@ func TestReplayScenarioFileChanged(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "changed since the recording") || strings.Contains(stderr, "determinism") {
 		t.Errorf("edited file: exit %d, stderr %q", code, stderr)
 	}
-	// A deleted one is not found (issue 36: it was "changed").
+	// A deleted one is not found (it was once reported "changed").
 	os.Remove(file)
 	code, _, stderr = cli(t, testHost(t), "replay", trace)
 	if code != exitUsage || !strings.Contains(stderr, "the scenario file "+file+" is not found") || strings.Contains(stderr, "changed") {
@@ -157,7 +157,7 @@ func TestReplayScenarioFileChanged(t *testing.T) {
 // TestReplayEditedFile: a trace file's footer records its lines' count and
 // hashes, so a file edited after it was written (an event's timestamp, the
 // header's seed) is an input error (exit 64) named as such, not a
-// determinism bug (exit 70) as before issue 36; a file without a footer
+// determinism bug (exit 70) as it once was; a file without a footer
 // still replays; and a recording whose footer vouches for it but that
 // ends before the run does is a divergence.
 func TestReplayEditedFile(t *testing.T) {

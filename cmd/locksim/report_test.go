@@ -348,7 +348,7 @@ func TestReportRerunReplacesItsFiles(t *testing.T) {
 	}
 }
 
-// TestReportOutNotAReport (issue 36 item 3): 'report --out docs' deleted
+// TestReportOutNotAReport: 'report --out docs' once deleted
 // the README's images. A folder that is not empty and holds no earlier
 // report is refused before anything runs, naming the folder and --force,
 // and left as it was; --force writes the report there, replacing only

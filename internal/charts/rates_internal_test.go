@@ -9,7 +9,7 @@ import (
 	"github.com/locksim/locksim/internal/stats"
 )
 
-// TestNoRunsIsNoPoint (issue 36 item 5): a rate of no runs (every run of
+// TestNoRunsIsNoPoint: a rate of no runs (every run of
 // a sweep point left out) was printed "0/0 = 0.0%" and drawn at 0%, a
 // line falling from 100% to a "safe" made of no runs. It is "n/a", the
 // rate chart draws no point there (a gap, named in the legend) and does

@@ -3,7 +3,7 @@
 // regular file is opened (a device such as /dev/zero would be read forever,
 // and opening a FIFO blocks until something writes to it), and no more
 // than a limit is read from it, whatever its size said when it was looked
-// at (issue 36).
+// at.
 package inputfile
 
 import (

@@ -22,7 +22,7 @@ import (
 	"github.com/locksim/locksim/sim"
 )
 
-// The drivers table (issue 31): lock libraries in other languages
+// The drivers table: lock libraries in other languages
 // (docs/DRIVERS.md) on the real arm, scenario by scenario, beside the Go
 // set-nx-cad (both arms) whose world every driver runs in, each with its
 // expectation written from its code (drivers_expect.go).

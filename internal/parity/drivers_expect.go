@@ -1,7 +1,7 @@
 package parity
 
 // The drivers table's expectations, written from each library's code
-// before any of these cells was measured (issue 31). Each names the
+// before any of these cells was measured. Each names the
 // source lines it rests on: redis-py 4.3.4's
 // /usr/lib/python3/dist-packages/redis/lock.py, npm redlock 4.2.0's
 // drivers/node-redlock/node_modules/redlock/redlock.js, npm redis-semaphore
@@ -42,7 +42,7 @@ var driverExpect = map[string]map[string]Expectation{
 		"restart-no-persistence": {"unsafe", "the node restarts empty under a holder; the Lock never checks ownership before its release (owned(), lines 234-243, is an extra round trip the documented use does not make)"},
 		"no-faults":              {"safe", "SET NX PX (line 223) and a compare-and-delete release (LUA_RELEASE_SCRIPT, lines 27-34)"},
 		"foreign-release":        {"safe", "release runs LUA_RELEASE_SCRIPT (lines 27-34, 255-259): a stale release deletes nothing and raises LockNotOwnedError; the next holder's key stays"},
-		// Written before the failover cell was first run (issue 31).
+		// Written before the failover cell was first run.
 		"failover": {"unsafe", "do_acquire's SET NX PX (lock.py 217-225) goes to the primary Sentinel names (sentinel.py 111-119 get_master_address; 40-44: asked again on every new connection), and replication is asynchronous (failover.yaml: repl_lag 2 s; redis-server 7.0 replicates the key after the reply): a primary killed within 2 s of the SET leaves a promoted replica without the key, and the other client's SET NX succeeds there (measured for the Go primary-replica, PARITY.md section 6) while the first, with no validity signal (acquire returns True, line 208), believes until its release; that release then raises LockNotOwnedError (lines 255-259): an overlap, not prevented"},
 	},
 	redlock: {
@@ -79,7 +79,7 @@ var driverExpect = map[string]map[string]Expectation{
 		"restart-no-persistence": {"unsafe", "the node restarts empty under a holder and the other client's SET NX succeeds; the holder has no validity and believes until its release; a refresh after the restart finds no key or the other's and only calls onLockLost (refresh.js 16-23, Lock.js 61-69)"},
 		"no-faults":              {"safe", "SET NX PX (acquire.js 17), a refresh that PEXPIREs only its own value (refresh.js 16-23) and a release that deletes only its own value (release.js 11-20); release stops the interval before deleting (Lock.js 146-151)"},
 		"foreign-release":        {"unsafe", "the release is harmless: delIfEqualLua deletes only the Mutex's own value (release.js 11-20), and once the overdue refresh at SIGCONT has found the key gone or another's, release sends nothing at all (isAcquired false, Lock.js 149); but as redis-py's Lock (PARITY.md, foreign-release x python-redis-py) the Mutex gives no validity, so c0, stopped 1.5 TTL in its section, believes it holds while the next client does: a lease overlap"},
-		// Written before the failover cell was first run (issue 31).
+		// Written before the failover cell was first run.
 		"failover": {"unsafe", "as Go primary-replica: the driver reaches the primary through ioredis's Sentinel connector (master_name, natMap to its proxies); SET NX PX (acquire.js 17) is answered by the primary before its replicas (repl_lag 2 s), a failover within 2 s of it promotes a replica without the key and the other client acquires there, while the holder (no validity; sections 0.6-0.9 TTL) believes until its release; its refresh, every 2.4 s (0.8 x 3 s, Lock.js 48), can only find the key gone and call onLockLost (Lock.js 61-69)"},
 	},
 	control: {
@@ -91,7 +91,7 @@ var driverExpect = map[string]map[string]Expectation{
 		"restart-no-persistence": {"unsafe", "as Go set-nx-cad"},
 		"no-faults":              {"safe", "as Go set-nx-cad"},
 		"foreign-release":        {"safe", "as Go set-nx-cad: compare-and-delete release"},
-		// Written before the failover cell was first run (issue 31).
+		// Written before the failover cell was first run.
 		"failover": {"unsafe", "as Go primary-replica (set-nx-cad on the primary Sentinel names): SET NX PX on a primary whose replicas lag 2 s; a failover within 2 s of the SET promotes a replica without the key and the other client acquires there; the holder's validity, time.time() before the SET + TTL (3 s here, driver.py), still runs: Sentinel promotes 1.6-1.9 s after the kill (PARITY.md section 6)"},
 	},
 	// python-fencing in fencing's world (a storage that refuses a token

@@ -65,7 +65,7 @@ func (c Cell) ttl(def time.Duration) (time.Duration, bool) {
 	return t, false
 }
 
-// Cells is the fixed set (issue 13): the debate's scenarios with the locks
+// Cells is the fixed set: the debate's scenarios with the locks
 // they are about, and no-faults with every lock of the catalogue.
 func Cells() []Cell {
 	cs := []Cell{
@@ -88,7 +88,7 @@ func Cells() []Cell {
 	return cs
 }
 
-// ConsensusCells are the consensus rows (issue 32): the simulated zk
+// ConsensusCells are the consensus rows: the simulated zk
 // store against three real ZooKeeper servers, at realredis.ConsensusTTL
 // (a session of 1 s: 500 ms is within reach of the JVMs' own hiccups).
 func ConsensusCells() []Cell {

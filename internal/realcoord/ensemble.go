@@ -31,8 +31,8 @@ const Members = 3
 // processes were started (a JVM on a busy 2-core machine takes seconds),
 // and RestartTimeout a restarted member. Members under libfaketime get
 // FakeClockSlowdown times as long: three such JVMs served after 14–30 s
-// on an idle machine (docs/CONSENSUS.md), over a minute beside a loaded
-// test run (a CI failure at 60 s).
+// on an idle machine (docs/FINDINGS.md, member clock jumps), over a
+// minute beside a loaded test run (a CI failure at 60 s).
 const FakeClockSlowdown = 3
 
 var (

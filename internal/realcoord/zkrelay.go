@@ -17,8 +17,8 @@ import (
 // registerWithLeader (EOFException, or a reset), leaves FOLLOWING for a
 // new election, and the leader waits initLimit ticks for followers that
 // never come (measured, member-crashes × zk-lock at a 1 s TTL:
-// 16.7 s with no quorum, the whole liveness phase; docs/PARITY.md
-// section 7, "Fourth table").
+// 16.7 s with no quorum, the whole liveness phase; docs/FINDINGS.md,
+// the consensus tables' "Fourth table"; docs/PARITY.md section 7).
 //
 // A relay sits between such a proxy and a member's quorum port and
 // turns a refused dial into the wait a real network gives ZooKeeper: it

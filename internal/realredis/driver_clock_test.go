@@ -10,7 +10,7 @@ import (
 	"github.com/locksim/locksim/run"
 )
 
-// TestDriverClockFaultChangesVerdict is issue 31's "a client clock fault
+// TestDriverClockFaultChangesVerdict shows "a client clock fault
 // changes a verdict", for a Python and a Node driver: c0 stops at the
 // acquiring point for 1.5 TTL, and in drivers/scenarios/
 // jump-during-acquire.yaml its clock also steps back 2 TTL meanwhile

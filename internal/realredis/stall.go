@@ -11,7 +11,7 @@ import (
 // The stall detector. A real run's verdict can be made by the machine,
 // not the lock: on a loaded 2-core machine the harness and the drivers
 // went unscheduled for 0.4–0.5 s, and correct locks overlapped at a
-// 500 ms TTL (docs/PARITY.md, drivers no-faults). During every real run a
+// 500 ms TTL (docs/FINDINGS.md, the drivers table's no-faults). During every real run a
 // goroutine of the harness sleeps StallPeriod again and again and records
 // how late each wake-up was, on the run's true time (world.now). It sees
 // the harness's own process only: a stall of one driver or one

@@ -17,7 +17,7 @@ func tinySpec(seeds int) sweep.Spec {
 		Param: "pause", Values: []float64{0, 1.5}, Clients: 2, DurationNS: 20e9, LivenessNS: 2e9, Shards: 1}
 }
 
-// TestPrepareTakesTheLockFirst (issue 36 item 10): Prepare checks and
+// TestPrepareTakesTheLockFirst: Prepare checks and
 // writes sweep.json under the folder's lock, so a sweep that holds the
 // folder (or took it an instant earlier, its spec not yet written) never
 // finds another's spec written beside its results; and Run checks the spec
@@ -67,7 +67,7 @@ func TestPrepareTakesTheLockFirst(t *testing.T) {
 	}
 }
 
-// TestNoRunsIsNotZeroPercent (issue 36 item 5): a sweep point whose runs
+// TestNoRunsIsNotZeroPercent: a sweep point whose runs
 // were all left out (the pause did not fit) printed "0/0 = 0.0%" and was
 // drawn at 0%. Its row says "0/0 = n/a", with no percentage anywhere, and
 // the charts are drawn (with a gap there: internal/charts).
