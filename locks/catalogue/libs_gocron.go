@@ -1,3 +1,5 @@
+//go:build !locksim_noredsync
+
 package catalogue
 
 import (
