@@ -214,8 +214,8 @@ func (b Bug) validate(file string) error {
 		if strings.TrimSpace(b.WhyNot) == "" {
 			return fmt.Errorf("status %q needs why_not", b.Status)
 		}
-		if b.Quick {
-			return fmt.Errorf("quick: an entry not reproduced has nothing to rerun")
+		if b.Quick || b.Check != nil || b.Measured != nil || b.Repro != "" || b.FoundBy != "" || b.Verdict != "" {
+			return fmt.Errorf("an entry not reproduced has no quick, check, measured, repro, found_by or verdict (nothing was found to rerun)")
 		}
 		return nil
 	case StatusReproduced:
