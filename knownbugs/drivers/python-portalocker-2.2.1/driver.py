@@ -23,7 +23,11 @@ from portalocker import exceptions, utils
 from portalocker.redis import PubSubWorkerThread, RedisLock
 
 FIXED = os.environ.get("PORTALOCKER_TWIN") == "fixed"
-CHECK = float(os.environ.get("PL_CHECK", "0.01"))
+# acquire's check_interval (the pause between polls while the channel has a
+# subscriber): 10 ms, a caller that wants the lock soon after it is free
+# (the library's default is 0.25 s, utils.py 16; thread_sleep_time stays at
+# its 0.1 s). docs/upstream/portalocker/repro.py polls every 5 ms.
+CHECK = 0.01
 
 def send(msg):
     sys.stdout.write(json.dumps(msg) + "\n")
@@ -89,7 +93,7 @@ def main():
         return
     host, port = start["nodes"][0].rsplit(":", 1)
     # The library's defaults otherwise (no socket timeout, health_check_interval
-    # 10, check_interval 0.25 s, unavailable_timeout 1 s, thread_sleep_time 0.1 s);
+    # 10, unavailable_timeout 1 s, thread_sleep_time 0.1 s); check_interval CHECK;
     # acquire waits as long as set-nx-cad keeps trying.
     lock = RedisLock(start["key"], redis_kwargs=dict(host=host, port=int(port), client_name=start["client"]))
     wait = (start["tries"] - 1) * start["retry_ms"] / 1000
