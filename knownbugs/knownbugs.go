@@ -103,6 +103,16 @@ func (c Count) Rate() stats.Rate { return stats.Rate{K: c.Bad, N: c.Runs} }
 // the verdict and the fixed side never did.
 func (b Bug) Reproduced() bool { return b.Status == StatusReproduced }
 
+// How a bug was found (Bug.FoundBy): by a search (locktest's, or a
+// scenario whose faults are drawn per seed), with no fault at all (the
+// seeds' workloads alone show it: nothing was placed by hand), or by a
+// hand-written fault schedule (FoundByWhy says why a search could not).
+const (
+	FoundBySearch   = "search"
+	FoundByNoFault  = "no-fault"
+	FoundBySchedule = "schedule"
+)
+
 // The entry statuses.
 const (
 	StatusReproduced    = "reproduced"
@@ -229,13 +239,13 @@ func (b Bug) validate(file string) error {
 		return fmt.Errorf("fixed is \"unfixed\": twin must say what the safe side runs")
 	}
 	switch b.FoundBy {
-	case "search":
-	case "schedule":
+	case FoundBySearch:
+	case FoundByNoFault, FoundBySchedule:
 		if strings.TrimSpace(b.FoundByWhy) == "" {
-			return fmt.Errorf("found_by \"schedule\" needs found_by_why")
+			return fmt.Errorf("found_by %q needs found_by_why", b.FoundBy)
 		}
 	default:
-		return fmt.Errorf("found_by %q: one of \"search\", \"schedule\"", b.FoundBy)
+		return fmt.Errorf("found_by %q: one of %q, %q, %q", b.FoundBy, FoundBySearch, FoundByNoFault, FoundBySchedule)
 	}
 	switch b.Verdict {
 	case "unsafe", "liveness", "crash":

@@ -47,6 +47,8 @@ status: reproduced
 		{"buggy never", strings.Replace(good, "buggy: {runs: 10, bad: 3}", "buggy: {runs: 10, bad: 0}", 1), "buggy side showed it"},
 		{"bad > runs", strings.Replace(good, "bad: 3", "bad: 11", 1), "0..runs"},
 		{"schedule without why", strings.Replace(good, "found_by: search", "found_by: schedule", 1), "found_by_why"},
+		{"no-fault without why", strings.Replace(good, "found_by: search", "found_by: no-fault", 1), "found_by_why"},
+		{"found_by unknown", strings.Replace(good, "found_by: search", "found_by: luck", 1), `found_by "luck"`},
 		{"unfixed without twin", strings.Replace(good, "fixed: v2", "fixed: unfixed", 1), "twin"},
 		{"no why_not", strings.Replace(good, "status: reproduced", "status: not reproduced", 1), "why_not"},
 		{"bad kind", strings.Replace(good, "kind: driver", "kind: shell", 1), "kind \"shell\""},

@@ -21,6 +21,7 @@ type knownBugsView struct {
 	Libraries  int // libraries with a reproduced bug
 	NonGo      int // of them, not in Go
 	Searched   int // reproduced ones found by a search
+	NoFault    int // reproduced ones that need no fault at all
 }
 
 type knownBugRow struct {
@@ -67,8 +68,11 @@ func knownBugs() (*knownBugsView, error) {
 		if b.Language != "Go" {
 			nonGo[b.Library] = true
 		}
-		if b.FoundBy == "search" {
+		switch b.FoundBy {
+		case knownbugs.FoundBySearch:
 			v.Searched++
+		case knownbugs.FoundByNoFault:
+			v.NoFault++
 		}
 	}
 	v.Libraries, v.NonGo = len(libs), len(nonGo)
