@@ -37,13 +37,12 @@ async function main() {
   const node = conn(start.nodes[0], start), store = conn(start.storage, start);
   await Promise.all([node.connect(), store.connect()]);
   // The library has no hook inside its acquisition: the 'acquiring' point
-  // is marked by wrapping the command that grants the lock (3.0.0's
-  // tryLock: SET NX PX, dist/index.js 108-111; the atomic-token twin: its
-  // one EVAL), so that the grant's reply reaches the rest of tryLock (the
-  // fencing token's INCR at 146 in 3.0.0) only after the harness's continue.
-  const set = node.set.bind(node), evl = node.eval.bind(node);
+  // is marked by wrapping the command that grants the lock (tryLock's SET
+  // NX PX, dist/index.js 108-111), so that the grant's reply reaches the
+  // rest of tryLock (the fencing token's INCR at 146) only after the
+  // harness's continue.
+  const set = node.set.bind(node);
   node.set = async (...args) => { const r = await set(...args); if (args[2] && args[2].NX) await point('acquiring'); return r; };
-  node.eval = async (...args) => { const r = await evl(...args); if (args[0] === globalThis.KNOWNBUGS_ACQUIRE_SCRIPT) await point('acquiring'); return r; };
   const held = new Map();
   let n = 0;
   const version = JSON.parse(require('fs').readFileSync(require('path').join(__dirname, 'node_modules/simple-redis-mutex/package.json'))).version;
