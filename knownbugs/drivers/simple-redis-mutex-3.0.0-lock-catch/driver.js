@@ -74,9 +74,13 @@ async function main() {
   // is marked by wrapping the command that grants the lock (tryLock's SET
   // NX PX, dist/index.js 108-111), so that the grant's reply reaches the
   // rest of tryLock (the fencing token's INCR at 146) only after the
-  // harness's continue.
+  // harness's continue. Only while an acquire request is being answered: an
+  // attempt lock() had already started when failAfter rejected goes on in
+  // the background (dist/index.js 78-84 stop only new attempts), and a
+  // point written during another request breaks the protocol.
+  let acquiring = false;
   const set = node.set.bind(node);
-  node.set = async (...args) => { const r = await set(...args); if (args[2] && args[2].NX) await point('acquiring'); return r; };
+  node.set = async (...args) => { const r = await set(...args); if (acquiring && args[2] && args[2].NX) await point('acquiring'); return r; };
   const held = new Map();
   let n = 0;
   const version = JSON.parse(require('fs').readFileSync(require('path').join(__dirname, 'node_modules/simple-redis-mutex/package.json'))).version;
@@ -88,7 +92,13 @@ async function main() {
       if (re === 'acquire') {
         // lock() as the README uses it: blocks until granted (pub/sub wake-ups
         // and polling every pollingInterval), rejects after failAfter.
-        const release = await lock(node, start.key, { timeout: start.ttl_ms, pollingInterval: start.retry_ms, failAfter: start.tries * start.retry_ms });
+        acquiring = true;
+        let release;
+        try {
+          release = await lock(node, start.key, { timeout: start.ttl_ms, pollingInterval: start.retry_ms, failAfter: start.tries * start.retry_ms });
+        } finally {
+          acquiring = false;
+        }
         await point('after-check');
         const value = `${start.client}-${++n}`;
         held.set(value, release);
