@@ -1,0 +1,143 @@
+#!/usr/bin/env node
+// knownbugs twin of knownbugs/drivers/redis-semaphore-5.8.0: the same
+// driver, with the fix suggested in docs/upstream/redis-semaphore-refresh-exits.md
+// applied to the installed library at load time (its file is not changed
+// on disk). The one edit, in node_modules/redis-semaphore/lib/Lock.js
+// (5.8.0, _processRefresh, lines 52-75): a `catch` before the `finally` at
+// line 72, so a refresh whose command fails (a timeout, a closed
+// connection) is logged and the interval goes on (the next refresh may
+// still find the key), instead of rejecting a promise setInterval drops
+// (an unhandled rejection: node exits with status 1). Nothing else in the
+// library or the driver differs.
+const fs = require('fs'), path = require('path'), Module = require('module');
+function patchModule(file, edits) { // replace each `from` (found exactly once) and load the result as the module
+  let src = fs.readFileSync(file, 'utf8');
+  for (const [from, to] of edits) {
+    if (src.split(from).length !== 2) { process.stderr.write(`patch: ${file}: the text to replace is not found exactly once\n`); process.exit(3); }
+    src = src.replace(from, () => to);
+  }
+  const m = new Module(file, module);
+  m.filename = file;
+  m.paths = Module._nodeModulePaths(path.dirname(file));
+  m._compile(src, file);
+  m.loaded = true;
+  require.cache[file] = m;
+}
+patchModule(path.join(__dirname, 'node_modules/redis-semaphore/lib/Lock.js'), [[
+  `            finally {
+                this._refreshing = false;
+            }
+        };`,
+  `            catch (err) {
+                debug(\`refresh \${this._kind} failed (key: \${this._key}): \${err}\`);
+                process.stderr.write(\`refresh failed, caught (knownbugs patch): \${err && err.message}\\n\`);
+            }
+            finally {
+                this._refreshing = false;
+            }
+        };`]]);
+// locksim driver (docs/DRIVERS.md): npm redis-semaphore 5.8.0's Mutex over
+// ioredis 4.28.5, used as its README says: new Mutex(client, key, options),
+// mutex.tryAcquire() (its "optional lock" example), mutex.release(). One
+// Mutex per acquisition (a fresh crypto.randomUUID() identifier: the key's
+// value). lockTimeout is the start's ttl_ms (the key's PX); auto-refresh
+// is left at the library's default (on, refreshInterval = round(0.8 x
+// lockTimeout): Lock.js 48, 112-115), so a live holder re-times its own
+// key in the background; a paused process refreshes nothing. It exposes
+// no validity (isAcquired is a boolean, turned false only by a failed
+// background refresh): the driver sends none. It has no public refresh
+// (the refresh is the private, background _refresh): no renew. One node,
+// or a Sentinel-managed primary through ioredis's Sentinel connector.
+const Redis = require('ioredis');
+const { Mutex } = require('redis-semaphore');
+const rl = require('readline').createInterface({ input: process.stdin });
+const queue = [], waiters = [];
+rl.on('line', l => waiters.length ? waiters.shift()(l) : queue.push(l));
+rl.on('close', () => process.exit(0));
+const next = () => queue.length ? Promise.resolve(queue.shift()) : new Promise(r => waiters.push(r));
+const send = m => process.stdout.write(JSON.stringify(m) + '\n');
+async function point(name) { // a pause point: say it, wait for continue
+  send({ point: name });
+  if (JSON.parse(await next()).type !== 'continue') process.exit(2);
+}
+function conn(addr, start) {
+  const [host, port] = addr.split(':');
+  return new Redis({ host, port: +port, connectionName: start.client, commandTimeout: start.timeout_ms,
+    connectTimeout: start.timeout_ms, maxRetriesPerRequest: 0, enableReadyCheck: false });
+}
+// primary is the Sentinel-managed primary through ioredis's own Sentinel
+// connector: it asks the Sentinels for master_name's address on every
+// (re)connection, and natMap (SentinelConnector/index.js 177-179) maps
+// the address a node announces to this client's proxy for it (the
+// start's routes), keeping the partitions and delays on its links. The
+// ready check makes it refuse a node that is no longer the master
+// (SentinelConnector/index.js 37-47).
+function primary(start) {
+  const natMap = {};
+  for (const [name, route] of Object.entries(start.routes || {})) {
+    const [host, port] = route.split(':');
+    natMap[name] = { host, port: +port };
+  }
+  return new Redis({ sentinels: start.sentinels.map(a => { const [host, port] = a.split(':'); return { host, port: +port }; }),
+    name: start.master_name, natMap, connectionName: start.client, commandTimeout: start.timeout_ms,
+    connectTimeout: start.timeout_ms, sentinelCommandTimeout: start.timeout_ms, maxRetriesPerRequest: 0 });
+}
+async function main() {
+  const start = JSON.parse(await next());
+  if (!start.sentinels && (start.nodes || []).length !== 1) { // Mutex is the one-node lock (RedlockMutex is the multi-node one)
+    send({ re: 'start', result: 'fail', error: `node-redis-semaphore wraps Mutex, a lock on one Redis node; this world has ${(start.nodes || []).length} nodes: refused` });
+    process.exit(0);
+  }
+  const node = start.sentinels ? primary(start) : conn(start.nodes[0], start), store = conn(start.storage, start);
+  for (const c of [node, store]) c.on('error', () => {});
+  // The library has no hook inside acquire: the 'acquiring' point is marked
+  // by wrapping the client's set, which acquireMutex calls once per attempt
+  // (mutex/acquire.js 17): the SET's reply reaches the loop's check
+  // (acquire.js 19) only after the harness's continue.
+  const set = node.set.bind(node);
+  node.set = async (...args) => { const r = await set(...args); await point('acquiring'); return r; };
+  const held = new Map();
+  send({ re: 'start', result: 'ok', library: 'redis-semaphore ' + require('redis-semaphore/package.json').version + ' Mutex, ioredis ' + require('ioredis/package.json').version });
+  for (;;) {
+    const req = JSON.parse(await next()), re = req.type;
+    if (re === 'stop') process.exit(0);
+    try {
+      if (re === 'acquire') {
+        const mutex = new Mutex(node, start.key, {
+          lockTimeout: start.ttl_ms, // the key's PX (acquire.js 17) and each refresh's PEXPIRE (refresh.js 19)
+          acquireAttemptsLimit: start.tries, // set-nx-cad's tries, retryInterval apart (acquire.js 14, 24)
+          retryInterval: start.retry_ms,
+          // acquireTimeout: the default 10 s (misc.js 7), past the tries' end.
+          // refreshInterval: the default, round(0.8 x lockTimeout) (Lock.js 48).
+          // The default onLockLost throws (misc.js 11-13) from the async
+          // refresh (Lock.js 52-75): an unhandled rejection that ends a
+          // node 20 process. The README's "lost lock handling" example
+          // logs instead, as here: the process lives on, isAcquired is false.
+          onLockLost: err => process.stderr.write(`${start.client}: onLockLost: ${err.message}\n`),
+        });
+        if (!(await mutex.tryAcquire())) {
+          send({ re, result: 'fail', error: `not acquired in ${start.tries} attempts` });
+          continue;
+        }
+        await point('after-check');
+        held.set(mutex.identifier, mutex);
+        send({ re, result: 'ok', value: mutex.identifier });
+      } else if (re === 'release') {
+        // release (Lock.js 144-154) stops the refresh and runs delIfEqualLua
+        // (mutex/release.js 11-20) only while isAcquired; it ignores the
+        // script's result (release.js 23-24): it never says "not the owner".
+        const mutex = held.get(req.value); held.delete(req.value);
+        await mutex.release();
+        send({ re, result: 'ok' });
+      } else if (re === 'read' || re === 'write') {
+        const r = await store.send_command(req.command[0], ...req.command.slice(1));
+        send({ re, result: 'ok', reply: Array.isArray(r) ? r.map(String) : [String(r)] });
+      } else {
+        send({ re, result: 'fail', error: 'not supported' });
+      }
+    } catch (e) {
+      send({ re, result: /^FENCED/.test(e.message) ? 'fail' : 'unknown', error: String(e.message || e) });
+    }
+  }
+}
+main();
