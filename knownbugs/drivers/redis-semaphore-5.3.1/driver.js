@@ -62,8 +62,8 @@ async function main() {
   for (const c of [node, store]) c.on('error', () => {});
   // The library has no hook inside acquire: the 'acquiring' point is marked
   // by wrapping the client's set, which acquireMutex calls once per attempt
-  // (mutex/acquire.js 17): the SET's reply reaches the loop's check
-  // (acquire.js 19) only after the harness's continue.
+  // (mutex/acquire.js 16): the SET's reply reaches the loop's check
+  // (acquire.js 18) only after the harness's continue.
   const set = node.set.bind(node);
   let setSentAt = 0; // Date.now() when the last SET of an acquisition was sent (the key's PX counts from its arrival)
   node.set = async (...args) => { setSentAt = Date.now(); const r = await set(...args); await point('acquiring'); return r; };
@@ -75,7 +75,7 @@ async function main() {
     try {
       if (re === 'acquire') {
         const mutex = new Mutex(node, start.key, {
-          lockTimeout: start.ttl_ms, // the key's PX (acquire.js 17) and each refresh's PEXPIRE (refresh.js 19)
+          lockTimeout: start.ttl_ms, // the key's PX (acquire.js 16) and each refresh's PEXPIRE (refresh.js 18)
           acquireAttemptsLimit: start.tries, // set-nx-cad's tries, retryInterval apart (acquire.js 14, 23)
           retryInterval: start.retry_ms,
           refreshInterval: 0, // no interval: the harness's renew runs the refresh (above)
