@@ -102,7 +102,7 @@ func checkDriver(t *testing.T, b Bug) {
 		}
 	}
 	if buggy == 0 {
-		t.Errorf("%s: the buggy side (%s) showed no %s verdict in %d seeds; measured %s", b.ID, b.Buggy, b.Verdict, c.Seeds, b.Measured.Buggy.Rate())
+		t.Errorf("%s: the buggy side (%s) showed no %s verdict in %d seeds; measured %s", b.ID, b.Buggy, b.Verdict, c.Seeds, b.Measured.Buggy)
 	}
 	for seed := 1; seed <= c.Seeds; seed++ {
 		got, why := driverRun(t, b, c.FixedDriver, ttl, uint64(seed))

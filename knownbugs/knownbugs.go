@@ -96,8 +96,9 @@ type Count struct {
 	Bad  int `yaml:"bad"`
 }
 
-// Rate is the count as a rate with its 95% Wilson interval.
-func (c Count) Rate() stats.Rate { return stats.Rate{K: c.Bad, N: c.Runs} }
+// String is the count as a rate with its 95% Wilson interval: "17/20 =
+// 85.0% [64.0%, 94.8%]".
+func (c Count) String() string { return stats.Rate{K: c.Bad, N: c.Runs}.String() }
 
 // Reproduced reports whether the entry reproduces: the buggy side showed
 // the verdict and the fixed side never did.

@@ -57,7 +57,7 @@ func knownBugs() (*knownBugsView, error) {
 		if r.SafeSide == "twin" {
 			r.SafeSide = "twin: " + oneLine(b.Twin)
 		}
-		r.BuggyRate, r.SafeRate = m.Buggy.Rate().String(), m.Fixed.Rate().String()
+		r.BuggyRate, r.SafeRate = m.Buggy.String(), m.Fixed.String()
 		r.Verdict, r.FoundBy, r.Repro = b.Verdict, b.FoundBy, oneLine(b.Repro)
 		if b.FoundByWhy != "" {
 			r.FoundBy += " (" + oneLine(b.FoundByWhy) + ")"

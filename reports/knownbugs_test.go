@@ -46,7 +46,7 @@ func TestKnownBugsPage(t *testing.T) {
 	for _, b := range all {
 		want := []string{`id="` + b.ID + `"`}
 		if b.Reproduced() {
-			want = append(want, b.Measured.Buggy.Rate().String(), b.Measured.Fixed.Rate().String())
+			want = append(want, b.Measured.Buggy.String(), b.Measured.Fixed.String())
 		} else {
 			want = append(want, strings.Fields(b.WhyNot)[0])
 		}

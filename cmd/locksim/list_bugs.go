@@ -77,8 +77,8 @@ func bugDetails(w io.Writer, b knownbugs.Bug) error {
 		}
 		row("found by", how)
 		m := b.Measured
-		row("buggy side", b.Buggy+": "+m.Buggy.Rate().String())
-		row("safe side", b.SafeSide()+": "+m.Fixed.Rate().String())
+		row("buggy side", b.Buggy+": "+m.Buggy.String())
+		row("safe side", b.SafeSide()+": "+m.Fixed.String())
 		row("measured", m.Date+": "+m.Command)
 		row("traces", strings.Join(m.Traces, " "))
 		row("repro", b.Repro)
