@@ -24,6 +24,9 @@ mechanism, how locksim finds it and the command that reproduces it.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if len(args) == 1 {
+				if _, err := knownbugs.All(); err != nil {
+					return &codeError{code: exitInternal, err: err}
+				}
 				b, err := knownbugs.Get(args[0])
 				if err != nil {
 					return usageErrorf("list bugs: %v", err)
@@ -32,7 +35,9 @@ mechanism, how locksim finds it and the command that reproduces it.`,
 			}
 			all, err := knownbugs.All()
 			if err != nil {
-				return err
+				// The entries are compiled in: one that does not decode is
+				// this binary's bug, not the user's input.
+				return &codeError{code: exitInternal, err: err}
 			}
 			var rows [][]string
 			n := 0
