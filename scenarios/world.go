@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/internal/resource"
+	"github.com/locksim/locksim/resource"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/sim"
 )
