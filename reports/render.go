@@ -225,6 +225,12 @@ type view struct {
 	Findings findings
 	Heat     heatMap
 	Locks    []lockPage
+	// Verdicts and Surprises head the index: a sentence a design and the
+	// cells the debate did not expect (verdicts.go); Glossary explains
+	// the report's shorthand (glossary.go).
+	Verdicts  []designVerdict
+	Surprises surprises
+	Glossary  []glossEntry
 }
 
 // LockHref and ScenarioHref are a lock's and a scenario's page, from the
@@ -370,6 +376,7 @@ func (p *Plan) view(res Results, figs []figure) view {
 		}
 	}
 	v.Findings, v.Heat = p.findings(res), p.heat(results)
+	v.Verdicts, v.Surprises, v.Glossary = p.verdicts(results), p.surprises(res), p.glossary()
 	v.Locks = p.lockPages(results, v)
 	var lengths []string
 	for _, id := range slices.Sorted(maps.Keys(reportLengths)) {
