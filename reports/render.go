@@ -144,8 +144,8 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 			return nil, err
 		}
 		out = append(out, figure{Title: "Violation rate vs pause length", PNG: png, SVG: svg, Table: p.pauseTable(),
-			Caption: fmt.Sprintf("Scenario %s with %d clients; client c0 stops just before its first write to the storage at or after %v, once, for the given multiple of its lock's TTL. %s, less the runs where c0 did not pause in full inside the safety phase (%d of %d, counted in the table); bars are 95%% Wilson score intervals.",
-				pauseSweepScenario, pauseSweepClients, run.PauseStart, p.perPoint(p.pauseSeeds), p.pauseShort(), p.pauseSeedsRun())})
+			Caption: fmt.Sprintf("Scenario %s with %d clients; client c0 stops just before its first write to the storage at or after %v, once, for the given multiple of its lock's TTL. %s, less the runs where c0 did not pause in full inside the safety phase (%d of %d, counted in the table); bars are 95%% Wilson score intervals. %s",
+				pauseSweepScenario, pauseSweepClients, run.PauseStart, p.perPoint(p.pauseSeeds), p.pauseShort(), p.pauseSeedsRun(), p.pauseSeconds())})
 	}
 	for _, c := range p.curves {
 		fig, err := c.chart().Figure()
@@ -203,7 +203,12 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 
 func (p *Plan) pauseTable() *pauseTable {
 	c := &curve{points: p.points}
-	return c.table("pause (× TTL)")
+	t := c.table("pause (× TTL)")
+	// Each lock's TTL in seconds: a multiple of it is a pause that long.
+	for i, id := range t.Locks {
+		t.Locks[i] = fmt.Sprintf("%s (1 TTL = %s)", id, seconds(pauseTTL(id)))
+	}
+	return t
 }
 
 // view is what both documents show, computed once.

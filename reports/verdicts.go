@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/locks/catalogue"
+	"github.com/locksim/locksim/scenarios"
 )
 
 // The index opens with a verdict per design, built from its cells: where
@@ -289,4 +291,64 @@ func (p *Plan) surprises(res Results) surprises {
 		}
 	}
 	return s
+}
+
+// pauseTTL is the lease the pause sweep runs a lock with: its TTL in the
+// sweep's scenario (whose params: block may set it).
+func pauseTTL(id string) time.Duration {
+	info, err := catalogue.Get(id)
+	if err != nil {
+		return 0
+	}
+	if s, err := scenarios.Get(pauseSweepScenario); err == nil && s.File != nil {
+		if parts, err := s.File.Parts(info, 1, scenarios.Params{}); err == nil {
+			return parts.Lock.TTL
+		}
+	}
+	return info.TTL
+}
+
+// pauseSeconds reads the pause sweep in seconds, a lock at a time: its
+// TTL, the longest pause it held through and the shortest that broke it
+// ("set-nx-cad (1 TTL = 3 s): no violation up to 1.5 s, unsafe from 3 s").
+func (p *Plan) pauseSeconds() string {
+	var out []string
+	for _, id := range pauseSweepLocks {
+		ttl := pauseTTL(id)
+		held, broke, any := -1.0, -1.0, false
+		for _, pt := range p.points {
+			if pt.lock != id || pt.Runs == 0 {
+				continue
+			}
+			any = true
+			if pt.Unsafe > 0 {
+				if broke < 0 || pt.value < broke {
+					broke = pt.value
+				}
+			}
+		}
+		if !any {
+			continue
+		}
+		for _, pt := range p.points {
+			if pt.lock == id && pt.Runs > 0 && pt.Unsafe == 0 && (broke < 0 || pt.value < broke) && pt.value > held {
+				held = pt.value
+			}
+		}
+		at := func(x float64) string { return seconds(time.Duration(x * float64(ttl))) }
+		s := fmt.Sprintf("%s (1 TTL = %s): ", id, seconds(ttl))
+		switch {
+		case broke < 0:
+			s += fmt.Sprintf("no violation at any pause tried, up to %s", at(held))
+		case held < 0:
+			s += fmt.Sprintf("unsafe from the shortest pause tried, %s", at(broke))
+		default:
+			s += fmt.Sprintf("no violation up to %s, unsafe from %s", at(held), at(broke))
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "In seconds: " + strings.Join(out, "; ") + "."
 }
