@@ -288,6 +288,11 @@ type lockRow struct {
 	// struck while they could matter (run.Effects).
 	Faults string
 	Stop   string // why the cell stopped after Runs seeds (StopText)
+	// Bit is Faults without what reached (in the HTML table's title);
+	// Other names the rarely needed counts that are not zero, and
+	// OtherAll every one of them with the run length: the scenario
+	// page folds them into one column (scenario.html.tmpl).
+	Bit, Other, OtherAll string
 }
 
 type lockNote struct{ Lock, Text string }
@@ -356,7 +361,8 @@ func (p *Plan) view(res Results, figs []figure) view {
 				Overlap: c.Overlap, Resource: c.Resource, Ownership: c.Ownership, Stale: fmt.Sprintf("%d (%d)", c.Stale, c.StaleAccepted),
 				Fenced: c.Fenced, Liveness: c.Liveness, Starved: c.Starved, Unknown: c.Unknown,
 				Verdict: string(j.Verdict), Class: class(j), Expected: expectLong(c.expect), Length: fmt.Sprintf("%v + %v", c.SafetyPhase, c.LivenessPhase),
-				Faults: fmt.Sprintf("%d/%d (%d reached)", c.Bit, c.Injected, c.Reached), Stop: StopText(j.Stop)})
+				Faults: fmt.Sprintf("%d/%d (%d reached)", c.Bit, c.Injected, c.Reached), Stop: StopText(j.Stop),
+				Bit: fmt.Sprintf("%d/%d", c.Bit, c.Injected), Other: otherCounts(c, false), OtherAll: otherCounts(c, true)})
 			if c.expect != nil && c.expect.Note != "" {
 				sv.Notes = append(sv.Notes, lockNote{c.Lock.ID, c.expect.Note})
 			}
@@ -414,6 +420,35 @@ func (p *Plan) view(res Results, figs []figure) view {
 }
 
 func anchor(scenario, lock string) string { return scenario + "--" + lock }
+
+// otherCounts are a cell's rarely needed counts (stale sections, fenced,
+// liveness, starved and unknown runs): those not zero ("fenced 20,
+// starved 2"; "—" when all are), or all of them and the run length.
+func otherCounts(c *Cell, all bool) string {
+	var out []string
+	for _, x := range []struct {
+		name string
+		n    int
+		text string
+	}{
+		{"stale section runs (write accepted)", c.Stale, fmt.Sprintf("%d (%d)", c.Stale, c.StaleAccepted)},
+		{"fenced runs", c.Fenced, ""}, {"liveness runs", c.Liveness, ""}, {"starved runs", c.Starved, ""}, {"unknown runs", c.Unknown, ""},
+	} {
+		if x.text == "" {
+			x.text = fmt.Sprint(x.n)
+		}
+		if all || x.n > 0 {
+			out = append(out, x.name+" "+x.text)
+		}
+	}
+	if all {
+		out = append(out, fmt.Sprintf("run length %v + %v", c.SafetyPhase, c.LivenessPhase))
+	}
+	if len(out) == 0 {
+		return "—"
+	}
+	return strings.Join(out, ", ")
+}
 
 // unseen is a matrix cell's note when the scenario file expects a
 // violation and none of its runs showed one: the top of the unsafe rate's
