@@ -28,6 +28,8 @@ var blurbs = map[string]string{
 	"version-cas":        "no lock: read the object's version, write only if unchanged, retry (optimistic locking)",
 	"zk-lock":            "ZooKeeper's recipe: ephemeral sequential nodes on a 3-member raft store, 3 s sessions (Curator's mutex)",
 	"zk-fencing":         "zk-lock, and the node's creation index (czxid) as the fencing token (Kleppmann: use ZooKeeper)",
+	"etcd-mutex":         "etcd's own concurrency.Mutex on a session lease; the lowest create revision holds (real arm only)",
+	"etcd-fencing":       "etcd-mutex, and the key's create revision as the fencing token (real arm only)",
 	"redislock":          "bsm/redislock v0.10.0, unmodified: one node, Lua obtain and release",
 	"go-zero":            "zeromicro/go-zero v1.10.3 RedisLock, unmodified: one node, one attempt, Lua get-then-set and compare-and-delete",
 	"gocron":             "go-co-op/gocron-redis-lock v2.1.0, unmodified: redsync on one node, one try, 8 s expiry",
