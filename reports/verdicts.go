@@ -86,6 +86,9 @@ func (t lockTTL) Short() string {
 }
 
 func (p *Plan) lockTTLs() map[string]lockTTL {
+	if p.ttls != nil {
+		return p.ttls
+	}
 	per := map[string][]*Cell{}
 	for _, c := range p.cells {
 		per[c.Lock.ID] = append(per[c.Lock.ID], c)
@@ -113,6 +116,7 @@ func (p *Plan) lockTTLs() map[string]lockTTL {
 		}
 		out[id] = t
 	}
+	p.ttls = out
 	return out
 }
 
