@@ -135,6 +135,31 @@ func pct(x float64) string {
 	return fmt.Sprintf("%.1f%%", 100*x)
 }
 
+// rateGroups names every unsafe cell of a design with its rate, worst
+// first, the cells of one rate and interval together: "clock-jump 95%
+// [76.4%, 99.1%]", "100% [83.9%, 100%] in split-brain, failover".
+func rateGroups(unsafe []*CellResult) string {
+	var out []string
+	for i := 0; i < len(unsafe); {
+		r := rateText(unsafe[i])
+		k := i + 1
+		for k < len(unsafe) && rateText(unsafe[k]) == r {
+			k++
+		}
+		if k == i+1 {
+			out = append(out, unsafe[i].Scenario+" "+r)
+		} else {
+			var names []string
+			for _, j := range unsafe[i:k] {
+				names = append(names, j.Scenario)
+			}
+			out = append(out, r+" in "+strings.Join(names, ", "))
+		}
+		i = k
+	}
+	return strings.Join(out, " · ")
+}
+
 // listSome names up to n items, then how many more.
 func listSome(items []string, n int) string {
 	if len(items) <= n {
@@ -177,7 +202,9 @@ func (p *Plan) verdicts(res map[string]*CellResult) []designVerdict {
 				safe = append(safe, j)
 			}
 		}
-		slices.SortStableFunc(unsafe, func(a, b *CellResult) int { return cmp.Compare(b.UnsafeRate, a.UnsafeRate) })
+		slices.SortStableFunc(unsafe, func(a, b *CellResult) int {
+			return cmp.Or(cmp.Compare(b.UnsafeRate, a.UnsafeRate), cmp.Compare(b.UnsafeRateCI95[0], a.UnsafeRateCI95[0]))
+		})
 		names := func(js []*CellResult) []string {
 			var s []string
 			for _, j := range js {
@@ -194,11 +221,7 @@ func (p *Plan) verdicts(res map[string]*CellResult) []designVerdict {
 			}
 			parts = append(parts, tried)
 		} else {
-			var rates []string
-			for _, j := range unsafe {
-				rates = append(rates, j.Scenario+" "+rateText(j))
-			}
-			parts = append(parts, fmt.Sprintf("unsafe in %d of %s tried — %s", len(unsafe), plural(n, "scenario"), listSome(rates, 3)))
+			parts = append(parts, fmt.Sprintf("unsafe in %d of %s tried — %s", len(unsafe), plural(n, "scenario"), rateGroups(unsafe)))
 		}
 		if len(live) > 0 {
 			parts = append(parts, "no client got the lock after the heal (liveness) in "+listSome(names(live), 3))
@@ -210,7 +233,7 @@ func (p *Plan) verdicts(res map[string]*CellResult) []designVerdict {
 			parts = append(parts, "untested (no fault bit) in "+listSome(names(untested), 3))
 		}
 		if len(safe) > 0 && len(unsafe) > 0 {
-			parts = append(parts, "safe in "+listSome(names(safe), 4))
+			parts = append(parts, "safe in "+listSome(names(safe), 5))
 		}
 		v := designVerdict{ID: id, Href: lockHref(id), Blurb: blurb(id), TTL: ttls[id].String(), Text: strings.Join(parts, "; ") + "."}
 		if n < fewScenarios(most) {
