@@ -1,6 +1,11 @@
 package reports
 
-import "strings"
+import (
+	"fmt"
+	htmltemplate "html/template"
+	"regexp"
+	"strings"
+)
 
 // glossEntry is one term of the index's glossary (id "g-"+ID), which the
 // report's shorthand links to.
@@ -47,4 +52,52 @@ func (p *Plan) glossary() []glossEntry {
 		{"real", "real arm", "The same scenarios run against real processes (redis-server, ZooKeeper, etcd) on loopback instead of the simulator (docs/REAL.md): not replayable by seed."},
 		{"ttl", "TTL", "The lease a design's source uses, in seconds beside its name; a scenario file may set another for a lock (its params: block). The pause sweep and the scenario files count durations in multiples of it."},
 	}
+}
+
+// glossTerm finds the shorthand the glossary explains in a text: the
+// debate's rows and roles, and the words below.
+var glossTerm = regexp.MustCompile(`\b(S1[0-4]|S[1-9]|A[1-6]|bubble|real arm|unfired|careful|pp|faults? bit)\b`)
+
+// glossID is the glossary entry a term found by glossTerm links to.
+func glossID(term string) string {
+	switch {
+	case term[0] == 'S' && term != "S":
+		return "rows"
+	case term[0] == 'A':
+		return "roles"
+	case term == "real arm":
+		return "real"
+	case strings.HasPrefix(term, "fault"):
+		return "bit"
+	}
+	return term
+}
+
+// glossed is text, escaped, with the first use of each term the glossary
+// explains linked to it; index is the index page's path from the page
+// the text is on ("" on the index itself, "../index.html" below it).
+func glossed(index, text string) htmltemplate.HTML {
+	seen := map[string]bool{}
+	var b strings.Builder
+	last := 0
+	for _, m := range glossTerm.FindAllStringIndex(text, -1) {
+		term := text[m[0]:m[1]]
+		id := glossID(term)
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		b.WriteString(htmltemplate.HTMLEscapeString(text[last:m[0]]))
+		fmt.Fprintf(&b, `<a class="gloss" href="%s#g-%s">%s</a>`, index, id, htmltemplate.HTMLEscapeString(term))
+		last = m[1]
+	}
+	b.WriteString(htmltemplate.HTMLEscapeString(text[last:]))
+	return htmltemplate.HTML(b.String())
+}
+
+// glossFuncs give the templates glossed: gloss on the index, glossPage on
+// a lock's or a scenario's page.
+var glossFuncs = htmltemplate.FuncMap{
+	"gloss":     func(s string) htmltemplate.HTML { return glossed("", s) },
+	"glossPage": func(s string) htmltemplate.HTML { return glossed("../index.html", s) },
 }

@@ -26,7 +26,7 @@ var templateFS embed.FS
 
 var (
 	mdTemplate   = texttemplate.Must(texttemplate.New("report.md.tmpl").ParseFS(templateFS, "templates/report.md.tmpl", "templates/consensus.md.tmpl", "templates/drivers.md.tmpl"))
-	htmlTemplate = htmltemplate.Must(htmltemplate.New("index.html.tmpl").ParseFS(templateFS, "templates/*.html.tmpl"))
+	htmlTemplate = htmltemplate.Must(htmltemplate.New("index.html.tmpl").Funcs(glossFuncs).ParseFS(templateFS, "templates/*.html.tmpl"))
 )
 
 // Write writes the report of a plan that has run into dir: results.json,

@@ -118,3 +118,23 @@ func TestBlurbs(t *testing.T) {
 		}
 	}
 }
+
+// TestGlossed: the first use of each term the glossary explains links to
+// it, the rest of the text stays escaped text.
+func TestGlossed(t *testing.T) {
+	got := string(glossed("../index.html", "S3 & S14 <b>: the bubble's clock, one bubble; real arm, no fault bit, A5; 5 pp"))
+	want := `<a class="gloss" href="../index.html#g-rows">S3</a> &amp; S14 &lt;b&gt;: the <a class="gloss" href="../index.html#g-bubble">bubble</a>&#39;s clock, one bubble; ` +
+		`<a class="gloss" href="../index.html#g-real">real arm</a>, no <a class="gloss" href="../index.html#g-bit">fault bit</a>, <a class="gloss" href="../index.html#g-roles">A5</a>; 5 <a class="gloss" href="../index.html#g-pp">pp</a>`
+	if got != want {
+		t.Errorf("glossed:\n%s\nwant\n%s", got, want)
+	}
+	ids := map[string]bool{}
+	for _, e := range (&Plan{}).glossary() {
+		ids[e.ID] = true
+	}
+	for _, term := range []string{"S1", "A1", "bubble", "real arm", "unfired", "careful", "pp", "faults bit"} {
+		if !ids[glossID(term)] {
+			t.Errorf("%s links to g-%s, which the glossary lacks", term, glossID(term))
+		}
+	}
+}
