@@ -18,12 +18,15 @@ import (
 // its lease in seconds (the heat map's columns and the pause sweep are in
 // multiples of it).
 
-// designVerdict is one design's sentence: "ID (TTL ...): Text".
+// designVerdict is one design's sentence: "ID (TTL): Head Text".
 type designVerdict struct {
 	ID, Href string
 	Blurb    string // what the design is, in a line (blurbs.go)
 	TTL      string // "TTL 10 s", "TTL 10 s; 1 s in redlock-2-of-5", "no TTL"
-	Text     string
+	// Head is the verdict in short ("unsafe in 8 of 14 scenarios
+	// tried", "never unsafe in the 18 scenarios tried"), Class its colour
+	// ("vu", "vs"); Text the rest of the sentence.
+	Head, Class, Text string
 	// Few is set when the design was tried in few scenarios: its "never
 	// unsafe" says less than another's.
 	Few bool
@@ -213,15 +216,16 @@ func (p *Plan) verdicts(res map[string]*CellResult) []designVerdict {
 			return s
 		}
 		n := len(cells)
+		v := designVerdict{ID: id, Href: lockHref(id), Blurb: blurb(id), TTL: ttls[id].String()}
 		var parts []string
 		if len(unsafe) == 0 {
-			tried := "never unsafe in the " + plural(n, "scenario") + " tried"
+			v.Head, v.Class = "never unsafe in the "+plural(n, "scenario")+" tried", "vs"
 			if len(safe) > 0 {
-				tried += ": " + listSome(names(safe), 4)
+				v.Text = ": " + listSome(names(safe), 4)
 			}
-			parts = append(parts, tried)
 		} else {
-			parts = append(parts, fmt.Sprintf("unsafe in %d of %s tried — %s", len(unsafe), plural(n, "scenario"), rateGroups(unsafe)))
+			v.Head, v.Class = fmt.Sprintf("unsafe in %d of %s tried", len(unsafe), plural(n, "scenario")), "vu"
+			v.Text = " — " + rateGroups(unsafe)
 		}
 		if len(live) > 0 {
 			parts = append(parts, "no client got the lock after the heal (liveness) in "+listSome(names(live), 3))
@@ -230,12 +234,19 @@ func (p *Plan) verdicts(res map[string]*CellResult) []designVerdict {
 			parts = append(parts, "unknown in "+listSome(names(unknown), 3))
 		}
 		if len(untested) > 0 {
-			parts = append(parts, "untested (no fault bit) in "+listSome(names(untested), 3))
+			var why []string
+			for _, j := range untested {
+				why = append(why, j.Scenario+" ("+j.Untested()+")")
+			}
+			parts = append(parts, "untested in "+listSome(why, 3))
 		}
 		if len(safe) > 0 && len(unsafe) > 0 {
 			parts = append(parts, "safe in "+listSome(names(safe), 5))
 		}
-		v := designVerdict{ID: id, Href: lockHref(id), Blurb: blurb(id), TTL: ttls[id].String(), Text: strings.Join(parts, "; ") + "."}
+		for _, part := range parts {
+			v.Text += "; " + part
+		}
+		v.Text += "."
 		if n < fewScenarios(most) {
 			v.Few = true
 			v.Text = strings.TrimSuffix(v.Text, ".") + fmt.Sprintf(" (tried in %s only).", plural(n, "scenario"))

@@ -46,7 +46,7 @@ func TestIndexVerdicts(t *testing.T) {
 		t.Fatalf("index has no verdicts before the heat map")
 	}
 	verdicts := page[start:end]
-	line := regexp.MustCompile(`<li[^>]*><a href="lock/([a-z-]+)\.html" title="[^"]+"><b>[a-z-]+</b></a> \((TTL [0-9.]+ s|no TTL)[^)]*\): (unsafe in \d+ of \d+ scenarios tried — |never unsafe in the \d+ scenarios tried)`)
+	line := regexp.MustCompile(`<li[^>]*><a href="lock/([a-z-]+)\.html" title="[^"]+"><b>[a-z-]+</b></a> \((TTL [0-9.]+ s|no TTL)[^)]*\): <span class="v[us]">(unsafe in \d+ of \d+ scenarios tried</span> — |never unsafe in the \d+ scenarios tried</span>)`)
 	got := map[string]bool{}
 	for _, m := range line.FindAllStringSubmatch(verdicts, -1) {
 		got[m[1]] = true
