@@ -243,6 +243,9 @@ func (p *Plan) verdicts(res map[string]*CellResult) []designVerdict {
 		if len(safe) > 0 && len(unsafe) > 0 {
 			parts = append(parts, "safe in "+listSome(names(safe), 5))
 		}
+		if r := p.pauseReading(id); r != "" {
+			parts = append(parts, "a client pause before its write (the pause sweep): "+r)
+		}
 		for _, part := range parts {
 			v.Text += "; " + part
 		}
@@ -346,44 +349,48 @@ func pauseTTL(id string) time.Duration {
 	return info.TTL
 }
 
-// pauseSeconds reads the pause sweep in seconds, a lock at a time: its
-// TTL, the longest pause it held through and the shortest that broke it
+// pauseReading is the pause sweep's result for a lock in seconds: the
+// longest pause it held through and the shortest that broke it ("no
+// violation up to 1.5 s, unsafe from 3 s"); "" when the sweep did not
+// run it.
+func (p *Plan) pauseReading(id string) string {
+	ttl := pauseTTL(id)
+	held, broke, any := -1.0, -1.0, false
+	for _, pt := range p.points {
+		if pt.lock != id || pt.Runs == 0 {
+			continue
+		}
+		any = true
+		if pt.Unsafe > 0 && (broke < 0 || pt.value < broke) {
+			broke = pt.value
+		}
+	}
+	if !any {
+		return ""
+	}
+	for _, pt := range p.points {
+		if pt.lock == id && pt.Runs > 0 && pt.Unsafe == 0 && (broke < 0 || pt.value < broke) && pt.value > held {
+			held = pt.value
+		}
+	}
+	at := func(x float64) string { return seconds(time.Duration(x * float64(ttl))) }
+	switch {
+	case broke < 0:
+		return fmt.Sprintf("no violation at any pause tried, up to %s", at(held))
+	case held < 0:
+		return fmt.Sprintf("unsafe from the shortest pause tried, %s", at(broke))
+	}
+	return fmt.Sprintf("no violation up to %s, unsafe from %s", at(held), at(broke))
+}
+
+// pauseSeconds reads the pause sweep in seconds, a lock at a time
 // ("set-nx-cad (1 TTL = 3 s): no violation up to 1.5 s, unsafe from 3 s").
 func (p *Plan) pauseSeconds() string {
 	var out []string
 	for _, id := range pauseSweepLocks {
-		ttl := pauseTTL(id)
-		held, broke, any := -1.0, -1.0, false
-		for _, pt := range p.points {
-			if pt.lock != id || pt.Runs == 0 {
-				continue
-			}
-			any = true
-			if pt.Unsafe > 0 {
-				if broke < 0 || pt.value < broke {
-					broke = pt.value
-				}
-			}
+		if r := p.pauseReading(id); r != "" {
+			out = append(out, fmt.Sprintf("%s (1 TTL = %s): %s", id, seconds(pauseTTL(id)), r))
 		}
-		if !any {
-			continue
-		}
-		for _, pt := range p.points {
-			if pt.lock == id && pt.Runs > 0 && pt.Unsafe == 0 && (broke < 0 || pt.value < broke) && pt.value > held {
-				held = pt.value
-			}
-		}
-		at := func(x float64) string { return seconds(time.Duration(x * float64(ttl))) }
-		s := fmt.Sprintf("%s (1 TTL = %s): ", id, seconds(ttl))
-		switch {
-		case broke < 0:
-			s += fmt.Sprintf("no violation at any pause tried, up to %s", at(held))
-		case held < 0:
-			s += fmt.Sprintf("unsafe from the shortest pause tried, %s", at(broke))
-		default:
-			s += fmt.Sprintf("no violation up to %s, unsafe from %s", at(held), at(broke))
-		}
-		out = append(out, s)
 	}
 	if len(out) == 0 {
 		return ""

@@ -56,7 +56,7 @@ func TestIndexVerdicts(t *testing.T) {
 			t.Errorf("no verdict line for %s:\n%s", id, verdicts)
 		}
 	}
-	for _, want := range []string{"(TTL 10 s): ", "(TTL 3 s): "} {
+	for _, want := range []string{"(TTL 10 s): ", "(TTL 3 s): ", "; a client pause before its write (the pause sweep): "} {
 		if !strings.Contains(verdicts, want) {
 			t.Errorf("verdicts lack %q:\n%s", want, verdicts)
 		}
