@@ -321,13 +321,13 @@ func (p *Plan) surprises(res Results) surprises {
 			s.Sided = append(s.Sided, link{fmt.Sprintf("%s: %s (%s), as %s expected, not %s", name, j.Verdict, rate, right, wrong), href})
 		case (kSaid || aSaid || gSaid) && (!kSaid || k != got) && (!aSaid || a != got) && (!gSaid || g != got):
 			if got {
-				s.Neither = append(s.Neither, link{fmt.Sprintf("%s: unsafe in %s, where both sides expected safe", name, rate), href})
+				s.Neither = append(s.Neither, link{fmt.Sprintf("%s: unsafe in %s", name, rate), href})
 			} else {
 				why := fmt.Sprintf("no violation in %d runs", j.Runs)
 				if u := unseen(j); u != "" {
 					why = u
 				}
-				s.NotSeen = append(s.NotSeen, link{fmt.Sprintf("%s: %s, where both sides expected unsafe (%s)", name, j.Verdict, why), href})
+				s.NotSeen = append(s.NotSeen, link{fmt.Sprintf("%s: %s (%s)", name, j.Verdict, why), href})
 			}
 		}
 	}
