@@ -50,7 +50,7 @@ func (p *Plan) glossary() []glossEntry {
 		{"careful", "(careful)", "A curve's holders that would outlast their lease and stop at the end of the validity their own clock shows: only the lock's own drift allowance protects them."},
 		{"bubble", "bubble", "The simulated world a run plays in (Go's testing/synctest bubble): one fake clock for all its goroutines, so a library that reads time.Now sees the world's time, not a client's skewed clock."},
 		{"real", "real arm", "The same scenarios run against real processes (redis-server, ZooKeeper, etcd) on loopback instead of the simulator (docs/REAL.md): not replayable by seed."},
-		{"ttl", "TTL", "The lease a design's source uses, in seconds beside its name; a scenario file may set another for a lock (its params: block). The pause sweep and the scenario files count durations in multiples of it."},
+		{"ttl", "TTL", "The lease a design's source uses, in seconds beside its name; a scenario file may set another for a lock (its params: block). A * after it under a heat-map column: some scenarios set another (hover the column). The pause sweep and the scenario files count durations in multiples of it."},
 	}
 }
 

@@ -58,8 +58,9 @@ func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'g', 3, 64) + " s"
 }
 
-// lockTTLs is each lock's lease over its cells: the one most cells use,
-// and the scenarios that set another.
+// lockTTL is a lock's lease over its cells: the catalogue's when any
+// cell runs with it (else the one most cells use), and the scenarios that
+// set another.
 type lockTTL struct {
 	Main   time.Duration
 	Others []string // "1 s in redlock-2-of-5"
@@ -76,7 +77,8 @@ func (t lockTTL) String() string {
 	return s
 }
 
-// Short is the heat map column's reading: "10 s", or "no TTL".
+// Short is the heat map column's reading: "10 s", "10 s*" when some
+// scenarios set another (the column's title names them), or "no TTL".
 func (t lockTTL) Short() string {
 	if t.Main == 0 {
 		return "no TTL"
@@ -88,6 +90,7 @@ func (t lockTTL) Short() string {
 	return s
 }
 
+// lockTTLs are the locks' leases, by id (computed once a plan).
 func (p *Plan) lockTTLs() map[string]lockTTL {
 	if p.ttls != nil {
 		return p.ttls
