@@ -52,7 +52,10 @@ type heatGroup struct {
 	Span int
 }
 
-type heatColumn struct{ ID, Href string }
+// heatColumn is a lock's column: its TTL in seconds under its name
+// (the pause sweep and the scenario files count in TTLs), and its line
+// (blurbs.go) as the header's title.
+type heatColumn struct{ ID, Href, TTL, Title string }
 
 type heatRow struct {
 	ID, Label, Href string
@@ -85,6 +88,7 @@ type lockPage struct {
 	Root                                  string // "../": the report folder from the page
 	ID, Family, Design, Source, Weakness  string
 	Summary                               string
+	Blurb, TTL                            string // its line (blurbs.go) and lease ("TTL 10 s")
 	Rows                                  []lockPageRow
 	Worst                                 *timelineView
 	WorstScenario, WorstRate, WorstAnchor string
@@ -167,8 +171,10 @@ func heatText(j *CellResult) string {
 func (p *Plan) heat(res map[string]*CellResult) heatMap {
 	var h heatMap
 	cols := columnOrder(p.lockColumns())
+	ttls := p.lockTTLs()
 	for _, id := range cols {
-		h.Columns = append(h.Columns, heatColumn{ID: id, Href: lockHref(id)})
+		t := ttls[id]
+		h.Columns = append(h.Columns, heatColumn{ID: id, Href: lockHref(id), TTL: t.Short(), Title: id + " (" + t.String() + "): " + blurb(id)})
 		f := familyOf(id)
 		if n := len(h.Groups); n > 0 && h.Groups[n-1].Name == f {
 			h.Groups[n-1].Span++
@@ -204,7 +210,11 @@ func (p *Plan) heat(res map[string]*CellResult) heatMap {
 			if m := marks(j); m != "" {
 				title += "; " + m
 			}
-			r.Cells = append(r.Cells, heatCell{Class: heatClass(j), Text: heatText(j), Title: title, Href: scenarioHref(s.ID) + "#" + anchor(s.ID, id)})
+			text := heatText(j)
+			if j.Verdict == checker.VerdictSafe && j.Untested() != "" {
+				text = "n/t" // not "0": nothing struck (the glossary's "untested")
+			}
+			r.Cells = append(r.Cells, heatCell{Class: heatClass(j), Text: text, Title: title, Href: scenarioHref(s.ID) + "#" + anchor(s.ID, id)})
 		}
 		h.Rows = append(h.Rows, r)
 	}
@@ -267,9 +277,19 @@ func (p *Plan) findings(res Results) findings {
 	}
 	f.Lines = append(f.Lines, line+".")
 	var never, worst []string
+	most := 0
+	for _, t := range byLock {
+		most = max(most, t.cells)
+	}
 	for _, id := range columnOrder(p.lockColumns()) {
 		if t := byLock[id]; t != nil && t.unsafe == 0 {
-			never = append(never, id)
+			// With its coverage: a design tried in 2 scenarios is not
+			// one tried in 18.
+			if t.cells < fewScenarios(most) {
+				never = append(never, fmt.Sprintf("%s (tried in %s only)", id, plural(t.cells, "scenario")))
+			} else {
+				never = append(never, fmt.Sprintf("%s (in %s)", id, plural(t.cells, "scenario")))
+			}
 		}
 	}
 	ids := columnOrder(p.lockColumns())
@@ -323,9 +343,11 @@ func (p *Plan) lockPages(res map[string]*CellResult, v view) []lockPage {
 		}
 	}
 	var out []lockPage
+	ttls := p.lockTTLs()
 	for _, id := range columnOrder(p.lockColumns()) {
 		info, _ := catalogue.Get(id)
-		lp := lockPage{Root: "../", ID: id, Family: familyOf(id), Design: oneLine(info.Design), Source: oneLine(info.Source), Weakness: oneLine(info.Weakness)}
+		lp := lockPage{Root: "../", ID: id, Family: familyOf(id), Design: oneLine(info.Design), Source: oneLine(info.Source), Weakness: oneLine(info.Weakness),
+			Blurb: blurb(id), TTL: ttls[id].String()}
 		worst := -1.0
 		for _, s := range p.scenarioOrder() {
 			c := p.cell(s.ID, id)

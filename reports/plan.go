@@ -159,8 +159,9 @@ type Plan struct {
 	cpu        time.Duration           // the CPU Run's planned runs took
 	drivers    []*parity.DriversResult // Options.Parity's drivers tables (drivers.go)
 	pointSeq   map[*point]*seqState
-	skipped    int // seeds Run did not run: their cell had stopped
-	overrun    int // seeds Run ran past their cell's stop (not counted)
+	skipped    int                // seeds Run did not run: their cell had stopped
+	overrun    int                // seeds Run ran past their cell's stop (not counted)
+	ttls       map[string]lockTTL // lockTTLs, once computed
 }
 
 // Runs is how many simulations the plan runs (timelines aside): before

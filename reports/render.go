@@ -26,7 +26,7 @@ var templateFS embed.FS
 
 var (
 	mdTemplate   = texttemplate.Must(texttemplate.New("report.md.tmpl").ParseFS(templateFS, "templates/report.md.tmpl", "templates/consensus.md.tmpl", "templates/drivers.md.tmpl"))
-	htmlTemplate = htmltemplate.Must(htmltemplate.New("index.html.tmpl").ParseFS(templateFS, "templates/*.html.tmpl"))
+	htmlTemplate = htmltemplate.Must(htmltemplate.New("index.html.tmpl").Funcs(glossFuncs).ParseFS(templateFS, "templates/*.html.tmpl"))
 )
 
 // Write writes the report of a plan that has run into dir: results.json,
@@ -144,8 +144,8 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 			return nil, err
 		}
 		out = append(out, figure{Title: "Violation rate vs pause length", PNG: png, SVG: svg, Table: p.pauseTable(),
-			Caption: fmt.Sprintf("Scenario %s with %d clients; client c0 stops just before its first write to the storage at or after %v, once, for the given multiple of its lock's TTL. %s, less the runs where c0 did not pause in full inside the safety phase (%d of %d, counted in the table); bars are 95%% Wilson score intervals.",
-				pauseSweepScenario, pauseSweepClients, run.PauseStart, p.perPoint(p.pauseSeeds), p.pauseShort(), p.pauseSeedsRun())})
+			Caption: fmt.Sprintf("Scenario %s with %d clients; client c0 stops just before its first write to the storage at or after %v, once, for the given multiple of its lock's TTL. %s, less the runs where c0 did not pause in full inside the safety phase (%d of %d, counted in the table); bars are 95%% Wilson score intervals. %s",
+				pauseSweepScenario, pauseSweepClients, run.PauseStart, p.perPoint(p.pauseSeeds), p.pauseShort(), p.pauseSeedsRun(), p.pauseSeconds())})
 	}
 	for _, c := range p.curves {
 		fig, err := c.chart().Figure()
@@ -203,7 +203,12 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 
 func (p *Plan) pauseTable() *pauseTable {
 	c := &curve{points: p.points}
-	return c.table("pause (× TTL)")
+	t := c.table("pause (× TTL)")
+	// Each lock's TTL in seconds: a multiple of it is a pause that long.
+	for i, id := range t.Locks {
+		t.Locks[i] = fmt.Sprintf("%s (1 TTL = %s)", id, seconds(pauseTTL(id)))
+	}
+	return t
 }
 
 // view is what both documents show, computed once.
@@ -225,6 +230,12 @@ type view struct {
 	Findings findings
 	Heat     heatMap
 	Locks    []lockPage
+	// Verdicts and Surprises head the index: a sentence a design and the
+	// cells the debate did not expect (verdicts.go); Glossary explains
+	// the report's shorthand (glossary.go).
+	Verdicts  []designVerdict
+	Surprises surprises
+	Glossary  []glossEntry
 }
 
 // LockHref and ScenarioHref are a lock's and a scenario's page, from the
@@ -277,6 +288,11 @@ type lockRow struct {
 	// struck while they could matter (run.Effects).
 	Faults string
 	Stop   string // why the cell stopped after Runs seeds (StopText)
+	// Bit is Faults without what reached (in the HTML table's title);
+	// Other names the rarely needed counts that are not zero, and
+	// OtherAll every one of them with the run length: the scenario
+	// page folds them into one column (scenario.html.tmpl).
+	Bit, Other, OtherAll string
 }
 
 type lockNote struct{ Lock, Text string }
@@ -345,7 +361,8 @@ func (p *Plan) view(res Results, figs []figure) view {
 				Overlap: c.Overlap, Resource: c.Resource, Ownership: c.Ownership, Stale: fmt.Sprintf("%d (%d)", c.Stale, c.StaleAccepted),
 				Fenced: c.Fenced, Liveness: c.Liveness, Starved: c.Starved, Unknown: c.Unknown,
 				Verdict: string(j.Verdict), Class: class(j), Expected: expectLong(c.expect), Length: fmt.Sprintf("%v + %v", c.SafetyPhase, c.LivenessPhase),
-				Faults: fmt.Sprintf("%d/%d (%d reached)", c.Bit, c.Injected, c.Reached), Stop: StopText(j.Stop)})
+				Faults: fmt.Sprintf("%d/%d (%d reached)", c.Bit, c.Injected, c.Reached), Stop: StopText(j.Stop),
+				Bit: fmt.Sprintf("%d/%d", c.Bit, c.Injected), Other: otherCounts(c, false), OtherAll: otherCounts(c, true)})
 			if c.expect != nil && c.expect.Note != "" {
 				sv.Notes = append(sv.Notes, lockNote{c.Lock.ID, c.expect.Note})
 			}
@@ -370,6 +387,7 @@ func (p *Plan) view(res Results, figs []figure) view {
 		}
 	}
 	v.Findings, v.Heat = p.findings(res), p.heat(results)
+	v.Verdicts, v.Surprises, v.Glossary = p.verdicts(results), p.surprises(res), p.glossary()
 	v.Locks = p.lockPages(results, v)
 	var lengths []string
 	for _, id := range slices.Sorted(maps.Keys(reportLengths)) {
@@ -402,6 +420,35 @@ func (p *Plan) view(res Results, figs []figure) view {
 }
 
 func anchor(scenario, lock string) string { return scenario + "--" + lock }
+
+// otherCounts are a cell's rarely needed counts (stale sections, fenced,
+// liveness, starved and unknown runs): those not zero ("fenced 20,
+// starved 2"; "—" when all are), or all of them and the run length.
+func otherCounts(c *Cell, all bool) string {
+	var out []string
+	for _, x := range []struct {
+		name string
+		n    int
+		text string
+	}{
+		{"stale section runs (write accepted)", c.Stale, fmt.Sprintf("%d (%d)", c.Stale, c.StaleAccepted)},
+		{"fenced runs", c.Fenced, ""}, {"liveness runs", c.Liveness, ""}, {"starved runs", c.Starved, ""}, {"unknown runs", c.Unknown, ""},
+	} {
+		if x.text == "" {
+			x.text = fmt.Sprint(x.n)
+		}
+		if all || x.n > 0 {
+			out = append(out, x.name+" "+x.text)
+		}
+	}
+	if all {
+		out = append(out, fmt.Sprintf("run length %v + %v", c.SafetyPhase, c.LivenessPhase))
+	}
+	if len(out) == 0 {
+		return "—"
+	}
+	return strings.Join(out, ", ")
+}
 
 // unseen is a matrix cell's note when the scenario file expects a
 // violation and none of its runs showed one: the top of the unsafe rate's

@@ -51,8 +51,9 @@ in a binary built with -tags gozero), N seeds per cell, plus a sweep
 of a client pause before the protected write (0 to 2 TTLs) for single-node,
 Redlock and the two fencing designs, and write into DIR:
 
-  index.html    the report: what it found, a heat map of every cell (hover:
-                what each side of the debate expects), the debate's curves
+  index.html    the report: a verdict per design (TTL in seconds), what
+                neither side expected, what it found, a heat map of every
+                cell (hover: what each side of the debate expects), the debate's curves
                 with 95% Wilson intervals (self-contained: images are files
                 beside it)
   lock/ID.html  one page a lock: where it breaks, how often, its worst
