@@ -4,8 +4,9 @@ package faults
 // targeted pauses, and faults of other kinds armed on it (Fault.On). The
 // simulator and the real arm both keep one per client and ask it, at each
 // point the client reaches, what begins there (Reach), so the rule is
-// written once: every fault armed at the point fires, in schedule order,
-// and the first pause armed at the point (one per reach) stops the client.
+// written once: every fault armed at the point fires, in the order they
+// were armed (their starts), and the first pause armed at the point (one
+// per reach) stops the client.
 type Arms struct {
 	faults []ArmedFault
 	pauses []ArmedPause
@@ -36,11 +37,8 @@ func (a *Arms) ArmPause(i int, f Fault) {
 
 // Reach removes and returns what begins at point: the faults armed there
 // (none or more) and the first pause armed there (nil if none).
-// faultsToo false leaves the faults armed (a world where they may no
-// longer begin asks only for the pause; the simulator's and the real arm's
-// phases differ in what they allow).
-func (a *Arms) Reach(point string, faultsToo bool) (fire []ArmedFault, pause *ArmedPause) {
-	if faultsToo && len(a.faults) > 0 {
+func (a *Arms) Reach(point string) (fire []ArmedFault, pause *ArmedPause) {
+	if len(a.faults) > 0 {
 		kept := a.faults[:0:0]
 		for _, f := range a.faults {
 			if f.F.At == point {

@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// TestArmsReach: a point fires every fault armed there, in schedule order,
-// and the first pause armed there, once; others stay armed; Clear empties.
+// TestArmsReach: a point fires every fault armed there, in arming order,
+// and the first pause armed there, one pause per reach; others stay armed;
+// Clear empties.
 func TestArmsReach(t *testing.T) {
 	var a Arms
 	a.ArmFault(0, Fault{Kind: Partition, At: "acquire", On: "c0"})
@@ -15,17 +16,17 @@ func TestArmsReach(t *testing.T) {
 	a.ArmFault(3, Fault{Kind: Loss, At: "acquire", On: "c0"})
 	a.ArmPause(4, Fault{Kind: ClientPause, At: "acquire", Duration: 2 * time.Second, Targets: []string{"c0"}})
 
-	if fire, p := a.Reach("acquire", false); fire != nil || p == nil || p.Fault != 2 {
-		t.Fatalf("faultsToo false: fire %v, pause %+v; want no fault and pause 2", fire, p)
-	}
-	fire, p := a.Reach("acquire", true)
+	fire, p := a.Reach("acquire")
 	if len(fire) != 2 || fire[0].I != 0 || fire[1].I != 3 {
 		t.Fatalf("fire %+v, want faults 0 and 3", fire)
 	}
-	if p == nil || p.Fault != 5 || p.D != int64(2*time.Second) || p.Point != "acquire" {
-		t.Fatalf("pause %+v, want the second pause (fault 5)", p)
+	if p == nil || p.Fault != 2 || p.D != int64(time.Second) || p.Point != "acquire" {
+		t.Fatalf("pause %+v, want the first pause (fault 2)", p)
 	}
-	if fire, p := a.Reach("acquire", true); fire != nil || p != nil {
+	if fire, p := a.Reach("acquire"); fire != nil || p == nil || p.Fault != 5 {
+		t.Fatalf("the second reach: fire %v, pause %+v; want no fault and the second pause (fault 5)", fire, p)
+	}
+	if fire, p := a.Reach("acquire"); fire != nil || p != nil {
 		t.Fatalf("a second reach fired %v, %+v", fire, p)
 	}
 	if a.Empty() || a.Pauses() != 0 {

@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/goccy/go-yaml"
 
@@ -71,6 +72,10 @@ type Check struct {
 	TTL         string `yaml:"ttl"`
 	Seeds       int    `yaml:"seeds"`
 	Careful     bool   `yaml:"careful"`
+	// CrashSignature, for a crash verdict, is text the run's error must
+	// hold (from the driver's stderr: the library's own error or file), so
+	// that a driver dying of something else is not counted as the bug.
+	CrashSignature string `yaml:"crash_signature"`
 }
 
 // Modules are the nested modules of a go-test check.
@@ -262,9 +267,15 @@ func (b Bug) validate(file string) error {
 	if err := b.Check.validate(); err != nil {
 		return fmt.Errorf("check: %v", err)
 	}
+	if b.Verdict == "crash" && (b.Check.Kind != "driver" || strings.TrimSpace(b.Check.CrashSignature) == "") {
+		return fmt.Errorf("check: verdict crash needs a driver check with crash_signature (text of the library's own error the run must show)")
+	}
 	m := b.Measured
 	if m == nil || m.Date == "" || m.Command == "" {
 		return fmt.Errorf("measured needs date and command")
+	}
+	if _, err := time.Parse(time.DateOnly, m.Date); err != nil {
+		return fmt.Errorf("measured.date %q: YYYY-MM-DD", m.Date)
 	}
 	if m.Buggy.Runs <= 0 || m.Fixed.Runs <= 0 || m.Buggy.Bad < 0 || m.Fixed.Bad < 0 || m.Buggy.Bad > m.Buggy.Runs || m.Fixed.Bad > m.Fixed.Runs {
 		return fmt.Errorf("measured: bad must be 0..runs and runs > 0 on both sides (buggy %d/%d, fixed %d/%d)", m.Buggy.Bad, m.Buggy.Runs, m.Fixed.Bad, m.Fixed.Runs)
@@ -276,15 +287,24 @@ func (b Bug) validate(file string) error {
 }
 
 func (c *Check) validate() error {
+	clean := func(field, p string) error {
+		if p == "" || path.Clean(p) != p || !strings.HasPrefix(p, "knownbugs/") && !strings.HasPrefix(p, "drivers/") {
+			return fmt.Errorf("%s %q: a clean path under knownbugs/ or drivers/", field, p)
+		}
+		return nil
+	}
 	switch c.Kind {
 	case "go-test":
-		if len(c.Modules()) == 0 {
-			return fmt.Errorf("kind go-test needs dir or dirs")
+		if len(c.Modules()) != 2 {
+			return fmt.Errorf("kind go-test needs two nested modules (dirs: [buggy, fixed]), got %d", len(c.Modules()))
 		}
 		for _, d := range c.Modules() {
-			if !strings.HasPrefix(d, "knownbugs/") {
-				return fmt.Errorf("dir %q is not under knownbugs/", d)
+			if err := clean("dir", d); err != nil {
+				return err
 			}
+		}
+		if c.BuggyDriver != "" || c.FixedDriver != "" || c.Lock != "" || c.Scenario != "" || c.TTL != "" || c.Seeds != 0 || c.Careful || c.CrashSignature != "" {
+			return fmt.Errorf("kind go-test takes dirs and tags only (the drivers' fields are for kind driver)")
 		}
 	case "driver":
 		for _, f := range []struct{ name, v string }{
@@ -294,8 +314,25 @@ func (c *Check) validate() error {
 				return fmt.Errorf("kind driver needs %s", f.name)
 			}
 		}
+		if err := clean("buggy_driver", c.BuggyDriver); err != nil {
+			return err
+		}
+		if err := clean("fixed_driver", c.FixedDriver); err != nil {
+			return err
+		}
+		if strings.HasSuffix(c.Scenario, ".yaml") {
+			if err := clean("scenario", c.Scenario); err != nil {
+				return err
+			}
+		}
+		if d, err := time.ParseDuration(c.TTL); err != nil || d <= 0 {
+			return fmt.Errorf("ttl %q: a positive duration (2s)", c.TTL)
+		}
 		if c.Seeds < 1 || c.Seeds > 50 {
 			return fmt.Errorf("seeds %d: 1..50", c.Seeds)
+		}
+		if c.Dir != "" || len(c.Dirs) != 0 || c.Tags != "" {
+			return fmt.Errorf("kind driver takes no dir, dirs or tags (those are for kind go-test)")
 		}
 	default:
 		return fmt.Errorf("kind %q: one of go-test, driver", c.Kind)

@@ -1,6 +1,8 @@
 package knownbugs
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -14,6 +16,27 @@ func TestAllEntriesValid(t *testing.T) {
 	}
 	if len(all) == 0 {
 		t.Fatal("no entries")
+	}
+	// Every path an entry names exists in the repository.
+	for _, b := range all {
+		var paths []string
+		if c := b.Check; c != nil {
+			paths = append(paths, c.Modules()...)
+			if c.Kind == "driver" {
+				paths = append(paths, c.BuggyDriver, c.FixedDriver)
+				if strings.HasSuffix(c.Scenario, ".yaml") {
+					paths = append(paths, c.Scenario)
+				}
+			}
+		}
+		if b.Measured != nil {
+			paths = append(paths, b.Measured.Traces...)
+		}
+		for _, p := range paths {
+			if _, err := os.Stat(filepath.Join("..", p)); err != nil {
+				t.Errorf("%s names %s: %v", b.ID, p, err)
+			}
+		}
 	}
 	for i := 1; i < len(all); i++ {
 		if all[i].Reproduced() && !all[i-1].Reproduced() {
@@ -34,7 +57,7 @@ tracker: https://example.com/1
 mechanism: m
 found_by: search
 verdict: unsafe
-check: {kind: driver, buggy_driver: a, fixed_driver: b, lock: set-nx-cad, scenario: s, ttl: 2s, seeds: 3}
+check: {kind: driver, buggy_driver: knownbugs/drivers/a, fixed_driver: knownbugs/drivers/b, lock: set-nx-cad, scenario: s, ttl: 2s, seeds: 3}
 measured: {date: 2026-11-28, command: c, buggy: {runs: 10, bad: 3}, fixed: {runs: 10, bad: 0}}
 repro: r
 status: reproduced
@@ -54,6 +77,12 @@ status: reproduced
 		{"bad kind", strings.Replace(good, "kind: driver", "kind: shell", 1), "kind \"shell\""},
 		{"seeds 0", strings.Replace(good, "seeds: 3", "seeds: 0", 1), "seeds 0"},
 		{"verdict", strings.Replace(good, "verdict: unsafe", "verdict: wrong", 1), "verdict \"wrong\""},
+		{"crash without signature", strings.Replace(good, "verdict: unsafe", "verdict: crash", 1), "crash_signature"},
+		{"escaping path", strings.Replace(good, "knownbugs/drivers/a", "knownbugs/../../etc", 1), "a clean path"},
+		{"bad ttl", strings.Replace(good, "ttl: 2s", "ttl: soon", 1), `ttl "soon"`},
+		{"go-test with driver fields", strings.Replace(good, "kind: driver,", "kind: go-test, dirs: [knownbugs/go/a, knownbugs/go/b],", 1), "takes dirs and tags only"},
+		{"go-test one dir", strings.Replace(good, "check: {kind: driver, buggy_driver: knownbugs/drivers/a, fixed_driver: knownbugs/drivers/b, lock: set-nx-cad, scenario: s, ttl: 2s, seeds: 3}", "check: {kind: go-test, dir: knownbugs/go/a}", 1), "two nested modules"},
+		{"date", strings.Replace(good, "date: 2026-11-28", "date: yesterday", 1), "YYYY-MM-DD"},
 	}
 	for _, c := range cases {
 		fsys := fstest.MapFS{"bugs/x.yaml": {Data: []byte(c.body)}}

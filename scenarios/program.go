@@ -12,9 +12,9 @@ import (
 
 	"github.com/locksim/locksim/clock"
 	"github.com/locksim/locksim/event"
-	"github.com/locksim/locksim/resource"
 	"github.com/locksim/locksim/internal/zk"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/resource"
 	"github.com/locksim/locksim/sim"
 )
 

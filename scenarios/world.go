@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/resource"
 	"github.com/locksim/locksim/locks"
+	"github.com/locksim/locksim/resource"
 	"github.com/locksim/locksim/sim"
 )
 

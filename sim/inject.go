@@ -280,7 +280,7 @@ func (p *Proc) Point(point string) {
 		w.mu.Unlock()
 		return
 	}
-	fire, a := p.arms.Reach(point, true)
+	fire, a := p.arms.Reach(point)
 	if len(fire) > 0 {
 		now := w.now()
 		for _, af := range fire {

@@ -142,7 +142,7 @@ func (p *proc) Point(point string) {
 	}
 	// Faults armed here begin now, before the process goes on (the
 	// simulator's rule: sim.Proc.Point).
-	fire, a := p.arms.Reach(point, true)
+	fire, a := p.arms.Reach(point)
 	if len(fire) > 0 {
 		w.mu.Unlock()
 		for _, af := range fire {

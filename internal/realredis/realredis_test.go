@@ -15,9 +15,9 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/resource"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
+	"github.com/locksim/locksim/resource"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )

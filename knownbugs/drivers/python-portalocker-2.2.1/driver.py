@@ -95,6 +95,11 @@ def main():
     # The library's defaults otherwise (no socket timeout, health_check_interval
     # 10, unavailable_timeout 1 s, thread_sleep_time 0.1 s); check_interval CHECK;
     # acquire waits as long as set-nx-cad keeps trying.
+    if portalocker.__version__ != "2.2.1":
+        # The entry measures 2.2.1 (Debian bookworm's); another version is
+        # another measurement.
+        send({"re": "start", "result": "fail", "error": "portalocker %s installed; this driver pins 2.2.1 (Debian bookworm's python3-portalocker)" % portalocker.__version__})
+        return
     lock = RedisLock(start["key"], redis_kwargs=dict(host=host, port=int(port), client_name=start["client"]))
     wait = (start["tries"] - 1) * start["retry_ms"] / 1000
     t = start["timeout_ms"] / 1000

@@ -3,7 +3,7 @@
 (Debian python3-redis) held until released, Lock(timeout=0), with the
 renewal a heartbeat gives every lock it holds: reacquire(), "Resets a TTL of
 an already acquired lock back to a timeout value" (lock.py 290-298). This is
-the use redis-py issue #4279 reports (docs/upstream/known-bugs.yaml,
+the use redis-py issue #4279 reports (knownbugs/bugs/redis-py-zero-ttl-renewal-deletes.yaml,
 redis-py-zero-ttl-renewal-deletes). One node; no validity signal (a lock
 without expiry: the holder believes until it releases); no fencing token.
 
@@ -67,6 +67,11 @@ def main():
     start = json.loads(sys.stdin.readline())
     if start.get("sentinels") or len(start.get("nodes") or []) != 1:
         send({"re": "start", "result": "fail", "error": "this driver runs against one Redis node; the world has %d nodes%s" % (len(start.get("nodes") or []), " and Sentinels" if start.get("sentinels") else "")})
+        return
+    if redis.__version__ != "4.3.4":
+        # The entry measures 4.3.4 (Debian bookworm's); another version is
+        # another measurement.
+        send({"re": "start", "result": "fail", "error": "redis-py %s installed; this driver pins 4.3.4 (Debian bookworm's python3-redis)" % redis.__version__})
         return
     t = start["timeout_ms"] / 1000
     host, port = start["nodes"][0].rsplit(":", 1)

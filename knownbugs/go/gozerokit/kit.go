@@ -44,7 +44,12 @@ func init() {
 // client from the address alone, with no way to pass a Dialer, and keeps it
 // here). The adapter puts a client of its own under a fresh address before
 // go-zero asks for it, so that go-zero's getClient finds it and every
-// command reaches the simulated node.
+// command reaches the simulated node. v1.3.x's manager has no delete, so
+// each instance's client (and the world its dialer closes over) stays
+// cached until the test binary exits: bounded by the runs of one measured
+// test (LOCKSIM_KNOWNBUGS_RUNS searches of Checks runs). The declared type
+// is go-zero's own (*syncx.ResourceManager at v1.3.1, v1.3.2 and v1.10.3):
+// a pinned version that changed it would need this line changed.
 //
 //go:linkname clientManager github.com/zeromicro/go-zero/core/stores/redis.clientManager
 var clientManager *syncx.ResourceManager

@@ -1,3 +1,7 @@
+// Do not run plain "go mod tidy" here: tidy ignores build tags and meets
+// locks/catalogue/libs_redsync.go's import of goredis/v9, which this redsync
+// version lacks; use "go mod tidy -e" (the tests build with
+// -tags locksim_noredsync, which leaves that file out).
 module example.com/knownbugs/redsync-v4.0.3
 
 go 1.26.8
