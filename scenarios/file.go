@@ -210,6 +210,18 @@ type SwarmSpec struct {
 	MinFaults int      `yaml:"min_faults"`
 	MaxFaults int      `yaml:"max_faults"`
 	Kinds     []string `yaml:"kinds"` // default: every kind that applies
+	// Targets aims the drawn faults at these processes of the world
+	// (faults.Bounds.Targets): clients c0.., nodes n0.., the storage, or
+	// the groups all-clients and all-nodes. Absent: any process.
+	Targets []string `yaml:"targets"`
+	// TTLRelative draws every size that can break a lease relative to
+	// the lock's TTL in the world (faults.Bounds.TTL) instead of the
+	// absolute ranges.
+	TTLRelative bool `yaml:"ttl_relative"`
+	// Arm arms about half of the network faults and client pauses at the
+	// workload's own points, and at renewals for a lock that renews
+	// (faults.Bounds.ArmPoints, as locktest's search arms them).
+	Arm bool `yaml:"arm"`
 }
 
 // InMatrix reports whether the report's matrix has a row for the file.

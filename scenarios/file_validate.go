@@ -357,6 +357,17 @@ func (f *File) validateFaults() error {
 				return f.errAt(fmt.Sprintf("swarm.kinds[%d]", i), "%q is not a fault kind (one of %s)", k, kindList())
 			}
 		}
+		if s.Targets != nil && len(s.Targets) == 0 {
+			return f.errAt("swarm.targets", "empty: name the processes the faults aim at (c0.., n0.., %s, %s), or leave targets out for any process", GroupClients, GroupNodes)
+		}
+		for i, t := range s.Targets {
+			if t == "" {
+				return f.errAt(fmt.Sprintf("swarm.targets[%d]", i), "empty name")
+			}
+			if slices.Contains(s.Targets[:i], t) {
+				return f.errAt(fmt.Sprintf("swarm.targets[%d]", i), "%q is named twice", t)
+			}
+		}
 	}
 	return nil
 }

@@ -320,6 +320,10 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 		known[n] = true
 	}
 	known[faults.Leader] = memberNames(info) != nil // resolved at the fault's start by each arm
+	procGroups := map[string][]string{GroupClients: clientNames, GroupNodes: faultNodes}
+	if copied {
+		procGroups[GroupNodes] = faultNodes[:groupSize] // the file's one group, then copied
+	}
 	if f.Swarm != nil {
 		kinds := []faults.Kind(nil)
 		for _, k := range f.Swarm.Kinds {
@@ -331,18 +335,19 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 		if f.Swarm.Kinds != nil && len(kinds) == 0 {
 			return sim.Config{}, f.errAt("swarm.kinds", "no kind applies to lock %s (failover needs a replicated topology)", info.ID)
 		}
-		fs, err := faults.Swarm(sim.NewStreams(seed).Get("faults"), faults.Bounds{
+		b := faults.Bounds{
 			Duration: cfg.Duration, Clients: clientNames, Nodes: append(append([]string(nil), faultNodes...), resource.Name),
 			Replicated: replicated, MinFaults: f.Swarm.MinFaults, MaxFaults: f.Swarm.MaxFaults, Kinds: kinds,
-		})
+		}
+		mapNames := func(names []string) ([]string, error) { return perGroup(expand(names, procGroups)) }
+		if err := f.aimSwarm(&b, info, ttl, mapNames); err != nil {
+			return sim.Config{}, err
+		}
+		fs, err := faults.Swarm(sim.NewStreams(seed).Get("faults"), b)
 		if err != nil {
 			return sim.Config{}, f.errAt("swarm", "%v", err)
 		}
 		cfg.Faults = fs
-	}
-	procGroups := map[string][]string{GroupClients: clientNames, GroupNodes: faultNodes}
-	if copied {
-		procGroups[GroupNodes] = faultNodes[:groupSize] // the file's one group, then copied
 	}
 	filterID := f.faultFilterID(info)
 	for i, fs := range f.Faults {
@@ -528,4 +533,47 @@ func (f *File) faultFilterID(info locks.Info) string {
 		return id
 	}
 	return info.ID
+}
+
+// aimSwarm applies the swarm block's targets, ttl_relative and arm to b
+// for lock info (its TTL in this world ttl; mapNames expands the groups
+// and maps node names to the world's, as for a scripted fault's targets).
+// Without them b is left as it was: the draws are the same as before the
+// fields existed.
+func (f *File) aimSwarm(b *faults.Bounds, info locks.Info, ttl time.Duration, mapNames func([]string) ([]string, error)) error {
+	s := f.Swarm
+	if len(s.Targets) > 0 {
+		mapped, err := mapNames(s.Targets)
+		if err != nil {
+			return f.errAt("swarm.targets", "%v", err)
+		}
+		var aimed []string // a group and a member of it name one process once
+		for _, t := range mapped {
+			if slices.Contains(aimed, t) {
+				continue
+			}
+			aimed = append(aimed, t)
+			if !slices.Contains(b.Clients, t) && !slices.Contains(b.Nodes, t) {
+				return f.errAt("swarm.targets", "%q is not a client or node of lock %s's world (%s; %s, %s)", t, info.ID,
+					worldNames(b.Nodes[:len(b.Nodes)-1], b.Clients, false), GroupClients, GroupNodes)
+			}
+		}
+		b.Targets = aimed
+		if err := b.Check(); err != nil {
+			return f.errAt("swarm.targets", "%v (lock %s)", err, info.ID)
+		}
+	}
+	if s.TTLRelative {
+		if ttl <= 0 {
+			return f.errAt("swarm.ttl_relative", "sizes relative to the lock's TTL, and lock %s has none", info.ID)
+		}
+		b.TTL = ttl
+	}
+	if s.Arm {
+		b.ArmPoints = slices.Clone(faults.HarnessPoints)
+		if info.Renews {
+			b.ArmPoints = append(b.ArmPoints, string(locks.PointRenewing))
+		}
+	}
+	return nil
 }
