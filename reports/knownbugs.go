@@ -30,6 +30,8 @@ type knownBugRow struct {
 	BuggyRate, SafeRate                         string // "17/20 = 85.0% [64.0%, 94.8%]"
 	Verdict, FoundBy, Repro, Measured, Why      string
 	Mechanism                                   string
+	// The summary table's short forms: "18/20", "v4.12.1: 0/20", "search".
+	BuggyShort, SafeShort, FoundByShort string
 }
 
 // knownBugs reads the suite; an entry that does not decode is the
@@ -59,6 +61,9 @@ func knownBugs() (*knownBugsView, error) {
 		}
 		r.BuggyRate, r.SafeRate = m.Buggy.String(), m.Fixed.String()
 		r.Verdict, r.FoundBy, r.Repro = b.Verdict, b.FoundBy, oneLine(b.Repro)
+		r.BuggyShort = fmt.Sprintf("%d/%d", m.Buggy.Bad, m.Buggy.Runs)
+		r.SafeShort = fmt.Sprintf("%s: %d/%d", b.SafeSide(), m.Fixed.Bad, m.Fixed.Runs)
+		r.FoundByShort = b.FoundBy
 		if b.FoundByWhy != "" {
 			r.FoundBy += " (" + oneLine(b.FoundByWhy) + ")"
 		}
