@@ -259,16 +259,24 @@ func (c *causer) demoted(node string, t0, t1 int64) bool {
 // without a command: it expired, or a crash or failover lost it.
 func (c *causer) vanished(f *keyFate, t, local int64) string {
 	if f.expireAt != 0 && f.expireAt <= local {
-		ttl := f.set.ExpireAt - f.set.Local
+		// A key set without an expiry (SETNX, then EXPIRE) has no TTL of
+		// its own: ExpireAt is 0 at the set, and set.ExpireAt - set.Local
+		// would print the node's clock reading, negated.
+		ttl := "set without a TTL"
+		if f.set.ExpireAt > 0 {
+			ttl = fmt.Sprintf("a TTL of %v", time.Duration(f.set.ExpireAt-f.set.Local))
+		}
 		var s string
 		if fl := c.clockFault(f.node, f.set.T, t); fl != "" {
-			s = fmt.Sprintf("expired by %s's clock, due at %s on it, which %s moved (gone by %s; a TTL of %v",
-				f.node, at(f.expireAt), fl, at(t), time.Duration(ttl))
+			s = fmt.Sprintf("expired by %s's clock, due at %s on it, which %s moved (gone by %s; %s",
+				f.node, at(f.expireAt), fl, at(t), ttl)
 		} else {
-			s = fmt.Sprintf("expired by %s's clock at ~%s (a TTL of %v", f.node, at(f.lastT+f.expireAt-f.lastLocal), time.Duration(ttl))
+			s = fmt.Sprintf("expired by %s's clock at ~%s (%s", f.node, at(f.lastT+f.expireAt-f.lastLocal), ttl)
 		}
 		if f.retimedBy != "" {
 			s += "; " + f.retimedBy
+		} else if f.set.ExpireAt == 0 {
+			s += fmt.Sprintf(", given its expiry, %s on %s's clock, by a later command", at(f.expireAt), f.node)
 		} else if f.expireAt != f.set.ExpireAt {
 			s += fmt.Sprintf(", renewed by %s to end at %s on %s's clock", c.holder, at(f.expireAt), f.node)
 		}
