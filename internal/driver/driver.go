@@ -152,6 +152,9 @@ func Decode(line []byte) (Line, error) {
 	if dec.More() {
 		return l, fmt.Errorf("more than one JSON value on a line: %s", Quote(line))
 	}
+	if len(l.Reply) == 0 {
+		l.Reply = nil // "reply":[] is no reply, as its absence is
+	}
 	switch {
 	case l.Point != "" && l.Re != "":
 		return l, fmt.Errorf("both a point and a reply: %s", Quote(line))
