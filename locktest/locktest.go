@@ -30,7 +30,6 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
-	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -313,11 +312,17 @@ func Standalone(f func(t *testing.T)) bool { return sim.InTest(f) }
 
 // Library returns the factory of a lock in locksim's catalogue (e.g.
 // "redsync", "redislock", "set-nx-cad"), for comparing your lock with it.
-// A catalogue lock keeps its own lease (locks.Get(id).TTL: redsync 8 s,
+// A catalogue lock keeps its own lease (locks.Lookup(id).TTL: redsync 8 s,
 // redislock 3 s): set Options.TTL to it, so that the search and the
-// workload are sized by the lease the lock really takes.
+// workload are sized by the lease the lock really takes. The catalogue's
+// designs are linked only by a program that imports them:
+//
+//	import _ "github.com/locksim/locksim/locks/catalogue"
+//
+// (without it, Library's factory fails with an error that says so):
+// locktest itself links no lock library.
 func Library(id string) Factory {
-	info, err := catalogue.Get(id)
+	info, err := locks.Lookup(id)
 	if err != nil {
 		return func(locks.Env) (locks.Lock, error) { return nil, err }
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
-	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -108,11 +107,11 @@ type Job struct {
 // Pause and Faults, and validates it. Every error is an *InputError.
 func (s Spec) Build() (*Job, error) {
 	if s.Lock == "" {
-		return nil, &InputError{"lock", fmt.Errorf("required (one of: %s)", strings.Join(catalogue.IDs(), ", "))}
+		return nil, &InputError{"lock", fmt.Errorf("required (one of: %s)", strings.Join(locks.IDs(), ", "))}
 	}
-	info, err := catalogue.Get(s.Lock)
+	info, err := locks.Lookup(s.Lock)
 	if err != nil {
-		return nil, &InputError{"lock", fmt.Errorf("unknown lock %q (%sone of: %s)", s.Lock, scenarios.DidYouMean(s.Lock, catalogue.IDs()), strings.Join(catalogue.IDs(), ", "))}
+		return nil, &InputError{"lock", fmt.Errorf("unknown lock %q (%sone of: %s)", s.Lock, scenarios.DidYouMean(s.Lock, locks.IDs()), strings.Join(locks.IDs(), ", "))}
 	}
 	if info.Unavailable != "" {
 		return nil, &InputError{"lock", fmt.Errorf("%s is %s", s.Lock, info.Unavailable)}

@@ -17,7 +17,7 @@ import (
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/internal/inputfile"
 	"github.com/locksim/locksim/internal/outfile"
-	"github.com/locksim/locksim/locks/catalogue"
+	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/scenarios"
 )
 
@@ -171,7 +171,7 @@ func UnwrapPathError(err error) error { return outfile.UnwrapPathError(err) }
 
 // Job builds the run a header describes (path names the file in errors).
 func (h Header) Job(path string) (*Job, error) {
-	if info, err := catalogue.Get(h.Lock); err != nil {
+	if info, err := locks.Lookup(h.Lock); err != nil {
 		return nil, fmt.Errorf("%s: the header's lock %q is not in this locksim's catalogue", path, h.Lock)
 	} else if info.Unavailable != "" {
 		return nil, fmt.Errorf("%s: the header's lock %s is %s", path, h.Lock, info.Unavailable)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/sim"
@@ -16,23 +17,43 @@ import (
 //go:embed builtin/*.yaml
 var builtinFS embed.FS
 
-// builtinErrors holds the built-in files that failed to parse (a test
-// demands none); each is still registered, with a Build that returns its
-// error, so that it is listed and fails loudly when used.
-var builtinErrors []error
+// The built-in files are parsed on first use, not at init: by then every
+// package that registers designs (locks.Register) has run its init, so
+// the files are checked against the designs the program links.
+var (
+	builtinOnce sync.Once
+	builtinMap  map[string]Scenario
+	// builtinErrs holds the built-in files that failed to parse (a test
+	// demands none); each is still listed, with a Build that returns its
+	// error, so that it fails loudly when used.
+	builtinErrs []error
+)
 
-func init() {
+// builtins returns the built-in scenarios by id, parsing them once.
+func builtins() map[string]Scenario {
+	builtinOnce.Do(func() { builtinMap, builtinErrs = loadBuiltins() })
+	return builtinMap
+}
+
+// builtinErrors are the built-in files that failed to parse.
+func builtinErrors() []error {
+	builtins()
+	return builtinErrs
+}
+
+func loadBuiltins() (builtins map[string]Scenario, builtinErrors []error) {
+	builtins = map[string]Scenario{}
 	entries, err := builtinFS.ReadDir("builtin")
 	if err != nil {
 		builtinErrors = append(builtinErrors, err)
-		return
+		return builtins, builtinErrors
 	}
 	for _, e := range entries {
 		name := path.Join("builtin", e.Name())
 		data, err := builtinFS.ReadFile(name)
 		if err == nil {
 			var f *File
-			if f, err = Parse("scenarios/"+name, data); err == nil {
+			if f, err = parse("scenarios/"+name, data, true); err == nil {
 				if strings.TrimSuffix(e.Name(), ".yaml") != f.ID {
 					err = fmt.Errorf("scenarios/%s: id %q does not match the file name", name, f.ID)
 				} else if _, dup := builtins[f.ID]; dup {
@@ -50,4 +71,5 @@ func init() {
 				Build: func(locks.Info, uint64, Params) (sim.Config, error) { return sim.Config{}, broken }}
 		}
 	}
+	return builtins, builtinErrors
 }

@@ -9,7 +9,7 @@ import (
 // TestBuiltinFilesParse: every embedded scenario file parses, and the ids
 // the report and the docs name are all there.
 func TestBuiltinFilesParse(t *testing.T) {
-	for _, err := range builtinErrors {
+	for _, err := range builtinErrors() {
 		t.Error(err)
 	}
 	want := []string{"default", "no-faults", "pause-after-check", "pause-during-acquire", "clock-jump",

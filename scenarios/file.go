@@ -88,6 +88,9 @@ type File struct {
 
 	name string      // the file's name in error messages
 	ix   *fieldIndex // where each field is, for errors after parsing
+	// builtin: one of the embedded files, whose lock ids a program that
+	// does not link locksim's catalogue has not registered (lockFor).
+	builtin bool
 }
 
 // TopologySpec is the Redis side of the world.

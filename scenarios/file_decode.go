@@ -121,7 +121,9 @@ func LoadFile(path string) (*File, error) {
 // types, unknown fields, ranges, names, and that the scenario builds for
 // every lock it lists. It never panics: a failure inside the YAML library
 // is reported as an error too.
-func Parse(name string, data []byte) (f *File, err error) {
+func Parse(name string, data []byte) (f *File, err error) { return parse(name, data, false) }
+
+func parse(name string, data []byte, builtin bool) (f *File, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			f, err = nil, &FileError{File: name, Msg: fmt.Sprintf("the YAML parser failed on this file (%v)", r)}
@@ -176,7 +178,7 @@ func Parse(name string, data []byte) (f *File, err error) {
 	if err := yaml.NodeToValue(body, f, yaml.Strict()); err != nil {
 		return nil, yamlError(name, ix, err)
 	}
-	f.name, f.ix = name, ix
+	f.name, f.ix, f.builtin = name, ix, builtin
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
@@ -519,7 +521,7 @@ func (f *File) Scenario() Scenario {
 // Resolve finds a scenario by built-in id or, failing that, as a path to
 // a scenario file.
 func Resolve(nameOrPath string) (Scenario, error) {
-	if s, ok := builtins[nameOrPath]; ok {
+	if s, ok := builtins()[nameOrPath]; ok {
 		return s, nil
 	}
 	looksLikePath := strings.ContainsRune(nameOrPath, filepath.Separator) || strings.ContainsRune(nameOrPath, '/') ||

@@ -10,7 +10,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 
-	"github.com/locksim/locksim/locks/catalogue"
+	"github.com/locksim/locksim/locks"
 )
 
 // The scenario language's sweep: which parameters a sweep can vary, its
@@ -54,7 +54,7 @@ func (f *File) sweepKind(name string) (kind string, idx int, lock, field string,
 	}
 	if rest, ok := strings.CutPrefix(name, "params."); ok {
 		id, fld, ok := strings.Cut(rest, ".")
-		info, err := catalogue.Get(id)
+		info, err := locks.Lookup(id)
 		if !ok || err != nil {
 			return "", 0, "", "", fmt.Errorf("%q: want params.<lock id>.<parameter>", name)
 		}

@@ -87,7 +87,7 @@ func (s Scenario) Judging(info locks.Info) Judging {
 // JudgingFor is Judging for a built-in scenario id (the default's for
 // anything else).
 func JudgingFor(id string, info locks.Info) Judging {
-	s, ok := builtins[id]
+	s, ok := builtins()[id]
 	if !ok {
 		return Judging{Resource: ResourcePool, Initial: PoolSize}
 	}

@@ -20,7 +20,6 @@ import (
 
 	"github.com/locksim/locksim/internal/zk"
 	"github.com/locksim/locksim/locks"
-	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -57,10 +56,6 @@ type Scenario struct {
 	File *File
 }
 
-// builtins are the built-in scenarios: the files in builtin/ (builtin.go),
-// default.yaml among them.
-var builtins = map[string]Scenario{}
-
 // World builds the default world (topology by the lock, the bonus pool
 // workload, the storage) for info and seed with p, and no faults: the base
 // that locktest and custom schedules start from. It is default.yaml built
@@ -78,7 +73,7 @@ func World(info locks.Info, seed uint64, p Params) (sim.Config, error) {
 
 // Get returns a built-in scenario.
 func Get(id string) (Scenario, error) {
-	s, ok := builtins[id]
+	s, ok := builtins()[id]
 	if !ok {
 		return Scenario{}, fmt.Errorf("unknown scenario %q (known: %v)", id, IDs())
 	}
@@ -88,7 +83,7 @@ func Get(id string) (Scenario, error) {
 // IDs lists the built-in scenario ids, sorted.
 func IDs() []string {
 	var ids []string
-	for id := range builtins {
+	for id := range builtins() {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
@@ -139,7 +134,7 @@ func Build(scenarioID, lockID string, seed uint64, p Params) (sim.Config, error)
 	if err != nil {
 		return sim.Config{}, err
 	}
-	info, err := catalogue.Get(lockID)
+	info, err := locks.Lookup(lockID)
 	if err != nil {
 		return sim.Config{}, err
 	}
@@ -217,7 +212,7 @@ func (s Scenario) fitsTopology(info locks.Info) string {
 	}
 	var tops []string
 	for _, id := range s.File.Locks {
-		other, err := catalogue.Get(id)
+		other, err := locks.Lookup(id)
 		if err != nil {
 			continue
 		}

@@ -6,87 +6,31 @@
 package catalogue
 
 import (
-	"fmt"
 	"math/rand/v2"
-	"sort"
 
 	"github.com/locksim/locksim/locks"
 )
 
-var registry = map[string]locks.Info{}
+// Register adds a design to the catalogue (locks.Register: the
+// registry lives in package locks, so the scenarios and the runner find
+// designs without linking this package).
+func Register(i locks.Info) { locks.Register(i) }
 
-// Register adds a design to the catalogue. A design with a parameter
-// table (Params, Configure) and no New is built from the table's
-// defaults: its TTL and New are Configure's.
-func Register(i locks.Info) {
-	if _, dup := registry[i.ID]; dup {
-		panic("catalogue: duplicate id " + i.ID)
-	}
-	if i.Configure != nil && i.New == nil {
-		d, err := i.Defaults()
-		if err != nil {
-			panic("catalogue: " + i.ID + ": " + err.Error())
-		}
-		i = d
-	}
-	registry[i.ID] = i
-}
-
-// Get returns the design with the given id.
-func Get(id string) (locks.Info, error) {
-	i, ok := registry[id]
-	if !ok {
-		return locks.Info{}, fmt.Errorf("unknown lock %q (known: %v)", id, IDs())
-	}
-	return i, nil
-}
+// Get returns the design with the given id (locks.Lookup).
+func Get(id string) (locks.Info, error) { return locks.Lookup(id) }
 
 // IDs lists the catalogue's ids, sorted, without the canaries.
-func IDs() []string {
-	ids := make([]string, 0, len(registry))
-	for id, i := range registry {
-		if !i.Canary && i.RealOnly == "" {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	return ids
-}
+func IDs() []string { return locks.IDs() }
 
 // RealOnlyIDs are the designs only the real arm runs (Info.RealOnly: the
 // etcd designs), sorted; IDs leaves them out, AllIDs has them.
-func RealOnlyIDs() []string {
-	var ids []string
-	for id, i := range registry {
-		if i.RealOnly != "" {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	return ids
-}
+func RealOnlyIDs() []string { return locks.RealOnlyIDs() }
 
 // AllIDs lists every registered id, canaries included, sorted.
-func AllIDs() []string {
-	ids := make([]string, 0, len(registry))
-	for id := range registry {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
-}
+func AllIDs() []string { return locks.AllIDs() }
 
 // CanaryIDs lists the canaries' ids, sorted.
-func CanaryIDs() []string {
-	var ids []string
-	for id, i := range registry {
-		if i.Canary {
-			ids = append(ids, id)
-		}
-	}
-	sort.Strings(ids)
-	return ids
-}
+func CanaryIDs() []string { return locks.CanaryIDs() }
 
 // randomValue draws a 20-byte hex value from r, as the seeds' UUIDs do.
 func randomValue(r *rand.Rand) string {
