@@ -135,7 +135,7 @@ func (p *Plan) Expect(st *Store) (cells []CellCost, rest CellCost) {
 	}
 	rest.Scenario, rest.Lock = "pause sweep and curves", ""
 	type replay struct {
-		t       sweep.Tally
+		t       run.Tally
 		seeds   int
 		stop    string
 		unknown bool // a seed the store lacks: the rule cannot go on
@@ -183,13 +183,13 @@ func (p *Plan) Expect(st *Store) (cells []CellCost, rest CellCost) {
 }
 
 // outcome is the store's entry for req (its CPU: what its run took).
-func (s *Store) outcome(req sweep.Request) (sweep.Outcome, bool) {
+func (s *Store) outcome(req sweep.Request) (run.Outcome, bool) {
 	if s == nil {
-		return sweep.Outcome{}, false
+		return run.Outcome{}, false
 	}
 	key := s.key(req)
 	if key == "" {
-		return sweep.Outcome{}, false
+		return run.Outcome{}, false
 	}
 	return s.get(key, req)
 }

@@ -48,7 +48,7 @@ type point struct {
 	curve *curve
 	lock  string
 	value float64 // on the curve's axis
-	sweep.Tally
+	run.Tally
 	// short counts the pause sweep's runs left out of the tally: c0 did
 	// not pause in full inside the safety phase (Outcome.PauseShort).
 	short int

@@ -111,7 +111,7 @@ func TestDriftCurveRedlock(t *testing.T) {
 	}
 }
 
-func judge(t *testing.T, b sim.Bubble, sp run.Spec) sweep.Outcome {
+func judge(t *testing.T, b sim.Bubble, sp run.Spec) run.Outcome {
 	t.Helper()
 	j, err := sweep.Judge(b, sp)
 	if err == nil && j.Err != nil {
@@ -120,7 +120,7 @@ func judge(t *testing.T, b sim.Bubble, sp run.Spec) sweep.Outcome {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sweep.OutcomeOf(j)
+	return run.OutcomeOf(j)
 }
 
 // The per-hour estimate's arithmetic, on hand-built tallies: one class
@@ -134,8 +134,8 @@ func TestPerHourArithmetic(t *testing.T) {
 	for _, c := range bgCurves() {
 		if c.ID == "per_hour:process-pause" {
 			c.points = []*point{
-				{curve: c, lock: "set-nx-cad", value: 1, Tally: sweep.Tally{Runs: 10, Unsafe: 2}},
-				{curve: c, lock: "set-nx-cad", value: 2, Tally: sweep.Tally{Runs: 10, Unsafe: 5}},
+				{curve: c, lock: "set-nx-cad", value: 1, Tally: run.Tally{Runs: 10, Unsafe: 2}},
+				{curve: c, lock: "set-nx-cad", value: 2, Tally: run.Tally{Runs: 10, Unsafe: 5}},
 			}
 		}
 		curves = append(curves, c)

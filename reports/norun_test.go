@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locksim/locksim/internal/sweep"
+	"github.com/locksim/locksim/run"
 )
 
 // TestCurvePointOfNoRuns: a point of the pause sweep
@@ -14,7 +14,7 @@ import (
 func TestCurvePointOfNoRuns(t *testing.T) {
 	c := &curve{Locks: []string{"set-nx-cad"}}
 	c.points = []*point{
-		{curve: c, lock: "set-nx-cad", value: 1.5, Tally: sweep.Tally{Runs: 4, Unsafe: 4}, short: 6},
+		{curve: c, lock: "set-nx-cad", value: 1.5, Tally: run.Tally{Runs: 4, Unsafe: 4}, short: 6},
 		{curve: c, lock: "set-nx-cad", value: 2, short: 10},
 	}
 	tab := c.table("pause (× TTL)")

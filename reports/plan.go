@@ -112,7 +112,7 @@ type Cell struct {
 	// SafetyPhase and LivenessPhase are the run lengths the cell's runs
 	// got (its scenario's, or the report's for the few it shortens).
 	SafetyPhase, LivenessPhase time.Duration
-	sweep.Tally
+	run.Tally
 	// FirstUnsafeSHA is the trace hash of the first unsafe seed's run.
 	FirstUnsafeSHA string
 	// firstUnsafeStored: that run's outcome came from the result store.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/internal/sweep"
+	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -33,7 +34,7 @@ func TestPauseSweepPausesInFull(t *testing.T) {
 				t.Fatal(err)
 			}
 			ran++
-			if o := sweep.OutcomeOf(j); o.PauseShort {
+			if o := run.OutcomeOf(j); o.PauseShort {
 				t.Errorf("%s seed %d: c0 did not pause in full", lock, sp.Seed)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/sweep"
+	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -177,7 +178,7 @@ func (p *Plan) runOnce(ctx context.Context, b sim.Bubble, dir string, ex Exec, l
 // ran is a planned run's outcome, or that it was skipped: its cell had
 // stopped.
 type ran struct {
-	o       sweep.Outcome
+	o       run.Outcome
 	hit     bool // o came from the result store
 	skipped bool
 }
@@ -185,10 +186,10 @@ type ran struct {
 // count adds a run's outcome to its cell or point, in seed order, and
 // applies the stopping rule to the seeds counted so far.
 // stored: o came from the result store.
-func (p *Plan) count(j job, o sweep.Outcome, stored bool) {
+func (p *Plan) count(j job, o run.Outcome, stored bool) {
 	seed := j.req.Spec.Seed
 	p.cpu += o.CPU
-	var t *sweep.Tally
+	var t *run.Tally
 	switch {
 	case j.point != nil && j.point.curve == nil && o.PauseShort:
 		// Not a run of the pause the pause sweep asked for: counted

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/locksim/locksim/internal/stats"
-	"github.com/locksim/locksim/internal/sweep"
+	"github.com/locksim/locksim/run"
 )
 
 // Sequential sampling. A cell (or a curve's point) runs seeds 1, 2, 3, …
@@ -54,7 +54,7 @@ type seqState struct {
 
 // stopReason applies the rule to a tally of seeds 1..seeds ("" : go on).
 // fixed turns the early stops off.
-func stopReason(t *sweep.Tally, seeds, cap int, fixed bool) string {
+func stopReason(t *run.Tally, seeds, cap int, fixed bool) string {
 	if seeds >= cap {
 		if fixed {
 			return StopFixed
@@ -82,7 +82,7 @@ func stopReason(t *sweep.Tally, seeds, cap int, fixed bool) string {
 // runs among safe, liveness and unknown): each comparison the verdict
 // makes must be settled, liveness against safe, unknown against safe, and
 // liveness against unknown when both beat safe.
-func verdictSettled(t *sweep.Tally) bool {
+func verdictSettled(t *run.Tally) bool {
 	safe := t.Runs - t.Liveness - t.Unknown
 	if !settled(t.Liveness, safe) || !settled(t.Unknown, safe) {
 		return false

@@ -11,6 +11,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/stats"
 	"github.com/locksim/locksim/internal/sweep"
+	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -19,7 +20,7 @@ import (
 // interval first narrows to 10 points at 35; a cell whose liveness runs
 // are near half does not stop by the bound.
 func TestStopRuleEdges(t *testing.T) {
-	firstN := func(k func(n int) sweep.Tally) (int, string) {
+	firstN := func(k func(n int) run.Tally) (int, string) {
 		for n := 1; n <= 200; n++ {
 			tl := k(n)
 			if why := stopReason(&tl, n, 200, false); why != "" {
@@ -28,34 +29,34 @@ func TestStopRuleEdges(t *testing.T) {
 		}
 		return 0, ""
 	}
-	if n, why := firstN(func(n int) sweep.Tally { return sweep.Tally{Runs: n} }); n != 189 || why != StopBound {
+	if n, why := firstN(func(n int) run.Tally { return run.Tally{Runs: n} }); n != 189 || why != StopBound {
 		t.Errorf("no violations: stopped at %d (%s), want 189 (bound)", n, why)
 	}
 	if _, hi := stats.Wilson(0, 188); hi <= stopUpper {
 		t.Errorf("Wilson(0, 188) upper %v: the bound holds a run earlier than the rule says", hi)
 	}
-	if n, why := firstN(func(n int) sweep.Tally { return sweep.Tally{Runs: n, Unsafe: n} }); n != 35 || why != StopNarrow {
+	if n, why := firstN(func(n int) run.Tally { return run.Tally{Runs: n, Unsafe: n} }); n != 35 || why != StopNarrow {
 		t.Errorf("every run unsafe: stopped at %d (%s), want 35 (narrow)", n, why)
 	}
 	// Half the runs unsafe: the interval never narrows to ±5 points
 	// within 200 runs; the cap ends it.
-	if n, why := firstN(func(n int) sweep.Tally { return sweep.Tally{Runs: n, Unsafe: n / 2} }); n != 200 || why != StopCap {
+	if n, why := firstN(func(n int) run.Tally { return run.Tally{Runs: n, Unsafe: n / 2} }); n != 200 || why != StopCap {
 		t.Errorf("half unsafe: stopped at %d (%s), want 200 (cap)", n, why)
 	}
 	// One violation at seed 124 and none before (delayed-restart-jump ×
 	// fencing in the fixed report): it stops there.
-	if n, why := firstN(func(n int) sweep.Tally { return sweep.Tally{Runs: n, Unsafe: min(1, n/124)} }); n != 124 || why != StopNarrow {
+	if n, why := firstN(func(n int) run.Tally { return run.Tally{Runs: n, Unsafe: min(1, n/124)} }); n != 124 || why != StopNarrow {
 		t.Errorf("one violation at seed 124: stopped at %d (%s), want 124 (narrow)", n, why)
 	}
 	// Liveness in about half the runs: the verdict is a coin toss, so the
 	// bound does not end it.
-	if n, why := firstN(func(n int) sweep.Tally { return sweep.Tally{Runs: n, Liveness: n / 2} }); n != 200 || why != StopCap {
+	if n, why := firstN(func(n int) run.Tally { return run.Tally{Runs: n, Liveness: n / 2} }); n != 200 || why != StopCap {
 		t.Errorf("liveness in half the runs: stopped at %d (%s), want 200 (cap)", n, why)
 	}
-	if n, why := firstN(func(n int) sweep.Tally { return sweep.Tally{Runs: n, Liveness: n} }); n != 189 || why != StopBound {
+	if n, why := firstN(func(n int) run.Tally { return run.Tally{Runs: n, Liveness: n} }); n != 189 || why != StopBound {
 		t.Errorf("liveness in every run: stopped at %d (%s), want 189 (bound)", n, why)
 	}
-	tl := sweep.Tally{Runs: 199, Unsafe: 199}
+	tl := run.Tally{Runs: 199, Unsafe: 199}
 	if why := stopReason(&tl, 199, 200, true); why != "" {
 		t.Errorf("fixed plan stopped early: %s", why)
 	}
@@ -99,7 +100,7 @@ func TestSequentialIsFixedPrefix(t *testing.T) {
 	// The rule replayed on the fixed plan's outcomes, seed by seed.
 	want := map[string][2]any{}
 	for _, c := range fixed.cells {
-		var tl sweep.Tally
+		var tl run.Tally
 		for seed := uint64(1); seed <= 50; seed++ {
 			o, ok := st.get(st.key(sweep.Request{Spec: c.At(seed)}), sweep.Request{Spec: c.At(seed)})
 			if !ok {
@@ -180,7 +181,7 @@ func TestBoundWaitsForASettledVerdict(t *testing.T) {
 		{150, 0, StopBound}, // liveness 150 against safe 39: settled
 		{80, 80, ""},        // both beat safe (29), and tie with each other
 	} {
-		tl := &sweep.Tally{Runs: 189, Liveness: c.live, Unknown: c.unknown}
+		tl := &run.Tally{Runs: 189, Liveness: c.live, Unknown: c.unknown}
 		if got := stopReason(tl, 189, 200, false); got != c.want {
 			t.Errorf("liveness %d, unknown %d of 189: stop %q, want %q", c.live, c.unknown, got, c.want)
 		}

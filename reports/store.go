@@ -14,6 +14,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/store"
 	"github.com/locksim/locksim/internal/sweep"
+	"github.com/locksim/locksim/run"
 )
 
 // Store is a result store and this build's id in it (OpenStore).
@@ -68,9 +69,9 @@ func (s *Store) failed(err error) {
 type storedRun struct {
 	// Key is the entry's own key: an outcome moved under another key is
 	// not the run asked for.
-	Key     string        `json:"key"`
-	Outcome sweep.Outcome `json:"outcome"`
-	CPUNS   int64         `json:"cpu_ns"` // Outcome.CPU, which its JSON leaves out
+	Key     string      `json:"key"`
+	Outcome run.Outcome `json:"outcome"`
+	CPUNS   int64       `json:"cpu_ns"` // Outcome.CPU, which its JSON leaves out
 }
 
 // storedTimeline is a drawn timeline entry's payload.
@@ -101,7 +102,7 @@ func (s *Store) key(req sweep.Request) string {
 // Run answers req from the store, or runs it on r and stores it. A
 // timeline request's picture is written to its path either way. (A
 // sweep's runs go through it too: sweep.Sweep.Store.)
-func (s *Store) Run(r sweep.Runner, req sweep.Request) (sweep.Outcome, error) {
+func (s *Store) Run(r sweep.Runner, req sweep.Request) (run.Outcome, error) {
 	o, _, err := s.run(r, req, false)
 	return o, err
 }
@@ -109,7 +110,7 @@ func (s *Store) Run(r sweep.Runner, req sweep.Request) (sweep.Outcome, error) {
 // run is Run on a Store that may be nil (every run runs); fresh: run it
 // even if the store holds it (its entry is then replaced). hit says the
 // outcome came from the store.
-func (s *Store) run(r sweep.Runner, req sweep.Request, fresh bool) (o sweep.Outcome, hit bool, err error) {
+func (s *Store) run(r sweep.Runner, req sweep.Request, fresh bool) (o run.Outcome, hit bool, err error) {
 	if s == nil {
 		o, err = r.Run(req)
 		return o, false, err
@@ -154,29 +155,29 @@ func (s *Store) drop(req sweep.Request) {
 
 // get reads key's entry; a payload that does not decode, or holds what
 // no run gives (validOutcome), counts as corrupt and is removed.
-func (s *Store) get(key string, req sweep.Request) (sweep.Outcome, bool) {
+func (s *Store) get(key string, req sweep.Request) (run.Outcome, bool) {
 	payload, ok, corrupt := s.st.Get(key)
 	if corrupt {
 		s.Corrupt.Add(1)
 	}
 	if !ok {
-		return sweep.Outcome{}, false
+		return run.Outcome{}, false
 	}
-	bad := func() (sweep.Outcome, bool) {
+	bad := func() (run.Outcome, bool) {
 		s.Corrupt.Add(1)
 		s.st.Remove(key)
-		return sweep.Outcome{}, false
+		return run.Outcome{}, false
 	}
 	if t := req.Timeline; t != nil {
 		var e storedTimeline
 		if json.Unmarshal(payload, &e) != nil || e.Key != key || len(e.Picture) == 0 ||
-			validOutcome(sweep.Outcome{Verdict: e.Verdict, TraceSHA256: e.TraceSHA256}) != nil {
+			validOutcome(run.Outcome{Verdict: e.Verdict, TraceSHA256: e.TraceSHA256}) != nil {
 			return bad()
 		}
 		if err := os.WriteFile(t.Path, e.Picture, 0o644); err != nil {
-			return sweep.Outcome{}, false
+			return run.Outcome{}, false
 		}
-		return sweep.Outcome{Verdict: e.Verdict, TraceSHA256: e.TraceSHA256, Story: e.Story}, true
+		return run.Outcome{Verdict: e.Verdict, TraceSHA256: e.TraceSHA256, Story: e.Story}, true
 	}
 	var e storedRun
 	if json.Unmarshal(payload, &e) != nil || e.Key != key || e.CPUNS < 0 || validOutcome(e.Outcome) != nil {
@@ -188,7 +189,7 @@ func (s *Store) get(key string, req sweep.Request) (sweep.Outcome, bool) {
 
 // validOutcome checks what a run can give: a known verdict (and class),
 // counts that are not negative, a trace hash.
-func validOutcome(o sweep.Outcome) error {
+func validOutcome(o run.Outcome) error {
 	if !slices.Contains(checker.Verdicts, o.Verdict) {
 		return fmt.Errorf("verdict %q", o.Verdict)
 	}

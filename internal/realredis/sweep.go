@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/internal/sweep"
+	"github.com/locksim/locksim/run"
 )
 
 // SweepRunner runs a sweep's jobs against real Redis (sweep.Runner): each
@@ -16,10 +17,10 @@ type SweepRunner struct {
 }
 
 // Run runs one job. A job the real arm cannot run is an error naming why.
-func (r SweepRunner) Run(req sweep.Request) (sweep.Outcome, error) {
+func (r SweepRunner) Run(req sweep.Request) (run.Outcome, error) {
 	job, err := Build(req.Spec, r.TTL)
 	if err != nil {
-		return sweep.Outcome{}, err
+		return run.Outcome{}, err
 	}
 	ctx := r.Ctx
 	if ctx == nil {
@@ -27,9 +28,9 @@ func (r SweepRunner) Run(req sweep.Request) (sweep.Outcome, error) {
 	}
 	jd, err := job.RunAndJudge(ctx, "")
 	if err != nil {
-		return sweep.Outcome{}, err
+		return run.Outcome{}, err
 	}
-	o := sweep.OutcomeOf(jd.Judged)
+	o := run.OutcomeOf(jd.Judged)
 	o.StallMaxMS, o.Machine = float64(jd.Info.Stalls.MaxNS)/1e6, jd.MachineVerdict() // stall.go
 	return o, nil
 }
