@@ -25,7 +25,11 @@ func (r *DriversResult) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "\nreal unsafe runs k/n and the cell's verdict (expected in brackets; ! where it differs); the Go arm also: sim k/n.\n")
 	for _, a := range r.Arms {
 		if a.Driver != "" && !r.hasExpectation(a.Name) {
-			fmt.Fprintf(w, "%s: no expectation (no %s in its folder): its cells show the measured verdict, [-], never !.\n", a.Name, ExpectFileName)
+			why := "no " + ExpectFileName + " in its folder"
+			if a.Expectations != "" {
+				why = a.Expectations + " names none of these cells"
+			}
+			fmt.Fprintf(w, "%s: no expectation (%s): its cells show the measured verdict, [-], never !.\n", a.Name, why)
 		}
 	}
 	if len(r.Control) > 0 {

@@ -140,3 +140,23 @@ func TestDriversWriteRead(t *testing.T) {
 		t.Errorf("broken drivers.json: %v, want an error naming the file", err)
 	}
 }
+
+// TestDriversTableNoExpectation: a driver with no expectation in any of
+// its cells shows the measured verdict with [-] and no !, and a line under
+// the table says why (no file, or a file naming none of these cells); a
+// driver with one says nothing.
+func TestDriversTableNoExpectation(t *testing.T) {
+	r := &DriversResult{TTLNS: 5e8, Jobs: 1, Arms: []Arm{{Name: "plain", Driver: "plain"}, {Name: "mine", Driver: "mine", Expectations: "d/mine/expect.yaml"}, {Name: "ok", Driver: "ok"}},
+		Cells: []DriverCell{driverCell("no-faults", "plain", 2, 2, "unsafe"), driverCell("no-faults", "mine", 0, 2, "safe"), driverCell("no-faults", "ok", 0, 2, "safe")}}
+	r.Cells[2].Expected, r.Cells[2].AsExpected = "safe", true
+	var b bytes.Buffer
+	r.WriteTable(&b)
+	for _, want := range []string{"2/2 unsafe [-] ", "plain: no expectation (no expect.yaml in its folder)", "mine: no expectation (d/mine/expect.yaml names none of these cells)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "] !") || strings.Contains(b.String(), "ok: no expectation") {
+		t.Errorf("a mark or a note where none is due:\n%s", b.String())
+	}
+}
