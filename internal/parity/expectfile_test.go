@@ -162,3 +162,35 @@ func TestDirArms(t *testing.T) {
 		t.Errorf("an empty folder: %v", err)
 	}
 }
+
+// FuzzParseExpect: any bytes give a file whose every expectation has a
+// known verdict and a reason, or a FileError naming the file; never a
+// panic.
+func FuzzParseExpect(f *testing.F) {
+	f.Add([]byte(goodExpect))
+	f.Add([]byte("expect:\n  set-nx-cad:\n    no-faults: {verdict: safe, why: x}\n"))
+	f.Add([]byte("expect: {fencing: {no-faults: {verdict: liveness, why: |\n  y\n}}}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ef, err := ParseExpect("f.yaml", data)
+		if err != nil {
+			var fe *scenarios.FileError
+			if !errors.As(err, &fe) || fe.File != "f.yaml" {
+				t.Fatalf("error %v (%T): want a FileError naming f.yaml", err, err)
+			}
+			return
+		}
+		if len(ef.Worlds) == 0 {
+			t.Fatal("a file with no world accepted")
+		}
+		for w, m := range ef.Worlds {
+			if len(ef.Order[w]) != len(m) {
+				t.Fatalf("%s: order %v for %d expectations", w, ef.Order[w], len(m))
+			}
+			for sc, e := range m {
+				if (e.Verdict != "safe" && e.Verdict != "unsafe" && e.Verdict != "liveness") || strings.TrimSpace(e.Why) == "" {
+					t.Fatalf("%s × %s: %+v accepted", w, sc, e)
+				}
+			}
+		}
+	})
+}
