@@ -12,8 +12,9 @@ import (
 )
 
 // parity --drivers checks its scenarios and drivers before it starts
-// anything: an unknown scenario or a folder without the table's drivers
-// is a usage error naming it, and nothing is written.
+// anything: an unknown scenario or arm, a folder with no driver, or a bad
+// expect.yaml (file:line:column and field) is a usage error naming it,
+// and nothing is written.
 func TestParityDriversBadInput(t *testing.T) {
 	badExpect := driverDir(t, "mine", "#!/bin/sh\n", "expect:\n  set-nx-cad:\n    no-faults:\n      verdict: sure\n      why: x\n")
 	unknownField := driverDir(t, "mine", "#!/bin/sh\n", "expect:\n  set-nx-cad: {}\nlibraries: x\n")
