@@ -18,7 +18,9 @@ import (
 // input error naming the file, before anything runs.
 func TestDriversSection(t *testing.T) {
 	pdir := t.TempDir()
-	r := &parity.DriversResult{TTLNS: 5e8, Jobs: 4, Arms: parity.DriverArms()[:3], Cells: []parity.DriverCell{
+	r := &parity.DriversResult{TTLNS: 5e8, Jobs: 4, Arms: []parity.Arm{parity.GoArm(parity.DriverWorld),
+		{Name: "python-set-nx-cad", Driver: "python-set-nx-cad", Library: "plain redis-py issuing set-nx-cad's commands (the control)", Resembles: "set-nx-cad"},
+		{Name: "python-redis-py", Driver: "python-redis-py", Library: "redis-py 4.3.4 redis.lock.Lock", Resembles: "set-nx-cad, redislock (no validity signal)"}}, Cells: []parity.DriverCell{
 		{Scenario: "no-faults", Arm: "go set-nx-cad", Runs: 20, Verdict: "safe", Expected: "safe", AsExpected: true, SimRuns: 200, SimVerdict: "safe"},
 		{Scenario: "no-faults", Arm: "python-set-nx-cad", Runs: 20, Verdict: "safe", Expected: "safe", AsExpected: true, Fenced: 7},
 		{Scenario: "no-faults", Arm: "python-redis-py", Runs: 20, Unsafe: 2, Verdict: "unsafe", Expected: "safe", ExpectedWhy: "lock.py 27-34",

@@ -16,7 +16,6 @@ import (
 
 	"github.com/locksim/locksim/internal/outfile"
 	"github.com/locksim/locksim/internal/parity"
-	"github.com/locksim/locksim/internal/realredis"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
@@ -37,25 +36,24 @@ func runDriversTable(cmd *cobra.Command, stdout, stderr io.Writer, h host, code 
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return usageErrorf("--drivers: %q is not a folder of drivers (e.g. drivers, holding python-redis-py/ and node-redlock/)", dir)
 	}
-	for _, a := range parity.WorldArms(world) {
-		if a.Driver == "" {
-			continue
-		}
-		if _, err := realredis.ResolveDriver(filepath.Join(dir, a.Driver)); err != nil {
-			return usageErrorf("--drivers %s: %v", dir, err)
-		}
+	// Every driver folder in dir, with its expectations file (a bad one
+	// is bad input, named by file and line).
+	all, err := parity.DirArms(dir, world)
+	if err != nil {
+		return usageErrorf("--drivers: %v", err)
 	}
-	opt := parity.DriversOptions{Dir: dir, World: world, SimRuns: parity.Full.SimRuns, RealRuns: parity.Full.RealRuns, RealJobs: parity.Full.RealJobs, TTL: ttl.v, Progress: stderr, TracesIn: out}
+	opt := parity.DriversOptions{Dir: dir, World: world, Arms: all, SimRuns: parity.Full.SimRuns, RealRuns: parity.Full.RealRuns, RealJobs: parity.Full.RealJobs, TTL: ttl.v, Progress: stderr, TracesIn: out}
 	if cmd.Flags().Changed("cells") {
 		// SCENARIO (every arm runs in it) or SCENARIO/ARM (only the
 		// named arms: the table is every named scenario × named arm).
 		refs, err := parseCellList(cells, "SCENARIO or SCENARIO/ARM", false, func(arm string) error {
-			for _, a := range parity.WorldArms(world) {
+			for _, a := range all {
 				if a.Name == arm || (a.Driver == "" && arm == "go") {
 					return nil
 				}
 			}
-			return fmt.Errorf("no arm %q in %s's table (%swant go or a driver: %s)", arm, world, scenarios.DidYouMean(arm, append([]string{"go"}, strings.Split(armNames(world), ", ")...)), armNames(world))
+			names := armNames(all)
+			return fmt.Errorf("no arm %q in %s's table from %s (%swant go or a driver: %s)", arm, world, dir, scenarios.DidYouMean(arm, append([]string{"go"}, names...)), strings.Join(names, ", "))
 		})
 		if err != nil {
 			return usageErrorf("--cells with --drivers: %v", err)
@@ -70,7 +68,8 @@ func runDriversTable(cmd *cobra.Command, stdout, stderr io.Writer, h host, code 
 			}
 		}
 		if len(arms) > 0 {
-			for _, a := range parity.WorldArms(world) {
+			opt.Arms = nil
+			for _, a := range all {
 				if slices.Contains(arms, a.Name) || (a.Driver == "" && slices.Contains(arms, "go")) {
 					opt.Arms = append(opt.Arms, a)
 				}
@@ -119,13 +118,13 @@ func runDriversTable(cmd *cobra.Command, stdout, stderr io.Writer, h host, code 
 	return nil
 }
 
-// armNames lists world's arms for messages.
-func armNames(world string) string {
+// armNames lists the drivers among arms, for messages.
+func armNames(arms []parity.Arm) []string {
 	var names []string
-	for _, a := range parity.WorldArms(world) {
+	for _, a := range arms {
 		if a.Driver != "" {
 			names = append(names, a.Name)
 		}
 	}
-	return strings.Join(names, ", ")
+	return names
 }

@@ -25,7 +25,8 @@ import (
 // The drivers table: lock libraries in other languages
 // (docs/DRIVERS.md) on the real arm, scenario by scenario, beside the Go
 // set-nx-cad (both arms) whose world every driver runs in, each with its
-// expectation written from its code (drivers_expect.go).
+// expectation written from its code before measuring (its expectations
+// file: expectfile.go).
 
 // Files of the drivers table, written into a parity folder (DriversFiles
 // names those of a world other than DriverWorld).
@@ -60,23 +61,20 @@ const FencingWorld = "fencing"
 // Worlds are the worlds a drivers table can run in (--world).
 var Worlds = []string{DriverWorld, RedlockWorld, FencingWorld}
 
-// WorldArms and WorldScenarios are a world's columns and rows.
-func WorldArms(world string) []Arm {
-	if world == FencingWorld {
-		return []Arm{
-			{Name: "go fencing", Library: "locks/catalogue fencing (go-redis)", Resembles: "-"},
-			{Name: fencingControl, Driver: fencingControl, Library: "plain redis-py issuing the fencing design's commands (SET NX PX + INCR in one script), the token with acquire", Resembles: "fencing"},
-		}
+// GoArm is the Go column of world's table: the lock whose world the
+// drivers run in, on both arms.
+func GoArm(world string) Arm {
+	switch world {
+	case FencingWorld:
+		return Arm{Name: "go fencing", Library: "locks/catalogue fencing (go-redis)", Resembles: "-"}
+	case RedlockWorld:
+		return Arm{Name: "go redlock", Library: "locks/catalogue redlock (go-redis)", Resembles: "-"}
 	}
-	if world == RedlockWorld {
-		return []Arm{
-			{Name: "go redlock", Library: "locks/catalogue redlock (go-redis)", Resembles: "-"},
-			{Name: redlock, Driver: redlock, Library: "npm redlock 4.2.0 over ioredis 4.28.5, on 5 nodes", Resembles: "redlock, redsync"},
-		}
-	}
-	return DriverArms()
+	return Arm{Name: "go set-nx-cad", Library: "locks/catalogue set-nx-cad (go-redis)", Resembles: "-"}
 }
 
+// WorldScenarios are a world's default rows (DriverScenarios in
+// set-nx-cad's).
 func WorldScenarios(world string) []string {
 	if world == FencingWorld {
 		return []string{"pause-after-check", "delayed-write", "no-faults"}
@@ -87,8 +85,8 @@ func WorldScenarios(world string) []string {
 	return DriverScenarios()
 }
 
-// Arm is one column of the drivers table: the Go set-nx-cad (Driver "")
-// or a driver in drivers/.
+// Arm is one column of the drivers table: the Go lock (Driver "") or a
+// driver folder.
 type Arm struct {
 	Name      string `json:"name"`
 	Driver    string `json:"driver,omitempty"` // the folder under DriversOptions.Dir
@@ -97,22 +95,87 @@ type Arm struct {
 	// NoSentinel, if set, is why the driver refuses a Sentinel-managed
 	// world (its replicated cells are then not run).
 	NoSentinel string `json:"no_sentinel,omitempty"`
+	// Expectations is the driver's expectations file ("": it has none,
+	// and its cells have no expectation).
+	Expectations string                 `json:"expectations,omitempty"`
+	expect       map[string]Expectation // this world's, by scenario
+	order        []string               // their scenarios in the file's order
 }
 
-// DriverArms are the table's columns: Go set-nx-cad, the control and the
-// three libraries.
-func DriverArms() []Arm {
-	return []Arm{
-		{Name: "go set-nx-cad", Library: "locks/catalogue set-nx-cad (go-redis)", Resembles: "-"},
-		{Name: control, Driver: control, Library: "plain redis-py issuing set-nx-cad's commands (the control)", Resembles: "set-nx-cad"},
-		{Name: redisPy, Driver: redisPy, Library: "redis-py 4.3.4 redis.lock.Lock", Resembles: "set-nx-cad, redislock (no validity signal)"},
-		{Name: redlock, Driver: redlock, Library: "npm redlock 4.2.0 over ioredis 4.28.5", Resembles: "redlock, redsync (here on one node, as gocron)", NoSentinel: redlockNoSentinel},
-		{Name: redisSemaphore, Driver: redisSemaphore, Library: "npm redis-semaphore 5.8.0 Mutex over ioredis 4.28.5 (auto-refresh on)", Resembles: "set-nx-cad with a background refresh, redislock (no validity signal)"},
+// MaxDriverFolders bounds the entries DirArms reads in a drivers folder.
+const MaxDriverFolders = 256
+
+// DirArms are world's columns for the drivers in dir: the Go lock, then
+// every sub-folder holding a driver* file or an expectations file
+// (ExpectFileName), in name order. A driver with an expectations file is
+// a column of the worlds it lists; one without, of set-nx-cad's only
+// (with no expectations). Sub-folders with neither (drivers/scenarios)
+// are not drivers; one whose driver does not resolve, or whose
+// expectations file is bad, is an error naming it.
+func DirArms(dir, world string) ([]Arm, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("drivers %s: %w", dir, err)
 	}
+	if len(ents) > MaxDriverFolders {
+		return nil, fmt.Errorf("drivers %s: %d entries, more than the %d a drivers folder may hold", dir, len(ents), MaxDriverFolders)
+	}
+	arms := []Arm{GoArm(world)}
+	found := 0
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if st, err := os.Stat(p); err != nil || !st.IsDir() {
+			continue
+		}
+		ef := filepath.Join(p, ExpectFileName)
+		_, statErr := os.Stat(ef)
+		hasExpect := statErr == nil
+		if ms, _ := filepath.Glob(filepath.Join(p, "driver*")); len(ms) == 0 && !hasExpect {
+			continue
+		}
+		found++
+		if _, err := realredis.ResolveDriver(p); err != nil {
+			return nil, err
+		}
+		if e.Name() == "go" || strings.ContainsAny(e.Name(), ", ") {
+			return nil, fmt.Errorf("driver %s: a driver's folder name may not be \"go\" or hold a comma or space (--cells names arms by it)", p)
+		}
+		a := Arm{Name: e.Name(), Driver: e.Name(), Library: "-", Resembles: "-"}
+		if hasExpect {
+			f, err := LoadExpectFile(ef)
+			if err != nil {
+				return nil, err
+			}
+			ex, ok := f.Worlds[world]
+			if !ok {
+				continue
+			}
+			a.Library, a.Resembles, a.NoSentinel = orDash(f.Library), orDash(f.Resembles), f.NoSentinel
+			a.Expectations, a.expect, a.order = ef, ex, f.Order[world]
+		} else if world != DriverWorld {
+			continue
+		}
+		arms = append(arms, a)
+	}
+	if len(arms) == 1 {
+		return nil, fmt.Errorf("drivers %s: no driver for %s's world among its %d driver folders (want sub-folders each holding one executable driver* file; outside %s's world, an %s listing the world under expect:)", dir, world, found, DriverWorld, ExpectFileName)
+	}
+	return arms, nil
 }
 
-// redlockNoSentinel is why node-redlock has no replicated cells.
-const redlockNoSentinel = "Redlock is for independent nodes: drivers/node-redlock/driver.js refuses a Sentinel-managed primary at start"
+// rows are world's default rows, then any other scenario an arm's
+// expectations name (in arm, then file, order).
+func rows(world string, arms []Arm) []string {
+	out := slices.Clone(WorldScenarios(world))
+	for _, a := range arms {
+		for _, sc := range a.order {
+			if !slices.Contains(out, sc) {
+				out = append(out, sc)
+			}
+		}
+	}
+	return out
+}
 
 // DriverScenarios are the table's rows. failover runs in primary-replica's
 // world (cellLock), at ReplicatedTTL.
@@ -124,8 +187,8 @@ func DriverScenarios() []string {
 type DriversOptions struct {
 	Dir       string   // the drivers' folder ("": "drivers")
 	World     string   // the lock whose world every arm runs in ("": DriverWorld)
-	Scenarios []string // nil: DriverScenarios()
-	Arms      []Arm    // nil: DriverArms()
+	Scenarios []string // nil: WorldScenarios, then those the arms' expectations add
+	Arms      []Arm    // nil: DirArms(Dir, World)
 	SimRuns   int      // Go set-nx-cad's seeds in the simulator
 	RealRuns  int      // real runs a cell (seeds 1..RealRuns)
 	RealJobs  int      // real runs at once
@@ -225,11 +288,15 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 	if !slices.Contains(Worlds, opt.World) {
 		return nil, fmt.Errorf("parity --drivers: world %q: want one of %s", opt.World, strings.Join(Worlds, ", "))
 	}
-	if opt.Scenarios == nil {
-		opt.Scenarios = WorldScenarios(opt.World)
-	}
 	if opt.Arms == nil {
-		opt.Arms = WorldArms(opt.World)
+		arms, err := DirArms(opt.Dir, opt.World)
+		if err != nil {
+			return nil, fmt.Errorf("parity --drivers: %w", err)
+		}
+		opt.Arms = arms
+	}
+	if opt.Scenarios == nil {
+		opt.Scenarios = rows(opt.World, opt.Arms)
 	}
 	if opt.TTL == 0 {
 		opt.TTL = realredis.DefaultTTL
@@ -347,8 +414,8 @@ func cellLock(world, sc string) string {
 	return world
 }
 
-// expectationOf is arm a's expectation in scenario sc: Go set-nx-cad's
-// is the scenario file's agreed outcome, a driver's is driverExpect's.
+// expectationOf is arm a's expectation in scenario sc: Go's is the
+// scenario file's agreed outcome, a driver's its expectations file's.
 func expectationOf(a Arm, sc, world string) (Expectation, bool) {
 	if a.Driver == "" {
 		lock := cellLock(world, sc)
@@ -357,11 +424,7 @@ func expectationOf(a Arm, sc, world string) (Expectation, bool) {
 		}
 		return Expectation{}, false
 	}
-	key := a.Driver
-	if world != DriverWorld {
-		key += "@" + world
-	}
-	e, ok := driverExpect[key][sc]
+	e, ok := a.expect[sc]
 	return e, ok
 }
 

@@ -23,6 +23,15 @@ func (r *DriversResult) WriteTable(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "\nreal unsafe runs k/n and the cell's verdict (expected in brackets; ! where it differs); the Go arm also: sim k/n.\n")
+	for _, a := range r.Arms {
+		if a.Driver != "" && !r.hasExpectation(a.Name) {
+			why := "no " + ExpectFileName + " in its folder"
+			if a.Expectations != "" {
+				why = a.Expectations + " names none of these cells"
+			}
+			fmt.Fprintf(w, "%s: no expectation (%s): its cells show the measured verdict, [-], never !.\n", a.Name, why)
+		}
+	}
 	if len(r.Control) > 0 {
 		fmt.Fprintf(w, "\nthe control (python-set-nx-cad) against Go set-nx-cad (same verdict, overlapping 95%% Wilson intervals):\n")
 		for _, c := range r.Control {
@@ -43,6 +52,16 @@ func (r *DriversResult) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "\nnot supported: %s", u)
 	}
 	fmt.Fprintf(w, "\nTTL %v; %s; %d real runs at once, %v in all. %s.\n", time.Duration(r.TTLNS), orDash(r.Redis), r.Jobs, time.Duration(r.WallNS).Round(time.Second), r.Note)
+}
+
+// hasExpectation: some cell of arm has an expectation.
+func (r *DriversResult) hasExpectation(arm string) bool {
+	for _, c := range r.Cells {
+		if c.Arm == arm && c.Expected != "" {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *DriversResult) scenarios() []string {

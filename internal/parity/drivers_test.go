@@ -4,24 +4,46 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/locksim/locksim/internal/stats"
 )
 
-// TestDriverExpectations: every driver of the table has an expectation,
-// with its reason, in every scenario it can run (failover: the Python
-// drivers, through Sentinel; node-redlock refuses a Sentinel world), and
-// the Go arm's come from the scenario files.
+// TestDriverExpectations: the shipped drivers' expectations files make
+// each world's columns (set-nx-cad's: the four drivers; redlock's:
+// node-redlock; fencing's: python-fencing) and rows (no scenario beyond
+// the world's), and every driver has an expectation, with its reason, in
+// every scenario it can run (failover: not node-redlock, which refuses a
+// Sentinel world); the Go arm's come from the scenario files.
 func TestDriverExpectations(t *testing.T) {
+	wantArms := map[string][]string{
+		DriverWorld:  {"go set-nx-cad", "node-redis-semaphore", "node-redlock", "python-redis-py", control},
+		RedlockWorld: {"go redlock", "node-redlock"},
+		FencingWorld: {"go fencing", "python-fencing"},
+	}
 	for _, world := range Worlds {
-		for _, a := range WorldArms(world) {
+		arms, err := DirArms("../../drivers", world)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, a := range arms {
+			names = append(names, a.Name)
+		}
+		if !slices.Equal(names, wantArms[world]) {
+			t.Errorf("%s's columns %v, want %v", world, names, wantArms[world])
+		}
+		if got := rows(world, arms); !slices.Equal(got, WorldScenarios(world)) {
+			t.Errorf("%s's rows %v, want %v", world, got, WorldScenarios(world))
+		}
+		for _, a := range arms {
 			for _, sc := range WorldScenarios(world) {
 				e, ok := expectationOf(a, sc, world)
-				if sc == "failover" && a.Driver == redlock {
-					if ok {
-						t.Errorf("%s has an expectation in failover, a Sentinel world it refuses", a.Name)
+				if sc == "failover" && a.Driver == "node-redlock" {
+					if ok || a.NoSentinel == "" {
+						t.Errorf("%s has an expectation in failover (%v) or no no_sentinel (%q), a Sentinel world it refuses", a.Name, ok, a.NoSentinel)
 					}
 					continue
 				}
@@ -31,6 +53,22 @@ func TestDriverExpectations(t *testing.T) {
 			}
 		}
 	}
+}
+
+// shippedArm is the shipped driver name's column in world's table.
+func shippedArm(t *testing.T, world, name string) Arm {
+	t.Helper()
+	arms, err := DirArms("../../drivers", world)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range arms {
+		if a.Name == name {
+			return a
+		}
+	}
+	t.Fatalf("no arm %q in %s's table", name, world)
+	return Arm{}
 }
 
 func driverCell(sc, arm string, unsafe, runs int, verdict string) DriverCell {
@@ -49,7 +87,7 @@ func TestControlChecks(t *testing.T) {
 	r.Cells[0].SimRuns, r.Cells[0].SimUnsafe, r.Cells[0].SimVerdict = 200, 198, "unsafe"
 	lo, hi := stats.Wilson(198, 200)
 	r.Cells[0].SimCI = [2]float64{lo, hi}
-	got := controlChecks(r, DriverArms())
+	got := controlChecks(r, []Arm{GoArm(DriverWorld), {Name: control, Driver: control}})
 	want := map[string]bool{"a": true, "b": false, "c": false}
 	if len(got) != 3 {
 		t.Fatalf("%d checks, want 3: %+v", len(got), got)
@@ -70,9 +108,9 @@ func TestControlChecks(t *testing.T) {
 // file or with a broken one says so.
 func TestDriversWriteRead(t *testing.T) {
 	dir := t.TempDir()
-	r := &DriversResult{TTLNS: 5e8, Arms: DriverArms(), Jobs: 4, Cells: []DriverCell{
-		driverCell("no-faults", "go set-nx-cad", 0, 20, "safe"), driverCell("no-faults", redisPy, 3, 20, "unsafe"),
-		{Scenario: "failover", Arm: redlock, NotSupported: "a replicated world", Verdict: "not-supported"},
+	r := &DriversResult{TTLNS: 5e8, Arms: []Arm{GoArm(DriverWorld), shippedArm(t, DriverWorld, "python-redis-py"), shippedArm(t, DriverWorld, "node-redlock")}, Jobs: 4, Cells: []DriverCell{
+		driverCell("no-faults", "go set-nx-cad", 0, 20, "safe"), driverCell("no-faults", "python-redis-py", 3, 20, "unsafe"),
+		{Scenario: "failover", Arm: "node-redlock", NotSupported: "a replicated world", Verdict: "not-supported"},
 	}}
 	r.Cells[0].Expected, r.Cells[0].AsExpected = "safe", true
 	r.Cells[0].Fenced = 12 // a fenced world's refusals, summed over the runs
@@ -100,5 +138,25 @@ func TestDriversWriteRead(t *testing.T) {
 	}
 	if _, err := ReadDrivers(bad); err == nil || !strings.Contains(err.Error(), filepath.Join(bad, DriversJSONFile)) {
 		t.Errorf("broken drivers.json: %v, want an error naming the file", err)
+	}
+}
+
+// TestDriversTableNoExpectation: a driver with no expectation in any of
+// its cells shows the measured verdict with [-] and no !, and a line under
+// the table says why (no file, or a file naming none of these cells); a
+// driver with one says nothing.
+func TestDriversTableNoExpectation(t *testing.T) {
+	r := &DriversResult{TTLNS: 5e8, Jobs: 1, Arms: []Arm{{Name: "plain", Driver: "plain"}, {Name: "mine", Driver: "mine", Expectations: "d/mine/expect.yaml"}, {Name: "ok", Driver: "ok"}},
+		Cells: []DriverCell{driverCell("no-faults", "plain", 2, 2, "unsafe"), driverCell("no-faults", "mine", 0, 2, "safe"), driverCell("no-faults", "ok", 0, 2, "safe")}}
+	r.Cells[2].Expected, r.Cells[2].AsExpected = "safe", true
+	var b bytes.Buffer
+	r.WriteTable(&b)
+	for _, want := range []string{"2/2 unsafe [-] ", "plain: no expectation (no expect.yaml in its folder)", "mine: no expectation (d/mine/expect.yaml names none of these cells)"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "] !") || strings.Contains(b.String(), "ok: no expectation") {
+		t.Errorf("a mark or a note where none is due:\n%s", b.String())
 	}
 }

@@ -53,7 +53,7 @@ func files(t *testing.T, dir string) []string {
 
 func runFake(t *testing.T, out string, runs int, verdicts map[uint64]string) *DriversResult {
 	t.Helper()
-	opt := DriversOptions{Dir: "../../drivers", Scenarios: []string{"no-faults"}, Arms: []Arm{DriverArms()[1]},
+	opt := DriversOptions{Dir: "../../drivers", Scenarios: []string{"no-faults"}, Arms: []Arm{shippedArm(t, DriverWorld, control)},
 		SimRuns: 1, RealRuns: runs, RealJobs: 2, TracesIn: out, run: fakeRuns(verdicts)}
 	res, err := RunDrivers(context.Background(), sim.Bubble(nil), opt)
 	if err != nil {
@@ -137,7 +137,7 @@ func TestDriversFailoverCell(t *testing.T) {
 	var locks []string
 	var ttls []time.Duration
 	run := fakeRuns(nil)
-	opt := DriversOptions{Dir: "../../drivers", Scenarios: []string{"failover"}, Arms: []Arm{DriverArms()[1], DriverArms()[3]},
+	opt := DriversOptions{Dir: "../../drivers", Scenarios: []string{"failover"}, Arms: []Arm{shippedArm(t, DriverWorld, control), shippedArm(t, DriverWorld, "node-redlock")},
 		SimRuns: 1, RealRuns: 2, RealJobs: 1,
 		run: func(ctx context.Context, o DriversOptions, job *realredis.Job, trace string) (*childRun, error) {
 			locks, ttls = append(locks, job.Spec.Lock), append(ttls, job.TTL)
@@ -154,7 +154,7 @@ func TestDriversFailoverCell(t *testing.T) {
 	if !slices.Equal(locks, []string{ReplicatedLock, ReplicatedLock}) || !slices.Equal(ttls, []time.Duration{ReplicatedTTL, ReplicatedTTL}) {
 		t.Errorf("runs built in %v at %v; want primary-replica at %v", locks, ttls, ReplicatedTTL)
 	}
-	if r := res.Cell("failover", redlock); r.NotSupported == "" || !strings.Contains(r.NotSupported, "independent nodes") || r.Runs != 0 {
+	if r := res.Cell("failover", "node-redlock"); r.NotSupported == "" || !strings.Contains(r.NotSupported, "independent nodes") || r.Runs != 0 {
 		t.Errorf("node-redlock's failover cell: %+v; want not supported, naming independent nodes", r)
 	}
 }
