@@ -132,9 +132,12 @@ func drawContinuous(c continuous, a, b, u float64) float64 {
 	if !math.IsInf(b, 1) {
 		sb = c.Survival(b)
 	}
-	s := sb + (1-u)*(sa-sb) // in (sb, sa]
+	s := sb + u*(sa-sb) // in [sb, sa): a size in (a, b]
+	if s <= 0 {
+		s = sa * 1e-12 // b is infinite: a size far in the tail, not infinity
+	}
 	x := c.inverse(s)
-	return min(max(x, a), b)
+	return min(max(x, math.Nextafter(a, math.Inf(1))), b)
 }
 
 // pareto: P(size > x) = (min/x)^alpha from min.

@@ -326,8 +326,10 @@ func (o Options) job(c Class, seed uint64, size float64, start time.Duration) (*
 	if c.Kind == Failover {
 		capLen = max(capLen, c.downAfter+2*o.TTL)
 	}
-	d := min(time.Duration(size*float64(time.Second)), capLen)
-	d = max(d, time.Microsecond)
+	d := capLen
+	if size < capLen.Seconds() {
+		d = max(time.Duration(size*float64(time.Second)), time.Microsecond)
+	}
 	f := faults.Fault{Start: start, Duration: d}
 	length := d
 	switch c.Kind {

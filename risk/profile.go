@@ -315,3 +315,6 @@ func parseSize(s string, ppm bool) (float64, error) {
 	}
 	return v, nil
 }
+
+// Kinds are the kinds a class can be.
+func Kinds() []Kind { return append([]Kind(nil), kinds...) }

@@ -1,0 +1,162 @@
+package risk
+
+import (
+	"math"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// cited is a source text that names where a number comes from: a paper
+// ("et al."), a site or document (a domain, an option or file name) with
+// a year or a quotation, or the word "assumption".
+var cited = regexp.MustCompile(`assumption|et al\.|ntp\.org|redis\.io|OpenJDK|go\.dev|reports/perhour\.go`)
+
+// Every number of the shipped profile has a source or says "assumption":
+// each class's rate and size sources are checked, and each number the size
+// gives (min, alpha, median, sigma...) must appear in its source or the
+// source must say assumption for the class's size.
+func TestDefaultProfileEveryNumberSourced(t *testing.T) {
+	p, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Classes) < 7 {
+		t.Fatalf("%d classes; the default covers pauses, steps, drift, crashes, failovers, partitions and delays", len(p.Classes))
+	}
+	kinds := map[Kind]bool{}
+	for _, c := range p.Classes {
+		kinds[c.Kind] = true
+		for what, src := range map[string]string{"rate": c.Source.Rate, "size": c.Source.Size} {
+			if !cited.MatchString(src) {
+				t.Errorf("class %s: source.%s %q cites nothing and does not say assumption", c.ID, what, src)
+			}
+		}
+		// Each number of the size must be named in the size's source,
+		// or the size source must call that part an assumption.
+		for _, n := range sizeNumbers(c.Size) {
+			if !strings.Contains(c.Source.Size, n) && !strings.Contains(c.Source.Size, "assumption") {
+				t.Errorf("class %s: size number %s is neither in source.size nor called an assumption", c.ID, n)
+			}
+		}
+		if c.DownAfter != "" && !strings.Contains(c.Source.Size+c.Source.Rate, "down-after") {
+			t.Errorf("class %s: down_after %s has no source", c.ID, c.DownAfter)
+		}
+	}
+	if len(kinds) != len(Kinds()) {
+		t.Errorf("default profile covers %d kinds of %d", len(kinds), len(Kinds()))
+	}
+}
+
+// sizeNumbers are the numbers a size distribution states, as its source
+// would write them ("200 ms" for 200ms, "500 ppm").
+func sizeNumbers(d Dist) []string {
+	spaced := func(s string) string { return regexp.MustCompile(`^([0-9.]+)([a-z]+)$`).ReplaceAllString(s, "$1 $2") }
+	var out []string
+	switch {
+	case d.Fixed != "":
+		out = append(out, spaced(d.Fixed))
+	case d.Pareto != nil:
+		out = append(out, spaced(d.Pareto.Min))
+	case d.Lognormal != nil:
+		out = append(out, spaced(d.Lognormal.Median))
+	case d.LogUniform != nil:
+		out = append(out, spaced(d.LogUniform.Min), spaced(d.LogUniform.Max))
+	}
+	return out
+}
+
+// The test above fails on a profile with an unsourced number.
+func TestSourcedRuleCatchesAnUnsourcedNumber(t *testing.T) {
+	p, err := Decode([]byte(`id: x
+classes:
+  - id: p
+    kind: pause
+    per_hour: 1
+    size: {pareto: {min: 300ms, alpha: 1.5}}
+    source: {rate: "Smith 2020", size: "min 200 ms: G1"}
+`), "x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.Classes[0]
+	if cited.MatchString(c.Source.Rate) {
+		t.Errorf("rate source %q passes the citation rule", c.Source.Rate)
+	}
+	for _, n := range sizeNumbers(c.Size) {
+		if strings.Contains(c.Source.Size, n) {
+			t.Errorf("size number %s found in %q", n, c.Source.Size)
+		}
+	}
+}
+
+func TestDecodeRefuses(t *testing.T) {
+	head := "id: x\nclasses:\n  - id: p\n"
+	src := "    source: {rate: assumption, size: assumption}\n"
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"unknown top field", "id: x\nfoo: 1\nclasses: []\n", "foo"},
+		{"unknown class field", head + "    kind: pause\n    per_hour: 1\n    size: {fixed: 1s}\n    color: red\n" + src, "color"},
+		{"no classes", "id: x\nclasses: []\n", "classes: none"},
+		{"bad id", "id: X Y\nclasses: []\n", "id \"X Y\""},
+		{"bad kind", head + "    kind: meteor\n    per_hour: 1\n    size: {fixed: 1s}\n" + src, "kind: \"meteor\" is not one of"},
+		{"both rates", head + "    kind: pause\n    per_hour: 1\n    per_year: 3\n    size: {fixed: 1s}\n" + src, "give one, not both"},
+		{"no rate", head + "    kind: pause\n    size: {fixed: 1s}\n" + src, "required"},
+		{"negative rate", head + "    kind: pause\n    per_hour: -1\n    size: {fixed: 1s}\n" + src, "positive"},
+		{"two sizes", head + "    kind: pause\n    per_hour: 1\n    size: {fixed: 1s, empirical: [1s]}\n" + src, "exactly one"},
+		{"no size", head + "    kind: pause\n    per_hour: 1\n" + src, "size.none"},
+		{"bad duration", head + "    kind: pause\n    per_hour: 1\n    size: {fixed: soon}\n" + src, "size.fixed: \"soon\" is not a duration"},
+		{"ppm on a pause", head + "    kind: pause\n    per_hour: 1\n    size: {fixed: 5ppm}\n" + src, "not a duration"},
+		{"duration on drift", head + "    kind: clock-drift\n    per_hour: 1\n    size: {fixed: 5s}\n" + src, "a rate in ppm"},
+		{"alpha", head + "    kind: pause\n    per_hour: 1\n    size: {pareto: {min: 1s, alpha: 0}}\n" + src, "pareto.alpha"},
+		{"loguniform order", head + "    kind: pause\n    per_hour: 1\n    size: {loguniform: {min: 2s, max: 1s}}\n" + src, "not above min"},
+		{"empirical item", head + "    kind: pause\n    per_hour: 1\n    size: {empirical: [1s, x]}\n" + src, "empirical[1]"},
+		{"no rate source", head + "    kind: pause\n    per_hour: 1\n    size: {fixed: 1s}\n    source: {size: assumption}\n", "source.rate: required"},
+		{"persistence on a pause", head + "    kind: pause\n    persistence: none\n    per_hour: 1\n    size: {fixed: 1s}\n" + src, "only a crash"},
+		{"bad persistence", head + "    kind: crash\n    persistence: sometimes\n    per_hour: 1\n    size: {fixed: 1s}\n" + src, "not one of none"},
+		{"down_after on a crash", head + "    kind: crash\n    down_after: 5s\n    per_hour: 1\n    size: {fixed: 1s}\n" + src, "only a failover"},
+		{"twice", head + "    kind: pause\n    per_hour: 1\n    size: {fixed: 1s}\n" + src + "  - id: p\n    kind: pause\n    per_hour: 1\n    size: {fixed: 1s}\n" + src, "twice"},
+	} {
+		_, err := Decode([]byte(tc.yaml), "f.yaml")
+		if err == nil {
+			t.Errorf("%s: accepted", tc.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "f.yaml") {
+			t.Errorf("%s: error %q, want one naming f.yaml and containing %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// Each distribution's strata weights add to 1 and a draw in a stratum
+// lies in it.
+func TestDistributionsStrata(t *testing.T) {
+	for _, size := range []string{"{fixed: 2s}", "{empirical: [100ms, 3s, 3s, 40s]}", "{pareto: {min: 200ms, alpha: 1.5}}",
+		"{lognormal: {median: 5s, sigma: 1}}", "{loguniform: {min: 1s, max: 60s}}"} {
+		p, err := Decode([]byte("id: x\nclasses:\n  - id: p\n    kind: pause\n    per_hour: 1\n    size: "+size+"\n    source: {rate: assumption, size: assumption}\n"), "f")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := p.Classes[0]
+		o := Options{TTL: 10e9, Profile: p}
+		sum := 0.0
+		for _, s := range o.strata(c) {
+			sum += s.Weight
+			if s.Weight < minWeight {
+				continue
+			}
+			a, b := o.base_(c, s.FromTTL), math.Inf(1)
+			if s.ToTTL != nil {
+				b = o.base_(c, *s.ToTTL)
+			}
+			for _, u := range []float64{0, 0.3, 0.999999} {
+				x := c.Size.d.Draw(a, b, u)
+				if !(x > a || (x == a && a == 0)) || x > b {
+					t.Errorf("%s: draw %v in stratum (%v, %v] out of it", size, x, a, b)
+				}
+			}
+		}
+		if math.Abs(sum-1) > 1e-9 {
+			t.Errorf("%s: strata weights add to %v", size, sum)
+		}
+	}
+}
