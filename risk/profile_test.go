@@ -160,3 +160,21 @@ func TestDistributionsStrata(t *testing.T) {
 		}
 	}
 }
+
+// The survival functions reports/perhour.go's model states in words:
+// Pareto from 500 ms, α 1.5: 1 in 8 lasts 2 s or more; from 128 ms, α 1:
+// 1 in 10 is 1.28 s or more; log-uniform 1 s..60 s: none past 60 s.
+func TestSurvivalFunctions(t *testing.T) {
+	for _, tc := range []struct{ got, want float64 }{
+		{ParetoSurvival(0.5, 1.5, 2), 0.125},
+		{ParetoSurvival(0.128, 1, 1.28), 0.1},
+		{ParetoSurvival(0.5, 1.5, 0.1), 1},
+		{LogUniformSurvival(1, 60, 60), 0},
+		{LogUniformSurvival(1, 60, math.Sqrt(60)), 0.5},
+		{LogUniformSurvival(1, 60, 0.5), 1},
+	} {
+		if math.Abs(tc.got-tc.want) > 1e-12 {
+			t.Errorf("got %v, want %v", tc.got, tc.want)
+		}
+	}
+}
