@@ -51,7 +51,7 @@ const (
 	MaxFileBytes  = 64 << 10
 	MaxClasses    = 32
 	MaxEmpirical  = 10_000
-	maxPerHour    = 3600 // one event a second per process
+	maxPerHour    = 3_600_000 // a thousand events a second per process (a busy Go heap collects many times a second)
 	maxDuration   = 24 * time.Hour
 	maxDriftPPM   = 500_000 // faults.Fault's range
 	hoursPerYear  = 8766    // 365.25 days

@@ -2,6 +2,7 @@ package risk
 
 import (
 	"math"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -176,5 +177,43 @@ func TestSurvivalFunctions(t *testing.T) {
 		if math.Abs(tc.got-tc.want) > 1e-12 {
 			t.Errorf("got %v, want %v", tc.got, tc.want)
 		}
+	}
+}
+
+// A committed gctrace imports to a pause class at the trace's rate, with
+// each stop-the-world phase a size, and the profile written decodes back.
+func TestFromGCTrace(t *testing.T) {
+	f, err := os.Open("testdata/gctrace.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, skipped, err := FromGCTrace(f, "gctrace.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.Classes[0]
+	if skipped != 2 || c.Kind != Pause || len(c.Size.Empirical) != 10 || math.Abs(c.PerHour-10/7.2*3600) > 1e-9 {
+		t.Errorf("skipped %d, class %+v", skipped, c)
+	}
+	if s := c.Size.d.Survival(0.0026); s != 0 { // the longest phase is 2.6 ms
+		t.Errorf("P(pause > 2.6ms) = %v", s)
+	}
+	if !strings.Contains(c.Source.Size, "VM's stolen time") {
+		t.Errorf("the source does not say what a gctrace cannot see: %q", c.Source.Size)
+	}
+	var b strings.Builder
+	if err := p.WriteYAML(&b); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Decode([]byte(b.String()), "round.yaml")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if back.Classes[0].PerHour != c.PerHour || len(back.Classes[0].Size.Empirical) != 10 {
+		t.Errorf("round trip: %+v", back.Classes[0])
+	}
+	if _, _, err := FromGCTrace(strings.NewReader("nothing here\n"), "empty.txt"); err == nil || !strings.Contains(err.Error(), "empty.txt: no gctrace lines") {
+		t.Errorf("a log without gctrace lines: %v", err)
 	}
 }

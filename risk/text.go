@@ -3,6 +3,7 @@ package risk
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -68,7 +69,11 @@ func (r *Result) WriteText(w io.Writer) error {
 			fmt.Fprintf(tw, "%s\t%s/year\t-\t%s\tn/a: %s\t-\t\n", c.ID, num(c.EventsPerYear), c.Size, c.NA)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s/year\t%d %s\t%s\t%s [%s, %s]\t%s [%s, %s]\t\n", c.ID, num(c.EventsPerYear), c.Processes, c.Hits, c.Size,
+		hits := c.Hits
+		if c.Processes == 1 {
+			hits = strings.TrimSuffix(hits, "s")
+		}
+		fmt.Fprintf(tw, "%s\t%s/year\t%d %s\t%s\t%s [%s, %s]\t%s [%s, %s]\t\n", c.ID, num(c.EventsPerYear), c.Processes, hits, c.Size,
 			num(c.P), num(c.PCI95[0]), num(c.PCI95[1]), num(c.PerYear), num(c.PerYearCI95[0]), num(c.PerYearCI95[1]))
 	}
 	fmt.Fprintf(tw, "total\t\t\t\t\t%s [%s, %s]\t\n", num(r.PerYear), num(r.PerYearCI95[0]), num(r.PerYearCI95[1]))

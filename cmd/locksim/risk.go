@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/locksim/locksim/internal/inputfile"
 	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/risk"
 	"github.com/locksim/locksim/sim"
@@ -23,6 +24,7 @@ type riskFlags struct {
 	seed         uint64
 	json         bool
 	printProfile bool
+	fromGCTrace  string
 }
 
 func newRiskCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
@@ -49,9 +51,23 @@ interval, and the total were each class's rate 10x higher or lower. The
 same flags give the same numbers. Exit 0 when the estimate is printed.`,
 		Example: `  locksim risk --lock redlock --ttl 10s
   locksim risk --lock set-nx-cad --ttl 3s --profile fleet.yaml --seeds 50 --json
-  locksim risk --print-profile > fleet.yaml`,
+  locksim risk --print-profile > fleet.yaml
+  locksim risk --from-gctrace gc.log > gc.yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.fromGCTrace != "" {
+				r, err := inputfile.Open(f.fromGCTrace)
+				if err != nil {
+					return usageErrorf("--from-gctrace: %s: %v", f.fromGCTrace, err)
+				}
+				defer r.Close()
+				p, skipped, err := risk.FromGCTrace(r, f.fromGCTrace)
+				if err != nil {
+					return usageErrorf("--from-gctrace: %v", err)
+				}
+				fmt.Fprintf(stderr, "locksim risk: %d lines skipped (not gctrace); %s\n", skipped, risk.GCTraceNote)
+				return p.WriteYAML(stdout)
+			}
 			if f.printProfile {
 				_, err := stdout.Write(risk.DefaultYAML())
 				return err
@@ -111,5 +127,6 @@ same flags give the same numbers. Exit 0 when the estimate is printed.`,
 	fl.Uint64Var(&f.seed, "seed", 1, "first seed: every run's world, fault size and moment derive from it")
 	fl.BoolVar(&f.json, "json", false, "print one JSON object")
 	fl.BoolVar(&f.printProfile, "print-profile", false, "print the default profile and exit")
+	fl.StringVar(&f.fromGCTrace, "from-gctrace", "", "print a profile of the Go GC pauses in a GODEBUG=gctrace=1 log and exit")
 	return cmd
 }

@@ -78,3 +78,16 @@ classes:
 		t.Errorf("a second run differs:\n%s\n%s", js, again)
 	}
 }
+
+func TestRiskFromGCTrace(t *testing.T) {
+	code, stdout, stderr := cli(t, testHost(t), "risk", "--from-gctrace", "../../risk/testdata/gctrace.txt")
+	if code != exitSafe || !strings.Contains(stderr, "VM's stolen time") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := risk.Decode([]byte(stdout), "out.yaml"); err != nil {
+		t.Errorf("the printed profile does not decode: %v\n%s", err, stdout)
+	}
+	if code, _, stderr := cli(t, testHost(t), "risk", "--from-gctrace", "../../go.mod"); code != exitUsage || !strings.Contains(stderr, "no gctrace lines") {
+		t.Errorf("a file without gctrace lines: exit %d, %s", code, stderr)
+	}
+}
