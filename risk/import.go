@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Importers turn telemetry an operator already has into a profile's
@@ -112,4 +113,187 @@ func (p *Profile) WriteYAML(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// logTime reads a line's timestamp: ISO 8601 (journalctl -o short-iso,
+// "2026-11-28T22:53:01"), syslog ("Nov 28 22:53:01", no year), or Redis's
+// own ("1234:X 28 Nov 2026 22:53:01.123").
+func logTime(line string) (time.Time, bool) {
+	if len(line) >= 19 {
+		if t, err := time.Parse("2006-01-02T15:04:05", line[:19]); err == nil {
+			return t, true
+		}
+	}
+	if len(line) >= 15 {
+		if t, err := time.Parse(time.Stamp, line[:15]); err == nil {
+			return t, true
+		}
+	}
+	if m := redisLogTime.FindStringSubmatch(line); m != nil {
+		if t, err := time.Parse("2 Jan 2006 15:04:05.000", m[1]); err == nil {
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+var redisLogTime = regexp.MustCompile(`^\d+:[XCSM] (\d{1,2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2}\.\d{3}) `)
+
+// logScan reads a log's lines with their times (a syslog time without a
+// year that runs backwards by more than half a year is taken as the next
+// year), calling each for every line; it returns the span the timed lines
+// cover.
+func logScan(r io.Reader, name string, each func(at time.Time, line string) error) (time.Duration, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var first, prev time.Time
+	shift := time.Duration(0)
+	n := 0
+	for sc.Scan() {
+		n++
+		if n > MaxImportLines {
+			return 0, fmt.Errorf("%s: more than %d lines", name, MaxImportLines)
+		}
+		line := sc.Text()
+		at, ok := logTime(line)
+		if !ok {
+			continue
+		}
+		at = at.Add(shift)
+		if !prev.IsZero() && at.Before(prev.Add(-180*24*time.Hour)) {
+			shift += 365 * 24 * time.Hour
+			at = at.Add(365 * 24 * time.Hour)
+		}
+		if first.IsZero() {
+			first = at
+		}
+		prev = at
+		if err := each(at, line); err != nil {
+			return 0, fmt.Errorf("%s: line %d: %v", name, n, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("%s: line %d: %v", name, n+1, err)
+	}
+	return prev.Sub(first), nil
+}
+
+// ChronyNote is what a chrony log cannot tell.
+const ChronyNote = "a chrony log shows its steps (forward ones counted: a backward step only lengthens a node's leases), not its slewing (at most 500 ppm) nor a clock's offset between corrections; the rate is over the log's span"
+
+var chronyStep = regexp.MustCompile(`System clock was stepped by (-?[0-9.]+) seconds`)
+
+// FromChrony reads a chronyd log (syslog or journalctl lines) and returns
+// a profile of one clock-step class: each forward "System clock was
+// stepped by X seconds" a size, at the rate the log's span shows. It also
+// returns the backward steps it left out.
+func FromChrony(r io.Reader, name string) (*Profile, int, error) {
+	var sizes []string
+	backward := 0
+	span, err := logScan(r, name, func(_ time.Time, line string) error {
+		m := chronyStep.FindStringSubmatch(line)
+		if m == nil {
+			return nil
+		}
+		v, err := strconv.ParseFloat(m[1], 64)
+		if err != nil {
+			return fmt.Errorf("step %q: %v", m[1], err)
+		}
+		if v <= 0 {
+			backward++
+			return nil
+		}
+		if len(sizes) >= MaxEmpirical {
+			return fmt.Errorf("more than %d steps (cut the log)", MaxEmpirical)
+		}
+		sizes = append(sizes, strconv.FormatFloat(v*1e6, 'f', 0, 64)+"us")
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(sizes) == 0 || span <= 0 {
+		return nil, backward, fmt.Errorf("%s: no forward \"System clock was stepped by X seconds\" lines in a log with a time span (%d backward)", name, backward)
+	}
+	c := Class{ID: "clock-step", Kind: ClockStep, PerYear: float64(len(sizes)) / (span.Hours() / hoursPerYear),
+		Size:   Dist{Empirical: sizes},
+		Source: Source{Rate: fmt.Sprintf("measured: %d forward steps in %v of %s", len(sizes), span, name), Size: "measured: " + name + "; " + ChronyNote}}
+	return imported(name, c, backward)
+}
+
+// SentinelNote is what a Sentinel log cannot tell.
+const SentinelNote = "a Sentinel log shows failovers and how long the old primary was down to Sentinel (+sdown to its -sdown), not a partition between clients and a node, nor how long clients kept writing to the old primary; the rate is over the log's span"
+
+var (
+	sentinelSwitch = regexp.MustCompile(`\+switch-master \S+ (\S+) (\d+) `)
+	sentinelDown   = regexp.MustCompile(`([+-])sdown (master|slave) (\S+)(?: (\S+) (\d+))?`)
+)
+
+// FromSentinel reads a Redis Sentinel log and returns a profile of one
+// failover class: "+switch-master" lines at the rate the log's span shows,
+// each old primary's downtime (its "+sdown master" to the next "-sdown" of
+// its address, as master or slave, with a failover away from it between)
+// a size. It also returns the outages still open at the log's end.
+func FromSentinel(r io.Reader, name string) (*Profile, int, error) {
+	failovers := 0
+	type outage struct {
+		since    time.Time
+		switched bool // a failover away from it began while it was down
+	}
+	down := map[string]*outage{} // address → its "+sdown master"
+	var sizes []string
+	span, err := logScan(r, name, func(at time.Time, line string) error {
+		if m := sentinelSwitch.FindStringSubmatch(line); m != nil {
+			failovers++
+			if o := down[m[1]+":"+m[2]]; o != nil {
+				o.switched = true
+			}
+		}
+		m := sentinelDown.FindStringSubmatch(line)
+		if m == nil {
+			return nil
+		}
+		addr := m[3] // a slave is named ip:port
+		if m[2] == "master" && m[4] != "" {
+			addr = m[4] + ":" + m[5]
+		}
+		switch {
+		case m[1] == "+" && m[2] == "master":
+			down[addr] = &outage{since: at}
+		case m[1] == "-":
+			o := down[addr]
+			if o == nil {
+				return nil
+			}
+			delete(down, addr)
+			if o.switched && at.After(o.since) {
+				if len(sizes) >= MaxEmpirical {
+					return fmt.Errorf("more than %d downtimes (cut the log)", MaxEmpirical)
+				}
+				sizes = append(sizes, at.Sub(o.since).String())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if failovers == 0 || span <= 0 {
+		return nil, 0, fmt.Errorf("%s: no \"+switch-master\" lines in a log with a time span", name)
+	}
+	if len(sizes) == 0 {
+		return nil, 0, fmt.Errorf("%s: %d failovers but no old primary's downtime (\"+sdown master NAME IP PORT\" then \"-sdown ... IP:PORT\")", name, failovers)
+	}
+	c := Class{ID: "failover", Kind: Failover, PerYear: float64(failovers) / (span.Hours() / hoursPerYear),
+		Size:   Dist{Empirical: sizes},
+		Source: Source{Rate: fmt.Sprintf("measured: %d failovers in %v of %s", failovers, span, name), Size: "measured: " + name + "; " + SentinelNote}}
+	return imported(name, c, len(down))
+}
+
+func imported(name string, c Class, n int) (*Profile, int, error) {
+	p := &Profile{ID: "imported", Description: "imported from " + name, Classes: []Class{c}, name: name}
+	if err := p.validate(); err != nil {
+		return nil, n, fmt.Errorf("%s: %v", name, err)
+	}
+	return p, n, nil
 }

@@ -217,3 +217,52 @@ func TestFromGCTrace(t *testing.T) {
 		t.Errorf("a log without gctrace lines: %v", err)
 	}
 }
+
+// A committed chrony log imports its forward steps (the backward one left
+// out) at the log's rate; a committed Sentinel log its failover at the
+// log's rate with the old primary's downtime; both write profiles that
+// decode back.
+func TestFromChronyAndSentinel(t *testing.T) {
+	open := func(name string) *os.File {
+		f, err := os.Open("testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	p, backward, err := FromChrony(open("chrony.log"), "chrony.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := p.Classes[0]
+	span := 10 * 24 // Oct 20 08:00:01 to Oct 30 08:00:01, hours
+	if backward != 1 || c.Kind != ClockStep || strings.Join(c.Size.Empirical, " ") != "212345us 4005564us" || math.Abs(c.PerYear-2/(float64(span)/hoursPerYear)) > 1e-6 {
+		t.Errorf("chrony: backward %d, class %+v", backward, c)
+	}
+	s, open2, err := FromSentinel(open("sentinel.log"), "sentinel.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.Classes[0]
+	// One failover (the second +sdown healed without one); the old
+	// primary was down from 04:10:02.5 to 04:11:17.5: 75 s.
+	if open2 != 0 || f.Kind != Failover || strings.Join(f.Size.Empirical, " ") != "1m15s" || math.Abs(f.PerYear-1/((60*24+45.0/3600)/hoursPerYear)) > 1e-9 {
+		t.Errorf("sentinel: open %d, class %+v", open2, f)
+	}
+	for _, pr := range []*Profile{p, s} {
+		var b strings.Builder
+		if err := pr.WriteYAML(&b); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Decode([]byte(b.String()), "round.yaml"); err != nil {
+			t.Errorf("%v\n%s", err, b.String())
+		}
+	}
+	if _, _, err := FromSentinel(strings.NewReader("1:X 01 Nov 2026 10:00:00.000 # +monitor master m 10.0.0.1 6379 quorum 2\n"), "quiet.log"); err == nil || !strings.Contains(err.Error(), "no \"+switch-master\"") {
+		t.Errorf("a log without failovers: %v", err)
+	}
+	if _, _, err := FromChrony(strings.NewReader("Oct 20 08:00:01 n chronyd[1]: hello\n"), "quiet.log"); err == nil || !strings.Contains(err.Error(), "no forward") {
+		t.Errorf("a log without steps: %v", err)
+	}
+}

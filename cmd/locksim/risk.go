@@ -25,6 +25,49 @@ type riskFlags struct {
 	json         bool
 	printProfile bool
 	fromGCTrace  string
+	fromChrony   string
+	fromSentinel string
+}
+
+// importer is the --from-* flag given (nil: none), as a function that
+// prints the imported profile; two of them are refused.
+func (f *riskFlags) importer() (func(stdout, stderr io.Writer) error, error) {
+	type imp struct {
+		flag, path string
+		read       func(io.Reader, string) (*risk.Profile, int, error)
+		left, note string
+	}
+	var set []imp
+	for _, i := range []imp{
+		{"--from-gctrace", f.fromGCTrace, risk.FromGCTrace, "lines skipped (not gctrace)", risk.GCTraceNote},
+		{"--from-chrony", f.fromChrony, risk.FromChrony, "backward steps left out", risk.ChronyNote},
+		{"--from-sentinel", f.fromSentinel, risk.FromSentinel, "outages still open at the log's end", risk.SentinelNote},
+	} {
+		if i.path != "" {
+			set = append(set, i)
+		}
+	}
+	switch len(set) {
+	case 0:
+		return nil, nil
+	case 1:
+	default:
+		return nil, usageErrorf("%s and %s: import one log at a time", set[0].flag, set[1].flag)
+	}
+	i := set[0]
+	return func(stdout, stderr io.Writer) error {
+		r, err := inputfile.Open(i.path)
+		if err != nil {
+			return usageErrorf("%s: %s: %v", i.flag, i.path, err)
+		}
+		defer r.Close()
+		p, n, err := i.read(r, i.path)
+		if err != nil {
+			return usageErrorf("%s: %v", i.flag, err)
+		}
+		fmt.Fprintf(stderr, "locksim risk: %d %s; %s\n", n, i.left, i.note)
+		return p.WriteYAML(stdout)
+	}, nil
 }
 
 func newRiskCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
@@ -52,21 +95,14 @@ same flags give the same numbers. Exit 0 when the estimate is printed.`,
 		Example: `  locksim risk --lock redlock --ttl 10s
   locksim risk --lock set-nx-cad --ttl 3s --profile fleet.yaml --seeds 50 --json
   locksim risk --print-profile > fleet.yaml
-  locksim risk --from-gctrace gc.log > gc.yaml`,
+  locksim risk --from-gctrace gc.log > gc.yaml
+  locksim risk --from-chrony /var/log/messages > steps.yaml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.fromGCTrace != "" {
-				r, err := inputfile.Open(f.fromGCTrace)
-				if err != nil {
-					return usageErrorf("--from-gctrace: %s: %v", f.fromGCTrace, err)
-				}
-				defer r.Close()
-				p, skipped, err := risk.FromGCTrace(r, f.fromGCTrace)
-				if err != nil {
-					return usageErrorf("--from-gctrace: %v", err)
-				}
-				fmt.Fprintf(stderr, "locksim risk: %d lines skipped (not gctrace); %s\n", skipped, risk.GCTraceNote)
-				return p.WriteYAML(stdout)
+			if imp, err := f.importer(); err != nil {
+				return err
+			} else if imp != nil {
+				return imp(stdout, stderr)
 			}
 			if f.printProfile {
 				_, err := stdout.Write(risk.DefaultYAML())
@@ -128,5 +164,7 @@ same flags give the same numbers. Exit 0 when the estimate is printed.`,
 	fl.BoolVar(&f.json, "json", false, "print one JSON object")
 	fl.BoolVar(&f.printProfile, "print-profile", false, "print the default profile and exit")
 	fl.StringVar(&f.fromGCTrace, "from-gctrace", "", "print a profile of the Go GC pauses in a GODEBUG=gctrace=1 log and exit")
+	fl.StringVar(&f.fromChrony, "from-chrony", "", "print a profile of the forward clock steps in a chronyd log and exit")
+	fl.StringVar(&f.fromSentinel, "from-sentinel", "", "print a profile of the failovers in a Redis Sentinel log and exit")
 	return cmd
 }

@@ -80,12 +80,17 @@ classes:
 }
 
 func TestRiskFromGCTrace(t *testing.T) {
-	code, stdout, stderr := cli(t, testHost(t), "risk", "--from-gctrace", "../../risk/testdata/gctrace.txt")
-	if code != exitSafe || !strings.Contains(stderr, "VM's stolen time") {
-		t.Fatalf("exit %d: %s", code, stderr)
+	for flag, file := range map[string]string{"--from-gctrace": "gctrace.txt", "--from-chrony": "chrony.log", "--from-sentinel": "sentinel.log"} {
+		code, stdout, stderr := cli(t, testHost(t), "risk", flag, "../../risk/testdata/"+file)
+		if code != exitSafe || !strings.Contains(stderr, "cannot") && !strings.Contains(stderr, " not ") {
+			t.Fatalf("%s: exit %d: %s", flag, code, stderr)
+		}
+		if _, err := risk.Decode([]byte(stdout), "out.yaml"); err != nil {
+			t.Errorf("%s: the printed profile does not decode: %v\n%s", flag, err, stdout)
+		}
 	}
-	if _, err := risk.Decode([]byte(stdout), "out.yaml"); err != nil {
-		t.Errorf("the printed profile does not decode: %v\n%s", err, stdout)
+	if code, _, stderr := cli(t, testHost(t), "risk", "--from-chrony", "a", "--from-sentinel", "b"); code != exitUsage || !strings.Contains(stderr, "one log at a time") {
+		t.Errorf("two imports: exit %d, %s", code, stderr)
 	}
 	if code, _, stderr := cli(t, testHost(t), "risk", "--from-gctrace", "../../go.mod"); code != exitUsage || !strings.Contains(stderr, "no gctrace lines") {
 		t.Errorf("a file without gctrace lines: exit %d, %s", code, stderr)
