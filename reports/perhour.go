@@ -2,7 +2,6 @@ package reports
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/locksim/locksim/internal/stats"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
+	"github.com/locksim/locksim/risk"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 )
@@ -66,25 +66,14 @@ var bgModel = []bgClass{
 // perHourLocks are the designs the estimate covers.
 var perHourLocks = []string{"set-nx-cad", "primary-replica", "redlock", "fencing", "redsync"}
 
+// pareto and logUniform are the risk package's survival functions
+// (risk/dist.go), which its fault profiles share.
 func pareto(xmin time.Duration, alpha float64) func(time.Duration) float64 {
-	return func(d time.Duration) float64 {
-		if d <= xmin {
-			return 1
-		}
-		return math.Pow(float64(xmin)/float64(d), alpha)
-	}
+	return func(d time.Duration) float64 { return risk.ParetoSurvival(float64(xmin), alpha, float64(d)) }
 }
 
 func logUniform(lo, hi time.Duration) func(time.Duration) float64 {
-	return func(d time.Duration) float64 {
-		switch {
-		case d <= lo:
-			return 1
-		case d >= hi:
-			return 0
-		}
-		return 1 - math.Log(float64(d)/float64(lo))/math.Log(float64(hi)/float64(lo))
-	}
+	return func(d time.Duration) float64 { return risk.LogUniformSurvival(float64(lo), float64(hi), float64(d)) }
 }
 
 // bgCurves are the classes as curves over their scenarios' strata (the

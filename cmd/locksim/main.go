@@ -195,6 +195,7 @@ func newRootCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
 	root.AddCommand(newReportCmd(stdout, stderr, h, code))
 	root.AddCommand(newParityCmd(stdout, stderr, h, code))
 	root.AddCommand(newBenchCmd(stdout, stderr, h, code))
+	root.AddCommand(newRiskCmd(stdout, stderr, h, code))
 	root.AddCommand(newWorkerCmd(os.Stdin, stdout, h, code))
 	root.AddCommand(newVersionCmd(stdout))
 	refuseRepeats(root)
