@@ -52,7 +52,9 @@ func requestBound(d *Driver, ttl, liveness time.Duration) time.Duration {
 	return min(d.Bound, max(2*ttl, liveness/2))
 }
 
-// DriverStderrMax bounds the stderr a driver's process keeps for messages.
+// DriverStderrMax bounds the stderr kept of a driver's process, for its
+// messages and the run's output (driver_stderr.go: the head and the tail,
+// the cut marked).
 const DriverStderrMax = 16 << 10
 
 // faketimeLib is libfaketime, preloaded into a driver whose clock a
@@ -196,7 +198,7 @@ func startDriver(p *proc, d *Driver) (dp *driverProc, err error) {
 			release()
 		}
 	}()
-	dp = &driverProc{d: d, p: p, tmp: tmp, release: release, bound: d.Bound, lines: make(chan stamped, 16), done: make(chan struct{}), stderr: &boundedBuf{max: DriverStderrMax}}
+	dp = &driverProc{d: d, p: p, tmp: tmp, release: release, bound: d.Bound, lines: make(chan stamped, 16), done: make(chan struct{}), stderr: newBoundedBuf(DriverStderrMax, DriverStderrHead)}
 	cmd := exec.Command(d.Argv[0], d.Argv[1:]...)
 	cmd.Dir = filepath.Dir(d.Argv[0])
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -473,37 +475,6 @@ func (dp *driverProc) exitNote() string {
 	return fmt.Sprintf("the driver exited (%v)%s", dp.cmd.ProcessState, dp.stderrNote())
 }
 
-func (dp *driverProc) stderrNote() string {
-	s := strings.TrimSpace(dp.stderr.String())
-	if s == "" {
-		return ""
-	}
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 && len(s)-i < 400 {
-		// the last lines are the ones that say why
-		var lines []string
-		first := "" // node prints the error before its stack, Python after
-		for _, l := range strings.Split(s, "\n") {
-			if l = strings.TrimSpace(l); l != "" {
-				lines = append(lines, l)
-				if first == "" && (strings.Contains(l, "Error") || strings.Contains(l, "Exception")) {
-					first = l
-				}
-			}
-		}
-		if len(lines) > 3 {
-			lines = lines[len(lines)-3:]
-		}
-		if first != "" && !slices.Contains(lines, first) {
-			lines = append([]string{first, "…"}, lines...)
-		}
-		s = strings.Join(lines, " | ")
-	}
-	if len(s) > 600 {
-		s = "…" + s[len(s)-600:]
-	}
-	return "; its stderr: " + s
-}
-
 // exited returns a channel closed once the process has been waited for
 // (the first call starts the wait).
 func (dp *driverProc) exited() <-chan struct{} {
@@ -544,27 +515,4 @@ func (dp *driverProc) close() {
 	close(dp.done)
 	dp.release()
 	_ = os.RemoveAll(dp.tmp)
-}
-
-// boundedBuf keeps the last max bytes written to it.
-type boundedBuf struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (b *boundedBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.b = append(b.b, p...)
-	if len(b.b) > b.max {
-		b.b = append([]byte(nil), b.b[len(b.b)-b.max:]...)
-	}
-	return len(p), nil
-}
-
-func (b *boundedBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.b)
 }
