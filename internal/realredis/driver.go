@@ -149,10 +149,14 @@ type driverProc struct {
 	// bound is how long a request may wait for its reply, and a write
 	// for the driver to read: d.Bound for start, then requestBound.
 	bound time.Duration
-	lines chan stamped // closed at EOF or a read error
-	rdErr error        // why lines closed (read after it is)
-	eofAt time.Time    // when stdout closed (the process ended or closed it), under mu
-	done  chan struct{}
+	// cancels: the driver declared cancel in its start reply, so a
+	// cancellable request unanswered for driver.CancelAfter(bound) is
+	// sent cancel (request).
+	cancels bool
+	lines   chan stamped // closed at EOF or a read error
+	rdErr   error        // why lines closed (read after it is)
+	eofAt   time.Time    // when stdout closed (the process ended or closed it), under mu
+	done    chan struct{}
 
 	stderr  *boundedBuf
 	tmp     string // temp dir (the faketime file), removed at close
@@ -369,6 +373,14 @@ var errDriverStop = errors.New("the run stopped")
 // its bound (time it was stopped by a pause not counted), or writes a line
 // that is not its reply is an error naming the driver, the request and
 // the line.
+//
+// A driver that declared cancel is sent cancel once a cancellable request
+// (driver.Cancellable) has gone unanswered for driver.CancelAfter of the
+// bound, counted as the bound is: a library that never gives up (its
+// acquire retries until it gets the lock) is then answered for within
+// the bound, and a reply that is not ok says, in its error, that it was
+// cancelled. The client is recorded as waiting (an acquire that returned
+// unknown, and the next one), not as a driver that hangs.
 func (dp *driverProc) request(req driver.Request) (driver.Line, error) {
 	p, name := dp.p, dp.d.Name
 	fail := func(format string, a ...any) (driver.Line, error) {
@@ -389,6 +401,7 @@ func (dp *driverProc) request(req driver.Request) (driver.Line, error) {
 	sent := p.w.now()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	cancelAt := time.Duration(-1) // running time when cancel was sent (-1: not sent)
 	for {
 		select {
 		case <-p.w.stop:
@@ -399,8 +412,28 @@ func (dp *driverProc) request(req driver.Request) (driver.Line, error) {
 			dp.mu.Lock()
 			stopped, from := dp.stopped, max(sent, dp.lastCont)
 			dp.mu.Unlock()
-			if !stopped && time.Duration(p.w.now()-from) > dp.bound {
-				return fail("no reply within %v (the driver hangs)%s", dp.bound, dp.stderrNote())
+			ran := time.Duration(p.w.now() - from)
+			if !stopped && ran > dp.bound {
+				cancelled := ""
+				if cancelAt >= 0 {
+					cancelled = fmt.Sprintf(", nor to the cancel sent at %v", cancelAt.Round(time.Millisecond))
+				}
+				return fail("no reply within %v%s (the driver hangs)%s", dp.bound, cancelled, dp.stderrNote())
+			}
+			if !stopped && dp.cancels && cancelAt < 0 && driver.Cancellable(req.Type) && ran > driver.CancelAfter(dp.bound) {
+				cancelAt = ran
+				if err := dp.write(driver.Request{Type: driver.Cancel}); err != nil {
+					if errors.Is(err, errDriverStop) {
+						return driver.Line{}, err
+					}
+					if errors.Is(err, os.ErrDeadlineExceeded) {
+						return fail("the driver read nothing of its stdin for %v: writing cancel blocked (a driver that declares cancel reads its stdin while a request is outstanding)%s", dp.bound, dp.stderrNote())
+					}
+					if s := dp.exitNote(); s != "" {
+						return fail("writing cancel: %s", s)
+					}
+					return fail("writing cancel: %v", err)
+				}
 			}
 		case sl, ok := <-dp.lines:
 			line := sl.b
@@ -437,6 +470,11 @@ func (dp *driverProc) request(req driver.Request) (driver.Line, error) {
 				return fail("a reply to %q while waiting for %q's: %s", l.Re, req.Type, driver.Quote(line))
 			}
 			l.At = int64(sl.at.Sub(p.w.start))
+			if cancelAt >= 0 && l.Result != driver.OK {
+				// the same words for every cancel of the run: the liveness
+				// checker's blockers group by them
+				l.Error = strings.TrimSuffix(fmt.Sprintf("cancelled by the harness at %v of its %v bound (the library was still waiting): %s", driver.CancelAfter(dp.bound), dp.bound, l.Error), ": ")
+			}
 			return l, nil
 		}
 	}
