@@ -51,8 +51,10 @@ const (
 func Cancellable(t string) bool { return t == Acquire || t == Renew || t == Release }
 
 // CancelAfter is the part of a request's bound after which a cancellable
-// request is cancelled (3/4): the rest is the driver's to answer in.
-func CancelAfter(bound time.Duration) time.Duration { return bound * 3 / 4 }
+// request is cancelled: half, at least a TTL (the bound is at least two),
+// past the tries and socket timeouts start hands a driver; the other half
+// is the driver's to answer in, on a loaded machine.
+func CancelAfter(bound time.Duration) time.Duration { return bound / 2 }
 
 // Results (Line.Result).
 const (

@@ -16,13 +16,15 @@ import (
 
 // TestDriverNeverGivesUp: a driver for a lock library whose acquire
 // retries forever (redis-lock 1.0.0's lock(); testdata/never_gives_up.py)
-// declares cancel. A client whose key a crashed holder keeps forever is
-// then judged as waiting: each of its acquires is cancelled at 3/4 of the
+// declares cancel. A client whose key a crashed holder keeps forever (c0)
+// is then judged as waiting: each of its acquires is cancelled at half the
 // bound and returns unknown, saying so, within the bound; the run ends
 // with no harness error, and the verdict is the lock's: safe, the stuck
-// client starved (a fairness figure) while the others progress; a
-// deadlock only when every client's key is held forever (no client can
-// ever take it), where the clients are recorded as trying, not stuck.
+// clients starved (a fairness figure) while c1, whose key is free,
+// progresses; a deadlock only when every client's key is held forever (no
+// client can ever take it), where the clients are recorded as trying, not
+// stuck. (One free client: the library gives no validity, so two taking
+// turns could overlap on a loaded machine, the library's unsafety.)
 // Before cancel, such a driver was named as hanging ("no reply within
 // 1s") and the run was unknown.
 func TestDriverNeverGivesUp(t *testing.T) {
@@ -35,7 +37,7 @@ func TestDriverNeverGivesUp(t *testing.T) {
 		stuck   string
 		verdict checker.Verdict
 	}{
-		{"c0", checker.VerdictSafe},
+		{"all-but-c1", checker.VerdictSafe},
 		{"all", checker.VerdictLiveness},
 	} {
 		t.Run(tc.stuck, func(t *testing.T) {
@@ -53,7 +55,7 @@ func TestDriverNeverGivesUp(t *testing.T) {
 				t.Fatal(err)
 			}
 			lv := jd.Check.Liveness
-			t.Logf("verdict %s, err %v; liveness %q, starved %v", jd.Verdict(), jd.Err, lv.Reasons, lv.Starved)
+			t.Logf("verdict %s, err %v; reasons %q, starved %v", jd.Verdict(), jd.Err, jd.Check.Reasons, lv.Starved)
 			if jd.Err != nil || jd.Verdict() != tc.verdict {
 				t.Fatalf("verdict %s, err %v: want %s and no error", jd.Verdict(), jd.Err, tc.verdict)
 			}
@@ -82,10 +84,10 @@ func TestDriverNeverGivesUp(t *testing.T) {
 			if cancelled < 2 {
 				t.Errorf("c0's acquires cancelled: %d, want its every acquire (at least 2 in the run)", cancelled)
 			}
-			if !slices.Contains(lv.Starved, "c0") || !strings.Contains(strings.Join(lv.Reasons, "\n"), map[string]string{"c0": "not a failure", "all": "while clients kept trying"}[tc.stuck]) {
+			if !slices.Contains(lv.Starved, "c0") || !strings.Contains(strings.Join(lv.Reasons, "\n"), map[string]string{"all-but-c1": "not a failure", "all": "while clients kept trying"}[tc.stuck]) {
 				t.Errorf("liveness: starved %v, reasons %q", lv.Starved, lv.Reasons)
 			}
-			if tc.stuck == "c0" && lv.Grants == 0 {
+			if tc.stuck != "all" && (lv.Grants == 0 || slices.Contains(lv.Starved, "c1")) {
 				t.Errorf("no client acquired: %+v", lv)
 			}
 		})

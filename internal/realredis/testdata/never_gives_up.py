@@ -10,8 +10,9 @@ succeeds, with no timeout and no way to cancel it. The driver declares cancel
     call, and one that gets the lock while no acquire is outstanding is
     released at once (nobody believes in it).
 
-argv[1] names the clients whose key is held forever by a holder that crashed
-without a TTL (a client name, or "all"): their acquire never returns."""
+argv[1] says which clients' key a holder that crashed without a TTL keeps
+forever ("all", or "all-but-c1": every client but c1): their acquire never
+returns."""
 import json, os, queue, sys, threading, time
 
 import redis
@@ -35,7 +36,7 @@ start = json.loads(sys.stdin.readline())
 node = conn(start["nodes"][0], start["client"], start["timeout_ms"])
 store = conn(start["storage"], start["client"], start["timeout_ms"])
 key = start["key"]
-if STUCK in ("all", start["client"]):
+if STUCK == "all" or STUCK.startswith("all-but-") and start["client"] != STUCK[len("all-but-"):]:
     key += ":held-forever"
     conn(start["nodes"][0], start["client"], None).set(key, "a holder that crashed, no TTL")  # no socket timeout: before the run
 
