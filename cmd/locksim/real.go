@@ -133,12 +133,16 @@ func runReal(job *realredis.Job, f *runFlags, stdout, stderr io.Writer) int {
 	// As in a simulated run: an output that cannot be written does not
 	// cost the verdict (said on stderr after the summary).
 	var failed []string
+	stderrFile := "" // the drivers' stderr, beside the trace
 	if f.trace != "" {
 		if err := jd.WriteHistoryMax(f.trace, int64(f.traceMax.v)<<20); err != nil {
 			r.TraceError = err.Error()
 			failed = append(failed, "--trace: not written: "+r.TraceError)
 		} else {
 			r.TraceFile = f.trace
+			if job.Driver != nil {
+				stderrFile = realredis.DriverStderrPath(f.trace)
+			}
 		}
 	}
 	if jd.Err != nil {
@@ -171,6 +175,9 @@ func runReal(job *realredis.Job, f *runFlags, stdout, stderr io.Writer) int {
 				if len(jd.Info.NotInjected) > 0 {
 					m["not_injected"] = jd.Info.NotInjected
 				}
+				if stderrFile != "" {
+					m["driver_stderr_file"] = stderrFile
+				}
 				if jd.Info.NodeClocks != "" {
 					m["node_clocks"] = jd.Info.NodeClocks
 				}
@@ -184,6 +191,9 @@ func runReal(job *realredis.Job, f *runFlags, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s\n", b)
 	} else {
 		jd.WriteSummary(stdout, r)
+		if stderrFile != "" {
+			fmt.Fprintf(stderr, "locksim: the drivers' stderr (bounded): %s\n", stderrFile)
+		}
 	}
 	for _, msg := range failed {
 		fmt.Fprintf(stderr, "locksim: %s (the verdict, %s, stands)\n", msg, r.Verdict)

@@ -192,3 +192,48 @@ func TestRealTempDir(t *testing.T) {
 		}
 	}
 }
+
+// TestRealDriverStderr: 'run --backend real --driver --json --trace' of a
+// driver that crashes with a Python traceback gives its fatal frame in
+// the error and each client's whole stderr (bounded) in the JSON
+// (driver_stderr) and in a file beside the trace (driver_stderr_file).
+func TestRealDriverStderr(t *testing.T) {
+	if err := realredis.CheckBinaries(); err != nil {
+		if os.Getenv("LOCKSIM_CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("real-Redis arm skipped: %v", err)
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3")
+	}
+	dir := t.TempDir()
+	src := "import json, sys\nsys.stdin.readline()\nprint(json.dumps({'re': 'start', 'result': 'ok'}), flush=True)\n" +
+		"def acquire():\n    raise KeyError('no lock here')\nfor line in sys.stdin:\n    acquire()\n"
+	if err := os.WriteFile(filepath.Join(dir, "driver.py"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "driver")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\nexec /usr/bin/python3 "+filepath.Join(dir, "driver.py")+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(dir, "out", "run.jsonl")
+	if err := os.Mkdir(filepath.Dir(trace), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := cli(t, testHost(t), "run", "--backend", "real", "--driver", exe, "--ttl", "200ms", "--scenario", "no-faults", "--seed", "1", "--json", "--trace", trace)
+	if code != exitUnknown {
+		t.Fatalf("exit %d, want %d (unknown): %s", code, exitUnknown, stderr)
+	}
+	for _, want := range []string{`its stderr: KeyError: 'no lock here' (File \"` + filepath.Join(dir, "driver.py") + `\", line 5, in acquire)`,
+		`"driver_stderr":[{"client":"c0","driver":"driver","bytes":`, `"fatal":"KeyError: 'no lock here' (File`, `Traceback (most recent call last):`,
+		`"driver_stderr_file":"` + strings.TrimSuffix(trace, ".jsonl") + `.driver-stderr.txt"`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the JSON lacks %s:\n%.3000s", want, stdout)
+		}
+	}
+	b, err := os.ReadFile(realredis.DriverStderrPath(trace))
+	if err != nil || !strings.Contains(string(b), "## client c0: ") || !strings.Contains(string(b), "KeyError: 'no lock here'") {
+		t.Errorf("the stderr beside the trace: %v\n%s", err, b)
+	}
+}

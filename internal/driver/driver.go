@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Version is the protocol's version, sent in start.
@@ -36,7 +37,24 @@ const (
 	Write    = "write"
 	Continue = "continue"
 	Stop     = "stop"
+	// Cancel is sent, to a driver whose start reply declared cancel,
+	// when an acquire, renew or release has gone unanswered for
+	// CancelAfter of its bound: the driver stops waiting for the library
+	// and answers that request now (unknown, "cancelled"). It is never
+	// answered itself; one that arrives when nothing is outstanding is
+	// ignored.
+	Cancel = "cancel"
 )
+
+// Cancellable reports whether a request of type t may be cancelled: the
+// lock library's calls, never start nor the storage's read and write.
+func Cancellable(t string) bool { return t == Acquire || t == Renew || t == Release }
+
+// CancelAfter is the part of a request's bound after which a cancellable
+// request is cancelled: half, at least a TTL (the bound is at least two),
+// past the tries and socket timeouts start hands a driver; the other half
+// is the driver's to answer in, on a loaded machine.
+func CancelAfter(bound time.Duration) time.Duration { return bound / 2 }
 
 // Results (Line.Result).
 const (
@@ -99,6 +117,11 @@ type Line struct {
 	// the harness then sends renew every third of the TTL while a section
 	// runs on. A driver that does not declare it is never sent renew.
 	Renew bool `json:"renew,omitempty"`
+	// Cancel, in start's reply, declares that the driver reads cancel
+	// while a library call is outstanding and then answers it at once:
+	// a driver for a library whose acquire never gives up (docs/DRIVERS.md).
+	// A driver that does not declare it is never sent cancel.
+	Cancel bool `json:"cancel,omitempty"`
 
 	// acquire's (and renew's) reply on ok.
 	Value string `json:"value,omitempty"` // the lease's value (the key's random value)
@@ -134,7 +157,8 @@ func Encode(r Request) []byte {
 	return append(b, '\n')
 }
 
-// Requests lists the request types a driver may answer.
+// Requests lists the request types a driver may answer (continue and
+// cancel are never answered).
 var Requests = []string{Start, Acquire, Release, Renew, Read, Write, Stop}
 
 // Decode parses one line from a driver.
@@ -181,6 +205,9 @@ func Decode(line []byte) (Line, error) {
 	}
 	if l.Renew && l.Re != Start {
 		return l, fmt.Errorf("\"renew\" belongs in start's reply, not %s's: %s", l.Re, Quote(line))
+	}
+	if l.Cancel && l.Re != Start {
+		return l, fmt.Errorf("\"cancel\" belongs in start's reply, not %s's: %s", l.Re, Quote(line))
 	}
 	if l.Token < 0 {
 		return l, fmt.Errorf("token %d is negative (0: none): %s", l.Token, Quote(line))

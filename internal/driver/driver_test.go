@@ -17,6 +17,7 @@ func TestDecode(t *testing.T) {
 		{`{"point":"after-check"}` + "\n", func(l Line) bool { return l.Point == "after-check" }},
 		{`{"re":"read","result":"ok","reply":["300","0",""]}`, func(l Line) bool { return len(l.Reply) == 3 }},
 		{`{"re":"start","result":"ok","library":"x 1","renew":true}`, func(l Line) bool { return l.Renew }},
+		{`{"re":"start","result":"ok","library":"x 1","cancel":true}`, func(l Line) bool { return l.Cancel && !l.Renew }},
 		{`{"re":"acquire","result":"ok","value":"v1","token":7}`, func(l Line) bool { return l.Token == 7 }},
 		{`{"re":"renew","result":"ok","valid_until_ms":1795747545635.5}`, func(l Line) bool { return l.Re == Renew && *l.ValidUntilMs == 1795747545635.5 }},
 	}
@@ -36,6 +37,7 @@ func TestDecode(t *testing.T) {
 		{`{"value":"x"}`, `neither a reply`},
 		{`{"re":"acquire","result":"ok","renew":true}`, `"renew" belongs in start's reply, not acquire's`},
 		{`{"re":"acquire","result":"ok","token":-3}`, `token -3 is negative`},
+		{`{"re":"acquire","result":"unknown","cancel":true}`, `"cancel" belongs in start's reply, not acquire's`},
 		{`{"re":"acquire","result":"ok"} {"re":"acquire","result":"ok"}`, `more than one JSON value`},
 		{`{"re":"acquire","result":"ok","point":"acquiring"}`, `both a point and a reply`},
 	}
@@ -51,6 +53,9 @@ func TestEncode(t *testing.T) {
 	got := string(Encode(Request{Type: Release, Value: "v1"}))
 	if got != `{"type":"release","value":"v1"}`+"\n" {
 		t.Errorf("Encode = %q", got)
+	}
+	if got := string(Encode(Request{Type: Cancel})); got != `{"type":"cancel"}`+"\n" {
+		t.Errorf("Encode(cancel) = %q", got)
 	}
 	if q := Quote([]byte(strings.Repeat("x", 300))); len(q) > 210 {
 		t.Errorf("Quote does not cut: %d bytes", len(q))

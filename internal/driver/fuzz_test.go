@@ -29,6 +29,7 @@ func FuzzDecode(f *testing.F) {
 		`{"re":"acquire","result":"ok"} {"re":"acquire","result":"ok"}`, `{"RE":"Acquire","Result":"ok"}`,
 		`{"re":"acquire","result":"ok","valid_until_ms":null}`, `{"re":"acquire","result":"ok","value":"\xff"}`,
 		"hello", "", "{", `{"re":"frobnicate","result":"ok"}`, `{"re":"acquire","result":"ok","renew":true}`,
+		`{"re":"start","result":"ok","cancel":true}`, `{"re":"acquire","result":"unknown","cancel":true}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -56,7 +57,7 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("accepted re %q result %q", l.Re, l.Result)
 			}
 		}
-		if l.Token < 0 || l.Renew && l.Re != Start ||
+		if l.Token < 0 || l.Renew && l.Re != Start || l.Cancel && l.Re != Start ||
 			l.ValidUntilMs != nil && !(*l.ValidUntilMs >= 0 && *l.ValidUntilMs <= 1e14) ||
 			l.ValidityMs != nil && !(*l.ValidityMs >= -1e9 && *l.ValidityMs <= 1e9) {
 			t.Fatalf("accepted a value out of the protocol's range: %+v", l)

@@ -52,7 +52,9 @@ func requestBound(d *Driver, ttl, liveness time.Duration) time.Duration {
 	return min(d.Bound, max(2*ttl, liveness/2))
 }
 
-// DriverStderrMax bounds the stderr a driver's process keeps for messages.
+// DriverStderrMax bounds the stderr kept of a driver's process, for its
+// messages and the run's output (driver_stderr.go: the head and the tail,
+// the cut marked).
 const DriverStderrMax = 16 << 10
 
 // faketimeLib is libfaketime, preloaded into a driver whose clock a
@@ -147,10 +149,14 @@ type driverProc struct {
 	// bound is how long a request may wait for its reply, and a write
 	// for the driver to read: d.Bound for start, then requestBound.
 	bound time.Duration
-	lines chan stamped // closed at EOF or a read error
-	rdErr error        // why lines closed (read after it is)
-	eofAt time.Time    // when stdout closed (the process ended or closed it), under mu
-	done  chan struct{}
+	// cancels: the driver declared cancel in its start reply, so a
+	// cancellable request unanswered for driver.CancelAfter(bound) is
+	// sent cancel (request).
+	cancels bool
+	lines   chan stamped // closed at EOF or a read error
+	rdErr   error        // why lines closed (read after it is)
+	eofAt   time.Time    // when stdout closed (the process ended or closed it), under mu
+	done    chan struct{}
 
 	stderr  *boundedBuf
 	tmp     string // temp dir (the faketime file), removed at close
@@ -196,7 +202,7 @@ func startDriver(p *proc, d *Driver) (dp *driverProc, err error) {
 			release()
 		}
 	}()
-	dp = &driverProc{d: d, p: p, tmp: tmp, release: release, bound: d.Bound, lines: make(chan stamped, 16), done: make(chan struct{}), stderr: &boundedBuf{max: DriverStderrMax}}
+	dp = &driverProc{d: d, p: p, tmp: tmp, release: release, bound: d.Bound, lines: make(chan stamped, 16), done: make(chan struct{}), stderr: newBoundedBuf(DriverStderrMax, DriverStderrHead)}
 	cmd := exec.Command(d.Argv[0], d.Argv[1:]...)
 	cmd.Dir = filepath.Dir(d.Argv[0])
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -367,6 +373,14 @@ var errDriverStop = errors.New("the run stopped")
 // its bound (time it was stopped by a pause not counted), or writes a line
 // that is not its reply is an error naming the driver, the request and
 // the line.
+//
+// A driver that declared cancel is sent cancel once a cancellable request
+// (driver.Cancellable) has gone unanswered for driver.CancelAfter of the
+// bound, counted as the bound is: a library that never gives up (its
+// acquire retries until it gets the lock) is then answered for within
+// the bound, and a reply that is not ok says, in its error, that it was
+// cancelled. The client is recorded as waiting (an acquire that returned
+// unknown, and the next one), not as a driver that hangs.
 func (dp *driverProc) request(req driver.Request) (driver.Line, error) {
 	p, name := dp.p, dp.d.Name
 	fail := func(format string, a ...any) (driver.Line, error) {
@@ -387,6 +401,7 @@ func (dp *driverProc) request(req driver.Request) (driver.Line, error) {
 	sent := p.w.now()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	cancelAt := time.Duration(-1) // running time when cancel was sent (-1: not sent)
 	for {
 		select {
 		case <-p.w.stop:
@@ -397,8 +412,28 @@ func (dp *driverProc) request(req driver.Request) (driver.Line, error) {
 			dp.mu.Lock()
 			stopped, from := dp.stopped, max(sent, dp.lastCont)
 			dp.mu.Unlock()
-			if !stopped && time.Duration(p.w.now()-from) > dp.bound {
-				return fail("no reply within %v (the driver hangs)%s", dp.bound, dp.stderrNote())
+			ran := time.Duration(p.w.now() - from)
+			if !stopped && ran > dp.bound {
+				cancelled := ""
+				if cancelAt >= 0 {
+					cancelled = fmt.Sprintf(", nor to the cancel sent at %v", cancelAt.Round(time.Millisecond))
+				}
+				return fail("no reply within %v%s (the driver hangs)%s", dp.bound, cancelled, dp.stderrNote())
+			}
+			if !stopped && dp.cancels && cancelAt < 0 && driver.Cancellable(req.Type) && ran > driver.CancelAfter(dp.bound) {
+				cancelAt = ran
+				if err := dp.write(driver.Request{Type: driver.Cancel}); err != nil {
+					if errors.Is(err, errDriverStop) {
+						return driver.Line{}, err
+					}
+					if errors.Is(err, os.ErrDeadlineExceeded) {
+						return fail("the driver read nothing of its stdin for %v: writing cancel blocked (a driver that declares cancel reads its stdin while a request is outstanding)%s", dp.bound, dp.stderrNote())
+					}
+					if s := dp.exitNote(); s != "" {
+						return fail("writing cancel: %s", s)
+					}
+					return fail("writing cancel: %v", err)
+				}
 			}
 		case sl, ok := <-dp.lines:
 			line := sl.b
@@ -435,6 +470,11 @@ func (dp *driverProc) request(req driver.Request) (driver.Line, error) {
 				return fail("a reply to %q while waiting for %q's: %s", l.Re, req.Type, driver.Quote(line))
 			}
 			l.At = int64(sl.at.Sub(p.w.start))
+			if cancelAt >= 0 && l.Result != driver.OK {
+				// the same words for every cancel of the run: the liveness
+				// checker's blockers group by them
+				l.Error = strings.TrimSuffix(fmt.Sprintf("cancelled by the harness at %v of its %v bound (the library was still waiting): %s", driver.CancelAfter(dp.bound), dp.bound, l.Error), ": ")
+			}
 			return l, nil
 		}
 	}
@@ -471,37 +511,6 @@ func (dp *driverProc) exitNote() string {
 		return "its stdout closed" + dp.stderrNote()
 	}
 	return fmt.Sprintf("the driver exited (%v)%s", dp.cmd.ProcessState, dp.stderrNote())
-}
-
-func (dp *driverProc) stderrNote() string {
-	s := strings.TrimSpace(dp.stderr.String())
-	if s == "" {
-		return ""
-	}
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 && len(s)-i < 400 {
-		// the last lines are the ones that say why
-		var lines []string
-		first := "" // node prints the error before its stack, Python after
-		for _, l := range strings.Split(s, "\n") {
-			if l = strings.TrimSpace(l); l != "" {
-				lines = append(lines, l)
-				if first == "" && (strings.Contains(l, "Error") || strings.Contains(l, "Exception")) {
-					first = l
-				}
-			}
-		}
-		if len(lines) > 3 {
-			lines = lines[len(lines)-3:]
-		}
-		if first != "" && !slices.Contains(lines, first) {
-			lines = append([]string{first, "…"}, lines...)
-		}
-		s = strings.Join(lines, " | ")
-	}
-	if len(s) > 600 {
-		s = "…" + s[len(s)-600:]
-	}
-	return "; its stderr: " + s
 }
 
 // exited returns a channel closed once the process has been waited for
@@ -544,27 +553,4 @@ func (dp *driverProc) close() {
 	close(dp.done)
 	dp.release()
 	_ = os.RemoveAll(dp.tmp)
-}
-
-// boundedBuf keeps the last max bytes written to it.
-type boundedBuf struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
-}
-
-func (b *boundedBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.b = append(b.b, p...)
-	if len(b.b) > b.max {
-		b.b = append([]byte(nil), b.b[len(b.b)-b.max:]...)
-	}
-	return len(p), nil
-}
-
-func (b *boundedBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.b)
 }

@@ -157,6 +157,7 @@ func (c *driverClient) start() error {
 		return fmt.Errorf("driver %s (client %s), request start: result %s: %s", c.dp.d.Name, c.p.name, l.Result, l.Error)
 	}
 	c.dp.bound = requestBound(c.dp.d, c.j.TTL, c.p.w.cfg.Liveness)
+	c.dp.cancels = l.Cancel
 	c.renews = l.Renew && c.j.Parts.Lock.Renews
 	c.interval = max(time.Millisecond, c.j.TTL/3)
 	c.fenced = fencesOnToken(c.j.Parts.Lock.Fencing)

@@ -211,6 +211,9 @@ func (jd *Judged) JSONFields() map[string]any {
 	if jd.TraceCut != nil {
 		m["trace_cut"] = jd.TraceCut.String()
 	}
+	if len(jd.Info.Drivers) > 0 {
+		m["driver_stderr"] = jd.Info.Drivers // driver_stderr.go
+	}
 	return m
 }
 

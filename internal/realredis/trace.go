@@ -44,9 +44,13 @@ func (jd *Judged) WriteHistory(path string) error { return jd.WriteHistoryMax(pa
 // written in turn through a buffer into a temp file beside path, renamed
 // over path when complete (an error leaves no file). Past the bound the
 // file is cut (the header and the events that fit, then the cut's line,
-// which the bound does not count), and jd.TraceCut says so.
+// which the bound does not count), and jd.TraceCut says so. A driver's
+// run writes its drivers' stderr beside it first (DriverStderrPath).
 func (jd *Judged) WriteHistoryMax(path string, maxBytes int64) error {
 	jd.TraceCut = nil
+	if err := jd.WriteDriverStderr(DriverStderrPath(path)); err != nil {
+		return fmt.Errorf("the drivers' stderr, beside the trace: %w", err)
+	}
 	hdr, err := json.Marshal(map[string]any{run.RealRunKey: map[string]any{"repro": jd.Real.Repro(), "ttl_ns": int64(jd.Real.TTL),
 		"time_scale": jd.Real.Scale, "replayable": false, "faults": jd.Job.Config.Faults}})
 	if err != nil {

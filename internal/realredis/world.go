@@ -108,6 +108,8 @@ type Info struct {
 	Stalls  Stalls // the harness's own stalls in true time (stall.go)
 	// Skipped says why fault i of the schedule was not carried out at all (reach.go).
 	Skipped map[int]string
+	// Drivers is each client's driver's stderr, bounded (driver_stderr.go).
+	Drivers []DriverStderr
 }
 
 // setup starts the servers, the storage, the proxies and the clients.
@@ -357,6 +359,7 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 	}
 	w.stopDrift()
 	info.Stalls = stalls()
+	info.Drivers = w.driverStderrs()
 	if interrupted {
 		return nil, info, fmt.Errorf("interrupted: %w", ctx.Err())
 	}
