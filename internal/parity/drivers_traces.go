@@ -133,14 +133,22 @@ func (r *DriversResult) moveTraces(dir string) (err error) {
 			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 				return fmt.Errorf("%s: %w", what, err)
 			}
-			tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-*")
-			if err != nil {
-				return fmt.Errorf("%s: %w", what, err)
+			// The drivers' stderr, written beside the trace
+			// (realredis.DriverStderrPath), goes with it.
+			files := [][2]string{{c.staged[k], dst}}
+			if errSrc := realredis.DriverStderrPath(c.staged[k]); fileExists(errSrc) {
+				files = append(files, [2]string{errSrc, realredis.DriverStderrPath(dst)})
 			}
-			tmp.Close()
-			moves = append(moves, move{tmp.Name(), dst})
-			if err := moveFile(c.staged[k], tmp.Name()); err != nil {
-				return fmt.Errorf("%s: %w", what, err)
+			for _, f := range files {
+				tmp, err := os.CreateTemp(filepath.Dir(f[1]), "."+filepath.Base(f[1])+".tmp-*")
+				if err != nil {
+					return fmt.Errorf("%s: %w", what, err)
+				}
+				tmp.Close()
+				moves = append(moves, move{tmp.Name(), f[1]})
+				if err := moveFile(f[0], tmp.Name()); err != nil {
+					return fmt.Errorf("%s: %w", what, err)
+				}
 			}
 		}
 	}
@@ -154,6 +162,11 @@ func (r *DriversResult) moveTraces(dir string) (err error) {
 		r.Cells[i].staged = nil
 	}
 	return nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // moveFile renames src to dst, or copies it through a temp file beside

@@ -218,3 +218,24 @@ func TestKeepTracesSaysTheCut(t *testing.T) {
 		t.Errorf("the table does not say the cut and the missing trace:\n%s", b.String())
 	}
 }
+
+// TestMoveTracesTakesDriverStderr: the drivers' stderr written beside a
+// staged trace (realredis.DriverStderrPath) is kept beside the kept trace.
+func TestMoveTracesTakesDriverStderr(t *testing.T) {
+	stage, out := t.TempDir(), t.TempDir()
+	staged := filepath.Join(stage, "s1.jsonl")
+	for path, body := range map[string]string{staged: "{}\n", realredis.DriverStderrPath(staged): "Traceback\n"} {
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := TracesFolder + "/a.jsonl"
+	r := &DriversResult{Cells: []DriverCell{{Scenario: "a", Arm: "x", Traces: []KeptTrace{{Seed: 1, File: file}}, staged: []string{staged}}}}
+	if err := r.moveTraces(out); err != nil {
+		t.Fatal(err)
+	}
+	kept := realredis.DriverStderrPath(filepath.Join(out, filepath.FromSlash(file)))
+	if b, err := os.ReadFile(kept); err != nil || string(b) != "Traceback\n" {
+		t.Errorf("the drivers' stderr beside the kept trace: %q, %v; want the staged one", b, err)
+	}
+}
