@@ -69,59 +69,112 @@ func (f *File) Parts(base locks.Info, seed uint64, p Params) (Parts, error) {
 	return out, err
 }
 
-// buildParts is build; when out is set it also receives the parts.
+// buildParts is build; when out is set it also receives the parts. The
+// lock is resolved once (its parameters and TTL: newWorldBuild), then each
+// stage fills the world's config from that one value: topology, clients,
+// phases and network, faults, then the workload, storage and scaling.
 func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (sim.Config, error) {
-	if err := p.check(); err != nil {
-		return sim.Config{}, err
-	}
-	info, err := f.lockInfo(base, f.Params[base.ID])
+	b, err := f.newWorldBuild(base, seed, p)
 	if err != nil {
 		return sim.Config{}, err
 	}
-	ttl := info.TTL
-	resolve := func(path string, s Span, def time.Duration) (time.Duration, error) {
-		if !s.Set {
-			return def, nil
+	for _, stage := range []func() error{b.topology, b.nodes, b.clients, b.phases, b.swarm, b.fileFaults} {
+		if err := stage(); err != nil {
+			return sim.Config{}, err
 		}
-		d, err := s.Resolve(ttl)
-		if err != nil {
-			return 0, f.errAt(path, "%v (lock %s)", err, info.ID)
-		}
-		return d, nil
 	}
-	cfg := sim.Config{Seed: seed}
+	parts, err := b.finish()
+	if err != nil {
+		return sim.Config{}, err
+	}
+	if out != nil {
+		*out = parts
+	}
+	return parts.Config, nil
+}
 
-	// Topology.
+// worldBuild is one build of a file's world for one lock, seed and
+// parameters: the lock resolved once, and what the stages have decided.
+type worldBuild struct {
+	f    *File
+	info locks.Info // the lock with the file's parameters (lockInfo)
+	ttl  time.Duration
+	seed uint64
+	p    Params
+	cfg  sim.Config
+
+	replicated        bool
+	groups, groupSize int
+	// copied: the file's one group is copied groups times for a lock that
+	// needs groups (perGroup).
+	copied      bool
+	nodeNames   []string
+	clientNames []string
+	// faultNodes are what faults call nodes: the Redis nodes, or a
+	// consensus lock's coordination service members.
+	faultNodes []string
+	known      map[string]bool // fault targets that exist
+	groupNames []string
+	procGroups map[string][]string // "clients", "nodes"
+}
+
+func (f *File) newWorldBuild(base locks.Info, seed uint64, p Params) (*worldBuild, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	info, err := f.lockInfo(base, f.Params[base.ID])
+	if err != nil {
+		return nil, err
+	}
+	return &worldBuild{f: f, info: info, ttl: info.TTL, seed: seed, p: p, cfg: sim.Config{Seed: seed}}, nil
+}
+
+// span resolves a span of the file at path against the lock's TTL (def
+// when the file leaves it unset).
+func (b *worldBuild) span(path string, s Span, def time.Duration) (time.Duration, error) {
+	if !s.Set {
+		return def, nil
+	}
+	d, err := s.Resolve(b.ttl)
+	if err != nil {
+		return 0, b.f.errAt(path, "%v (lock %s)", err, b.info.ID)
+	}
+	return d, nil
+}
+
+// topology decides replication, groups and the node count.
+func (b *worldBuild) topology() error {
+	f, info, p := b.f, b.info, b.p
 	nodes := p.Nodes
 	if nodes == 0 {
 		nodes = f.Topology.Nodes
 	}
-	replicated := info.Topology == locks.Replicated || info.Topology == locks.Groups
+	b.replicated = info.Topology == locks.Replicated || info.Topology == locks.Groups
 	if f.Topology.Replicated != nil {
-		replicated = *f.Topology.Replicated
+		b.replicated = *f.Topology.Replicated
 	}
 	// Groups: the file's own, or copies of its one group for a lock that
 	// needs groups (copied: node names in faults and per_node apply to
 	// their counterpart in every group).
-	groups, copied := max(1, f.Topology.Groups), false
+	b.groups = max(1, f.Topology.Groups)
 	if info.Topology == locks.Groups {
-		if !replicated {
-			return sim.Config{}, f.errAt("topology.replicated", "lock %s needs primary/replica groups, and the file's world is not replicated", info.ID)
+		if !b.replicated {
+			return f.errAt("topology.replicated", "lock %s needs primary/replica groups, and the file's world is not replicated", info.ID)
 		}
 		if f.Topology.Groups <= 1 {
-			groups, copied = locks.DefaultGroups, true
+			b.groups, b.copied = locks.DefaultGroups, true
 		}
 	}
-	if groups > 1 && p.Nodes > 0 {
+	if b.groups > 1 && p.Nodes > 0 {
 		// --nodes counts the whole world's nodes; the file counts a group's.
-		if p.Nodes%groups != 0 || p.Nodes/groups < 2 {
-			return sim.Config{}, groupNodesError(p.Nodes, groups, info.ID)
+		if p.Nodes%b.groups != 0 || p.Nodes/b.groups < 2 {
+			return groupNodesError(p.Nodes, b.groups, info.ID)
 		}
-		nodes = p.Nodes / groups
+		nodes = p.Nodes / b.groups
 	}
 	if nodes == 0 {
 		switch {
-		case replicated:
+		case b.replicated:
 			nodes = DefaultNodes(locks.Replicated)
 		case info.Topology == locks.Independent:
 			nodes = DefaultNodes(locks.Independent)
@@ -129,84 +182,100 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 			nodes = DefaultNodes(locks.Single)
 		}
 	}
-	if nodes < 1 || nodes*groups > sim.MaxNodes {
-		return sim.Config{}, f.errAt("topology.nodes", "%d out of range 1..%d", nodes*groups, sim.MaxNodes)
+	if nodes < 1 || nodes*b.groups > sim.MaxNodes {
+		return f.errAt("topology.nodes", "%d out of range 1..%d", nodes*b.groups, sim.MaxNodes)
 	}
-	if groups > 1 && nodes < 2 {
-		return sim.Config{}, f.errAt("topology.nodes", "each of the %d groups of lock %s's world needs at least 2 nodes, the file gives %d", groups, info.ID, nodes)
+	if b.groups > 1 && nodes < 2 {
+		return f.errAt("topology.nodes", "each of the %d groups of lock %s's world needs at least 2 nodes, the file gives %d", b.groups, info.ID, nodes)
 	}
-	groupSize := nodes
-	nodes *= groups
-	if replicated && nodes < 2 {
+	b.groupSize = nodes
+	nodes *= b.groups
+	if b.replicated && nodes < 2 {
 		if f.Topology.Replicated != nil {
-			return sim.Config{}, f.errAt("topology.replicated", "a replicated topology needs at least 2 nodes, the world has %d", nodes)
+			return f.errAt("topology.replicated", "a replicated topology needs at least 2 nodes, the world has %d", nodes)
 		}
-		replicated = false // one node of a replicated design: no replicas (as the default scenario does)
-	}
-	if replicated {
-		lag, err := resolve("topology.repl_lag", f.Topology.ReplLag, 0)
-		if err != nil {
-			return sim.Config{}, err
-		}
-		switch up := f.Topology.ReplLagUpTo; {
-		case p.ReplLag > 0:
-			lag = p.ReplLag
-		case up.Set && up.NS > 0:
-			lag = time.Duration(sim.NewStreams(seed).Get("params").Int64N(int64(up.NS)))
-		}
-		down, err := resolve("topology.down_after", f.Topology.DownAfter, 0)
-		if err != nil {
-			return sim.Config{}, err
-		}
-		if p.DownAfter > 0 {
-			down = p.DownAfter
-		}
-		cfg.Topology = sim.Topology{Replicated: true, ReplLag: lag, DownAfter: down}
-		if groups > 1 {
-			cfg.Topology.Groups = groups
-		}
-	}
-	// perGroup maps the file's node and group names to the world's: when
-	// the groups are copies, the file's nX (X below its group's size) is
-	// nX of every group and its one group g0 is every group; another node
-	// or group name is an error there. Otherwise names are the world's own.
-	perGroup := func(names []string) ([]string, error) {
-		if !copied {
-			return names, nil
-		}
-		var out []string
-		for _, n := range names {
-			var i int
-			switch {
-			case n == "g0":
-				for g := 0; g < groups; g++ {
-					out = append(out, fmt.Sprintf("g%d", g))
-				}
-				continue
-			case strings.HasPrefix(n, "g"):
-				return nil, fmt.Errorf("%q: the file's world has one primary/replica group, g0, copied %d times for lock %s (g0 names them all)", n, groups, info.ID)
-			case !nodeNameRE.MatchString(n):
-				out = append(out, n) // a client, the storage, sentinel
-				continue
-			}
-			i, _ = strconv.Atoi(n[1:])
-			if i >= groupSize {
-				return nil, fmt.Errorf("no node %s: the file's world has %d nodes (n0..n%d), copied in each of the %d groups of lock %s (nX names nX of every group)", n, groupSize, groupSize-1, groups, info.ID)
-			}
-			for g := 0; g < groups; g++ {
-				out = append(out, fmt.Sprintf("n%d", g*groupSize+i))
-			}
-		}
-		slices.Sort(out)
-		return slices.Compact(out), nil
-	}
-	var nodeNames []string
-	var draw *rand.Rand // persistence: random
-	if f.Topology.Persistence == randomPersistence {
-		draw = sim.NewStreams(seed).Get("params")
+		b.replicated = false // one node of a replicated design: no replicas (as the default scenario does)
 	}
 	for i := 0; i < nodes; i++ {
-		nc := sim.NodeConfig{Name: fmt.Sprintf("n%d", i), Persistence: sim.Persistence(f.Topology.Persistence)}
+		b.nodeNames = append(b.nodeNames, fmt.Sprintf("n%d", i))
+	}
+	if b.replicated {
+		return b.replication()
+	}
+	return nil
+}
+
+// replication sets a replicated world's lag and Sentinel's down-after.
+func (b *worldBuild) replication() error {
+	f, p := b.f, b.p
+	lag, err := b.span("topology.repl_lag", f.Topology.ReplLag, 0)
+	if err != nil {
+		return err
+	}
+	switch up := f.Topology.ReplLagUpTo; {
+	case p.ReplLag > 0:
+		lag = p.ReplLag
+	case up.Set && up.NS > 0:
+		lag = time.Duration(sim.NewStreams(b.seed).Get("params").Int64N(int64(up.NS)))
+	}
+	down, err := b.span("topology.down_after", f.Topology.DownAfter, 0)
+	if err != nil {
+		return err
+	}
+	if p.DownAfter > 0 {
+		down = p.DownAfter
+	}
+	b.cfg.Topology = sim.Topology{Replicated: true, ReplLag: lag, DownAfter: down}
+	if b.groups > 1 {
+		b.cfg.Topology.Groups = b.groups
+	}
+	return nil
+}
+
+// perGroup maps the file's node and group names to the world's: when
+// the groups are copies, the file's nX (X below its group's size) is
+// nX of every group and its one group g0 is every group; another node
+// or group name is an error there. Otherwise names are the world's own.
+func (b *worldBuild) perGroup(names []string) ([]string, error) {
+	if !b.copied {
+		return names, nil
+	}
+	var out []string
+	for _, n := range names {
+		switch {
+		case n == "g0":
+			for g := 0; g < b.groups; g++ {
+				out = append(out, fmt.Sprintf("g%d", g))
+			}
+			continue
+		case strings.HasPrefix(n, "g"):
+			return nil, fmt.Errorf("%q: the file's world has one primary/replica group, g0, copied %d times for lock %s (g0 names them all)", n, b.groups, b.info.ID)
+		case !nodeNameRE.MatchString(n):
+			out = append(out, n) // a client, the storage, sentinel
+			continue
+		}
+		i, _ := strconv.Atoi(n[1:])
+		if i >= b.groupSize {
+			return nil, fmt.Errorf("no node %s: the file's world has %d nodes (n0..n%d), copied in each of the %d groups of lock %s (nX names nX of every group)", n, b.groupSize, b.groupSize-1, b.groups, b.info.ID)
+		}
+		for g := 0; g < b.groups; g++ {
+			out = append(out, fmt.Sprintf("n%d", g*b.groupSize+i))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// nodes configures each node: persistence (the file's, or drawn) and the
+// per-node settings.
+func (b *worldBuild) nodes() error {
+	f, info, cfg := b.f, b.info, &b.cfg
+	var draw *rand.Rand // persistence: random
+	if f.Topology.Persistence == randomPersistence {
+		draw = sim.NewStreams(b.seed).Get("params")
+	}
+	for _, name := range b.nodeNames {
+		nc := sim.NodeConfig{Name: name, Persistence: sim.Persistence(f.Topology.Persistence)}
 		switch {
 		case draw != nil:
 			nc.Persistence = sim.Persistence(persistences[draw.IntN(len(persistences))])
@@ -214,22 +283,22 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 			nc.Persistence = sim.PersistNone
 		}
 		cfg.Nodes = append(cfg.Nodes, nc)
-		nodeNames = append(nodeNames, nc.Name)
 	}
+	nodes := len(b.nodeNames)
 	for _, name := range sortedKeys(f.Topology.PerNode) {
 		ns := f.Topology.PerNode[name]
 		path := "topology.per_node." + name
 		i, _ := strconv.Atoi(name[1:])
 		if i >= nodes {
-			return sim.Config{}, f.errAt(path, "no node %s for lock %s: its world has %d nodes (n0..n%d)", name, info.ID, nodes, nodes-1)
+			return f.errAt(path, "no node %s for lock %s: its world has %d nodes (n0..n%d)", name, info.ID, nodes, nodes-1)
 		}
-		off, err := resolve(path+".clock_offset", ns.ClockOffset, 0)
+		off, err := b.span(path+".clock_offset", ns.ClockOffset, 0)
 		if err != nil {
-			return sim.Config{}, err
+			return err
 		}
-		each, err := perGroup([]string{name})
+		each, err := b.perGroup([]string{name})
 		if err != nil {
-			return sim.Config{}, f.errAt(path, "%v", err)
+			return f.errAt(path, "%v", err)
 		}
 		for _, each := range each {
 			i, _ := strconv.Atoi(each[1:])
@@ -239,9 +308,13 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 			cfg.Nodes[i].ClockOffset, cfg.Nodes[i].DriftPPM = off, ns.DriftPPM
 		}
 	}
+	return nil
+}
 
-	// Clients.
-	cfg.Clients = p.Clients
+// clients sets the client count and each client's clock.
+func (b *worldBuild) clients() error {
+	f, cfg := b.f, &b.cfg
+	cfg.Clients = b.p.Clients
 	if cfg.Clients == 0 {
 		cfg.Clients = f.Clients.Count
 	}
@@ -249,22 +322,21 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 		cfg.Clients = FileDefaultClients
 	}
 	if cfg.Clients < 1 || cfg.Clients > sim.MaxClients {
-		return sim.Config{}, f.errAt("clients.count", "%d out of range 1..%d", cfg.Clients, sim.MaxClients)
+		return f.errAt("clients.count", "%d out of range 1..%d", cfg.Clients, sim.MaxClients)
 	}
-	var clientNames []string
 	for i := 0; i < cfg.Clients; i++ {
-		clientNames = append(clientNames, fmt.Sprintf("c%d", i))
+		b.clientNames = append(b.clientNames, fmt.Sprintf("c%d", i))
 	}
 	for _, name := range sortedKeys(f.Clients.PerClient) {
 		cs := f.Clients.PerClient[name]
 		path := "clients.per_client." + name
 		i, _ := strconv.Atoi(name[1:])
 		if i >= cfg.Clients {
-			return sim.Config{}, f.errAt(path, "no client %s: the world has %d clients (c0..c%d)", name, cfg.Clients, cfg.Clients-1)
+			return f.errAt(path, "no client %s: the world has %d clients (c0..c%d)", name, cfg.Clients, cfg.Clients-1)
 		}
-		off, err := resolve(path+".clock_offset", cs.ClockOffset, 0)
+		off, err := b.span(path+".clock_offset", cs.ClockOffset, 0)
 		if err != nil {
-			return sim.Config{}, err
+			return err
 		}
 		for len(cfg.ClientOffsets) <= i {
 			cfg.ClientOffsets = append(cfg.ClientOffsets, 0)
@@ -272,126 +344,118 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 		}
 		cfg.ClientOffsets[i], cfg.ClientDriftPPMs[i] = off, cs.DriftPPM
 	}
+	return nil
+}
 
-	// Phases, network.
-	if cfg.Duration, err = resolve("duration", f.Duration, FileDefaultDuration); err != nil {
-		return sim.Config{}, err
+// phases sets the safety and liveness phases and the network's latency.
+func (b *worldBuild) phases() (err error) {
+	f, info, p, cfg := b.f, b.info, b.p, &b.cfg
+	if cfg.Duration, err = b.span("duration", f.Duration, FileDefaultDuration); err != nil {
+		return err
 	}
 	if p.Duration > 0 {
 		cfg.Duration = p.Duration
 	}
-	if cfg.Liveness, err = resolve("liveness", f.Liveness, FileDefaultLiveness); err != nil {
-		return sim.Config{}, err
+	if cfg.Liveness, err = b.span("liveness", f.Liveness, FileDefaultLiveness); err != nil {
+		return err
 	}
 	if p.Liveness > 0 {
 		cfg.Liveness = p.Liveness
 	}
 	if cfg.Duration < sim.MinDuration || cfg.Duration > sim.MaxDuration {
-		return sim.Config{}, f.errAt("duration", "%v out of range [%v, %v] for lock %s", cfg.Duration, sim.MinDuration, sim.MaxDuration, info.ID)
+		return f.errAt("duration", "%v out of range [%v, %v] for lock %s", cfg.Duration, sim.MinDuration, sim.MaxDuration, info.ID)
 	}
 	if cfg.Liveness > sim.MaxDuration {
-		return sim.Config{}, f.errAt("liveness", "%v out of range [0, %v] for lock %s", cfg.Liveness, sim.MaxDuration, info.ID)
+		return f.errAt("liveness", "%v out of range [0, %v] for lock %s", cfg.Liveness, sim.MaxDuration, info.ID)
 	}
-	if cfg.Net.LatencyMin, err = resolve("net.latency_min", f.Net.LatencyMin, 0); err != nil {
-		return sim.Config{}, err
+	if cfg.Net.LatencyMin, err = b.span("net.latency_min", f.Net.LatencyMin, 0); err != nil {
+		return err
 	}
-	if cfg.Net.LatencyJitter, err = resolve("net.latency_jitter", f.Net.LatencyJitter, 0); err != nil {
-		return sim.Config{}, err
+	if cfg.Net.LatencyJitter, err = b.span("net.latency_jitter", f.Net.LatencyJitter, 0); err != nil {
+		return err
 	}
 	if cfg.Net.LatencyMin > maxLatency || cfg.Net.LatencyJitter > maxLatency {
-		return sim.Config{}, f.errAt("net", "latency above %v for lock %s", maxLatency, info.ID)
+		return f.errAt("net", "latency above %v for lock %s", maxLatency, info.ID)
 	}
+	b.faultTargets()
+	return nil
+}
 
-	// Faults.
-	known := map[string]bool{sim.SentinelName: replicated, resource.Name: true}
-	var groupNames []string
-	if replicated {
-		for g := 0; g < groups; g++ {
-			groupNames = append(groupNames, fmt.Sprintf("g%d", g))
+// faultTargets lists what faults may name in this world.
+func (b *worldBuild) faultTargets() {
+	b.known = map[string]bool{sim.SentinelName: b.replicated, resource.Name: true}
+	if b.replicated {
+		for g := 0; g < b.groups; g++ {
+			b.groupNames = append(b.groupNames, fmt.Sprintf("g%d", g))
 		}
 	}
 	// A consensus lock's world faults its coordination service's members
 	// where others fault Redis nodes (its one Redis node is idle).
-	faultNodes := nodeNames
-	if members := memberNames(info); members != nil {
-		faultNodes = members
+	b.faultNodes = b.nodeNames
+	if members := memberNames(b.info); members != nil {
+		b.faultNodes = members
 	}
-	for _, n := range append(append([]string(nil), faultNodes...), clientNames...) {
-		known[n] = true
+	for _, n := range append(append([]string(nil), b.faultNodes...), b.clientNames...) {
+		b.known[n] = true
 	}
-	known[faults.Leader] = memberNames(info) != nil // resolved at the fault's start by each arm
-	procGroups := map[string][]string{GroupClients: clientNames, GroupNodes: faultNodes}
-	if copied {
-		procGroups[GroupNodes] = faultNodes[:groupSize] // the file's one group, then copied
+	b.known[faults.Leader] = memberNames(b.info) != nil // resolved at the fault's start by each arm
+	b.procGroups = map[string][]string{GroupClients: b.clientNames, GroupNodes: b.faultNodes}
+	if b.copied {
+		b.procGroups[GroupNodes] = b.faultNodes[:b.groupSize] // the file's one group, then copied
 	}
-	if f.Swarm != nil {
-		kinds := []faults.Kind(nil)
-		for _, k := range f.Swarm.Kinds {
-			if faults.Kind(k) == faults.Failover && !replicated {
-				continue // no failover without replicas
-			}
-			kinds = append(kinds, faults.Kind(k))
-		}
-		if f.Swarm.Kinds != nil && len(kinds) == 0 {
-			return sim.Config{}, f.errAt("swarm.kinds", "no kind applies to lock %s (failover needs a replicated topology)", info.ID)
-		}
-		b := faults.Bounds{
-			Duration: cfg.Duration, Clients: clientNames, Nodes: append(append([]string(nil), faultNodes...), resource.Name),
-			Replicated: replicated, MinFaults: f.Swarm.MinFaults, MaxFaults: f.Swarm.MaxFaults, Kinds: kinds,
-		}
-		mapNames := func(names []string) ([]string, error) { return perGroup(expand(names, procGroups)) }
-		if err := f.aimSwarm(&b, info, ttl, mapNames); err != nil {
-			return sim.Config{}, err
-		}
-		fs, err := faults.Swarm(sim.NewStreams(seed).Get("faults"), b)
-		if err != nil {
-			return sim.Config{}, f.errAt("swarm", "%v", err)
-		}
-		cfg.Faults = fs
+}
+
+// swarm draws the file's random fault schedule, if it has one.
+func (b *worldBuild) swarm() error {
+	f, info := b.f, b.info
+	if f.Swarm == nil {
+		return nil
 	}
+	kinds := []faults.Kind(nil)
+	for _, k := range f.Swarm.Kinds {
+		if faults.Kind(k) == faults.Failover && !b.replicated {
+			continue // no failover without replicas
+		}
+		kinds = append(kinds, faults.Kind(k))
+	}
+	if f.Swarm.Kinds != nil && len(kinds) == 0 {
+		return f.errAt("swarm.kinds", "no kind applies to lock %s (failover needs a replicated topology)", info.ID)
+	}
+	bounds := faults.Bounds{
+		Duration: b.cfg.Duration, Clients: b.clientNames, Nodes: append(append([]string(nil), b.faultNodes...), resource.Name),
+		Replicated: b.replicated, MinFaults: f.Swarm.MinFaults, MaxFaults: f.Swarm.MaxFaults, Kinds: kinds,
+	}
+	mapNames := func(names []string) ([]string, error) { return b.perGroup(expand(names, b.procGroups)) }
+	if err := f.aimSwarm(&bounds, info, b.ttl, mapNames); err != nil {
+		return err
+	}
+	fs, err := faults.Swarm(sim.NewStreams(b.seed).Get("faults"), bounds)
+	if err != nil {
+		return f.errAt("swarm", "%v", err)
+	}
+	b.cfg.Faults = fs
+	return nil
+}
+
+// fileFaults adds the file's written faults that apply to the lock, each
+// repetition its own fault, and sorts the schedule.
+func (b *worldBuild) fileFaults() error {
+	f, info, cfg := b.f, b.info, &b.cfg
 	filterID := f.faultFilterID(info)
 	for i, fs := range f.Faults {
 		path := fmt.Sprintf("faults[%d]", i)
 		if len(fs.Locks) > 0 && !slices.Contains(fs.Locks, filterID) {
 			continue
 		}
-		one, err := fs.fault(ttl)
+		one, err := b.fileFault(path, fs)
 		if err != nil {
-			return sim.Config{}, f.errAt(path, "%v (lock %s)", err, info.ID)
-		}
-		for _, side := range []struct {
-			field string
-			names *[]string
-		}{{"targets", &one.Targets}, {"from", &one.From}, {"to", &one.To}} {
-			if len(*side.names) == 0 {
-				continue
-			}
-			mapped, err := perGroup(expand(*side.names, procGroups))
-			if err != nil {
-				return sim.Config{}, f.errAt(path+"."+side.field, "%v", err)
-			}
-			*side.names = mapped
-		}
-		for _, t := range append(append(slices.Clone(one.Targets), one.From...), one.To...) {
-			isGroup := slices.Contains(groupNames, t)
-			switch {
-			case one.Kind == faults.Failover && !isGroup:
-				return sim.Config{}, f.errAt(path+".targets", "failover: %q is not a primary/replica group of lock %s's world (%s)", t, info.ID, strings.Join(groupNames, ", "))
-			case one.Kind != faults.Failover && isGroup:
-				return sim.Config{}, f.errAt(path, "%s: %q is a group, which only a failover names (a node of it: n0, n1, …)", one.Kind, t)
-			}
-		}
-		if err := one.Validate(func(n string) bool { return known[n] || slices.Contains(groupNames, n) }); err != nil {
-			return sim.Config{}, f.errAt(faultField(path, err), "%v in the world of lock %s (%s)", err, info.ID, worldNames(faultNodes, clientNames, replicated))
-		}
-		if one.Kind == faults.Failover && !replicated {
-			return sim.Config{}, f.errAt(path+".kind", "failover needs a replicated topology, and lock %s's world is not (set topology.replicated, or restrict the fault with locks:)", info.ID)
+			return err
 		}
 		n, every := 1, time.Duration(0)
 		if fs.Repeat != nil && fs.Repeat.Count > 1 {
 			n = fs.Repeat.Count
-			if every, err = resolve(path+".repeat.every", fs.Repeat.Every, 0); err != nil {
-				return sim.Config{}, err
+			if every, err = b.span(path+".repeat.every", fs.Repeat.Every, 0); err != nil {
+				return err
 			}
 		}
 		for r := 0; r < n; r++ {
@@ -402,23 +466,67 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 				if r > 0 {
 					what = path + ".repeat"
 				}
-				return sim.Config{}, f.errAt(what, "occurrence %d starts at %v, not before the end of the %v safety phase (lock %s): it would never happen", r+1, g.Start, cfg.Duration, info.ID)
+				return f.errAt(what, "occurrence %d starts at %v, not before the end of the %v safety phase (lock %s): it would never happen", r+1, g.Start, cfg.Duration, info.ID)
 			}
 			cfg.Faults = append(cfg.Faults, g)
 		}
 	}
 	if len(cfg.Faults) > MaxFileFaults {
-		return sim.Config{}, f.errAt("faults", "%d faults for lock %s: more than %d", len(cfg.Faults), info.ID, MaxFileFaults)
+		return f.errAt("faults", "%d faults for lock %s: more than %d", len(cfg.Faults), info.ID, MaxFileFaults)
 	}
 	faults.Sort(cfg.Faults)
+	return nil
+}
 
-	// Workload and the protected resource.
-	wl, err := f.workload(info, resolve)
+// fileFault is one written fault at path, its names mapped to the world's
+// and checked against it.
+func (b *worldBuild) fileFault(path string, fs FaultSpec) (faults.Fault, error) {
+	f, info := b.f, b.info
+	one, err := fs.fault(b.ttl)
 	if err != nil {
-		return sim.Config{}, err
+		return one, f.errAt(path, "%v (lock %s)", err, info.ID)
+	}
+	for _, side := range []struct {
+		field string
+		names *[]string
+	}{{"targets", &one.Targets}, {"from", &one.From}, {"to", &one.To}} {
+		if len(*side.names) == 0 {
+			continue
+		}
+		mapped, err := b.perGroup(expand(*side.names, b.procGroups))
+		if err != nil {
+			return one, f.errAt(path+"."+side.field, "%v", err)
+		}
+		*side.names = mapped
+	}
+	for _, t := range append(append(slices.Clone(one.Targets), one.From...), one.To...) {
+		isGroup := slices.Contains(b.groupNames, t)
+		switch {
+		case one.Kind == faults.Failover && !isGroup:
+			return one, f.errAt(path+".targets", "failover: %q is not a primary/replica group of lock %s's world (%s)", t, info.ID, strings.Join(b.groupNames, ", "))
+		case one.Kind != faults.Failover && isGroup:
+			return one, f.errAt(path, "%s: %q is a group, which only a failover names (a node of it: n0, n1, …)", one.Kind, t)
+		}
+	}
+	if err := one.Validate(func(n string) bool { return b.known[n] || slices.Contains(b.groupNames, n) }); err != nil {
+		return one, f.errAt(faultField(path, err), "%v in the world of lock %s (%s)", err, info.ID, worldNames(b.faultNodes, b.clientNames, b.replicated))
+	}
+	if one.Kind == faults.Failover && !b.replicated {
+		return one, f.errAt(path+".kind", "failover needs a replicated topology, and lock %s's world is not (set topology.replicated, or restrict the fault with locks:)", info.ID)
+	}
+	return one, nil
+}
+
+// finish adds the workload and the protected resource, scales the world
+// to the asked TTL, and validates it.
+func (b *worldBuild) finish() (Parts, error) {
+	f, info, p := b.f, b.info, b.p
+	wl, err := f.workload(info, b.span)
+	if err != nil {
+		return Parts{}, err
 	}
 	if err := p.applyHold(&wl); err != nil {
-		return sim.Config{}, fmt.Errorf("%v (lock %s)", err, info.ID)
+		return Parts{}, fmt.Errorf("%v (lock %s)", err, info.ID)
 	}
 	wl.Careful = wl.Careful || p.Careful
 	j := f.judging(info)
@@ -430,6 +538,7 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 	if wl.Resource != ResourceNone {
 		initial = map[string]int64{PoolKey: j.Initial}
 	}
+	cfg := b.cfg
 	cfg.Services = append([]sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: initial})}, coordServices(info)...)
 	cfg.Program = Program(info, wl)
 	cfg.WatchKeys = []string{wl.Key}
@@ -442,17 +551,13 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 			parts.OrigTTL = NominalTTL
 		}
 		if parts, err = scaleParts(parts, float64(p.TTL)/float64(parts.OrigTTL)); err != nil {
-			return sim.Config{}, err
+			return Parts{}, err
 		}
-		cfg = parts.Config
 	}
-	if err := cfg.Validate(); err != nil {
-		return sim.Config{}, &FileError{File: f.name, Msg: fmt.Sprintf("lock %s: %v", info.ID, err)}
+	if err := parts.Config.Validate(); err != nil {
+		return Parts{}, &FileError{File: f.name, Msg: fmt.Sprintf("lock %s: %v", info.ID, err)}
 	}
-	if out != nil {
-		*out = parts
-	}
-	return cfg, nil
+	return parts, nil
 }
 
 func expand(names []string, groups map[string][]string) []string {
