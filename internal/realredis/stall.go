@@ -208,6 +208,9 @@ func (jd *Judged) MachineVerdict() string {
 func (jd *Judged) JSONFields() map[string]any {
 	m := jd.Info.Stalls.Fields(jd.Check, jd.Real.TTL)
 	m["fault_reach"] = jd.FaultReach() // reach.go
+	if u := jd.Untested(); u != "" {
+		m["untested"] = u // effects.go: a safe run no fault of which bit
+	}
 	if jd.TraceCut != nil {
 		m["trace_cut"] = jd.TraceCut.String()
 	}
