@@ -23,6 +23,12 @@ func (r *DriversResult) WriteTable(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "\nreal unsafe runs k/n and the cell's verdict (expected in brackets; ! where it differs); the Go arm also: sim k/n.\n")
+	for _, c := range r.Cells {
+		if c.Untested != "" {
+			untestedFootnote(w)
+			break
+		}
+	}
 	if len(r.Control) > 0 {
 		fmt.Fprintf(w, "\nthe control (python-set-nx-cad) against Go set-nx-cad (same verdict, overlapping 95%% Wilson intervals):\n")
 		for _, c := range r.Control {
@@ -75,6 +81,9 @@ func (r *DriversResult) cellText(sc, arm string, unsupported *[]string) string {
 		return "not supported"
 	}
 	s := rate(c.Unsafe, c.Runs, c.Verdict) + " [" + orDash(c.Expected) + "]"
+	if c.Untested != "" {
+		s += UntestedMark
+	}
 	if !c.AsExpected && c.Expected != "" {
 		s += " !"
 	}
