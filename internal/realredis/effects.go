@@ -46,10 +46,10 @@ import (
 //     client pause by the history (a hold, or a winning acquisition in
 //     flight), as it does a consensus store's.
 //   - LockClock, LockMono: a Go lock's reads of its process clock
-//     (lockClock); a driver's reads cannot be seen (its process clock is
-//     libfaketime's), so a driver client counts as reading its clock all
-//     through the safety phase: a clock fault on it is never called
-//     unreached.
+//     (lockClock). A driver's reads cannot be seen, but libfaketime moves
+//     its whole process's clock (driver.go), whatever the library reads,
+//     so a driver client counts as reading its clock all through the
+//     safety phase: a clock fault on it is never called unreached.
 
 // liveScript returns the live lock keys on a node, as key, value pairs:
 // every key named in ARGV or with a TTL; a value is the key's string, or
