@@ -37,7 +37,8 @@ import (
 //   - Members: the targets that are members of a real coordination
 //     service (consensus.go).
 //   - Messages: the chunks a partition or delay held or slowed on its
-//     links (gate.go).
+//     links (gate.go); an etcd member link it cut counts one (raft's
+//     heartbeats run on it all the time; realcoord cuts it, unseen).
 //   - Promoted, PromotedLacking: the node Sentinel promoted after a
 //     failover (+switch-master), and whether it lacked a lock key (or
 //     held another value) that was live on the crashed primary.
@@ -234,7 +235,7 @@ func (w *world) finishEffects() (effects []sim.FaultEffect, wall, mono []int64) 
 	copy(effects, w.effects)
 	for i := range effects {
 		e := &effects[i]
-		e.Messages = held[i+1]
+		e.Messages += held[i+1]
 		e.Nodes = 0
 		seen := map[int]bool{}
 		for _, n := range w.targets[i] {

@@ -494,6 +494,10 @@ func (w *world) beginFault(i int, f faults.Fault, armed bool) {
 		}
 		onEnd = func() { w.links.lift(key) }
 		if heal := w.coordPartition(i, f); heal != nil { // etcd's member links (consensus.go)
+			// Its chunks are not counted (realcoord cuts them), but raft's
+			// heartbeats run on every member link all the time (etcd's
+			// every 100 ms): a cut member link holds lock traffic.
+			w.noteEffect(i, func(e *sim.FaultEffect) { e.Messages += len(w.memberPairs(f)) })
 			onEnd = func() { w.links.lift(key); heal() }
 		}
 		if f.Kind == faults.Delay {
