@@ -81,14 +81,21 @@ const maxLiveKeys = 1024
 // node that is down or stopped, or that does not answer in time, gives
 // what it held when last read.
 func (w *world) liveKeys(n int) map[string]string {
+	m, _ := w.readLive(n)
+	return m
+}
+
+// readLive is liveKeys, and whether it read the node now (false: what it
+// held when last read).
+func (w *world) readLive(n int) (map[string]string, bool) {
 	s := w.servers[n]
 	s.mu.Lock()
 	admin, gone := s.admin, s.down || s.stopped
 	s.mu.Unlock()
-	last := func() map[string]string {
+	last := func() (map[string]string, bool) {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		return w.lastLive[n]
+		return w.lastLive[n], false
 	}
 	if gone || admin == nil {
 		return last()
@@ -113,16 +120,20 @@ func (w *world) liveKeys(n int) map[string]string {
 	}
 	w.lastLive[n] = m
 	w.mu.Unlock()
-	return m
+	return m, true
 }
 
 // lacks reports whether node n lacks one of the key values in want
-// (missing, or holding another value); false when it cannot be read.
+// (missing, or holding another value); false when it cannot be read now
+// (what it lacks is then not known).
 func (w *world) lacks(n int, want map[string]string) bool {
 	if len(want) == 0 {
 		return false
 	}
-	have := w.liveKeys(n)
+	have, now := w.readLive(n)
+	if !now {
+		return false
+	}
 	for k, v := range want {
 		if hv, ok := have[k]; !ok || hv != v {
 			return true

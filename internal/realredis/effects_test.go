@@ -314,3 +314,51 @@ func TestPartitionBitesReal(t *testing.T) {
 		t.Fatalf("faults %+v (%+v), want the partition injected, reached and bitten", r.Faults, r.FaultEffects)
 	}
 }
+
+// TestLiveKeys: a node's live lock keys are its watched keys and every
+// key with a TTL (a library's own key name), with their values; a key of
+// another name without a TTL (a fencing counter) is not one. A stopped
+// node gives what it held when last read; lacks compares values.
+func TestLiveKeys(t *testing.T) {
+	requireRedis(t)
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &server{name: "n0", port: port, dir: t.TempDir(), persistence: "none"}
+	ctx := context.Background()
+	if err := s.start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	w := &world{ctx: ctx, servers: []*server{s}, cfg: sim.Config{WatchKeys: []string{"lock"}}}
+	a := s.admin
+	a.Set(ctx, "lock", "v1", 0)
+	a.Set(ctx, "mutex:other", "v2", 5*time.Second)
+	a.Set(ctx, "lock:token", "7", 0)
+	a.HSet(ctx, "hash", "f", "1")
+	a.PExpire(ctx, "hash", 5*time.Second)
+	got := w.liveKeys(0)
+	want := map[string]string{"lock": "v1", "mutex:other": "v2", "hash": "hash"}
+	if len(got) != len(want) {
+		t.Fatalf("live keys %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("live key %s = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+	if w.lacks(0, map[string]string{"lock": "v1"}) || !w.lacks(0, map[string]string{"lock": "v2"}) || !w.lacks(0, map[string]string{"gone": "x"}) {
+		t.Errorf("lacks: want false for a key it holds, true for another value or a missing key")
+	}
+	if err := s.pause(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.resume() }()
+	if got := w.liveKeys(0); len(got) != 3 {
+		t.Errorf("a stopped node: %v, want what it held when last read", got)
+	}
+	if w.lacks(0, map[string]string{"lock": "v2"}) {
+		t.Errorf("lacks on a stopped node: want false (not known)")
+	}
+}
