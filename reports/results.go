@@ -5,6 +5,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/stats"
+	"github.com/locksim/locksim/internal/sweep"
 )
 
 // Expectation is what a scenario file expects of a lock, by side of the
@@ -89,13 +90,7 @@ type CellFaults struct {
 // it, and no fault bit (slow-client-clocks × a library); or faults were
 // injected and none bit in any run.
 func (c *CellResult) Untested() string {
-	switch {
-	case c.Runs > 0 && c.ClockUnreachedRuns == c.Runs && c.Faults.Bit == 0:
-		return "client clock not reached"
-	case c.Faults.Injected > 0 && c.Faults.Bit == 0:
-		return "no fault bit"
-	}
-	return ""
+	return sweep.Untested(c.Runs, c.ClockUnreachedRuns, c.Faults.Injected, c.Faults.Bit) // the real arm's cells use it too
 }
 
 // Missed reports whether the cell's verdict differs from the one its

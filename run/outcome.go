@@ -209,6 +209,25 @@ func (t *Tally) Add(o Outcome, seed uint64) {
 	}
 }
 
+// Untested says why a group of runs (a report's cell, or one run) does
+// not test its scenario ("" when it does): in every run a client clock
+// was wrong and the lock never read it, and no fault bit (a library
+// reads time.Now: slow-client-clocks × a library); or faults were
+// injected and none bit in any run. Only a safe verdict is drawn
+// untested (reports.CellResult.Untested, the real arm's summary).
+func Untested(runs, clockUnreachedRuns, injected, bit int) string {
+	switch {
+	case runs > 0 && clockUnreachedRuns == runs && bit == 0:
+		return "client clock not reached"
+	case injected > 0 && bit == 0:
+		return "no fault bit"
+	}
+	return ""
+}
+
+// Untested is Untested of the group's runs.
+func (t *Tally) Untested() string { return Untested(t.Runs, t.ClockUnreached, t.Injected, t.Bit) }
+
 // Verdict is the group's verdict by the cell rule (checker.CellVerdict);
 // the counts are always shown beside it.
 func (t *Tally) Verdict() checker.Verdict {

@@ -17,6 +17,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/realredis"
 	"github.com/locksim/locksim/internal/stats"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -235,6 +236,10 @@ type DriverCell struct {
 	// Fenced counts the operations the storage refused over the real
 	// runs (a fenced world's stale reads and writes).
 	Fenced int `json:"fenced_rejections,omitempty"`
+	// Untested says why the cell's safe verdict tested nothing (no fault
+	// bit in any run, ...), by the rule a report's cells are drawn
+	// untested by (sweep.Untested); "" when it did, or is not safe.
+	Untested string `json:"untested,omitempty"`
 	// AsExpected: every run's verdict is the expectation's (an unsafe
 	// expectation: the cell's verdict is unsafe).
 	AsExpected bool                `json:"as_expected"`
@@ -496,6 +501,7 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	var tally sweep.Tally // the runs' reach and bite (Untested)
 	for _, o := range outs {
 		if o.child == nil {
 			c.Verdicts["error"]++
@@ -508,6 +514,7 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 		}
 		c.Runs++
 		c.Verdicts[v]++
+		tally.Add(sweep.Outcome{Injected: o.child.Injected, Bit: o.child.Bit, ClockUnreached: o.child.ClockUnreached}, o.seed)
 		noteStall(&c.StallMaxMS, &c.MachineSeeds, o.seed, o.child.StallMS, o.child.Machine)
 		c.Fenced += o.child.Fenced
 		if v == string(checker.VerdictUnsafe) {
@@ -521,6 +528,9 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 		}
 	}
 	c.Verdict = verdictOf(c.Verdicts)
+	if c.Verdict == string(checker.VerdictSafe) {
+		c.Untested = tally.Untested()
+	}
 	for _, o := range outs {
 		if o.child != nil && o.child.Verdict != c.Verdict {
 			if c.OtherSeeds == nil {

@@ -24,6 +24,10 @@ type childRun struct {
 	StallMS float64
 	Machine string
 	Fenced  int // operations the storage refused (its fencing check)
+	// Its faults injected and bit, and the clients whose clock was set
+	// wrong that the lock never read (sweep.Outcome's): a cell's
+	// untested mark (DriverCell.Untested).
+	Injected, Bit, ClockUnreached int
 }
 
 // runChild runs job as its own 'exe run --backend real --json' process
@@ -53,11 +57,17 @@ func runChild(ctx context.Context, exe string, job *realredis.Job, trace string)
 		Verdict string `json:"verdict"`
 		Reason  string `json:"verdict_reason"`
 		Fenced  int    `json:"fenced_rejections"`
+		Faults  struct {
+			Injected int `json:"injected"`
+			Bit      int `json:"bit"`
+		} `json:"faults"`
+		ClockUnreached int `json:"clock_unreached"`
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil || r.Verdict == "" {
 		return nil, fmt.Errorf("%s %s: no verdict (%v): %s", exe, strings.Join(args, " "), runErr, tail(stderr.String(), 600))
 	}
-	c := &childRun{Verdict: r.Verdict, Reason: r.Reason, Repro: job.Repro(), Fenced: r.Fenced}
+	c := &childRun{Verdict: r.Verdict, Reason: r.Reason, Repro: job.Repro(), Fenced: r.Fenced,
+		Injected: r.Faults.Injected, Bit: r.Faults.Bit, ClockUnreached: r.ClockUnreached}
 	c.StallMS, c.Machine = stallOf(stdout.Bytes())
 	if i := strings.Index(stderr.String(), "run incomplete"); i >= 0 {
 		c.Err = tail(stderr.String()[i:], 600)

@@ -32,6 +32,12 @@ func (r *DriversResult) WriteTable(w io.Writer) {
 			fmt.Fprintf(w, "%s: no expectation (%s): its cells show the measured verdict, [-], never !.\n", a.Name, why)
 		}
 	}
+	for _, c := range r.Cells {
+		if c.Untested != "" {
+			untestedFootnote(w)
+			break
+		}
+	}
 	if len(r.Control) > 0 {
 		fmt.Fprintf(w, "\nthe control (python-set-nx-cad) against Go set-nx-cad (same verdict, overlapping 95%% Wilson intervals):\n")
 		for _, c := range r.Control {
@@ -94,6 +100,9 @@ func (r *DriversResult) cellText(sc, arm string, unsupported *[]string) string {
 		return "not supported"
 	}
 	s := rate(c.Unsafe, c.Runs, c.Verdict) + " [" + orDash(c.Expected) + "]"
+	if c.Untested != "" {
+		s += UntestedMark
+	}
 	if !c.AsExpected && c.Expected != "" {
 		s += " !"
 	}

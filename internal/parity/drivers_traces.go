@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/internal/sweep"
 )
 
 // The drivers table keeps the trace of every real run that needs
@@ -219,6 +220,8 @@ func runOne(ctx context.Context, opt DriversOptions, job *realredis.Job, trace s
 	if len(jd.Check.Reasons) > 0 {
 		c.Reason = jd.Check.Reasons[0]
 	}
+	o := sweep.OutcomeOf(jd.Judged)
+	c.Injected, c.Bit, c.ClockUnreached = o.Injected, o.Bit, o.ClockUnreached
 	if jd.Err != nil {
 		c.Err = jd.Err.Error()
 	}

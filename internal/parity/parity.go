@@ -25,6 +25,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/realredis"
 	"github.com/locksim/locksim/internal/stats"
+	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
@@ -187,6 +188,10 @@ type CellResult struct {
 	RealOtherSeeds map[string][]uint64 `json:"real_other_seeds,omitempty"`
 	// Errors are real runs that could not be judged at all.
 	Errors []string `json:"errors,omitempty"`
+	// RealUntested says why the real arm's safe verdict tested nothing
+	// (no fault bit in any run, ...), by the rule a report's cells are
+	// drawn untested by (sweep.Untested); "" when it did, or is not safe.
+	RealUntested string `json:"real_untested,omitempty"`
 
 	replicated bool // a replicated world (Options.ReplicatedRuns)
 }
@@ -412,6 +417,7 @@ func (cr *CellResult) realArm(ctx context.Context, opt Options, notes *sync.Map,
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	var tally sweep.Tally // the runs' reach and bite (RealUntested)
 	for _, o := range outs {
 		if o.jd == nil {
 			cr.RealVerdicts["error"]++
@@ -431,6 +437,7 @@ func (cr *CellResult) realArm(ctx context.Context, opt Options, notes *sync.Map,
 		}
 		cr.RealRuns++
 		cr.RealVerdicts[v]++
+		tally.Add(sweep.OutcomeOf(o.jd.Judged), o.seed)
 		if v == string(checker.VerdictUnsafe) {
 			cr.RealUnsafe++
 			if cr.FirstRealUnsafe == nil {
@@ -442,6 +449,9 @@ func (cr *CellResult) realArm(ctx context.Context, opt Options, notes *sync.Map,
 		}
 	}
 	cr.RealVerdict = verdictOf(cr.RealVerdicts)
+	if cr.RealVerdict == string(checker.VerdictSafe) {
+		cr.RealUntested = tally.Untested()
+	}
 	for _, o := range outs {
 		if o.jd != nil && string(o.jd.Verdict()) != cr.RealVerdict {
 			if cr.RealOtherSeeds == nil {
@@ -489,7 +499,7 @@ func (r *Result) Disagreements() []string {
 func (r *Result) WriteTable(w io.Writer) {
 	fmt.Fprintf(w, "%-24s %-16s %-9s %-22s %-22s %-6s %s\n", "scenario", "lock", "expected", "sim unsafe", "real unsafe", "agree", "note")
 	var unsupported []string
-	marked := false
+	marked, untested := false, false
 	for _, c := range r.Cells {
 		if c.NotSupported != "" {
 			unsupported = append(unsupported, fmt.Sprintf("  %s × %s: %s", c.Scenario, c.Lock, c.NotSupported))
@@ -501,6 +511,10 @@ func (r *Result) WriteTable(w io.Writer) {
 			note = fmt.Sprintf("TTL %v ", time.Duration(c.TTLNS))
 		}
 		real := rate(c.RealUnsafe, c.RealRuns, c.RealVerdict)
+		if c.RealUntested != "" {
+			real += UntestedMark
+			untested = true
+		}
 		if len(c.MachineSeeds) > 0 {
 			real += MachineMark
 			marked = true
@@ -521,11 +535,22 @@ func (r *Result) WriteTable(w io.Writer) {
 	if marked {
 		machineFootnote(w)
 	}
+	if untested {
+		untestedFootnote(w)
+	}
 	if len(unsupported) > 0 {
 		sort.Strings(unsupported)
 		fmt.Fprintf(w, "\nnot yet supported by the real arm (%d cells):\n%s\n", len(unsupported), strings.Join(unsupported, "\n"))
 	}
 	fmt.Fprintf(w, "\nTTL %v in both arms (each scenario scaled to it), unless the note names the cell's own (a replicated world runs with at least %v: a real Sentinel failover takes seconds); %s; node clocks: %s\n", time.Duration(r.TTLNS), ReplicatedTTL, orDash(r.Redis), orDash(r.NodeClocks))
+}
+
+// UntestedMark follows a real cell's rate when its safe verdict tested
+// nothing (CellResult.RealUntested, DriverCell.Untested).
+const UntestedMark = " n/t"
+
+func untestedFootnote(w io.Writer) {
+	fmt.Fprintf(w, "\nn/t: safe but untested: no fault bit in any run (each fault's reach and bite as the simulator judges them), or the lock never read the client clock set wrong; the JSON says which (real_untested).\n")
 }
 
 func rate(k, n int, verdict string) string {

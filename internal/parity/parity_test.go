@@ -83,6 +83,9 @@ func TestRunWriteRead(t *testing.T) {
 	if f.SimRuns != 2 || f.RealRuns != 1 || f.SimVerdict != "safe" || f.RealVerdict != "safe" || !f.Agree {
 		t.Errorf("fencing cell %+v: want 2 sim and 1 real run, safe, agreeing", f)
 	}
+	if f.RealUntested != "" {
+		t.Errorf("fencing cell: real untested %q, want none (its pauses fire after the check: each bites)", f.RealUntested)
+	}
 	if u.NotSupported == "" || u.RealVerdict != "not-supported" || u.Agree || u.SimRuns != 2 {
 		t.Errorf("delayed-restart-jump cell %+v: want the sim arm run and the real arm not supported", u)
 	}

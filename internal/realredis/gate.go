@@ -20,6 +20,12 @@ type linkState struct {
 	windows []*window // delay spikes laid on it, not yet lifted
 	lag     time.Duration
 	changed chan struct{} // closed at the next change
+	// cutBy names the faults (by number) whose cuts are on now; held
+	// counts, per fault, the chunks its cut or window held or slowed;
+	// carried counts every chunk that went through (effects.go).
+	cutBy   []int
+	held    map[int]int
+	carried atomic.Int64
 }
 
 // window: a chunk sent in [from, until) arrives latency after it was
@@ -27,6 +33,7 @@ type linkState struct {
 type window struct {
 	latency     time.Duration
 	from, until time.Time
+	fault       int // the delay's fault number (0: none)
 }
 
 // gates maps a linkState's id to it: toxiproxy builds each toxic from
@@ -70,6 +77,24 @@ func (st *linkState) hold(sent time.Time) (cut bool, wait time.Duration, changed
 	return false, delay + extra - time.Since(sent), st.changed
 }
 
+// noteHeld counts a chunk sent at sent against each fault whose cut or
+// window holds or slows it now.
+func (st *linkState) noteHeld(sent time.Time) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.held == nil {
+		st.held = map[int]int{}
+	}
+	for _, f := range st.cutBy {
+		st.held[f]++
+	}
+	for _, w := range st.windows {
+		if w.fault > 0 && !sent.Before(w.from) && sent.Before(w.until) {
+			st.held[w.fault]++
+		}
+	}
+}
+
 // streamGate is the one toxic on each direction of every link, for the
 // whole run: it passes each chunk on, in order, once the link's state
 // lets it (see linkState).
@@ -89,10 +114,16 @@ func (t *streamGate) Pipe(stub *toxics.ToxicStub) {
 				stub.Close()
 				return
 			}
-			for st != nil {
+			if st != nil {
+				st.carried.Add(1)
+			}
+			for first := true; st != nil; first = false {
 				cut, wait, changed := st.hold(c.Timestamp)
 				if !cut && wait <= 0 {
 					break
+				}
+				if first {
+					st.noteHeld(c.Timestamp)
 				}
 				var timer *time.Timer
 				var fire <-chan time.Time

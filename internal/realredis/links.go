@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -30,9 +31,10 @@ type link struct {
 
 // effect is what one fault did to one direction of a link.
 type effect struct {
-	st  *linkState
-	cut bool    // a partition: one cut to take back
-	win *window // a delay: its window
+	st    *linkState
+	cut   bool    // a partition: one cut to take back
+	win   *window // a delay: its window
+	fault int     // the fault's number (0: none), whose held chunks gate.go counts
 }
 
 // links owns the toxiproxy proxies of a run.
@@ -90,7 +92,11 @@ func (ls *links) addNamed(name, client, server, upstream string) (string, error)
 // order, as a healed partition does with TCP retransmits (the simulator
 // drops a message held longer than MaxHold, 15 min by default: longer
 // than any run). A delay spike delays the chunks sent in its window.
-func (ls *links) apply(f faults.Fault) (string, int, error) {
+func (ls *links) apply(f faults.Fault) (string, int, error) { return ls.applyAs(0, f) }
+
+// applyAs is apply for fault number fault (1-based): the chunks its cuts
+// or window hold are counted as its (linkState.held).
+func (ls *links) applyAs(fault int, f faults.Fault) (string, int, error) {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	ls.seq++
@@ -99,16 +105,19 @@ func (ls *links) apply(f faults.Fault) (string, int, error) {
 	for _, l := range ls.all {
 		states := l.separatedBy(f)
 		for _, st := range states {
-			e := effect{st: st}
+			e := effect{st: st, fault: fault}
 			if f.Kind == faults.Delay {
 				now := time.Now()
-				e.win = &window{latency: f.Delay, from: now, until: now.Add(f.Duration)}
+				e.win = &window{latency: f.Delay, from: now, until: now.Add(f.Duration), fault: fault}
 			} else {
 				e.cut = true
 			}
 			st.change(func() {
 				if e.cut {
 					st.cuts++
+					if fault > 0 {
+						st.cutBy = append(st.cutBy, fault)
+					}
 				} else {
 					st.windows = append(st.windows, e.win)
 				}
@@ -176,6 +185,9 @@ func (ls *links) lift(key string) {
 		e.st.change(func() {
 			if e.cut {
 				e.st.cuts--
+				if j := slices.Index(e.st.cutBy, e.fault); e.fault > 0 && j >= 0 {
+					e.st.cutBy = slices.Delete(e.st.cutBy, j, j+1)
+				}
 				return
 			}
 			for i, w := range e.st.windows {

@@ -85,7 +85,9 @@ type drift struct {
 // driftTick is how often a drifting node's keys are moved.
 const driftTick = 10 * time.Millisecond
 
-func (w *world) startDrift(nodes []int, ppm int64) *drift {
+// startDrift starts fault i's drift of ppm on nodes; every tick until
+// one is seen it also reads their live lock keys (effects.go).
+func (w *world) startDrift(i int, nodes []int, ppm int64) *drift {
 	w.mu.Lock()
 	w.clockNote = NodeClockMechanism
 	d := &drift{stop: make(chan struct{}), done: make(chan struct{})}
@@ -102,6 +104,7 @@ func (w *world) startDrift(nodes []int, ppm int64) *drift {
 			case <-d.stop:
 				return
 			case now := <-t.C:
+				w.noteDriftKeys(i, nodes)
 				carry += int64(now.Sub(last)) * ppm / 1_000_000
 				last = now
 				ms := carry / int64(time.Millisecond)

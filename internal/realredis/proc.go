@@ -7,6 +7,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -44,6 +45,10 @@ type proc struct {
 	// (the gateway Sentinel names) to this client's link to that node.
 	drvSentinels []string
 	drvRoutes    map[string]string
+	// 1 + the last true time in the safety phase the lock read its clock's
+	// wall time (lockClock's Now), and its monotonic reading or a sleep on
+	// it; 0: never (effects.go).
+	lockClock, lockMono atomic.Int64
 }
 
 func (p *proc) Name() string             { return p.name }
@@ -125,9 +130,11 @@ func (p *proc) Record(ev sim.Event) {
 	p.w.addLocked(ev)
 }
 
-// LockClock is the process's own clock: the real arm does not track which
-// code reads it.
-func (p *proc) LockClock() clock.Clock { return p }
+// LockClock is the process's own clock as its lock gets it: the world
+// notes when the lock reads it (effects.go), so that a clock fault on a
+// client whose lock never reads its clock (a library reading time.Now)
+// is reported as not reaching it, as in the simulator.
+func (p *proc) LockClock() clock.Clock { return lockClock{p} }
 
 // Point begins the faults armed on the process at point and pauses it if
 // a pause is armed there (faults.Arms.Reach, the simulator's rule: the
@@ -258,6 +265,9 @@ func (w *world) startFault(i int, f faults.Fault) {
 			return
 		}
 		w.stats.Faults++
+		if e := w.effectLocked(i); e != nil {
+			e.Armed = true
+		}
 		for _, p := range w.faultProcs([]string{f.On}) {
 			p.arms.ArmFault(i, f)
 		}

@@ -33,6 +33,11 @@ func (w *world) carryOut(i int, f faults.Fault) (faults.Fault, bool) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if f.NamesLeader() && !led && w.coord != nil {
+		if e := w.effectLocked(i); e != nil {
+			e.NoLeader = true // run.Effects: its leader target named nobody
+		}
+	}
 	if led && (r.Kind == faults.ClockJump || r.Kind == faults.ClockDrift) {
 		w.clockNote = why // the summary's "node clocks" line says it too
 	}
@@ -81,23 +86,38 @@ func (jd *Judged) FaultReach() []string {
 			m[ev.Fault-1] = ev.T
 		}
 	}
+	heal := int64(-1)
+	for _, ev := range jd.Result.History {
+		if ev.Kind == event.KindHeal {
+			heal = ev.T
+			break
+		}
+	}
 	at := func(t int64) time.Duration { return time.Duration(t).Round(time.Millisecond) }
+	// cut says how long a fault that began at t lasted when the heal ended
+	// it before its end ("" when it ran its full length).
+	cut := func(f faults.Fault, t int64) string {
+		if f.Duration <= 0 || heal < 0 || t+int64(f.Duration) <= heal {
+			return ""
+		}
+		return fmt.Sprintf("; the heal ended it at t=%v: it lasted %v of %v", at(heal), at(max(0, heal-t)), f.Duration)
+	}
 	for i, f := range fs {
 		t, ok := began[i]
 		ft, fok := fired[i]
 		switch {
 		case ok && f.Kind == faults.ClientPause && f.At != "" && fok:
-			out[i] = fmt.Sprintf("armed at t=%v, fired at t=%v (its client reached %s)", at(t), at(ft), f.At)
+			out[i] = fmt.Sprintf("armed at t=%v, fired at t=%v (its client reached %s)%s", at(t), at(ft), f.At, cut(f, ft))
 		case ok && f.Kind == faults.ClientPause && f.At != "":
 			out[i] = fmt.Sprintf("armed at t=%v, never fired: its client did not reach %s while it waited (not counted as injected)", at(t), f.At)
 		case ok && f.At != "":
-			out[i] = fmt.Sprintf("armed, began at t=%v (its client %s reached %s)", at(t), f.On, f.At)
+			out[i] = fmt.Sprintf("armed, began at t=%v (its client %s reached %s)%s", at(t), f.On, f.At, cut(f, t))
 		case f.At != "" && f.Start < jd.Job.Config.Duration && jd.Info.Skipped[i] == "":
 			out[i] = fmt.Sprintf("armed, never began: its client %s did not reach %s while it waited (not counted as injected)", f.On, f.At)
 		case ok && f.NamesLeader():
-			out[i] = fmt.Sprintf("carried out at t=%v as %s", at(t), as[i])
+			out[i] = fmt.Sprintf("carried out at t=%v as %s%s", at(t), as[i], cut(f, t))
 		case ok:
-			out[i] = fmt.Sprintf("carried out at t=%v", at(t))
+			out[i] = fmt.Sprintf("carried out at t=%v%s", at(t), cut(f, t))
 		case jd.Info.Skipped[i] != "":
 			out[i] = "not injected: " + jd.Info.Skipped[i]
 		case f.Start >= jd.Job.Config.Duration:

@@ -523,6 +523,14 @@ func TestReplicatedWorld(t *testing.T) {
 	if acquired == 0 || jd.Result.Stats.Failovers == 0 {
 		t.Errorf("%d acquisitions, stats %+v", acquired, jd.Result.Stats)
 	}
+	// The failover's effect names the replica Sentinel promoted (effects.go),
+	// so run.Effects judges it: reached, and "did not bite" only with why.
+	if es := jd.Result.Effects; len(es) != 1 || !es[0].Started || es[0].Promoted == "" || es[0].Promoted == "n0" {
+		t.Errorf("failover effect %+v: want started, a promoted replica named", es)
+	}
+	if fe := run.Effects(jd.History, jd.Result, j.Config); len(fe) != 1 || !fe[0].Reached || (!fe[0].Bit && !strings.Contains(fe[0].Why, "had every live lock key")) {
+		t.Errorf("failover judged %+v", fe)
+	}
 	for _, a := range append(append([]string(nil), jd.Info.Listeners...), jd.Info.Dials...) {
 		if checkLoopback(a) != nil {
 			t.Errorf("address %q is not in 127.0.0.0/8", a)

@@ -172,6 +172,9 @@ func (jd *Judged) WriteSummary(w io.Writer, r *run.Report) {
 			continue // the simulator's count of Redis commands; not measured here
 		}
 		fmt.Fprintln(w, l)
+		if u := jd.Untested(); u != "" && strings.HasPrefix(l, "verdict:") {
+			fmt.Fprintf(w, "%-16s%s: this safe verdict tested nothing of its scenario (a report draws such a cell untested)\n", "untested:", u)
+		}
 	}
 }
 

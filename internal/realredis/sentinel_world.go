@@ -225,6 +225,11 @@ func (w *world) watchSentinel() {
 					w.mu.Lock()
 					w.stats.Failovers++
 					w.mu.Unlock()
+					if len(f) == 5 {
+						if n, ok := w.repl.byAddr[net.JoinHostPort(f[3], f[4])]; ok {
+							w.promoted(n) // effects.go: did it lack a key live on the crashed primary
+						}
+					}
 				}
 				{
 					ev.Proc = sim.SentinelName

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/internal/sweep"
 )
 
 // The stall detector. A real run's verdict can be made by the machine,
@@ -208,6 +209,12 @@ func (jd *Judged) MachineVerdict() string {
 func (jd *Judged) JSONFields() map[string]any {
 	m := jd.Info.Stalls.Fields(jd.Check, jd.Real.TTL)
 	m["fault_reach"] = jd.FaultReach() // reach.go
+	if u := jd.Untested(); u != "" {
+		m["untested"] = u // effects.go: a safe run no fault of which bit
+	}
+	if o := sweep.OutcomeOf(jd.Judged); o.ClockUnreached > 0 {
+		m["clock_unreached"] = o.ClockUnreached // clients whose clock was set wrong and never read (a cell's untested rule)
+	}
 	if jd.TraceCut != nil {
 		m["trace_cut"] = jd.TraceCut.String()
 	}

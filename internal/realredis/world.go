@@ -53,6 +53,13 @@ type world struct {
 	drifts      []*drift
 	// skipped is Info.Skipped.
 	skipped map[int]string
+	// What each fault did (effects.go): its record, by fault index; the
+	// nodes it acted on; each node's live lock keys when last read; the
+	// failovers awaiting Sentinel's promotion.
+	effects  []sim.FaultEffect
+	targets  map[int][]int
+	lastLive map[int]map[string]string
+	failing  []pendingFailover
 }
 
 func (w *world) now() int64 { return int64(time.Since(w.start)) }
@@ -289,7 +296,8 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 	}
 	defer release()
 	cctx, cancel := context.WithCancel(ctx)
-	w := &world{job: j, cfg: j.Config, ctx: cctx, stop: make(chan struct{}), downs: map[int]int{}, downSince: map[int]int64{}}
+	w := &world{job: j, cfg: j.Config, ctx: cctx, stop: make(chan struct{}), downs: map[int]int{}, downSince: map[int]int64{},
+		effects: make([]sim.FaultEffect, len(j.Config.Faults)), targets: map[int][]int{}}
 	info = &Info{TTL: j.TTL, Scale: j.Scale, Dir: dir}
 	defer func() {
 		cancel()
@@ -360,6 +368,7 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 	w.stopDrift()
 	info.Stalls = stalls()
 	info.Drivers = w.driverStderrs()
+	effects, lockWall, lockMono := w.finishEffects() // effects.go
 	if interrupted {
 		return nil, info, fmt.Errorf("interrupted: %w", ctx.Err())
 	}
@@ -376,7 +385,8 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 		runErr = fmt.Errorf("the harness could not carry out the schedule: %w", errors.Join(errs...))
 	}
 	sort.SliceStable(events, func(a, b int) bool { return events[a].T < events[b].T })
-	return &sim.Result{Seed: j.Config.Seed, Stats: stats, History: events, TraceEvents: int64(len(events))}, info, runErr
+	return &sim.Result{Seed: j.Config.Seed, Stats: stats, History: events, TraceEvents: int64(len(events)),
+		Effects: effects, LockClock: lockWall, LockMono: lockMono}, info, runErr
 }
 
 // beginFault carries out fault i now, and schedules its end. armed: the
@@ -397,6 +407,9 @@ func (w *world) beginFault(i int, f faults.Fault, armed bool) {
 		w.stats.Faults++
 	}
 	w.addLocked(sim.Event{T: now, Proc: "world", Kind: event.KindFault, Detail: f.String(), Fault: i + 1})
+	if e := w.effectLocked(i); e != nil {
+		e.Started = true
+	}
 	end := int64(f.End())
 	var onEnd func()
 	switch f.Kind {
@@ -427,6 +440,7 @@ func (w *world) beginFault(i int, f faults.Fault, armed bool) {
 	switch f.Kind {
 	case faults.NodePause:
 		idx := w.faultServers(f.Targets)
+		w.noteNodeFault(i, f, idx) // effects.go: its nodes' live keys, before it stops them
 		for _, n := range idx {
 			if err := w.servers[n].pause(); err != nil {
 				w.harnessError(fmt.Errorf("fault %d: SIGSTOP %s: %w", i+1, w.servers[n].name, err))
@@ -441,6 +455,7 @@ func (w *world) beginFault(i int, f faults.Fault, armed bool) {
 		}
 	case faults.Failover:
 		if w.coord != nil { // its Redis nodes are plain and idle (consensus.go)
+			w.noteNodeFault(i, f, []int{0})
 			w.crashAs(0, "failover")
 			onEnd = func() { w.crashEnded(0) }
 			break
@@ -451,10 +466,16 @@ func (w *world) beginFault(i int, f faults.Fault, armed bool) {
 			w.harnessError(fmt.Errorf("fault %d: which node is the primary: %w", i+1, err))
 			break
 		}
+		want := w.liveKeys(n) // effects.go: what the promoted replica must hold
+		w.noteNodeFault(i, f, []int{n})
+		w.mu.Lock()
+		w.failing = append(w.failing, pendingFailover{fault: i, want: want})
+		w.mu.Unlock()
 		w.crashAs(n, "failover")
 		onEnd = func() { w.crashEnded(n) }
 	case faults.Crash:
 		idx := w.faultServers(f.Targets)
+		w.noteNodeFault(i, f, idx)
 		for _, n := range idx {
 			w.crash(n)
 		}
@@ -466,7 +487,7 @@ func (w *world) beginFault(i int, f faults.Fault, armed bool) {
 			restart()
 		}
 	case faults.Partition, faults.Delay:
-		key, _, err := w.links.apply(f)
+		key, _, err := w.links.applyAs(i+1, f) // gate.go counts what it holds as fault i+1's
 		if err != nil {
 			w.harnessError(fmt.Errorf("fault %d: %w", i+1, err))
 		}
@@ -476,6 +497,10 @@ func (w *world) beginFault(i int, f faults.Fault, armed bool) {
 		}
 		onEnd = func() { w.links.lift(key) }
 		if heal := w.coordPartition(i, f); heal != nil { // etcd's member links (consensus.go)
+			// Its chunks are not counted (realcoord cuts them), but raft's
+			// heartbeats run on every member link all the time (etcd's
+			// every 100 ms): a cut member link holds lock traffic.
+			w.noteEffect(i, func(e *sim.FaultEffect) { e.Messages += len(w.memberPairs(f)) })
 			onEnd = func() { w.links.lift(key); heal() }
 		}
 		if f.Kind == faults.Delay {
@@ -484,13 +509,21 @@ func (w *world) beginFault(i int, f faults.Fault, armed bool) {
 			onEnd = func() { time.AfterFunc(f.Delay, func() { w.links.lift(key) }) }
 		}
 	case faults.ClockJump:
-		for _, n := range w.faultServers(f.Targets) {
+		idx := w.faultServers(f.Targets)
+		if len(idx) > 0 || len(w.coordTargets(f.Targets)) > 0 {
+			w.noteNodeFault(i, f, idx)
+		}
+		for _, n := range idx {
 			w.jumpNode(n, f.Jump)
 		}
 		w.coordClock(i, f) // consensus.go
 	case faults.ClockDrift:
-		if idx := w.faultServers(f.Targets); len(idx) > 0 {
-			d := w.startDrift(idx, f.DriftPPM)
+		idx := w.faultServers(f.Targets)
+		if len(idx) > 0 || len(w.coordTargets(f.Targets)) > 0 {
+			w.noteNodeFault(i, f, idx)
+		}
+		if len(idx) > 0 {
+			d := w.startDrift(i, idx, f.DriftPPM)
 			prev := onEnd
 			onEnd = func() {
 				d.end()

@@ -17,6 +17,12 @@ type (
 // OutcomeOf summarizes a judged run (run.OutcomeOf).
 func OutcomeOf(j *run.Judged) Outcome { return run.OutcomeOf(j) }
 
+// Untested says why a group of runs does not test its scenario
+// (run.Untested).
+func Untested(runs, clockUnreachedRuns, injected, bit int) string {
+	return run.Untested(runs, clockUnreachedRuns, injected, bit)
+}
+
 // PauseShort reports whether some targeted client pause of the schedule
 // did not run in full inside the safety phase (run.PauseShort).
 func PauseShort(h checker.History) bool { return run.PauseShort(h) }
