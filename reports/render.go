@@ -26,7 +26,7 @@ var templateFS embed.FS
 
 var (
 	mdTemplate   = texttemplate.Must(texttemplate.New("report.md.tmpl").ParseFS(templateFS, "templates/report.md.tmpl", "templates/consensus.md.tmpl", "templates/drivers.md.tmpl"))
-	htmlTemplate = htmltemplate.Must(htmltemplate.New("index.html.tmpl").Funcs(glossFuncs).ParseFS(templateFS, "templates/*.html.tmpl"))
+	htmlTemplate = htmltemplate.Must(htmltemplate.New("index.html.tmpl").Funcs(glossFuncs).Funcs(svgFuncs).ParseFS(templateFS, "templates/*.html.tmpl"))
 )
 
 // Write writes the report of a plan that has run into dir: results.json,
@@ -302,6 +302,8 @@ type timelineView struct {
 	Seed           uint64
 	Repro, Path    string
 	Story          string
+	Hash           string       // the run's trace SHA-256
+	Minimal        *minimalView // its minimal history, shown first (minimal.go)
 }
 
 func (p *Plan) view(res Results, figs []figure) view {
@@ -370,7 +372,8 @@ func (p *Plan) view(res Results, figs []figure) view {
 				sv.Notes = append(sv.Notes, lockNote{c.Lock.ID, fmt.Sprintf("in %d of %d runs a targeted pause never fired (the lock never reached its point while the pause waited), so those runs did not test it", c.Unfired, c.Runs)})
 			}
 			if c.Timeline != "" {
-				sv.Timelines = append(sv.Timelines, timelineView{Scenario: s.ID, Lock: c.Lock.ID, Seed: c.FirstUnsafe, Repro: c.Repro(c.FirstUnsafe), Path: filepath.ToSlash(c.Timeline), Story: c.Story})
+				sv.Timelines = append(sv.Timelines, timelineView{Scenario: s.ID, Lock: c.Lock.ID, Seed: c.FirstUnsafe, Repro: c.Repro(c.FirstUnsafe), Path: filepath.ToSlash(c.Timeline), Story: c.Story,
+					Hash: c.FirstUnsafeSHA, Minimal: newMinimalView(c.Minimal)})
 			}
 		}
 		for _, f := range figs {
