@@ -149,6 +149,9 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 		if until <= 0 || until > end {
 			until = end
 		}
+		if r := releaseAfter(h, hd.Client, hd.OK); r > 0 && r < until {
+			until = r // it let go before its lease ran out
+		}
 		if until > hd.OK {
 			span(MinimalSpan{Lane: hd.Client, From: hd.OK, To: until, Kind: "hold", Who: hd.Client, Label: "holds " + strings.Join(hd.Nodes, ",")})
 		} else {
@@ -165,7 +168,7 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 	for i, hd := range m.Holders {
 		_, _, value, _ := lastAcquire(h, hd.Client, v.T)
 		for _, n := range hd.Nodes {
-			set, gone, by, how := valueFate(h, log, hd.Client, value, n, hd.Call, end)
+			set, gone, by, taken, how := valueFate(h, log, hd.Client, value, n, hd.Call, end)
 			if set < 0 {
 				continue
 			}
@@ -174,6 +177,16 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 				stop = gone
 			}
 			span(MinimalSpan{Lane: n, From: set, To: max(stop, set), Kind: "key", Who: hd.Client, Label: hd.Client})
+			if i == 1 && !slices.Contains(m.Holders[0].Nodes, n) {
+				if fo, ok := promoted(h, n, from, hd.OK); ok {
+					rank = 1
+					add(1, fo.T, "sentinel", fmt.Sprintf("failed over (%s): the promoted %s never had %s's key", fo.Detail, n, m.Holders[0].Client), n)
+					rank = 2
+				}
+			}
+			if i == 0 && gone > 0 && gone <= lostBy && by != "" {
+				span(MinimalSpan{Lane: n, From: taken, To: taken, Kind: "key", Who: by, Label: by})
+			}
 			if i == 0 && gone > 0 && gone <= lostBy && how != "" {
 				rank = 1
 				what := fmt.Sprintf("key on %s %s", n, how)
@@ -252,8 +265,8 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 				what += fmt.Sprintf(" until %s", at(stop))
 			}
 			who := strings.Join(f.Targets, ",")
-			if who == "" {
-				who = "everyone"
+			if f.Kind == faults.Failover {
+				who, what = "the primary", "crashes: Sentinel fails over to a replica"
 			}
 			addFault(prio, began, f.Kind, who+" "+what, f.Targets...)
 			for _, t := range f.Targets {
@@ -291,7 +304,11 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 				prio = 1
 			}
 			add(prio, rv.PreviousT, rv.PreviousClient, what)
-			span(MinimalSpan{Lane: "storage", From: rv.PreviousT, To: rv.PreviousT, Kind: "write", Who: rv.PreviousClient, Label: fmt.Sprintf("%s→%d", rv.PreviousClient, rv.Previous)})
+			label := fmt.Sprintf("%s→%d", rv.PreviousClient, rv.Previous)
+			if prio == 1 {
+				label += " stale"
+			}
+			span(MinimalSpan{Lane: "storage", From: rv.PreviousT, To: rv.PreviousT, Kind: "write", Who: rv.PreviousClient, Label: label, Bad: prio == 1})
 		}
 		prio := 0
 		if v.Kind != KindResource {
@@ -323,10 +340,7 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 	// The window and the lanes.
 	m.From, m.To = from, end
 	for _, e := range m.Events {
-		if e.T >= from-int64(time.Minute) {
-			m.From = min(m.From, e.T)
-		}
-		m.To = max(m.To, e.T)
+		m.To = max(m.To, e.T) // events before from (faults in force) are drawn from the window's start
 	}
 	pad := max((m.To-m.From)/20, int64(50*time.Millisecond))
 	m.From, m.To = max(0, m.From-pad), m.To+pad
@@ -394,8 +408,9 @@ func lockedNodes(log KeyLog, c, value string, call, ok int64) []string {
 
 // valueFate follows client c's value on node n from its acquisition's call:
 // when c set it there (-1: never), when it went away by end (0: not),
-// who took the node then ("" if nobody), and how it went, in a few words.
-func valueFate(h History, log KeyLog, c, value, n string, call, end int64) (set, gone int64, by, how string) {
+// who took the node then ("" if nobody) and when, and how it went, in a
+// few words.
+func valueFate(h History, log KeyLog, c, value, n string, call, end int64) (set, gone int64, by string, taken int64, how string) {
 	set = -1
 	var last KeyChange
 	for _, e := range log.Changes {
@@ -412,9 +427,9 @@ func valueFate(h History, log KeyLog, c, value, n string, call, end int64) (set,
 		case !e.Existed:
 			// Gone without a command: expired, lost in a crash or a
 			// failover; e created the key anew.
-			return set, vanishedAt(h, n, last, e.T), e.Peer, vanishedHow(h, log, n, last, e.T)
+			return set, vanishedAt(h, n, last, e.T), e.Peer, e.T, vanishedHow(h, log, n, last, e.T)
 		case !holds(e.Was, value):
-			return set, e.T, e.Peer, "changed without a command (a restart or a failover)"
+			return set, e.T, e.Peer, e.T, "changed without a command (a restart or a failover)"
 		case !e.Exists || !holds(e.Now, value):
 			verb := "deleted"
 			if e.Exists {
@@ -424,12 +439,12 @@ func valueFate(h History, log KeyLog, c, value, n string, call, end int64) (set,
 			if who == c {
 				who = c + " itself"
 			}
-			return set, e.T, "", fmt.Sprintf("%s by %s (%s)", verb, who, firstWord(e.Cmd))
+			return set, e.T, "", 0, fmt.Sprintf("%s by %s (%s)", verb, who, firstWord(e.Cmd))
 		default:
 			last = e
 		}
 	}
-	return set, 0, "", ""
+	return set, 0, "", 0, ""
 }
 
 // vanishedAt is when a value last set by change last went away on node n
@@ -487,6 +502,29 @@ func vanishedHow(h History, log KeyLog, n string, last KeyChange, t int64) strin
 		return fmt.Sprintf("expired (its TTL, %v, ran out)", time.Duration(last.ExpireAt-last.Local).Round(time.Millisecond))
 	}
 	return "expired"
+}
+
+// promoted returns the failover between t0 and t1 that promoted node n.
+func promoted(h History, n string, t0, t1 int64) (Event, bool) {
+	for _, e := range h.Events {
+		if e.T > t1 {
+			break
+		}
+		if e.T >= t0 && e.Kind == event.KindFailover && strings.HasSuffix(e.Detail, " -> "+n) {
+			return e, true
+		}
+	}
+	return Event{}, false
+}
+
+// releaseAfter is client c's first release call after t (0: none).
+func releaseAfter(h History, c string, t int64) int64 {
+	for _, e := range h.Events[upperBound(h.Events, t):] {
+		if e.Proc == c && e.Op == event.OpRelease && e.Kind == event.KindCall {
+			return e.T
+		}
+	}
+	return 0
 }
 
 // untilOf is the belief end recorded by client c's acquire ok at t.
@@ -548,11 +586,10 @@ func pausePoint(f faults.Fault) string {
 	return " at " + f.At
 }
 
-// nodeList names nodes: "n0, n1, n2 (3 of 5 nodes)", or "n0" alone when
-// the world has one.
+// nodeList names nodes: "n0, n1, n2 (3 of 5 nodes)", or "n0" alone.
 func nodeList(nodes []string, total int) string {
 	s := strings.Join(nodes, ", ")
-	if total > 1 {
+	if total > 1 && len(nodes) > 1 { // a quorum: how many of how many
 		s += fmt.Sprintf(" (%d of %d nodes)", len(nodes), total)
 	}
 	return s

@@ -66,19 +66,19 @@ type svgTick struct {
 }
 
 type svgLegend struct {
-	X          float64
+	X, DY      float64 // DY: its row's offset
 	Fill, Text string
 	Line       bool
 }
 
 // Timeline geometry.
 const (
-	svgWidth  = 1000.0
-	svgLeft   = 74.0
-	svgRight  = 12.0
-	svgTop    = 6.0
-	svgLaneH  = 30.0
-	svgAxis   = 40.0
+	svgWidth   = 1000.0
+	svgLeft    = 74.0
+	svgRight   = 12.0
+	svgTop     = 6.0
+	svgLaneH   = 30.0
+	svgAxis    = 40.0
 	svgLegendH = 20.0
 )
 
@@ -198,33 +198,72 @@ func layout(m *checker.MinimalHistory) *svgTimeline {
 			stroke := colourOf(m, sp.Who)
 			label := sp.Label
 			if sp.Bad {
-				stroke, label = "#c00", sp.Label+" ✗"
+				stroke = "#c00"
+				if !strings.HasSuffix(label, " stale") {
+					label += " ✗"
+				}
 			}
 			s.Marks = append(s.Marks, svgMark{X: x0, Y1: y + 4, Y2: y + svgLaneH - 4, Stroke: stroke, Label: label, LabelX: x0 + 5, LabelY: y + 12,
 				Dot: true, DotY: y + svgLaneH/2, Title: fmt.Sprintf("%s accepted at %s", sp.Label, seconds3(sp.From))})
 		}
 	}
 	// Marks' labels that would run past the right edge go to the left of
-	// the mark.
+	// the mark; a label that would run into the one before it on its
+	// lane goes to the lane's foot.
+	type placed struct{ x0, x1, y float64 }
+	var done []placed
 	for i := range s.Marks {
 		mk := &s.Marks[i]
-		if w := float64(len([]rune(mk.Label))) * 6; mk.Label != "" && mk.LabelX+w > s.Right {
+		if mk.Label == "" {
+			continue
+		}
+		w := float64(len([]rune(mk.Label))) * 6
+		if mk.LabelX+w > s.Right {
 			mk.LabelX = mk.X - 3 - w
 		}
+		for _, p := range done {
+			if p.y == mk.LabelY && mk.LabelX < p.x1+4 && mk.LabelX+w > p.x0-4 {
+				mk.LabelY += svgLaneH - 14
+				break
+			}
+		}
+		done = append(done, placed{mk.LabelX, mk.LabelX + w, mk.LabelY})
 	}
 	for _, t := range ticks(m.From, m.To) {
 		s.Ticks = append(s.Ticks, svgTick{X: x(t), Label: strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", float64(t)/1e9), "0"), ".") + " s"})
 	}
-	lx := svgLeft
+	lx, ly := svgLeft, 0.0
+	legend := func(fill, text string, line bool) {
+		w := 30 + 6.2*float64(len([]rune(text)))
+		if lx+w > s.Right {
+			lx, ly = svgLeft, ly+16
+		}
+		s.Legend = append(s.Legend, svgLegend{X: lx, DY: ly, Fill: fill, Text: text, Line: line})
+		lx += w
+	}
 	for i, h := range m.Holders {
 		if i < len(holderColours) {
-			s.Legend = append(s.Legend, svgLegend{X: lx, Fill: holderColours[i], Text: h.Client + " holds / " + h.Client + "'s key on a node"})
-			lx += 210
+			legend(holderColours[i], h.Client+" holds / "+h.Client+"'s key on a node", false)
 		}
 	}
-	s.Legend = append(s.Legend, svgLegend{X: lx, Fill: "#e53e3e", Text: "both hold / the violation"}, svgLegend{X: lx + 180, Fill: "#c53030", Text: "✂ partition", Line: true},
-		svgLegend{X: lx + 280, Fill: "#6b46c1", Text: "⚡ clock or node fault", Line: true})
+	legend("#e53e3e", "both hold / the violation", false)
+	for _, k := range []struct{ kind, fill, text string }{{"cut", "#c53030", "✂ partition: the lane is cut from those named"}, {"fault", "#6b46c1", "⚡ clock or node fault"}, {"pause", "#555", "paused"}} {
+		if has(m, k.kind) {
+			legend(k.fill, k.text, true)
+		}
+	}
+	s.H += ly
 	return s
+}
+
+// has reports whether m draws a span of kind k.
+func has(m *checker.MinimalHistory, k string) bool {
+	for _, s := range m.Spans {
+		if s.Kind == k {
+			return true
+		}
+	}
+	return false
 }
 
 func isHolder(m *checker.MinimalHistory, l string) bool {
