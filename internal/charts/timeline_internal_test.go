@@ -136,7 +136,7 @@ func TestStoreLabelsMatchLegend(t *testing.T) {
 		t.Errorf("store labels %q, want %q", labels, want)
 	}
 	for _, e := range legendEntries {
-		if e.kind == kStoreOK && (!strings.Contains(e.text, "writer→value") || !strings.Contains(e.text, "#fencing token if any")) {
+		if e.kind == kStoreOK && (!strings.Contains(e.text, "writer→value") || !strings.Contains(e.text, "#token")) {
 			t.Errorf("legend %q does not say what a store label shows (writer→value, #token)", e.text)
 		}
 	}
