@@ -165,6 +165,14 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 	if len(m.Holders) == 2 {
 		lostBy = m.Holders[1].OK
 	}
+	// The first holder's losses: one line for the nodes that lost its key
+	// the same way to the same taker (a TTL that ran out everywhere).
+	type loss struct {
+		t       int64
+		how, by string
+		nodes   []string
+	}
+	var losses []*loss
 	for i, hd := range m.Holders {
 		_, _, value, _ := lastAcquire(h, hd.Client, v.T)
 		for _, n := range hd.Nodes {
@@ -188,16 +196,32 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 				span(MinimalSpan{Lane: n, From: taken, To: taken, Kind: "key", Who: by, Label: by})
 			}
 			if i == 0 && gone > 0 && gone <= lostBy && how != "" {
-				rank = 1
-				what := fmt.Sprintf("key on %s %s", n, how)
-				if by != "" {
-					what += fmt.Sprintf("; %s took %s", by, n)
+				found := false
+				for _, l := range losses {
+					if l.how == how && l.by == by {
+						l.t, l.nodes, found = min(l.t, gone), append(l.nodes, n), true
+						break
+					}
 				}
-				add(1, gone, hd.Client+"'s", what, n)
-				rank = 2
+				if !found {
+					losses = append(losses, &loss{gone, how, by, []string{n}})
+				}
 			}
 		}
 	}
+	rank = 1
+	for _, l := range losses {
+		where := strings.Join(l.nodes, ", ")
+		what := fmt.Sprintf("key on %s %s", where, l.how)
+		if len(l.nodes) > 1 {
+			what = fmt.Sprintf("keys on %s %s", where, l.how)
+		}
+		if l.by != "" {
+			what += fmt.Sprintf("; %s took %s", l.by, where)
+		}
+		add(1, l.t, m.Holders[0].Client+"'s", what, l.nodes...)
+	}
+	rank = 2
 
 	// The faults that struck in the window: in force at its start, or
 	// begun in it; those of one kind begun at one instant in one line.

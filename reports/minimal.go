@@ -221,11 +221,22 @@ func layout(m *checker.MinimalHistory) *svgTimeline {
 		if mk.LabelX+w > s.Right {
 			mk.LabelX = mk.X - 3 - w
 		}
-		for _, p := range done {
-			if p.y == mk.LabelY && mk.LabelX < p.x1+4 && mk.LabelX+w > p.x0-4 {
-				mk.LabelY += svgLaneH - 14
-				break
+		hits := func(x float64) bool {
+			for _, p := range done {
+				if p.y == mk.LabelY && x < p.x1+4 && x+w > p.x0-4 {
+					return true
+				}
 			}
+			return false
+		}
+		switch {
+		case !hits(mk.LabelX):
+		case !hits(mk.X+5) && mk.X+5+w <= s.Right:
+			mk.LabelX = mk.X + 5 // the other side of its mark
+		case !hits(mk.X-3-w) && mk.X-3-w >= svgLeft:
+			mk.LabelX = mk.X - 3 - w
+		default:
+			mk.LabelY += svgLaneH - 16 // the lane's foot
 		}
 		done = append(done, placed{mk.LabelX, mk.LabelX + w, mk.LabelY})
 	}
