@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -105,5 +106,35 @@ func TestCounterexamplesOpenWithMinimalHistory(t *testing.T) {
 		if !strings.Contains(string(data), `class="minhist"`) || !strings.Contains(string(data), "Nodes each holder locked: <b>c") {
 			t.Errorf("lock page %s: its worst counterexample has no minimal history", id)
 		}
+	}
+}
+
+// TestValidMinimal: a stored timeline entry's minimal history is checked
+// like the rest of the entry; one missing, empty, past its bounds or with
+// a span outside its window is not taken (the run is drawn again).
+func TestValidMinimal(t *testing.T) {
+	good := func() *checker.MinimalHistory {
+		return &checker.MinimalHistory{From: 10, To: 100, Events: []checker.MinimalEvent{{T: 20, Who: "c0", What: "acquired the lock on n0"}},
+			Spans: []checker.MinimalSpan{{Lane: "c0", From: 20, To: 90, Kind: "hold"}}}
+	}
+	if err := validMinimal(good()); err != nil {
+		t.Fatalf("a sound minimal history refused: %v", err)
+	}
+	for name, bad := range map[string]func(*checker.MinimalHistory){
+		"no events":       func(m *checker.MinimalHistory) { m.Events = nil },
+		"too many events": func(m *checker.MinimalHistory) { m.Events = make([]checker.MinimalEvent, checker.MaxMinimalEvents+1) },
+		"too many spans":  func(m *checker.MinimalHistory) { m.Spans = make([]checker.MinimalSpan, checker.MaxMinimalSpans+1) },
+		"window reversed": func(m *checker.MinimalHistory) { m.From, m.To = 100, 10 },
+		"negative start":  func(m *checker.MinimalHistory) { m.From = -1 },
+		"span outside":    func(m *checker.MinimalHistory) { m.Spans[0].To = 200 },
+	} {
+		m := good()
+		bad(m)
+		if validMinimal(m) == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if validMinimal(nil) == nil {
+		t.Error("a missing minimal history accepted")
 	}
 }
