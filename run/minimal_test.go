@@ -29,6 +29,10 @@ func TestMinimalOfRealRuns(t *testing.T) {
 		// c2 takes it, c0's write lands stale.
 		{"pause-after-check", "set-nx-cad", 1, map[string][]string{"c0": {"n0"}, "c2": {"n0"}},
 			[]string{"c0 paused for 4.5s at after-check", "a stale write, accepted", "lost update", "expired (its TTL, 3s, ran out); c2 took n0"}},
+		// setnx-expire sets its key without a TTL and gives it one with a
+		// second command: no TTL is told negative (the story once said
+		// "a TTL of -9.47s").
+		{"clock-jump", "setnx-expire", 1, nil, nil},
 	} {
 		t.Run(tc.scenario+"/"+tc.lock, func(t *testing.T) {
 			job, err := Spec{Scenario: tc.scenario, Lock: tc.lock, Seed: tc.seed}.Build()
@@ -50,6 +54,12 @@ func TestMinimalOfRealRuns(t *testing.T) {
 			all := strings.Join(text, "\n")
 			if n := len(m.Events); n == 0 || n > checker.MaxMinimalEvents {
 				t.Errorf("%d events, want 1..%d:\n%s", n, checker.MaxMinimalEvents, all)
+			}
+			if strings.Contains(all, "TTL, -") || strings.Contains(all, "TTL of -") {
+				t.Errorf("a negative TTL:\n%s", all)
+			}
+			if tc.nodes == nil {
+				return
 			}
 			if len(m.Holders) != len(tc.nodes) {
 				t.Fatalf("holders %+v, want %v", m.Holders, tc.nodes)
