@@ -54,6 +54,9 @@ func TestCounterexamplesOpenWithMinimalHistory(t *testing.T) {
 				t.Fatalf("a counterexample heading without a lock: %.80s", body)
 			}
 			lock := m[1]
+			if !strings.Contains(string(data), `<a class="small" href="#timeline-`+lock+`">counterexample ↓</a>`) {
+				t.Errorf("%s × %s: the table row does not link down to its counterexample", s, lock)
+			}
 			seen[s+"/"+lock] = true
 			where := s + " × " + lock
 			mh, details := strings.Index(body, `class="minhist"`), strings.Index(body, `<details class="long">`)

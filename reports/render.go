@@ -301,6 +301,9 @@ type lockRow struct {
 	// OtherAll every one of them with the run length: the scenario
 	// page folds them into one column (scenario.html.tmpl).
 	Bit, Other, OtherAll string
+	// Cx is the anchor of the cell's counterexample on the page ("" if
+	// none): the table row links down to it.
+	Cx string
 }
 
 type lockNote struct{ Lock, Text string }
@@ -380,6 +383,7 @@ func (p *Plan) view(res Results, figs []figure) view {
 				sv.Notes = append(sv.Notes, lockNote{c.Lock.ID, fmt.Sprintf("in %d of %d runs a targeted pause never fired (the lock never reached its point while the pause waited), so those runs did not test it", c.Unfired, c.Runs)})
 			}
 			if c.Timeline != "" {
+				sv.Rows[len(sv.Rows)-1].Cx = "timeline-" + c.Lock.ID
 				sv.Timelines = append(sv.Timelines, timelineView{Scenario: s.ID, Lock: c.Lock.ID, Seed: c.FirstUnsafe, Repro: c.Repro(c.FirstUnsafe), Path: filepath.ToSlash(c.Timeline), Story: c.Story,
 					Hash: c.FirstUnsafeSHA, Minimal: newMinimalView(c.Minimal)})
 			}
