@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/parity"
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/locks"
@@ -121,7 +122,9 @@ type Cell struct {
 	// Timeline is the counterexample's picture, relative to the report
 	// folder ("" if none); Story tells its first violation (run.Explain).
 	Timeline, Story string
-	seq             *seqState
+	// Minimal is the same violation as a minimal history (run.Minimal).
+	Minimal *checker.MinimalHistory
+	seq     *seqState
 }
 
 // At is the cell's run with a seed.

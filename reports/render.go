@@ -26,7 +26,7 @@ var templateFS embed.FS
 
 var (
 	mdTemplate   = texttemplate.Must(texttemplate.New("report.md.tmpl").ParseFS(templateFS, "templates/report.md.tmpl", "templates/consensus.md.tmpl", "templates/drivers.md.tmpl"))
-	htmlTemplate = htmltemplate.Must(htmltemplate.New("index.html.tmpl").Funcs(glossFuncs).ParseFS(templateFS, "templates/*.html.tmpl"))
+	htmlTemplate = htmltemplate.Must(htmltemplate.New("index.html.tmpl").Funcs(glossFuncs).Funcs(svgFuncs).ParseFS(templateFS, "templates/*.html.tmpl"))
 )
 
 // Write writes the report of a plan that has run into dir: results.json,
@@ -111,6 +111,10 @@ type pauseRow struct {
 	Cells []string
 }
 
+// perHourTitle is the per-hour chart's title; its section's anchor is
+// "fig-" and its slug, which each per-run rate's caveat links to.
+const perHourTitle = "Violations per hour of operation"
+
 // figures draws the charts into dir/img.
 func (p *Plan) figures(dir string) ([]figure, error) {
 	var out []figure
@@ -173,7 +177,7 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 		for _, c := range ph.Model {
 			model = append(model, fmt.Sprintf("%s (%s; source: %s)", c.Model, c.Scenario, c.Source))
 		}
-		out = append(out, figure{Title: "Violations per hour of operation", PNG: png, SVG: svg, Table: perHourTable(ph),
+		out = append(out, figure{Title: perHourTitle, PNG: png, SVG: svg, Table: perHourTable(ph),
 			Caption: fmt.Sprintf("The debate's question: how often, per hour of operation under realistic pauses and faults, does each design fail? The background model: %s. "+
 				"The world: the lock's own topology, 3 clients with critical sections of 50 ms to 1 s (so a crash can break a lock only by a restart quicker than the holder's section: under this model's downtimes of 1 s or more, none). %s %d seeds per stratum; the strata, bins and counts are in results.json (per_hour).",
 				strings.Join(model, "; "), perHourMethod, p.curveSeeds)})
@@ -236,6 +240,10 @@ type view struct {
 	Verdicts  []designVerdict
 	Surprises surprises
 	Glossary  []glossEntry
+	// PerHour is where each per-run rate's caveat ("not per hour of
+	// operation") sends the reader: the per-hour chart's section, or,
+	// when the report left it out, the settings line that says why.
+	PerHour link
 }
 
 // LockHref and ScenarioHref are a lock's and a scenario's page, from the
@@ -293,6 +301,9 @@ type lockRow struct {
 	// OtherAll every one of them with the run length: the scenario
 	// page folds them into one column (scenario.html.tmpl).
 	Bit, Other, OtherAll string
+	// Cx is the anchor of the cell's counterexample on the page ("" if
+	// none): the table row links down to it.
+	Cx string
 }
 
 type lockNote struct{ Lock, Text string }
@@ -302,6 +313,8 @@ type timelineView struct {
 	Seed           uint64
 	Repro, Path    string
 	Story          string
+	Hash           string       // the run's trace SHA-256
+	Minimal        *minimalView // its minimal history, shown first (minimal.go)
 }
 
 func (p *Plan) view(res Results, figs []figure) view {
@@ -370,7 +383,9 @@ func (p *Plan) view(res Results, figs []figure) view {
 				sv.Notes = append(sv.Notes, lockNote{c.Lock.ID, fmt.Sprintf("in %d of %d runs a targeted pause never fired (the lock never reached its point while the pause waited), so those runs did not test it", c.Unfired, c.Runs)})
 			}
 			if c.Timeline != "" {
-				sv.Timelines = append(sv.Timelines, timelineView{Scenario: s.ID, Lock: c.Lock.ID, Seed: c.FirstUnsafe, Repro: c.Repro(c.FirstUnsafe), Path: filepath.ToSlash(c.Timeline), Story: c.Story})
+				sv.Rows[len(sv.Rows)-1].Cx = "timeline-" + c.Lock.ID
+				sv.Timelines = append(sv.Timelines, timelineView{Scenario: s.ID, Lock: c.Lock.ID, Seed: c.FirstUnsafe, Repro: c.Repro(c.FirstUnsafe), Path: filepath.ToSlash(c.Timeline), Story: c.Story,
+					Hash: c.FirstUnsafeSHA, Minimal: newMinimalView(c.Minimal)})
 			}
 		}
 		for _, f := range figs {
@@ -386,6 +401,7 @@ func (p *Plan) view(res Results, figs []figure) view {
 			v.Figures = append(v.Figures, f)
 		}
 	}
+	v.PerHour = perHourLink(v.Figures)
 	v.Findings, v.Heat = p.findings(res), p.heat(results)
 	v.Verdicts, v.Surprises, v.Glossary = p.verdicts(results), p.surprises(res), p.glossary()
 	v.Locks = p.lockPages(results, v)
@@ -523,4 +539,23 @@ func slug(title string) string {
 		words = append(words, w)
 	}
 	return strings.Join(words, "-")
+}
+
+// perHourLink is the per-run rates' caveat link (view.PerHour).
+func perHourLink(figs []figure) link {
+	for _, f := range figs {
+		if f.Title == perHourTitle {
+			return link{"the per-hour chart below estimates that", "#" + f.Anchor}
+		}
+	}
+	return link{"the per-hour chart of a full report estimates that (left out here: see Settings)", "#settings"}
+}
+
+// PerHourMD is PerHour's anchor in report.md, where a heading's anchor is
+// its slug.
+func (v view) PerHourMD() string {
+	if v.PerHour.Href == "#settings" {
+		return "#settings"
+	}
+	return "#" + slug(perHourTitle)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/stats"
 	"github.com/locksim/locksim/internal/sweep"
+	"github.com/locksim/locksim/run"
 )
 
 // Expectation is what a scenario file expects of a lock, by side of the
@@ -90,7 +91,7 @@ type CellFaults struct {
 // it, and no fault bit (slow-client-clocks × a library); or faults were
 // injected and none bit in any run.
 func (c *CellResult) Untested() string {
-	return sweep.Untested(c.Runs, c.ClockUnreachedRuns, c.Faults.Injected, c.Faults.Bit) // the real arm's cells use it too
+	return run.Untested(c.Runs, c.ClockUnreachedRuns, c.Faults.Injected, c.Faults.Bit) // the real arm's cells use it too
 }
 
 // Missed reports whether the cell's verdict differs from the one its

@@ -160,9 +160,9 @@ func (p *Plan) runOnce(ctx context.Context, b sim.Bubble, dir string, ex Exec, l
 			return drawn{}, fmt.Errorf("internal error: %s × %s seed %d did not reproduce (trace %s, %s; first run %s, unsafe)",
 				c.Scenario.ID, c.Lock.ID, c.FirstUnsafe, o.TraceSHA256, o.Verdict, c.FirstUnsafeSHA)
 		}
-		return drawn{filepath.ToSlash(name), o.Story}, nil
+		return drawn{filepath.ToSlash(name), o.Story, o.Minimal}, nil
 	}, func(i int, d drawn) error {
-		unsafe[i].Timeline, unsafe[i].Story = d.timeline, d.story
+		unsafe[i].Timeline, unsafe[i].Story, unsafe[i].Minimal = d.timeline, d.story, d.minimal
 		progress(len(p.jobs)+i+1, total)
 		return nil
 	})
@@ -219,4 +219,7 @@ func (p *Plan) count(j job, o run.Outcome, stored bool) {
 }
 
 // drawn is an unsafe cell's rerun: its timeline's path and its story.
-type drawn struct{ timeline, story string }
+type drawn struct {
+	timeline, story string
+	minimal         *checker.MinimalHistory
+}

@@ -81,7 +81,13 @@ type storedTimeline struct {
 	TraceSHA256 string          `json:"trace_sha256"`
 	Story       string          `json:"story"`
 	Picture     []byte          `json:"picture"`
+	// Minimal is the run's minimal history (run.Outcome.Minimal).
+	Minimal *checker.MinimalHistory `json:"minimal"`
 }
+
+// timelineKind heads a timeline entry's kind: entries written before
+// they held a minimal history are never asked for.
+const timelineKind = "timeline+minimal"
 
 // key is req's entry's key ("" when it has none: then it runs).
 func (s *Store) key(req sweep.Request) string {
@@ -90,7 +96,7 @@ func (s *Store) key(req sweep.Request) string {
 		// The picture's name is where it goes, not what it shows; its
 		// kind (PNG or SVG) is.
 		ext := t.Path[strings.LastIndexByte(t.Path, '.')+1:]
-		kind = strings.Join(append([]string{"timeline", ext, t.Title}, t.Caption...), "\x00")
+		kind = strings.Join(append([]string{timelineKind, ext, t.Title}, t.Caption...), "\x00")
 	}
 	k, err := store.RunKey(s.id, req.Spec, kind)
 	if err != nil {
@@ -133,7 +139,7 @@ func (s *Store) run(r sweep.Runner, req sweep.Request, fresh bool) (o run.Outcom
 		if rerr != nil {
 			return o, false, nil // nothing drawn (no violation): nothing stored
 		}
-		payload, err = json.Marshal(storedTimeline{Key: key, Verdict: o.Verdict, TraceSHA256: o.TraceSHA256, Story: o.Story, Picture: pic})
+		payload, err = json.Marshal(storedTimeline{Key: key, Verdict: o.Verdict, TraceSHA256: o.TraceSHA256, Story: o.Story, Picture: pic, Minimal: o.Minimal})
 	} else {
 		payload, err = json.Marshal(storedRun{Key: key, Outcome: o, CPUNS: int64(o.CPU)})
 	}
@@ -171,13 +177,13 @@ func (s *Store) get(key string, req sweep.Request) (run.Outcome, bool) {
 	if t := req.Timeline; t != nil {
 		var e storedTimeline
 		if json.Unmarshal(payload, &e) != nil || e.Key != key || len(e.Picture) == 0 ||
-			validOutcome(run.Outcome{Verdict: e.Verdict, TraceSHA256: e.TraceSHA256}) != nil {
+			validOutcome(run.Outcome{Verdict: e.Verdict, TraceSHA256: e.TraceSHA256}) != nil || validMinimal(e.Minimal) != nil {
 			return bad()
 		}
 		if err := os.WriteFile(t.Path, e.Picture, 0o644); err != nil {
 			return run.Outcome{}, false
 		}
-		return run.Outcome{Verdict: e.Verdict, TraceSHA256: e.TraceSHA256, Story: e.Story}, true
+		return run.Outcome{Verdict: e.Verdict, TraceSHA256: e.TraceSHA256, Story: e.Story, Minimal: e.Minimal}, true
 	}
 	var e storedRun
 	if json.Unmarshal(payload, &e) != nil || e.Key != key || e.CPUNS < 0 || validOutcome(e.Outcome) != nil {
@@ -209,6 +215,27 @@ func validOutcome(o run.Outcome) error {
 	}
 	if !store.ValidKey(o.TraceSHA256) { // a SHA-256 in hex, as a key is
 		return fmt.Errorf("trace_sha256 %q", o.TraceSHA256)
+	}
+	return nil
+}
+
+// validMinimal checks a stored minimal history: present, within its
+// bounds, its times not negative and its window in order.
+func validMinimal(m *checker.MinimalHistory) error {
+	switch {
+	case m == nil:
+		return fmt.Errorf("no minimal history")
+	case len(m.Events) == 0 || len(m.Events) > checker.MaxMinimalEvents:
+		return fmt.Errorf("%d events in a minimal history", len(m.Events))
+	case len(m.Spans) > checker.MaxMinimalSpans:
+		return fmt.Errorf("%d spans in a minimal history", len(m.Spans))
+	case m.From < 0 || m.To < m.From:
+		return fmt.Errorf("minimal history window %d..%d", m.From, m.To)
+	}
+	for _, s := range m.Spans {
+		if s.From < m.From || s.To > m.To || s.To < s.From {
+			return fmt.Errorf("minimal history span %d..%d outside %d..%d", s.From, s.To, m.From, m.To)
+		}
 	}
 	return nil
 }

@@ -43,6 +43,9 @@ type Outcome struct {
 	// Story is the first violation told in a sentence (run.Explain), for a
 	// run drawn as a timeline (Request.Timeline) only.
 	Story string `json:"story,omitempty"`
+	// Minimal is the same violation as a minimal history (Minimal), for
+	// a run drawn as a timeline only.
+	Minimal *checker.MinimalHistory `json:"minimal,omitempty"`
 	// Injected, Reached and Bit count the schedule's faults by how far
 	// they got (run.Effects); ClockUnreached the clients whose clock was
 	// set wrong (by the world or a fault) but never read by their lock.

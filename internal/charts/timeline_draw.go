@@ -79,7 +79,7 @@ var legendEntries = []struct {
 	{kDrift, "clock drift"},
 	{kNet, "partition / delay / loss"},
 	{kWriteCall, "client sends a write"},
-	{kStoreOK, "storage accepts a write (#token)"},
+	{kStoreOK, "storage accepts writer→value (#token)"},
 	{kStoreFenc, "storage fences a write"},
 	{kCrash, "crash"},
 	{kDown, "down"},

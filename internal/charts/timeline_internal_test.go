@@ -114,3 +114,30 @@ func TestTinyOverlapVisible(t *testing.T) {
 		t.Errorf("no strong-red band for the 0.7 ms overlap in the SVG")
 	}
 }
+
+// TestStoreLabelsMatchLegend: a storage write is labelled writer→value
+// ("c0→297"), with " #token" only when it carries a fencing token; the
+// legend says so (it said "#token" alone, beside labels of pool values).
+func TestStoreLabelsMatchLegend(t *testing.T) {
+	ms := int64(1e6)
+	h := checker.History{End: 1000 * ms, Heal: 900 * ms, Clients: []string{"c0", "c1"}, Events: []checker.Event{
+		{T: 100 * ms, Proc: "store", Kind: event.KindStoreWrite, Peer: "c0", Value: 297, Result: event.ResultOK},
+		{T: 200 * ms, Proc: "store", Kind: event.KindStoreWrite, Peer: "c1", Value: 296, Token: 7, Result: event.ResultOK},
+	}}
+	r := checker.Result{First: &checker.Violation{Kind: checker.KindResource, T: 200 * ms, Since: 100 * ms, Clients: []string{"c1", "c0"}, Detail: "x"}}
+	tl := buildTimeline(h, r, 0, 1000*ms)
+	var labels []string
+	for _, m := range tl.marks {
+		if m.kind == kStoreOK {
+			labels = append(labels, m.label)
+		}
+	}
+	if want := []string{"c0→297", "c1→296 #7"}; !slices.Equal(labels, want) {
+		t.Errorf("store labels %q, want %q", labels, want)
+	}
+	for _, e := range legendEntries {
+		if e.kind == kStoreOK && (!strings.Contains(e.text, "writer→value") || !strings.Contains(e.text, "#token")) {
+			t.Errorf("legend %q does not say what a store label shows (writer→value, #token)", e.text)
+		}
+	}
+}

@@ -17,7 +17,6 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/realredis"
 	"github.com/locksim/locksim/internal/stats"
-	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
@@ -238,7 +237,7 @@ type DriverCell struct {
 	Fenced int `json:"fenced_rejections,omitempty"`
 	// Untested says why the cell's safe verdict tested nothing (no fault
 	// bit in any run, ...), by the rule a report's cells are drawn
-	// untested by (sweep.Untested); "" when it did, or is not safe.
+	// untested by (run.Untested); "" when it did, or is not safe.
 	Untested string `json:"untested,omitempty"`
 	// AsExpected: every run's verdict is the expectation's (an unsafe
 	// expectation: the cell's verdict is unsafe).
@@ -501,7 +500,7 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var tally sweep.Tally // the runs' reach and bite (Untested)
+	var tally run.Tally // the runs' reach and bite (Untested)
 	for _, o := range outs {
 		if o.child == nil {
 			c.Verdicts["error"]++
@@ -514,7 +513,7 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 		}
 		c.Runs++
 		c.Verdicts[v]++
-		tally.Add(sweep.Outcome{Injected: o.child.Injected, Bit: o.child.Bit, ClockUnreached: o.child.ClockUnreached}, o.seed)
+		tally.Add(run.Outcome{Injected: o.child.Injected, Bit: o.child.Bit, ClockUnreached: o.child.ClockUnreached}, o.seed)
 		noteStall(&c.StallMaxMS, &c.MachineSeeds, o.seed, o.child.StallMS, o.child.Machine)
 		c.Fenced += o.child.Fenced
 		if v == string(checker.VerdictUnsafe) {

@@ -25,7 +25,7 @@ type childRun struct {
 	Machine string
 	Fenced  int // operations the storage refused (its fencing check)
 	// Its faults injected and bit, and the clients whose clock was set
-	// wrong that the lock never read (sweep.Outcome's): a cell's
+	// wrong that the lock never read (run.Outcome's): a cell's
 	// untested mark (DriverCell.Untested).
 	Injected, Bit, ClockUnreached int
 }

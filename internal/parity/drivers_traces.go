@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/locksim/locksim/internal/realredis"
-	"github.com/locksim/locksim/internal/sweep"
+	"github.com/locksim/locksim/run"
 )
 
 // The drivers table keeps the trace of every real run that needs
@@ -220,7 +220,7 @@ func runOne(ctx context.Context, opt DriversOptions, job *realredis.Job, trace s
 	if len(jd.Check.Reasons) > 0 {
 		c.Reason = jd.Check.Reasons[0]
 	}
-	o := sweep.OutcomeOf(jd.Judged)
+	o := run.OutcomeOf(jd.Judged)
 	c.Injected, c.Bit, c.ClockUnreached = o.Injected, o.Bit, o.ClockUnreached
 	if jd.Err != nil {
 		c.Err = jd.Err.Error()

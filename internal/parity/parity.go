@@ -25,7 +25,6 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/realredis"
 	"github.com/locksim/locksim/internal/stats"
-	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
@@ -190,7 +189,7 @@ type CellResult struct {
 	Errors []string `json:"errors,omitempty"`
 	// RealUntested says why the real arm's safe verdict tested nothing
 	// (no fault bit in any run, ...), by the rule a report's cells are
-	// drawn untested by (sweep.Untested); "" when it did, or is not safe.
+	// drawn untested by (run.Untested); "" when it did, or is not safe.
 	RealUntested string `json:"real_untested,omitempty"`
 
 	replicated bool // a replicated world (Options.ReplicatedRuns)
@@ -417,7 +416,7 @@ func (cr *CellResult) realArm(ctx context.Context, opt Options, notes *sync.Map,
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var tally sweep.Tally // the runs' reach and bite (RealUntested)
+	var tally run.Tally // the runs' reach and bite (RealUntested)
 	for _, o := range outs {
 		if o.jd == nil {
 			cr.RealVerdicts["error"]++
@@ -437,7 +436,7 @@ func (cr *CellResult) realArm(ctx context.Context, opt Options, notes *sync.Map,
 		}
 		cr.RealRuns++
 		cr.RealVerdicts[v]++
-		tally.Add(sweep.OutcomeOf(o.jd.Judged), o.seed)
+		tally.Add(run.OutcomeOf(o.jd.Judged), o.seed)
 		if v == string(checker.VerdictUnsafe) {
 			cr.RealUnsafe++
 			if cr.FirstRealUnsafe == nil {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )
@@ -317,14 +316,14 @@ func (jd *Judged) Report(repro string) *run.Report {
 }
 
 // Untested says why the run, if safe, did not test its scenario, by the
-// rule a report's cells are drawn "untested" by (sweep.Untested: no
+// rule a report's cells are drawn "untested" by (run.Untested: no
 // fault bit, or the lock never read the client clock set wrong); "" when
 // it did, or when its verdict is not safe.
 func (jd *Judged) Untested() string {
 	if jd.Check.Verdict != checker.VerdictSafe {
 		return ""
 	}
-	var t sweep.Tally
-	t.Add(sweep.OutcomeOf(jd.Judged), jd.Job.Config.Seed)
+	var t run.Tally
+	t.Add(run.OutcomeOf(jd.Judged), jd.Job.Config.Seed)
 	return t.Untested()
 }

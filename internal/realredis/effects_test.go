@@ -11,7 +11,6 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )
@@ -180,8 +179,8 @@ func TestKeylessLockClockJumpDidNotBite(t *testing.T) {
 	if got := jd.Untested(); got != "no fault bit" {
 		t.Errorf("Untested() = %q, want %q", got, "no fault bit")
 	}
-	var tally sweep.Tally
-	tally.Add(sweep.OutcomeOf(jd.Judged), 1)
+	var tally run.Tally
+	tally.Add(run.OutcomeOf(jd.Judged), 1)
 	if got := tally.Untested(); got != "no fault bit" {
 		t.Errorf("the run's cell: untested %q, want %q", got, "no fault bit")
 	}

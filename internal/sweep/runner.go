@@ -99,6 +99,7 @@ func (r InProcess) Run(req Request) (Outcome, error) {
 	o.CPU = cpu
 	if t := req.Timeline; t != nil && j != nil && j.Check.First != nil {
 		o.Story = run.Explain(j)
+		o.Minimal = run.Minimal(j)
 		v := j.Check.First
 		title := t.Title + fmt.Sprintf(": %s at t=%.3fs (%s)", v.Kind, float64(v.T)/1e9, strings.Join(v.Clients, ", "))
 		fig, err := charts.Timeline(j.History, j.Check, charts.TimelineOptions{Title: title, Caption: t.Caption})

@@ -1,0 +1,116 @@
+package run
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/locksim/locksim/checker"
+	"github.com/locksim/locksim/event"
+	"github.com/locksim/locksim/sim"
+)
+
+// TestMinimalOfRealRuns: the minimal history of a real simulated run
+// holds at most MaxMinimalEvents events, names the violation's two
+// holders, and the nodes it says each locked are the nodes the key log
+// shows that holder's lease value set on during its acquisition.
+func TestMinimalOfRealRuns(t *testing.T) {
+	for _, tc := range []struct {
+		scenario, lock string
+		seed           uint64
+		nodes          map[string][]string // the holders and the nodes each locked
+		words          []string            // the history says these
+	}{
+		// Redlock under a node clock jump: c0 holds n0..n2 (c1 is cut
+		// from n0, n1), n2's clock jumps, c1 takes n2..n4.
+		{"clock-jump", "redlock", 1, map[string][]string{"c0": {"n0", "n1", "n2"}, "c1": {"n2", "n3", "n4"}},
+			[]string{"n2 clock jumps +20s", "n0, n1, n2 (3 of 5 nodes)", "both hold the lock", "expired early: n2's clock jumped"}},
+		// set-nx-cad: c0 pauses after its check, its key on n0 expires,
+		// c2 takes it, c0's write lands stale.
+		{"pause-after-check", "set-nx-cad", 1, map[string][]string{"c0": {"n0"}, "c2": {"n0"}},
+			[]string{"c0 paused for 4.5s at after-check", "a stale write, accepted", "lost update", "expired (its TTL, 3s, ran out); c2 took n0"}},
+		// setnx-expire sets its key without a TTL and gives it one with a
+		// second command: no TTL is told negative (the story once said
+		// "a TTL of -9.47s").
+		{"clock-jump", "setnx-expire", 1, nil, nil},
+	} {
+		t.Run(tc.scenario+"/"+tc.lock, func(t *testing.T) {
+			job, err := Spec{Scenario: tc.scenario, Lock: tc.lock, Seed: tc.seed}.Build()
+			if err != nil {
+				t.Fatal(err)
+			}
+			j, err := job.Run(sim.TestBubble(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := Minimal(j)
+			if m == nil {
+				t.Fatalf("no minimal history (verdict %s)", j.Check.Verdict)
+			}
+			var text []string
+			for _, e := range m.Events {
+				text = append(text, e.Who+" "+e.What)
+			}
+			all := strings.Join(text, "\n")
+			if n := len(m.Events); n == 0 || n > checker.MaxMinimalEvents {
+				t.Errorf("%d events, want 1..%d:\n%s", n, checker.MaxMinimalEvents, all)
+			}
+			if strings.Contains(all, "TTL, -") || strings.Contains(all, "TTL of -") {
+				t.Errorf("a negative TTL:\n%s", all)
+			}
+			if tc.nodes == nil {
+				return
+			}
+			if len(m.Holders) != len(tc.nodes) {
+				t.Fatalf("holders %+v, want %v", m.Holders, tc.nodes)
+			}
+			log := KeyLog(j.Result, j.Job.Config)
+			for _, hd := range m.Holders {
+				if !slices.Contains(j.Check.First.Clients, hd.Client) {
+					t.Errorf("holder %s is not among the violation's clients %v", hd.Client, j.Check.First.Clients)
+				}
+				if !slices.Equal(hd.Nodes, tc.nodes[hd.Client]) {
+					t.Errorf("%s locked %v, want %v", hd.Client, hd.Nodes, tc.nodes[hd.Client])
+				}
+				// Each node named: the holder's value set there, by the
+				// holder, between its call and its reply, per the key log;
+				// and the acquisition is in the history.
+				value := ""
+				for _, e := range j.History.Events {
+					if e.T == hd.OK && e.Proc == hd.Client && e.Op == event.OpAcquire && e.Kind == event.KindOK {
+						value = e.Detail
+					}
+				}
+				if value == "" {
+					t.Errorf("%s's acquisition at %d is not in the history", hd.Client, hd.OK)
+				}
+				for _, n := range hd.Nodes {
+					found := false
+					for _, c := range log.Changes {
+						found = found || (c.Node == n && c.Peer == hd.Client && c.T >= hd.Call && c.T <= hd.OK && strings.Contains(c.Now, value))
+					}
+					if !found {
+						t.Errorf("%s on %s: the key log shows no set of its value %s there", hd.Client, n, value)
+					}
+				}
+				if !strings.Contains(all, hd.Client+" acquired the lock on "+strings.Join(hd.Nodes, ", ")) {
+					t.Errorf("the history does not say %s acquired on %v:\n%s", hd.Client, hd.Nodes, all)
+				}
+			}
+			for _, w := range tc.words {
+				if !strings.Contains(all, w) {
+					t.Errorf("the history lacks %q:\n%s", w, all)
+				}
+			}
+			if !slices.IsSortedFunc(m.Events, func(a, b checker.MinimalEvent) int { return int(a.T - b.T) }) {
+				t.Errorf("events out of time order:\n%s", all)
+			}
+			for _, s := range m.Spans {
+				if s.Lane != "" && !slices.Contains(m.Lanes, s.Lane) || s.From < m.From || s.To > m.To || s.To < s.From {
+					t.Errorf("span %+v outside lanes %v or window %d..%d", s, m.Lanes, m.From, m.To)
+				}
+			}
+			t.Logf("%s\nlanes %v", all, m.Lanes)
+		})
+	}
+}
