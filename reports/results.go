@@ -5,7 +5,6 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/stats"
-	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/run"
 )
 
