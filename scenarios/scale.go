@@ -11,6 +11,14 @@ import (
 // set-nx-cad's 3 s, so such a lock plays a scenario as fast as set-nx-cad.
 const NominalTTL = 3 * time.Second
 
+// A ScaleError is a world that cannot be played at the asked TTL
+// (Params.TTL): the scale out of range, or a lock whose durations are
+// fixed. The field to correct is the TTL.
+type ScaleError struct{ Err error }
+
+func (e *ScaleError) Error() string { return "ttl: " + e.Err.Error() }
+func (e *ScaleError) Unwrap() error { return e.Err }
+
 // scaleParts plays built parts k times faster: every duration of the world
 // (the phases, the fault schedule, clock offsets, replication lag,
 // Sentinel's down-after, the go-redis timeouts), of the workload (hold and
@@ -22,11 +30,11 @@ const NominalTTL = 3 * time.Second
 // of a clock: a rate, the same at any speed).
 func scaleParts(p Parts, k float64) (Parts, error) {
 	if math.IsNaN(k) || k <= 0 || k > 100 {
-		return p, fmt.Errorf("ttl: time scale %v out of range (0, 100]", k)
+		return p, &ScaleError{fmt.Errorf("time scale %v out of range (0, 100]", k)}
 	}
 	info, err := p.Lock.Scaled(k)
 	if err != nil {
-		return p, err
+		return p, &ScaleError{err}
 	}
 	sc := func(d time.Duration) time.Duration { return time.Duration(math.Round(float64(d) * k)) }
 	wl := p.Workload

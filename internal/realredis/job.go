@@ -112,8 +112,8 @@ func BuildScaled(spec run.Spec, ttl time.Duration) (*Job, error) {
 	params.TTL = ttl
 	scaled, err := sc.File.Parts(info, spec.Seed, params)
 	if err != nil {
-		if strings.HasPrefix(err.Error(), "ttl: ") || strings.Contains(err.Error(), "cannot be time-scaled") {
-			return nil, &run.InputError{Field: "ttl", Err: errors.New(strings.TrimPrefix(err.Error(), "ttl: "))}
+		if se := (*scenarios.ScaleError)(nil); errors.As(err, &se) {
+			return nil, &run.InputError{Field: "ttl", Err: se.Err}
 		}
 		return nil, specError(spec, err)
 	}
