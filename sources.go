@@ -13,5 +13,5 @@ import "embed"
 // TestSourcesComplete fails when a compiled file of the module is not here.
 //
 //go:embed go.mod *.go */*.go cmd/*/*.go internal/*/*.go locks/*/*.go
-//go:embed reports/templates scenarios/builtin/*.yaml knownbugs/bugs/*.yaml
+//go:embed reports/templates scenarios/builtin/*.yaml knownbugs/bugs/*.yaml risk/*.yaml
 var Sources embed.FS
