@@ -41,7 +41,11 @@ const (
 
 // Options are one estimate's inputs.
 type Options struct {
+	// Lock is a catalogue design's ID; Info, when set, is the lock
+	// instead (a user's own, as locktest.Risk passes it: its ID names it
+	// in the result).
 	Lock    string
+	Info    *locks.Info
 	TTL     time.Duration
 	Clients int
 	// Seeds is the runs a stratum.
@@ -134,15 +138,52 @@ func (o Options) base(seed uint64) (*run.Job, error) {
 	if sc == "" {
 		sc = "no-faults"
 	}
-	job, err := run.Spec{Scenario: sc, Lock: o.Lock, Seed: seed, Params: paramsFor(o), EndWhenLive: true}.Build()
+	var job *run.Job
+	var err error
+	if o.Info != nil {
+		job, err = ownJob(*o.Info, sc, seed, paramsFor(o))
+	} else {
+		job, err = run.Spec{Scenario: sc, Lock: o.Lock, Seed: seed, Params: paramsFor(o), EndWhenLive: true}.Build()
+	}
 	if err != nil {
 		return nil, err
 	}
 	switch job.Lock.Topology {
 	case locks.Single, locks.Replicated, locks.Independent:
 	default:
-		return nil, &run.InputError{Field: "lock", Err: fmt.Errorf("%s runs on a %s topology; risk covers Redis designs (single, replicated, independent)", o.Lock, job.Lock.Topology)}
+		return nil, &run.InputError{Field: "lock", Err: fmt.Errorf("%s runs on a %s topology; risk covers Redis designs (single, replicated, independent)", o.lockID(), job.Lock.Topology)}
 	}
+	return job, nil
+}
+
+// lockID names the lock: the catalogue's ID, or the own lock's.
+func (o Options) lockID() string {
+	if o.Info != nil {
+		return o.Info.ID
+	}
+	return o.Lock
+}
+
+// ownJob builds scenario sc's world for a lock that is not in the
+// catalogue, as run.Spec.Build does for one that is.
+func ownJob(info locks.Info, sc string, seed uint64, p scenarios.Params) (*run.Job, error) {
+	if info.New == nil {
+		return nil, &run.InputError{Field: "lock", Err: fmt.Errorf("%s has no constructor (locks.Info.New)", info.ID)}
+	}
+	s, err := scenarios.Resolve(sc)
+	if err != nil {
+		return nil, &run.InputError{Field: "scenario", Err: err}
+	}
+	cfg, err := s.Build(info, seed, p)
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		return nil, &run.InputError{Field: "lock", Err: fmt.Errorf("%s's world: %v", info.ID, err)}
+	}
+	job := run.NewJob(s.ID, info, cfg, checker.Options{})
+	job.Judging = s.Judging(info)
+	job.Config.EndWhenLive = !info.Fair && job.Judging.MaxUnavailable == 0 && info.Fencing != checker.FenceVersion
 	return job, nil
 }
 
@@ -203,7 +244,7 @@ func Estimate(b sim.Bubble, o Options, progress Progress) (*Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	res := &Result{Lock: o.Lock, TTL: o.TTL, Clients: o.Clients, Seeds: o.Seeds, Seed: o.Seed, Profile: o.Profile.Name(), Method: Method}
+	res := &Result{Lock: o.lockID(), TTL: o.TTL, Clients: o.Clients, Seeds: o.Seeds, Seed: o.Seed, Profile: o.Profile.Name(), Method: Method}
 	all, done := o.Plan(), 0
 	for ci, c := range o.Profile.Classes {
 		cr, err := o.class(b, ci, c)
