@@ -112,6 +112,6 @@ func Example_risk() {
 		fmt.Printf("fenced: %.3g a year [%.3g, %.3g]\n", fenced.PerYear, fenced.PerYearCI95[0], fenced.PerYearCI95[1])
 	})
 	// Output:
-	// plain DEL: 6.18e+03 a year [1.71e+03, 1.75e+04]
-	// fenced: 0 a year [0, 1.29e+04]
+	// plain DEL: 6.45e+03 a year [1.65e+03, 1.56e+04]
+	// fenced: 0 a year [0, 3.38e+03]
 }
