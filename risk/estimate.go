@@ -205,17 +205,30 @@ func paramsFor(o Options) scenarios.Params {
 }
 
 // Plan is how many runs the estimate takes (the CLI says it before):
-// Seeds for each stratum run, shared out by allocate.
+// Seeds for each stratum run of the classes that apply to the lock's
+// world, shared out by allocate.
 func (o Options) Plan() int {
 	n := 0
-	for _, c := range o.Profile.Classes {
-		for _, s := range o.strata(c) {
-			if s.Weight >= minWeight {
-				n += o.Seeds
+	if job, err := o.base(o.Seed); err == nil {
+		for _, rs := range o.allocate(o.reaches(job)) {
+			for _, r := range rs {
+				n += r
 			}
 		}
 	}
 	return n
+}
+
+// reaches are the events a year each class brings to the lock's world
+// (job): 0 for a class that does not apply.
+func (o Options) reaches(job *run.Job) []float64 {
+	reach := make([]float64, len(o.Profile.Classes))
+	for ci, c := range o.Profile.Classes {
+		if cr := o.reach(c, job); cr.NA == "" {
+			reach[ci] = cr.EventsPerYear * float64(cr.Processes)
+		}
+	}
+	return reach
 }
 
 // floorRuns is the fewest runs a stratum of weight ≥ minWeight gets, of
@@ -225,17 +238,25 @@ func (o Options) floorRuns() int { return min(o.Seeds, max(2, o.Seeds/5)) }
 
 // allocate shares the plan's runs out among the strata of the classes
 // that apply (reach[ci]: events per year the class brings to the world,
-// 0 when it does not apply): each live stratum gets floorRuns, and the
+// 0 when it does not apply) Seeds for each stratum of weight ≥ minWeight
+// of a class that applies: each such stratum gets floorRuns, and the
 // rest goes where a stratum's events weigh most, for what bounds the
 // total's top is, for a class whose runs broke nothing, its weight ×
 // events over its runs (joinZero): across classes in proportion to
 // √(events per year × the weight of the class's live strata), within a
 // class in proportion to each stratum's weight (which makes w/n equal
 // across its strata, the joint bound's best). runs[ci][si] is the runs of
-// stratum si of class ci; the sum is at most Plan(). Deterministic.
+// stratum si of class ci (their sum is Plan()). Deterministic.
 func (o Options) allocate(reach []float64) [][]int {
 	runs := make([][]int, len(o.Profile.Classes))
-	f, left := o.floorRuns(), o.Plan()
+	f, left := o.floorRuns(), 0
+	for ci, c := range o.Profile.Classes {
+		for _, s := range o.strata(c) {
+			if s.Weight >= minWeight && reach[ci] > 0 {
+				left += o.Seeds
+			}
+		}
+	}
 	share := make([]float64, len(runs))
 	sum := 0.0
 	for ci, c := range o.Profile.Classes {
@@ -366,14 +387,10 @@ func Estimate(b sim.Bubble, o Options, progress Progress) (*Result, error) {
 		return nil, err
 	}
 	var crs []ClassResult
-	reach := make([]float64, len(o.Profile.Classes))
-	for ci, c := range o.Profile.Classes {
-		cr := o.reach(c, job)
-		if cr.NA == "" {
-			reach[ci] = cr.EventsPerYear * float64(cr.Processes)
-		}
-		crs = append(crs, cr)
+	for _, c := range o.Profile.Classes {
+		crs = append(crs, o.reach(c, job))
 	}
+	reach := o.reaches(job)
 	runs := o.allocate(reach)
 	all, done := 0, 0
 	for _, rs := range runs {
