@@ -8,6 +8,7 @@ import (
 	"github.com/locksim/locksim/faults"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locktest"
+	"github.com/locksim/locksim/risk"
 )
 
 // kleppmannPause is Kleppmann's scenario: client c0 stops (a GC pause)
@@ -90,4 +91,27 @@ func Example_scenario() {
 	// Output:
 	// marks after-check: unsafe - pauses that never fired: 0
 	// marks nothing: safe - pauses that never fired: 3
+}
+
+// Violations per year of your own lock under a fault profile (here one of
+// long client pauses only, pausesOnly in risk_test.go; risk.Default() is
+// the shipped one, and the zero RiskOptions take it): a release by plain
+// DEL without fencing against compare-and-delete with fencing tokens.
+func Example_risk() {
+	locktest.Standalone(func(t *testing.T) {
+		p, err := risk.Decode([]byte(pausesOnly), "pauses")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ro := locktest.RiskOptions{Profile: p, Seeds: 4}
+		o := locktest.Options{Topology: locks.Single, TTL: time.Second}
+		broken := locktest.Risk(t, newMyLock(false, false), o, ro)
+		fmt.Printf("plain DEL: %.3g a year [%.3g, %.3g]\n", broken.PerYear, broken.PerYearCI95[0], broken.PerYearCI95[1])
+		o.Fencing = locks.FenceMaxToken
+		fenced := locktest.Risk(t, newMyLock(true, true), o, ro)
+		fmt.Printf("fenced: %.3g a year [%.3g, %.3g]\n", fenced.PerYear, fenced.PerYearCI95[0], fenced.PerYearCI95[1])
+	})
+	// Output:
+	// plain DEL: 6.45e+03 a year [1.65e+03, 1.56e+04]
+	// fenced: 0 a year [0, 3.38e+03]
 }

@@ -2,14 +2,11 @@ package reports
 
 import (
 	"errors"
-	"math"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/internal/stats"
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
@@ -121,90 +118,6 @@ func judge(t *testing.T, b sim.Bubble, sp run.Spec) run.Outcome {
 		t.Fatal(err)
 	}
 	return run.OutcomeOf(j)
-}
-
-// The per-hour estimate's arithmetic, on hand-built tallies: one class
-// (pauses of clients, Pareto x_min 500 ms, α 1.5, 1 per client-hour) on a
-// lock at the background files' 8 s TTL in a world of 3 clients, strata
-// at 1 and 2 TTLs (8 s, 16 s) with unsafe rates 2/10 and 5/10. Bins:
-// (0, 8 s] between 0 and 2/10, (8 s, 16 s] between 2/10 and 5/10,
-// beyond 16 s at 5/10.
-func TestPerHourArithmetic(t *testing.T) {
-	var curves []*curve
-	for _, c := range bgCurves() {
-		if c.ID == "per_hour:process-pause" {
-			c.points = []*point{
-				{curve: c, lock: "set-nx-cad", value: 1, Tally: run.Tally{Runs: 10, Unsafe: 2}},
-				{curve: c, lock: "set-nx-cad", value: 2, Tally: run.Tally{Runs: 10, Unsafe: 5}},
-			}
-		}
-		curves = append(curves, c)
-	}
-	p := &Plan{bgCurves: curves}
-	r := p.perHour()
-	if r == nil || len(r.Locks) != 1 || len(r.Locks[0].Classes) != 1 {
-		t.Fatalf("per_hour %+v", r)
-	}
-	s3, s6 := math.Pow(0.5/8, 1.5), math.Pow(0.5/16, 1.5)
-	w := []float64{1 - s3, s3 - s6, s6}
-	want := 1 * 3 * (w[0]*(0+0.2)/2 + w[1]*(0.2+0.5)/2 + w[2]*0.5)
-	got := r.Locks[0]
-	if math.Abs(got.ViolationsPerHour-want) > 1e-6 || got.Classes[0].Processes != 3 {
-		t.Fatalf("violations per hour %v over %d processes, want %v over 3", got.ViolationsPerHour, got.Classes[0].Processes, want)
-	}
-	lo1, hi1 := stats.Wilson(2, 10)
-	lo2, hi2 := stats.Wilson(5, 10)
-	wl := 3 * (w[0]*0 + w[1]*min(lo1, lo2) + w[2]*lo2)
-	wh := 3 * (w[0]*hi1 + w[1]*max(hi1, hi2) + w[2]*hi2)
-	if math.Abs(got.CI95[0]-wl) > 1e-5 || math.Abs(got.CI95[1]-wh) > 1e-5 {
-		t.Fatalf("interval %v, want [%v, %v]", got.CI95, wl, wh)
-	}
-	bins := got.Classes[0].Bins
-	if len(bins) != 3 || bins[2].ToTTL != nil || math.Abs(bins[0].Weight+bins[1].Weight+bins[2].Weight-1) > 1e-5 {
-		t.Fatalf("bins %+v: want three adding to 1, the last open", bins)
-	}
-	// A plan with only a part of the model has no total, and says so.
-	part := &Plan{bgCurves: curves[:1]}
-	if part.perHour() != nil || part.perHourMissing() == "" {
-		t.Fatalf("a partial model: per_hour %+v, missing %q", part.perHour(), part.perHourMissing())
-	}
-}
-
-// The background scenarios stay out of the matrix, and the full plan runs
-// each class for each of the estimate's locks.
-func TestPerHourLayout(t *testing.T) {
-	p, err := NewPlan(Options{Quick: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range p.Cells() {
-		if c.Scenario.File != nil && !c.Scenario.File.InMatrix() {
-			t.Errorf("matrix cell %s × %s of a background scenario", c.Scenario.ID, c.Lock.ID)
-		}
-	}
-	if len(p.bgCurves) != len(bgModel) {
-		t.Fatalf("%d background classes laid out, want %d", len(p.bgCurves), len(bgModel))
-	}
-	for _, c := range p.bgCurves {
-		locksSeen := map[string]bool{}
-		for _, pt := range c.points {
-			locksSeen[pt.lock] = true
-		}
-		if len(locksSeen) != len(perHourLocks) {
-			t.Errorf("%s: locks %v, want %v", c.ID, locksSeen, perHourLocks)
-		}
-	}
-	// Every design runs at one TTL, and the estimate says which: the bars
-	// compare designs, not leases (set-nx-cad's own is 3 s, redlock's 10 s).
-	res := p.Results()
-	if res.PerHour == nil || len(res.PerHour.Locks) != len(perHourLocks) {
-		t.Fatalf("per_hour: %+v", res.PerHour)
-	}
-	for _, l := range res.PerHour.Locks {
-		if l.TTLNS != int64(8*time.Second) {
-			t.Errorf("per_hour %s: TTL %v, want every design at 8s", l.Lock, time.Duration(l.TTLNS))
-		}
-	}
 }
 
 // A report of background scenarios only is an input error that says why

@@ -1,100 +1,66 @@
 package reports
 
 import (
+	"context"
 	"fmt"
-	"strings"
+	"io"
+	"slices"
 	"time"
 
 	"github.com/locksim/locksim/internal/charts"
-	"github.com/locksim/locksim/internal/stats"
-	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/risk"
-	"github.com/locksim/locksim/run"
-	"github.com/locksim/locksim/scenarios"
+	"github.com/locksim/locksim/sim"
+	"gonum.org/v1/plot/vg"
 )
 
-// The per-hour estimate: how often each design fails per hour of
-// operation under a stated background fault model. Violations are rare
-// events, so the estimate is not a long run waiting for them: each fault
-// class has a rate (events per process per hour) and a size distribution;
-// a background scenario (bg-*.yaml, out of the matrix) injects exactly one
-// fault of the class at a moment the seed's workload decides, at each size
-// of its sweep: block (its strata); the measured probability that one
-// fault breaks the lock, weighed by how often faults of each stratum's
-// sizes happen and multiplied by the class's rate and the processes it can
-// hit, is the class's violations per hour; the classes add up (faults this
-// rare do not meet). Each event is counted in the stratum whose size is the
-// next at or above its own (the upper edge: a longer fault breaks a lock at
-// least as often), events longer than the last stratum in the last.
+// The per-year estimate: how many times a year each design of the debate,
+// at one stated TTL, lets two holders in under the fault profile locksim
+// ships (risk/default.yaml, every number with its source), with the
+// sensitivity of each total to each class's rate. It is `locksim risk
+// --lock ID --ttl 10s` for each design (package risk: conditional
+// simulation, one fault per run, sizes stratified in TTLs), run after the
+// matrix; the report prints the profile it used.
 
-// bgClass is one fault class of the background model.
-type bgClass struct {
-	ID       string // results.json's class id
-	Scenario string // the bg-*.yaml that injects one fault of the class
-	What     string // the model in words (the table and results.json)
-	// PerHour is the events per process per hour; Hits is which processes
-	// an event can hit: "clients" (every client of the world) or "nodes"
-	// (the nodes like n0: the one node, the primary, every independent
-	// Redlock node).
-	PerHour float64
-	Hits    string
-	// Survival is P(size > d) for one event.
-	Survival func(d time.Duration) float64
-	Source   string
+// PerYearTTL is the lease every design of the estimate is played at.
+const PerYearTTL = 10 * time.Second
+
+// perYearLocks are the designs the estimate covers (those of them in the
+// report).
+var perYearLocks = []string{"set-nx-cad", "primary-replica", "redlock", "fencing", "redsync"}
+
+// Runs a stratum on average (risk.Options.Seeds): the full report's and
+// --quick's.
+const (
+	perYearSeeds      = 10
+	perYearQuickSeeds = 4
+)
+
+// PerYearResult is results.json's per_year section.
+type PerYearResult struct {
+	TTLNS int64 `json:"ttl_ns"`
+	// Profile is the profile's name, ProfileYAML the file itself.
+	Profile     string `json:"profile"`
+	ProfileYAML string `json:"profile_yaml"`
+	Seeds       int    `json:"runs_per_stratum"`
+	// Locks are each design's estimate (risk.Result: per class and in
+	// total, with their strata and intervals).
+	Locks []*risk.Result `json:"locks"`
 }
 
-// bgModel is the background fault model. Its figures are assumptions made
-// for the report, stated with their reasons; the per-fault probabilities
-// (results.json, per_hour.locks[].classes[].strata) let a reader rescale
-// them to another model.
-var bgModel = []bgClass{
-	{ID: "process-pause", Scenario: "bg-process-pause", PerHour: 1, Hits: "clients",
-		What:     "pauses of a client process of 500 ms or more, whatever stops it (CPU throttling by a cgroup quota, swapping, a VM's stolen time or live migration, SIGSTOP, and in older runtimes a stop-the-world GC), 1 per client per hour, Pareto-distributed length (x_min 500 ms, α 1.5: 1 in 8 lasts 2 s or more, 1 in 90 10 s or more)",
-		Survival: pareto(500*time.Millisecond, 1.5),
-		Source:   "Kleppmann 2016 (process pauses of minutes happen, rarely: GC, VM suspension, swapping, SIGSTOP); the rate and the tail's exponent are this report's assumption"},
-	{ID: "ntp-step", Scenario: "bg-ntp-step", PerHour: 1.0 / 48, Hits: "nodes",
-		What:     "forward steps of a Redis node's clock, one a day per node of which half forward (backward steps only lengthen leases), Pareto-distributed size (x_min 128 ms, α 1: 1 in 10 is 1.28 s or more)",
-		Survival: pareto(128*time.Millisecond, 1),
-		Source:   "ntpd steps instead of slewing when the offset exceeds 128 ms (ntp.org, tinker step); Jepsen's clock nemesis (bumps up to ±288 s) for the tail; the rate is this report's assumption"},
-	{ID: "crash", Scenario: "bg-crash", PerHour: 1.0 / 720, Hits: "nodes",
-		What:     "crashes of a Redis node without persistence, one a month per node, down for a log-uniform time between 1 s (a supervisor's restart) and 60 s (a machine's reboot)",
-		Survival: logUniform(time.Second, time.Minute),
-		Source:   "redis.io persistence (without AOF a restart loses every key); the rate and downtimes are this report's assumption"},
-}
-
-// perHourLocks are the designs the estimate covers.
-var perHourLocks = []string{"set-nx-cad", "primary-replica", "redlock", "fencing", "redsync"}
-
-// pareto and logUniform are the risk package's survival functions
-// (risk/dist.go), which its fault profiles share.
-func pareto(xmin time.Duration, alpha float64) func(time.Duration) float64 {
-	return func(d time.Duration) float64 { return risk.ParetoSurvival(float64(xmin), alpha, float64(d)) }
-}
-
-func logUniform(lo, hi time.Duration) func(time.Duration) float64 {
-	return func(d time.Duration) float64 { return risk.LogUniformSurvival(float64(lo), float64(hi), float64(d)) }
-}
-
-// bgCurves are the classes as curves over their scenarios' strata (the
-// plan runs them like the debate's curves; they are not drawn as such).
-func bgCurves() []*curve {
-	var out []*curve
-	for _, c := range bgModel {
-		out = append(out, &curve{ID: "per_hour:" + c.ID, Scenario: c.Scenario, Locks: perHourLocks, Scale: 1})
-	}
-	return out
-}
-
-// PerHourResult is results.json's per_hour section.
+// PerHourResult was results.json's per_hour section, the per-hour
+// estimate the per-year one replaced.
+//
+// Deprecated: no longer filled; see PerYearResult.
 type PerHourResult struct {
-	Model []PerHourClass `json:"model"`
-	Locks []PerHourLock  `json:"locks"`
-	// Method says how the numbers are made.
-	Method string `json:"method"`
+	Model  []PerHourClass `json:"model"`
+	Locks  []PerHourLock  `json:"locks"`
+	Method string         `json:"method"`
 }
 
-// PerHourClass is one fault class of the model.
+// PerHourClass was one fault class of the per-hour model.
+//
+// Deprecated: see PerYearResult.
 type PerHourClass struct {
 	ID       string  `json:"id"`
 	Scenario string  `json:"scenario"`
@@ -104,39 +70,41 @@ type PerHourClass struct {
 	Source   string  `json:"source"`
 }
 
-// PerHourLock is one design's estimate.
+// PerHourLock was one design's per-hour estimate.
+//
+// Deprecated: see PerYearResult.
 type PerHourLock struct {
-	Lock string `json:"lock"`
-	// TTLNS is the lease every class ran the design with (the bg-*.yaml
-	// files give each design the same one).
-	TTLNS int64 `json:"ttl_ns"`
-	// ViolationsPerHour is the expected violations per hour of the world
-	// (its clients and nodes), with a conservative 95% interval.
+	Lock              string           `json:"lock"`
+	TTLNS             int64            `json:"ttl_ns"`
 	ViolationsPerHour float64          `json:"violations_per_hour"`
 	CI95              [2]float64       `json:"violations_per_hour_ci95"`
 	Classes           []PerHourLockCls `json:"classes"`
 }
 
-// PerHourLockCls is one class's share of a design's estimate.
+// PerHourLockCls was one class's share of a design's per-hour estimate.
+//
+// Deprecated: see PerYearResult.
 type PerHourLockCls struct {
 	Class             string       `json:"class"`
-	Processes         int          `json:"processes"` // how many the class can hit
+	Processes         int          `json:"processes"`
 	ViolationsPerHour float64      `json:"violations_per_hour"`
 	CI95              [2]float64   `json:"violations_per_hour_ci95"`
 	Strata            []PerHourStr `json:"strata"`
 	Bins              []PerHourBin `json:"bins"`
 }
 
-// PerHourBin is a range of fault sizes between two strata (ToTTL nil: to
-// infinity) and the share of the class's events in it.
+// PerHourBin was a range of fault sizes of the per-hour estimate.
+//
+// Deprecated: see PerYearResult.
 type PerHourBin struct {
 	FromTTL float64  `json:"from_ttl"`
 	ToTTL   *float64 `json:"to_ttl,omitempty"`
 	Weight  float64  `json:"weight"`
 }
 
-// PerHourStr is one stratum: a fault size and how often one such fault
-// broke the lock.
+// PerHourStr was one stratum of the per-hour estimate.
+//
+// Deprecated: see PerYearResult.
 type PerHourStr struct {
 	SizeTTL    float64    `json:"size_ttl"`
 	Runs       int        `json:"runs"`
@@ -144,211 +112,181 @@ type PerHourStr struct {
 	CI95       [2]float64 `json:"unsafe_rate_ci95"`
 }
 
-const perHourMethod = "For each fault class, one fault per run at each size of its scenario's sweep (the strata, in TTLs of the lock). " +
-	"The sizes between two strata form a bin, weighed by the share of the model's events in it; the rate in a bin is taken to lie between the rates at its edges " +
-	"(the mean of the two is the estimate; a fault of size 0 breaks nothing; past the last stratum the rate stays). " +
-	"Violations per hour = Σ classes: events per process per hour × processes it can hit × Σ bins: weight × rate. " +
-	"The interval adds up each bin's lowest and highest 95% Wilson bound at its edges the same way: conservative, wider than a joint 95% interval, " +
-	"and its top is mostly the first bins, where most events fall and no run broke a lock: a few dozen runs cannot rule out a small rate there."
+// perYearDesigns are the estimate's designs in the report, in
+// perYearLocks' order (none: no section).
+func (p *Plan) perYearDesigns() []string {
+	var in []string
+	for _, c := range p.cells {
+		in = append(in, c.Lock.ID)
+	}
+	var out []string
+	for _, id := range perYearLocks {
+		if info, err := catalogue.Get(id); err == nil && info.Unavailable == "" && slices.Contains(in, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
 
-// perHour computes the estimate from the plan's background curves (nil
-// when the plan has none).
-func (p *Plan) perHour() *PerHourResult {
-	if len(p.bgCurves) != len(bgModel) {
-		return nil // a part of the model is no total: perHourMissing says so
+// runPerYear runs the estimate for the report's designs in bubble b
+// (after the matrix: Run calls it, when Options.PerYear asks), saying
+// each design on log; a design's estimate the result store holds (nil:
+// none) is taken from it, and one made is kept there; a
+// cancelled ctx stops it between designs.
+func (p *Plan) runPerYear(ctx context.Context, b sim.Bubble, log io.Writer, store *Store) error {
+	ids := p.perYearDesigns()
+	if !p.opt.PerYear || len(ids) == 0 {
+		return nil
 	}
-	res := &PerHourResult{Method: perHourMethod}
-	for _, c := range bgModel {
-		res.Model = append(res.Model, PerHourClass{ID: c.ID, Scenario: c.Scenario, Model: c.What, PerHour: round6(c.PerHour), Hits: c.Hits, Source: c.Source})
+	prof, err := risk.Default()
+	if err != nil {
+		return fmt.Errorf("per-year estimate: %v", err)
 	}
-	for _, id := range perHourLocks {
-		info, err := catalogue.Get(id)
+	seeds := perYearSeeds
+	if p.opt.Quick {
+		seeds = perYearQuickSeeds
+	}
+	res := &PerYearResult{TTLNS: int64(PerYearTTL), Profile: prof.Name(), ProfileYAML: string(risk.DefaultYAML()), Seeds: seeds}
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		o := risk.Options{Lock: id, TTL: PerYearTTL, Clients: 3, Seeds: seeds, Seed: 1, Profile: prof}
+		if r, ok := store.perYear(o); ok {
+			fmt.Fprintf(log, "locksim report: per-year estimate of %s from the result store\n", id)
+			res.Locks = append(res.Locks, r)
+			continue
+		}
+		fmt.Fprintf(log, "locksim report: per-year estimate of %s (%d runs)\n", id, o.Plan())
+		r, err := risk.Estimate(b, o, nil)
 		if err != nil {
-			continue
+			return fmt.Errorf("per-year estimate of %s: %v", id, err)
 		}
-		pl := PerHourLock{Lock: id}
-		// The lease as the background files parameterise it (run.Job.Lock
-		// is the catalogue's): strata are in TTLs of it.
-		ttl := info.TTL
-		if s, err := scenarios.Get(bgModel[0].Scenario); err == nil && s.File != nil {
-			if parts, err := s.File.Parts(info, 1, scenarios.Params{}); err == nil {
-				ttl = parts.Lock.TTL
-			}
-		}
-		pl.TTLNS = int64(ttl)
-		have := false
-		for _, cl := range bgModel {
-			cv := p.bgCurve(cl.ID)
-			if cv == nil {
-				continue
-			}
-			var pts []*point
-			for _, pt := range cv.points {
-				if pt.lock == id {
-					pts = append(pts, pt)
-				}
-			}
-			if len(pts) == 0 {
-				continue
-			}
-			have = true
-			n := processes(cl.Hits, info, cl.Scenario)
-			pc := PerHourLockCls{Class: cl.ID, Processes: n}
-			est, lo, hi := 0.0, 0.0, 0.0
-			// A bin is the sizes between two strata (from 0 to the first;
-			// the last stratum to infinity): its rate lies between the
-			// rates at its edges (a fault of size 0 breaks nothing; past
-			// the last stratum the rate stays).
-			prev, prevSize, prevS := edge{}, 0.0, 1.0
-			for k, pt := range pts {
-				r := stats.Rate{K: pt.Unsafe, N: pt.Runs}
-				rl, rh := r.Interval()
-				pc.Strata = append(pc.Strata, PerHourStr{SizeTTL: pt.value, Runs: pt.Runs, UnsafeRuns: pt.Unsafe, CI95: [2]float64{round6(rl), round6(rh)}})
-				cur := edge{r.P(), rl, rh}
-				sv := cl.Survival(time.Duration(pt.value * float64(ttl)))
-				bins := []bin{{prevSize, pt.value, prevS - sv, prev, cur}}
-				if k == len(pts)-1 {
-					bins = append(bins, bin{pt.value, -1, sv, cur, cur})
-				}
-				for _, b := range bins {
-					est += b.w * (b.a.p + b.b.p) / 2
-					lo += b.w * min(b.a.lo, b.b.lo)
-					hi += b.w * max(b.a.hi, b.b.hi)
-					pb := PerHourBin{FromTTL: b.from, Weight: round6(b.w)}
-					if b.to >= 0 {
-						to := b.to
-						pb.ToTTL = &to
-					}
-					pc.Bins = append(pc.Bins, pb)
-				}
-				prev, prevSize, prevS = cur, pt.value, sv
-			}
-			k := cl.PerHour * float64(n)
-			pc.ViolationsPerHour, pc.CI95 = round6(k*est), [2]float64{round6(k * lo), round6(k * hi)}
-			pl.ViolationsPerHour += k * est
-			pl.CI95[0] += k * lo
-			pl.CI95[1] += k * hi
-			pl.Classes = append(pl.Classes, pc)
-		}
-		if !have {
-			continue
-		}
-		pl.ViolationsPerHour = round6(pl.ViolationsPerHour)
-		pl.CI95 = [2]float64{round6(pl.CI95[0]), round6(pl.CI95[1])}
-		res.Locks = append(res.Locks, pl)
+		store.putPerYear(o, r)
+		res.Locks = append(res.Locks, r)
 	}
-	return res
-}
-
-// edge is a stratum's measured rate: the estimate and its 95% bounds (the
-// zero edge: a fault of size 0, which breaks nothing).
-type edge struct{ p, lo, hi float64 }
-
-// bin is the fault sizes from one stratum to the next (to < 0: infinity),
-// the share w of the class's events in it, and the rates at its edges.
-type bin struct {
-	from, to float64
-	w        float64
-	a, b     edge
-}
-
-// perHourMissing names the background scenarios a plan lacks for its
-// per-hour estimate ("" when it has them all or none).
-func (p *Plan) perHourMissing() string {
-	if len(p.bgCurves) == 0 || len(p.bgCurves) == len(bgModel) {
-		return ""
-	}
-	var miss []string
-	for _, c := range bgModel {
-		if p.bgCurve(c.ID) == nil {
-			miss = append(miss, c.Scenario)
-		}
-	}
-	return strings.Join(miss, ", ")
-}
-
-func (p *Plan) bgCurve(class string) *curve {
-	for _, c := range p.bgCurves {
-		if c.ID == "per_hour:"+class {
-			return c
-		}
-	}
+	p.perYear = res
 	return nil
 }
 
-// processes is how many processes of the lock's world a class can hit
-// (the world built when the plan was laid out, so it builds).
-func processes(hits string, info locks.Info, scenario string) int {
-	job, err := run.Spec{Scenario: scenario, Lock: info.ID, Seed: 1}.Build()
-	switch {
-	case err != nil:
-		return 0
-	case hits == "clients":
-		return job.Config.Clients
-	case info.Topology == locks.Independent:
-		return len(job.Config.Nodes)
-	}
-	return 1 // one node, or the primary of a replicated world
-}
-
-// perHourTable renders the estimate: a row a design.
-func perHourTable(r *PerHourResult) *pauseTable {
+// perYearTable is the estimate a row a design: each class's violations
+// per year [95%], the total and the mean time between violations.
+func perYearTable(r *PerYearResult) *pauseTable {
 	t := &pauseTable{XLabel: "lock"}
-	for _, c := range r.Model {
-		t.Locks = append(t.Locks, c.ID)
+	var classes []string
+	for _, l := range r.Locks {
+		for _, c := range l.Classes {
+			if !slices.Contains(classes, c.ID) {
+				classes = append(classes, c.ID)
+			}
+		}
 	}
-	t.Locks = append(t.Locks, "total per hour", "one violation every")
+	t.Locks = append(append(t.Locks, classes...), "total per year", "one violation every")
 	for _, l := range r.Locks {
 		row := pauseRow{Value: l.Lock}
-		for _, c := range r.Model {
+		for _, id := range classes {
 			txt := ""
-			for _, lc := range l.Classes {
-				if lc.Class == c.ID {
-					txt = fmt.Sprintf("%s [%s, %s]", perHourText(lc.ViolationsPerHour), perHourText(lc.CI95[0]), perHourText(lc.CI95[1]))
+			for _, c := range l.Classes {
+				switch {
+				case c.ID != id:
+				case c.NA != "":
+					txt = "n/a"
+				default:
+					txt = fmt.Sprintf("%s [%s, %s]", perYearText(c.PerYear), perYearText(c.PerYearCI95[0]), perYearText(c.PerYearCI95[1]))
 				}
 			}
 			row.Cells = append(row.Cells, txt)
 		}
-		row.Cells = append(row.Cells, fmt.Sprintf("%s [%s, %s]", perHourText(l.ViolationsPerHour), perHourText(l.CI95[0]), perHourText(l.CI95[1])),
-			every(l.ViolationsPerHour))
+		row.Cells = append(row.Cells, fmt.Sprintf("%s [%s, %s]", perYearText(l.PerYear), perYearText(l.PerYearCI95[0]), perYearText(l.PerYearCI95[1])),
+			risk.Every(l.PerYear))
 		t.Rows = append(t.Rows, row)
 	}
 	return t
 }
 
-func perHourText(v float64) string {
+func perYearText(v float64) string {
 	if v == 0 {
 		return "0"
 	}
 	return fmt.Sprintf("%.3g", v)
 }
 
-// every is the mean time between violations.
-func every(perHour float64) string {
-	if perHour <= 0 {
-		return "none measured"
+// profileTable prints the profile: a row a class.
+func profileTable(r *PerYearResult) *pauseTable {
+	t := &pauseTable{XLabel: "class", Locks: []string{"kind", "events per process", "hits", "size", "source of the rate", "source of the size"}}
+	if len(r.Locks) == 0 {
+		return t
 	}
-	h := 1 / perHour
-	switch {
-	case h < 1:
-		return fmt.Sprintf("%.0f min", h*60)
-	case h < 48:
-		return fmt.Sprintf("%.1f h", h)
-	case h < 24*730:
-		return fmt.Sprintf("%.0f days", h/24)
+	for _, c := range r.Locks[0].Classes {
+		t.Rows = append(t.Rows, pauseRow{Value: c.ID, Cells: []string{string(c.Kind), perYearText(c.EventsPerYear) + " a year", c.Hits, c.Size, c.Source.Rate, c.Source.Size}})
 	}
-	return fmt.Sprintf("%.0f years", h/24/365)
+	return t
 }
 
-// perHourChart draws each design's violations per hour with its interval.
-func perHourChart(r *PerHourResult) charts.BarChart {
-	bc := charts.BarChart{Title: "Expected violations per hour under the background fault model, each design at the TTL under its name", YLabel: "violations per hour (log scale)", Floor: 1e-5}
+// perYearFloor is the charts' log scale's bottom (violations a year).
+const perYearFloor = 1e-3
+
+// perYearChart draws each design's total with its interval.
+func perYearChart(r *PerYearResult) charts.BarChart {
+	bc := charts.BarChart{Title: fmt.Sprintf("Expected violations per year under the default fault profile, every design at TTL %v", time.Duration(r.TTLNS)),
+		YLabel: "violations per year (log scale)", Floor: perYearFloor}
 	for _, l := range r.Locks {
-		name := l.Lock
-		if l.TTLNS > 0 {
-			name += fmt.Sprintf(" (TTL %v)", time.Duration(l.TTLNS))
-		}
-		bc.Bars = append(bc.Bars, charts.Bar{Name: name, Value: l.ViolationsPerHour, Lo: l.CI95[0], Hi: l.CI95[1]})
+		bc.Bars = append(bc.Bars, charts.Bar{Name: l.Lock, Value: l.PerYear, Lo: l.PerYearCI95[0], Hi: l.PerYearCI95[1]})
 	}
 	return bc
+}
+
+// sensitivityChart draws, for each design and each class with a share of
+// its total, the total (the bar) and the totals were the class's rate 10×
+// lower and 10× higher (the whisker); when no class of any design has a
+// share (nothing broke), every class that applies, all at zero.
+func sensitivityChart(r *PerYearResult) charts.BarChart {
+	bc := charts.BarChart{Title: fmt.Sprintf("Sensitivity: each design's total (TTL %v) were one class's rate 10x lower or higher", time.Duration(r.TTLNS)),
+		YLabel: "violations per year (log scale)", Floor: perYearFloor, Whisker: "total at 1/10 to 10x the class's rate"}
+	for _, all := range []bool{false, true} {
+		for _, l := range r.Locks {
+			for _, s := range l.Sensitivities() {
+				if s.Share > 0 || all {
+					bc.Bars = append(bc.Bars, charts.Bar{Name: l.Lock + "\n" + s.Class, Value: l.PerYear, Lo: s.Down, Hi: s.Up})
+				}
+			}
+		}
+		if len(bc.Bars) > 0 {
+			break
+		}
+	}
+	if n := len(bc.Bars); n > 8 {
+		bc.Width = vg.Length(n) * vg.Inch
+	}
+	return bc
+}
+
+// perYearFigures are the section's two figures: the totals with the
+// table of classes, and the sensitivity chart with the profile printed
+// (save draws a chart into the report's img/ and returns its PNG's and
+// SVG's paths).
+func perYearFigures(r *PerYearResult, save func(charts.Figure, string) (string, string, error)) ([]figure, error) {
+	fig, err := perYearChart(r).Figure()
+	if err != nil {
+		return nil, err
+	}
+	png, svg, err := save(fig, "per-year")
+	if err != nil {
+		return nil, err
+	}
+	out := []figure{{Title: perYearTitle, PNG: png, SVG: svg, Table: perYearTable(r),
+		Caption: fmt.Sprintf("The debate's question: how many times a year does each design, at the same lease (TTL %v), let two holders in, in a world of 3 clients under the fault profile locksim ships (%s, printed below with the source of every number)? "+
+			"Each is 'locksim risk --lock ID --ttl %v --seeds %d'. %s The bars are on a log scale from %g (a zero is drawn there); the strata and their counts are in results.json (per_year).",
+			time.Duration(r.TTLNS), r.Profile, time.Duration(r.TTLNS), r.Seeds, risk.Method, perYearFloor)}}
+	fig, err = sensitivityChart(r).Figure()
+	if err != nil {
+		return nil, err
+	}
+	png, svg, err = save(fig, "per-year-sensitivity")
+	if err != nil {
+		return nil, err
+	}
+	return append(out, figure{Title: "Sensitivity to the fault profile", PNG: png, SVG: svg, Table: profileTable(r),
+		Caption: "Which inputs dominate: for each design and each class with a share of its total, the bar is the total and the whisker the totals were that class's rate 10x lower or 10x higher (the classes add up, so only its share moves). " +
+			"A class with no violation measured moves no point estimate and is left out (its interval's top is in the table above). The profile the estimate used, a row a class, every number with its source or the word assumption:"}), nil
 }

@@ -8,14 +8,14 @@ import (
 
 // TestRateCaveatsLinkPerHour: each per-run rate's caveat on the index
 // (the verdicts' and the heat map's) and in report.md links to the
-// per-hour chart's section, or, when the report left the chart out, to
+// per-year chart's section, or, when the report left the chart out, to
 // the settings line that says why; the anchor it names exists.
 func TestRateCaveatsLinkPerHour(t *testing.T) {
 	for _, tc := range []struct {
 		figs     []figure
 		href, md string
 	}{
-		{[]figure{{Title: perHourTitle, PNG: "img/per-hour.png"}}, "#fig-violations-per-hour-of-operation", "#violations-per-hour-of-operation"},
+		{[]figure{{Title: perYearTitle, PNG: "img/per-year.png"}}, "#fig-violations-per-year-of-operation", "#violations-per-year-of-operation"},
 		{nil, "#settings", "#settings"},
 	} {
 		v := view{}
@@ -41,8 +41,8 @@ func TestRateCaveatsLinkPerHour(t *testing.T) {
 		if !strings.Contains(md.String(), "("+tc.md+")") {
 			t.Errorf("report.md's caveat does not link %s", tc.md)
 		}
-		if strings.Contains(html, "the per-hour chart below") != (len(tc.figs) > 0) {
-			t.Errorf("the caveat speaks of a per-hour chart below where there is none, or not where there is one")
+		if strings.Contains(html, "the per-year chart below") != (len(tc.figs) > 0) {
+			t.Errorf("the caveat speaks of a per-year chart below where there is none, or not where there is one")
 		}
 	}
 }

@@ -87,6 +87,10 @@ type Options struct {
 	Seeds int
 	// Quick: QuickSeeds and a coarser pause sweep.
 	Quick bool
+	// PerYear runs the per-year estimate (perhour.go) after the matrix,
+	// for the designs of perYearLocks in the report (not cached in the
+	// result store: about 800 runs a design, 160 with Quick).
+	PerYear bool
 	// Scenarios and Locks, if set, keep only these (ids; nil: all).
 	Scenarios []string
 	Locks     []string
@@ -153,9 +157,9 @@ type Plan struct {
 	pauseSeeds int
 	curveSeeds int
 	cells      []*Cell
-	points     []*point // the pause sweep's
-	curves     []*curve // the debate's other curves (debateCurves)
-	bgCurves   []*curve // the per-hour estimate's fault classes (bgModel)
+	points     []*point       // the pause sweep's
+	curves     []*curve       // the debate's other curves (debateCurves)
+	perYear    *PerYearResult // the per-year estimate (perhour.go), once Run made it
 	jobs       []job
 	parity     *parity.Result          // Options.Parity's results
 	reruns     int                     // timeline reruns made by Run
@@ -228,7 +232,7 @@ func NewPlan(opt Options) (*Plan, error) {
 	for _, id := range scenarioIDs {
 		s, _ := scenarios.Get(id)
 		if s.File != nil && !s.File.InMatrix() {
-			continue // a background scenario: the per-hour estimate runs it
+			continue // a background scenario (matrix: false): not a report's row
 		}
 		scens = append(scens, s)
 	}
@@ -292,12 +296,11 @@ func NewPlan(opt Options) (*Plan, error) {
 			}
 		}
 	}
-	// The debate's curves and the per-hour estimate's classes, each when
-	// its scenario is in the report.
+	// The debate's curves, each when its scenario is in the report.
 	for _, set := range []struct {
 		curves []*curve
 		into   *[]*curve
-	}{{debateCurves(), &p.curves}, {bgCurves(), &p.bgCurves}} {
+	}{{debateCurves(), &p.curves}} {
 		for _, c := range set.curves {
 			if !slices.Contains(scenarioIDs, c.Scenario) {
 				continue
@@ -320,7 +323,7 @@ func NewPlan(opt Options) (*Plan, error) {
 			}
 		}
 		if len(bg) == len(scenarioIDs) {
-			return nil, &sweep.InputError{Field: "scenarios", Err: fmt.Errorf("%s: background scenarios (matrix: false) have no matrix row; the report runs them for its per-hour estimate beside at least one matrix scenario (add one, e.g. no-faults), and 'locksim sweep --scenario %s' runs one alone", strings.Join(bg, ", "), bg[0])}
+			return nil, &sweep.InputError{Field: "scenarios", Err: fmt.Errorf("%s: background scenarios (matrix: false) have no matrix row (the report's per-year estimate injects its faults itself, from the risk profile); 'locksim sweep --scenario %s' runs one alone", strings.Join(bg, ", "), bg[0])}
 		}
 		return nil, &sweep.InputError{Field: "", Err: fmt.Errorf("nothing to run: no scenario lists any of the chosen locks")}
 	}

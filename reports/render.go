@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	texttemplate "text/template"
+	"time"
 	"unicode"
 
 	"github.com/locksim/locksim/checker"
@@ -111,9 +112,9 @@ type pauseRow struct {
 	Cells []string
 }
 
-// perHourTitle is the per-hour chart's title; its section's anchor is
+// perYearTitle is the per-year chart's title; its section's anchor is
 // "fig-" and its slug, which each per-run rate's caveat links to.
-const perHourTitle = "Violations per hour of operation"
+const perYearTitle = "Violations per year of operation"
 
 // figures draws the charts into dir/img.
 func (p *Plan) figures(dir string) ([]figure, error) {
@@ -164,23 +165,12 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 			Caption: fmt.Sprintf("The debate's question: %s Scenario %s (its sweep: block), %s: %s Bars are 95%% Wilson score intervals; in the table, \"short\" counts runs in which a targeted pause did not run in full inside the safety phase and \"unfired\" runs in which one never fired (both counted in the rate); a point's first unsafe seed and its repro command are in results.json (%s).",
 				c.Question, c.Scenario, p.perPoint(p.curveSeeds), c.Reading, c.ID)})
 	}
-	if ph := p.perHour(); ph != nil {
-		fig, err := perHourChart(ph).Figure()
+	if py := p.perYear; py != nil && len(py.Locks) > 0 {
+		pf, err := perYearFigures(py, save)
 		if err != nil {
 			return nil, err
 		}
-		png, svg, err := save(fig, "per-hour")
-		if err != nil {
-			return nil, err
-		}
-		var model []string
-		for _, c := range ph.Model {
-			model = append(model, fmt.Sprintf("%s (%s; source: %s)", c.Model, c.Scenario, c.Source))
-		}
-		out = append(out, figure{Title: perHourTitle, PNG: png, SVG: svg, Table: perHourTable(ph),
-			Caption: fmt.Sprintf("The debate's question: how often, per hour of operation under realistic pauses and faults, does each design fail? The background model: %s. "+
-				"The world: the lock's own topology, 3 clients with critical sections of 50 ms to 1 s (so a crash can break a lock only by a restart quicker than the holder's section: under this model's downtimes of 1 s or more, none). %s %d seeds per stratum; the strata, bins and counts are in results.json (per_hour).",
-				strings.Join(model, "; "), perHourMethod, p.curveSeeds)})
+		out = append(out, pf...)
 	}
 	// One overlap-vs-resource chart per scenario.
 	for _, s := range p.scenarioOrder() {
@@ -419,8 +409,9 @@ func (p *Plan) view(res Results, figs []figure) view {
 		v.Settings = append(v.Settings, fmt.Sprintf("pause sweep: scenario %s with %d clients, %d seeds per point, safety phase %v + %v + the pause + one TTL, liveness phase %v",
 			pauseSweepScenario, pauseSweepClients, p.pauseSeeds, run.PauseStart, pauseSweepSlack, pauseSweepLiveness))
 	}
-	if miss := p.perHourMissing(); miss != "" {
-		v.Settings = append(v.Settings, fmt.Sprintf("per-hour estimate left out: it needs every class of its model, and the report lacks %s", miss))
+	if py := p.perYear; py != nil {
+		v.Settings = append(v.Settings, fmt.Sprintf("per-year estimate: %s at TTL %v, 3 clients, profile %s, %d runs a stratum on average (seed 1)",
+			strings.Join(p.perYearDesigns(), ", "), time.Duration(py.TTLNS), py.Profile, py.Seeds))
 	}
 	for _, c := range p.curves {
 		v.Settings = append(v.Settings, fmt.Sprintf("%s: scenario %s stepped through its sweep: block, %d seeds per point, liveness phase two TTLs (at least %v)",
@@ -544,11 +535,11 @@ func slug(title string) string {
 // perHourLink is the per-run rates' caveat link (view.PerHour).
 func perHourLink(figs []figure) link {
 	for _, f := range figs {
-		if f.Title == perHourTitle {
-			return link{"the per-hour chart below estimates that", "#" + f.Anchor}
+		if f.Title == perYearTitle {
+			return link{"the per-year chart below estimates that", "#" + f.Anchor}
 		}
 	}
-	return link{"the per-hour chart of a full report estimates that (left out here: see Settings)", "#settings"}
+	return link{"the per-year chart of a full report or --per-year estimates that (left out here: see Settings)", "#settings"}
 }
 
 // PerHourMD is PerHour's anchor in report.md, where a heading's anchor is
@@ -557,5 +548,5 @@ func (v view) PerHourMD() string {
 	if v.PerHour.Href == "#settings" {
 		return "#settings"
 	}
-	return "#" + slug(perHourTitle)
+	return "#" + slug(perYearTitle)
 }

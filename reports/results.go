@@ -120,8 +120,10 @@ type Results struct {
 	DriftSweep        *CurveResult `json:"drift_sweep,omitempty"`
 	AcquirePauseSweep *CurveResult `json:"acquire_pause_sweep,omitempty"`
 	RestartJumpSweep  *CurveResult `json:"restart_jump_sweep,omitempty"`
-	// PerHour is the expected violations per hour of each design under
-	// the background fault model (perhour.go).
+	// PerYear is the expected violations per year of each design under
+	// the default fault profile (perhour.go).
+	PerYear *PerYearResult `json:"per_year,omitempty"`
+	// Deprecated: no longer filled (PerYear replaced it).
 	PerHour  *PerHourResult `json:"per_hour,omitempty"`
 	Settings struct {
 		Seeds      int    `json:"seeds_per_cell"`
@@ -238,7 +240,7 @@ func (p *Plan) Results() Results {
 			res.RestartJumpSweep = r
 		}
 	}
-	res.PerHour = p.perHour()
+	res.PerYear = p.perYear
 	res.Settings.Seeds, res.Settings.PauseSeeds, res.Settings.Quick, res.Settings.Locksim = p.seeds, p.pauseSeeds, p.opt.Quick, p.opt.Version
 	res.Settings.StopRule = StopRule
 	if p.opt.Fixed {
@@ -248,7 +250,7 @@ func (p *Plan) Results() Results {
 	if len(p.points) == 0 {
 		res.Settings.PauseSeeds = 0
 	}
-	if len(p.curves) > 0 || len(p.bgCurves) > 0 {
+	if len(p.curves) > 0 {
 		res.Settings.CurveSeeds = p.curveSeeds
 	}
 	return res

@@ -54,6 +54,9 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 		err := p.runOnce(ctx, b, dir, ex, log, distrust)
 		var d *distrusted
 		if !errors.As(err, &d) || distrust[d.cell] {
+			if err == nil {
+				err = p.runPerYear(ctx, b, log, ex.Store)
+			}
 			return err
 		}
 		fmt.Fprintf(log, "locksim: result store: %v; its entries are dropped and the report runs again, that cell's runs anew\n", d)

@@ -14,6 +14,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/store"
 	"github.com/locksim/locksim/internal/sweep"
+	"github.com/locksim/locksim/risk"
 	"github.com/locksim/locksim/run"
 )
 
@@ -238,4 +239,67 @@ func validMinimal(m *checker.MinimalHistory) error {
 		}
 	}
 	return nil
+}
+
+// perYearKind heads a per-year entry's kind: a design's whole estimate
+// (risk.Result), keyed by its options and profile; the build's sources
+// (risk's code and its default profile among them) are in every key.
+const perYearKind = "per-year"
+
+// perYearKey is the key of o's estimate ("" when it has none).
+func (s *Store) perYearKey(o risk.Options) string {
+	if s == nil || o.Profile == nil {
+		return ""
+	}
+	prof, err := json.Marshal(o.Profile)
+	if err != nil {
+		return ""
+	}
+	opts := fmt.Sprintf("ttl=%d clients=%d seeds=%d seed=%d", o.TTL, o.Clients, o.Seeds, o.Seed)
+	k, err := store.RunKey(s.id, run.Spec{Scenario: "default", Lock: o.Lock, Seed: o.Seed}, strings.Join([]string{perYearKind, opts, string(prof)}, "\x00"))
+	if err != nil {
+		return ""
+	}
+	return k
+}
+
+// storedPerYear is a per-year entry's payload.
+type storedPerYear struct {
+	Key    string       `json:"key"`
+	Result *risk.Result `json:"result"`
+}
+
+// perYear answers o's estimate from the store.
+func (s *Store) perYear(o risk.Options) (*risk.Result, bool) {
+	key := s.perYearKey(o)
+	if key == "" {
+		return nil, false
+	}
+	payload, ok, corrupt := s.st.Get(key)
+	if corrupt {
+		s.Corrupt.Add(1)
+	}
+	if !ok {
+		return nil, false
+	}
+	var e storedPerYear
+	if json.Unmarshal(payload, &e) != nil || e.Key != key || e.Result == nil || e.Result.Lock != o.Lock || e.Result.Runs <= 0 {
+		s.Corrupt.Add(1)
+		s.st.Remove(key)
+		return nil, false
+	}
+	return e.Result, true
+}
+
+// putPerYear keeps o's estimate r.
+func (s *Store) putPerYear(o risk.Options, r *risk.Result) {
+	key := s.perYearKey(o)
+	if key == "" {
+		return
+	}
+	payload, err := json.Marshal(storedPerYear{Key: key, Result: r})
+	if err == nil {
+		err = s.st.Put(key, payload)
+	}
+	s.failed(err)
 }

@@ -196,7 +196,7 @@ func (l *logUniform) String() string {
 }
 
 // ParetoSurvival is P(size > x) for a Pareto size from xmin with exponent
-// alpha (reports/perhour.go's model uses it on durations).
+// alpha (on durations too: the unit is the caller's).
 func ParetoSurvival(xmin, alpha, x float64) float64 {
 	if x <= xmin {
 		return 1

@@ -41,10 +41,15 @@ const (
 
 // Options are one estimate's inputs.
 type Options struct {
+	// Lock is a catalogue design's ID; Info, when set, is the lock
+	// instead (a user's own, as locktest.Risk passes it: its ID names it
+	// in the result).
 	Lock    string
+	Info    *locks.Info
 	TTL     time.Duration
 	Clients int
-	// Seeds is the runs a stratum.
+	// Seeds is the runs a stratum on average: the estimate runs Seeds
+	// for each stratum it measures, shared out by weight (allocate).
 	Seeds int
 	// Seed is the first seed: every run's world seed, fault size and
 	// moment derive from it, so the same options give the same estimate.
@@ -86,6 +91,13 @@ type ClassResult struct {
 	Strata      []Stratum  `json:"strata"`
 	Size        string     `json:"size"`
 	Source      Source     `json:"source"`
+
+	// The top's parts: the strata where no run broke the lock (weights
+	// and runs, for JoinZero), and the rest (the other strata's Wilson
+	// tops and the weight of the strata not run), in P.
+	zeroW   []float64
+	zeroN   []int
+	fixedHi float64
 }
 
 // Result is one estimate.
@@ -108,8 +120,11 @@ type Result struct {
 // Method says how the numbers are made (the CLI and --json print it).
 const Method = "Each class alone, one fault per run (faults this rare do not meet): its sizes cut into strata in TTLs of the lock, " +
 	"each stratum's runs drawing their sizes from the class's distribution within it and the fault's moment from the seed (1 to 3 TTLs in). " +
+	"Runs: --seeds for each stratum, shared out: a fifth of --seeds (at least 2) each, the rest across classes in proportion to the square root of a class's events a year (rate × processes) and within a class to each stratum's share of its events. " +
 	"P(violation | fault) = Σ strata: share of events × unsafe runs / runs; violations per year = P × events per process per year × processes it can hit; classes add up. " +
-	"The 95% interval adds each stratum's Wilson bounds the same way (conservative: wider than a joint interval; its top is mostly the strata where most events fall and no run broke the lock, and falls as 1/runs)."
+	"The 95% interval: the bottom adds each stratum's Wilson bottom; the top adds the Wilson tops of the strata where runs broke the lock and, for the strata where none did, " +
+	"the largest sum of share × rate consistent with seeing none (Clopper-Pearson, one-sided, for all those strata at once: Π (1-p)^runs ≥ 0.05), " +
+	"per class and, for the total, across the classes (weighed by their events a year)."
 
 // Validate checks the options, naming the field.
 func (o Options) Validate() error {
@@ -134,15 +149,52 @@ func (o Options) base(seed uint64) (*run.Job, error) {
 	if sc == "" {
 		sc = "no-faults"
 	}
-	job, err := run.Spec{Scenario: sc, Lock: o.Lock, Seed: seed, Params: paramsFor(o), EndWhenLive: true}.Build()
+	var job *run.Job
+	var err error
+	if o.Info != nil {
+		job, err = ownJob(*o.Info, sc, seed, paramsFor(o))
+	} else {
+		job, err = run.Spec{Scenario: sc, Lock: o.Lock, Seed: seed, Params: paramsFor(o), EndWhenLive: true}.Build()
+	}
 	if err != nil {
 		return nil, err
 	}
 	switch job.Lock.Topology {
 	case locks.Single, locks.Replicated, locks.Independent:
 	default:
-		return nil, &run.InputError{Field: "lock", Err: fmt.Errorf("%s runs on a %s topology; risk covers Redis designs (single, replicated, independent)", o.Lock, job.Lock.Topology)}
+		return nil, &run.InputError{Field: "lock", Err: fmt.Errorf("%s runs on a %s topology; risk covers Redis designs (single, replicated, independent)", o.lockID(), job.Lock.Topology)}
 	}
+	return job, nil
+}
+
+// lockID names the lock: the catalogue's ID, or the own lock's.
+func (o Options) lockID() string {
+	if o.Info != nil {
+		return o.Info.ID
+	}
+	return o.Lock
+}
+
+// ownJob builds scenario sc's world for a lock that is not in the
+// catalogue, as run.Spec.Build does for one that is.
+func ownJob(info locks.Info, sc string, seed uint64, p scenarios.Params) (*run.Job, error) {
+	if info.New == nil {
+		return nil, &run.InputError{Field: "lock", Err: fmt.Errorf("%s has no constructor (locks.Info.New)", info.ID)}
+	}
+	s, err := scenarios.Resolve(sc)
+	if err != nil {
+		return nil, &run.InputError{Field: "scenario", Err: err}
+	}
+	cfg, err := s.Build(info, seed, p)
+	if err == nil {
+		err = cfg.Validate()
+	}
+	if err != nil {
+		return nil, &run.InputError{Field: "lock", Err: fmt.Errorf("%s's world: %v", info.ID, err)}
+	}
+	job := run.NewJob(s.ID, info, cfg, checker.Options{})
+	job.Judging = s.Judging(info)
+	job.Config.EndWhenLive = !info.Fair && job.Judging.MaxUnavailable == 0 && info.Fencing != checker.FenceVersion
 	return job, nil
 }
 
@@ -152,17 +204,143 @@ func paramsFor(o Options) scenarios.Params {
 	return scenarios.Params{Clients: o.Clients, TTL: o.TTL}
 }
 
-// Plan is how many runs the estimate takes (the CLI says it before).
+// Plan is how many runs the estimate takes (the CLI says it before):
+// Seeds for each stratum run of the classes that apply to the lock's
+// world, shared out by allocate.
 func (o Options) Plan() int {
 	n := 0
-	for _, c := range o.Profile.Classes {
-		for _, s := range o.strata(c) {
-			if s.Weight >= minWeight {
-				n += o.Seeds
+	if job, err := o.base(o.Seed); err == nil {
+		for _, rs := range o.allocate(o.reaches(job)) {
+			for _, r := range rs {
+				n += r
 			}
 		}
 	}
 	return n
+}
+
+// reaches are the events a year each class brings to the lock's world
+// (job): 0 for a class that does not apply.
+func (o Options) reaches(job *run.Job) []float64 {
+	reach := make([]float64, len(o.Profile.Classes))
+	for ci, c := range o.Profile.Classes {
+		if cr := o.reach(c, job); cr.NA == "" {
+			reach[ci] = cr.EventsPerYear * float64(cr.Processes)
+		}
+	}
+	return reach
+}
+
+// floorRuns is the fewest runs a stratum of weight ≥ minWeight gets, of
+// Seeds (a fifth, at least 2, at most Seeds): enough that a stratum where
+// faults do break the lock shows it.
+func (o Options) floorRuns() int { return min(o.Seeds, max(2, o.Seeds/5)) }
+
+// allocate shares the plan's runs out among the strata of the classes
+// that apply (reach[ci]: events per year the class brings to the world,
+// 0 when it does not apply) Seeds for each stratum of weight ≥ minWeight
+// of a class that applies: each such stratum gets floorRuns, and the
+// rest goes where a stratum's events weigh most, for what bounds the
+// total's top is, for a class whose runs broke nothing, its weight ×
+// events over its runs (joinZero): across classes in proportion to
+// √(events per year × the weight of the class's live strata), within a
+// class in proportion to each stratum's weight (which makes w/n equal
+// across its strata, the joint bound's best). runs[ci][si] is the runs of
+// stratum si of class ci (their sum is Plan()). Deterministic.
+func (o Options) allocate(reach []float64) [][]int {
+	runs := make([][]int, len(o.Profile.Classes))
+	f, left := o.floorRuns(), 0
+	for ci, c := range o.Profile.Classes {
+		for _, s := range o.strata(c) {
+			if s.Weight >= minWeight && reach[ci] > 0 {
+				left += o.Seeds
+			}
+		}
+	}
+	share := make([]float64, len(runs))
+	sum := 0.0
+	for ci, c := range o.Profile.Classes {
+		runs[ci] = make([]int, len(Edges))
+		w := 0.0
+		for si, s := range o.strata(c) {
+			if s.Weight < minWeight {
+				continue
+			}
+			if reach[ci] > 0 {
+				runs[ci][si] = f
+				left -= f
+				w += s.Weight
+			}
+		}
+		share[ci] = math.Sqrt(reach[ci] * w)
+		sum += share[ci]
+	}
+	if left <= 0 || sum == 0 {
+		return runs
+	}
+	for ci, c := range o.Profile.Classes {
+		if share[ci] == 0 {
+			continue
+		}
+		n := float64(left) * share[ci] / sum
+		w := 0.0
+		for _, s := range o.strata(c) {
+			if s.Weight >= minWeight {
+				w += s.Weight
+			}
+		}
+		for si, s := range o.strata(c) {
+			if s.Weight >= minWeight {
+				runs[ci][si] += int(n * s.Weight / w) // rounds down: the sum stays within the plan
+			}
+		}
+	}
+	return runs
+}
+
+// JoinZero is the largest Σ wᵢ·pᵢ over strata in which none of nᵢ runs
+// broke the lock that is consistent with seeing none at the 95% level:
+// the pᵢ with Πᵢ (1−pᵢ)^nᵢ ≥ 0.05 (Clopper–Pearson's one-sided bound, for
+// all those strata at once; one stratum alone gives 1 − 0.05^(1/n)). The
+// maximum sets pᵢ = 1 − λ·nᵢ/wᵢ where wᵢ/nᵢ > λ, λ found by bisection.
+// ws and ns pair up; strata of no runs are left out.
+func JoinZero(ws []float64, ns []int) float64 {
+	budget := math.Log(20)
+	hiL := 0.0
+	for i, w := range ws {
+		if ns[i] > 0 && w > 0 {
+			hiL = max(hiL, w/float64(ns[i]))
+		}
+	}
+	if hiL == 0 {
+		return 0
+	}
+	// used is Σ nᵢ·(−ln(1−pᵢ)) at λ: it falls as λ grows (to 0 at hiL).
+	used := func(l float64) float64 {
+		u := 0.0
+		for i, w := range ws {
+			if n := float64(ns[i]); n > 0 && w/n > l {
+				u += n * -math.Log(l*n/w)
+			}
+		}
+		return u
+	}
+	lo, hi := 0.0, hiL
+	for range 200 {
+		mid := (lo + hi) / 2
+		if used(mid) > budget {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	top := 0.0
+	for i, w := range ws {
+		if n := float64(ns[i]); n > 0 && w/n > hi {
+			top += w * (1 - hi*n/w)
+		}
+	}
+	return top
 }
 
 // strata are a class's strata with their weights (no runs yet).
@@ -203,37 +381,71 @@ func Estimate(b sim.Bubble, o Options, progress Progress) (*Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	res := &Result{Lock: o.Lock, TTL: o.TTL, Clients: o.Clients, Seeds: o.Seeds, Seed: o.Seed, Profile: o.Profile.Name(), Method: Method}
-	all, done := o.Plan(), 0
+	res := &Result{Lock: o.lockID(), TTL: o.TTL, Clients: o.Clients, Seeds: o.Seeds, Seed: o.Seed, Profile: o.Profile.Name(), Method: Method}
+	job, err := o.base(o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	var crs []ClassResult
+	for _, c := range o.Profile.Classes {
+		crs = append(crs, o.reach(c, job))
+	}
+	reach := o.reaches(job)
+	runs := o.allocate(reach)
+	all, done := 0, 0
+	for _, rs := range runs {
+		for _, n := range rs {
+			all += n
+		}
+	}
+	// The total's top: each class's strata that broke the lock at their
+	// Wilson tops, and the strata of every class that did not, jointly
+	// (JoinZero over their events a year).
+	var zw []float64
+	var zn []int
+	fixedHi := 0.0
 	for ci, c := range o.Profile.Classes {
-		cr, err := o.class(b, ci, c)
-		if err != nil {
-			return nil, fmt.Errorf("class %s: %w", c.ID, err)
+		cr := crs[ci]
+		if cr.NA == "" {
+			if err := o.class(b, ci, c, runs[ci], &cr); err != nil {
+				return nil, fmt.Errorf("class %s: %w", c.ID, err)
+			}
 		}
 		for _, s := range cr.Strata {
 			res.Runs += s.Runs + s.Unknown
 			res.Unknown += s.Unknown
-			if s.Weight >= minWeight {
-				done += o.Seeds
-			}
+			done += s.Runs + s.Unknown
 		}
+		k := reach[ci]
+		for i, w := range cr.zeroW {
+			zw, zn = append(zw, k*w), append(zn, cr.zeroN[i])
+		}
+		fixedHi += k * cr.fixedHi
 		res.PerYear += cr.PerYear
 		res.PerYearCI95[0] += cr.PerYearCI95[0]
-		res.PerYearCI95[1] += cr.PerYearCI95[1]
 		res.Classes = append(res.Classes, cr)
 		if progress != nil {
 			progress(c.ID, done, all)
 		}
 	}
+	res.PerYearCI95[1] = min(fixedHi+JoinZero(zw, zn), res.sumTops())
 	return res, nil
 }
 
-func (o Options) class(b sim.Bubble, ci int, c Class) (ClassResult, error) {
-	cr := ClassResult{ID: c.ID, Kind: c.Kind, EventsPerYear: c.EventsPerYear(), Hits: c.Hits(), Size: c.SizeText(), Source: c.Source}
-	job, err := o.base(o.Seed)
-	if err != nil {
-		return cr, err
+// sumTops is the sum of the classes' tops (the total's top is never above
+// it).
+func (r *Result) sumTops() float64 {
+	t := 0.0
+	for _, c := range r.Classes {
+		t += c.PerYearCI95[1]
 	}
+	return t
+}
+
+// reach is the class's result before its runs: whether it applies to the
+// lock's world (job) and how many processes it can hit.
+func (o Options) reach(c Class, job *run.Job) ClassResult {
+	cr := ClassResult{ID: c.ID, Kind: c.Kind, EventsPerYear: c.EventsPerYear(), Hits: c.Hits(), Size: c.SizeText(), Source: c.Source}
 	switch {
 	case c.Kind == Failover && !job.Config.Topology.Replicated:
 		cr.NA = "no Sentinel in this lock's world"
@@ -244,13 +456,15 @@ func (o Options) class(b sim.Bubble, ci int, c Class) (ClassResult, error) {
 	default:
 		cr.Processes = len(job.Config.Nodes)
 	}
-	if cr.NA != "" {
-		return cr, nil
-	}
+	return cr
+}
+
+// class runs the class's strata, runs[si] runs each, into cr.
+func (o Options) class(b sim.Bubble, ci int, c Class, runs []int, cr *ClassResult) error {
 	var p, lo, hi float64
 	for si, s := range o.strata(c) {
-		if s.Weight < minWeight {
-			hi += s.Weight
+		if s.Weight < minWeight || runs[si] == 0 {
+			hi += s.Weight // unmeasured: a rate of at most 1
 			cr.Strata = append(cr.Strata, s)
 			continue
 		}
@@ -258,18 +472,18 @@ func (o Options) class(b sim.Bubble, ci int, c Class) (ClassResult, error) {
 		if s.ToTTL != nil {
 			bb = o.base_(c, *s.ToTTL)
 		}
-		for i := 0; i < o.Seeds; i++ {
+		for i := 0; i < runs[si]; i++ {
 			seed := runSeed(o.Seed, ci, si, i)
 			rng := rand.New(rand.NewPCG(seed, 0x6c6f636b73696d))
 			size := c.Size.d.Draw(a, bb, rng.Float64())
 			start := o.TTL + time.Duration(rng.Float64()*float64(2*o.TTL))
 			j, err := o.job(c, seed, size, start)
 			if err != nil {
-				return cr, err
+				return err
 			}
 			judged, err := j.Run(b)
 			if err != nil {
-				return cr, err
+				return err
 			}
 			switch {
 			case judged.Verdict() == checker.VerdictUnsafe:
@@ -286,13 +500,22 @@ func (o Options) class(b sim.Bubble, ci int, c Class) (ClassResult, error) {
 		s.CI95 = [2]float64{rl, rh}
 		p += s.Weight * r.P()
 		lo += s.Weight * rl
-		hi += s.Weight * rh
+		switch {
+		case s.Runs == 0:
+			hi += s.Weight
+		case s.Unsafe == 0:
+			cr.zeroW, cr.zeroN = append(cr.zeroW, s.Weight), append(cr.zeroN, s.Runs)
+		default:
+			hi += s.Weight * rh
+		}
 		cr.Strata = append(cr.Strata, s)
 	}
+	cr.fixedHi = hi
+	top := min(hi+JoinZero(cr.zeroW, cr.zeroN), 1)
 	k := c.EventsPerYear() * float64(cr.Processes)
-	cr.P, cr.PCI95 = p, [2]float64{lo, min(hi, 1)}
-	cr.PerYear, cr.PerYearCI95 = k*p, [2]float64{k * lo, k * min(hi, 1)}
-	return cr, nil
+	cr.P, cr.PCI95 = p, [2]float64{lo, top}
+	cr.PerYear, cr.PerYearCI95 = k*p, [2]float64{k * lo, k * top}
+	return nil
 }
 
 // runSeed is one run's seed: a splitmix64 of the first seed and where the

@@ -3,15 +3,14 @@
 // of fault classes, each with a rate per process, a size distribution and
 // the sources of its numbers.
 //
-// The method is reports/perhour.go's, made a package of its own: faults
-// this rare do not meet, so each class is measured alone, one fault per
+// Faults this rare do not meet, so each class is measured alone, one fault per
 // run (conditional simulation); its sizes are cut into strata in TTLs of
 // the lock, each stratum's runs draw their sizes from the distribution
 // within it, and the probability that one fault breaks the lock, weighed
 // by each stratum's share of the class's events, times the class's events
 // per year and the processes it can hit, is the class's violations per
-// year. Classes add up. reports/perhour.go calls the shared parts
-// (survival functions, the strata's weights, the intervals' sums).
+// year. Classes add up. The report's per-year section
+// (reports/perhour.go) runs it for each design of the debate.
 package risk
 
 import (

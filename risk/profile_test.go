@@ -162,7 +162,7 @@ func TestDistributionsStrata(t *testing.T) {
 	}
 }
 
-// The survival functions reports/perhour.go's model states in words:
+// The survival functions of the report's former per-hour model, in words:
 // Pareto from 500 ms, α 1.5: 1 in 8 lasts 2 s or more; from 128 ms, α 1:
 // 1 in 10 is 1.28 s or more; log-uniform 1 s..60 s: none past 60 s.
 func TestSurvivalFunctions(t *testing.T) {

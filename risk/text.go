@@ -60,7 +60,7 @@ func Every(perYear float64) string {
 // WriteText prints the estimate: a line a class, the total, the
 // sensitivity lines and the method.
 func (r *Result) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "lock %s, TTL %v, %d clients, profile %s, %d runs a stratum (seed %d): %d runs, %d unknown\n\n",
+	fmt.Fprintf(w, "lock %s, TTL %v, %d clients, profile %s, %d runs a stratum on average, shared out by weight (seed %d): %d runs, %d unknown\n\n",
 		r.Lock, r.TTL, r.Clients, r.Profile, r.Seeds, r.Seed, r.Runs, r.Unknown)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "class\trate/process\thits\tsize\tP(violation | fault) [95%]\tviolations/year [95%]\t")

@@ -22,6 +22,7 @@ import (
 type reportFlags struct {
 	out       string
 	quick     bool
+	perYear   bool
 	seeds     intValue
 	jobs      intValue
 	scenarios string
@@ -130,6 +131,7 @@ there anyway, with the same replacement.`,
 	fl.StringVar(&f.out, "out", "", "write the report into `DIR`: new, empty, or an earlier report's (replaced; see above); required")
 	fl.BoolVar(&f.quick, "quick", false, fmt.Sprintf("%d seeds per cell and a coarser sweep", reports.QuickSeeds))
 	fl.Var(&f.seeds, "seeds", fmt.Sprintf("seeds per cell at most (default %d, %d with --quick)", reports.DefaultSeeds, reports.QuickSeeds))
+	fl.BoolVar(&f.perYear, "per-year", false, "add the per-year estimate (locksim risk for each design of the debate in the report) to a report of some --scenarios or --locks; a report of all of them has it always")
 	fl.BoolVar(&f.fixed, "fixed", false, "run every seed of every cell (the fixed plan); without it a cell stops early once its result is settled by the rule the report states")
 	fl.BoolVar(&f.fullLive, "full-liveness", false, "run every cell's liveness phase to its end; by default a cell's run ends once every client has acquired after the heal (designs that promise no fairness: 'locksim run --end-when-live', which its repro line carries)")
 	fl.VarP(&f.jobs, "jobs", "j", fmt.Sprintf("parallel workers, 1..1024, lowered to what the machine holds (4 a core, ~64 MiB each; default the number of CPUs, %d here)", runtime.NumCPU()))
@@ -169,6 +171,7 @@ func (f *reportFlags) plan() (*reportRun, error) {
 	if f.scenarios != "" {
 		opt.Scenarios = strings.Split(f.scenarios, ",")
 	}
+	opt.PerYear = f.perYear || (f.scenarios == "" && f.locks == "")
 	if f.locks != "" {
 		var err error
 		if opt.Locks, err = sweep.ParseLocks(f.locks); err != nil {

@@ -1,6 +1,7 @@
 package charts
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
@@ -25,6 +26,9 @@ type BarChart struct {
 	// Floor > 0 draws the values on a log scale from Floor up (values
 	// below it, zeros included, are drawn at it).
 	Floor float64
+	// Whisker names the error bars in the legend ["95% interval"] (a
+	// sensitivity chart's are a range of totals).
+	Whisker string
 	// Width and Height default to 8 × 4.8 inches.
 	Width, Height vg.Length
 }
@@ -118,7 +122,7 @@ func (c BarChart) Figure() (Figure, error) {
 	}
 	legend := []legendItem{
 		{"estimate", []plot.Thumbnailer{swatch(withAlphaRGBA(paletteColor(0), 200))}},
-		{"95% interval", []plot.Thumbnailer{whisker{paletteColor(1)}}},
+		{cmp.Or(c.Whisker, "95% interval"), []plot.Thumbnailer{whisker{paletteColor(1)}}},
 	}
 	return plotFigure{p: p, w: w, h: h, title: c.Title, legend: legend}, nil
 }
