@@ -28,8 +28,15 @@ func (n *Node) replInfo(c *conn, args []string) bool {
 		b.WriteString("role:slave\r\nconnected_slaves:0\r\n")
 	} else {
 		got := 0
-		for _, r := range n.replicas() {
-			if r.up {
+		for _, r := range n.w.nodes {
+			if r == n || r.isService() || !r.up {
+				continue
+			}
+			// A replica this node shipped to that now follows another
+			// node is still connected as far as this node can tell while a
+			// partition hides its REPLICAOF (real Redis notices after
+			// repl-timeout, 60 s; not modelled).
+			if r.replicaOf == n.id || (n.lastRepl[r.id] != nil && !n.w.net.reachable(n.addr(), r.addr())) {
 				got++
 			}
 		}

@@ -66,7 +66,7 @@ const RedissonSlavesSyncTimeout = time.Second
 func init() {
 	Register(locks.Info{
 		ID:       "set-nx-wait",
-		Design:   "SET key value NX PX ttl on the primary of a primary + 2 async replicas with Sentinel, then WAIT 1 1000: held only if WAIT says at least one replica acknowledged the key within 1 s; fewer: the key is given back by Lua compare-and-delete and the try fails (3 tries, 1 s apart); release by Lua compare-and-delete",
+		Design:   "SET key value NX PX ttl (10 s) on the primary of a primary + 2 async replicas with Sentinel, then WAIT 1 1000: held only if WAIT says at least one replica acknowledged the key within 1 s; fewer: the key is given back by Lua compare-and-delete and the try fails (3 tries, 1 s apart); release by Lua compare-and-delete",
 		Source:   "issue 46 (\"a plain SET NX + WAIT 1\"); redis.io WAIT (\"WAIT does not make Redis a strongly consistent store\"); DEBATE.md S5",
 		Weakness: "WAIT counts acknowledgements, it does not choose the promotion: a failover that promotes a replica other than the one that acknowledged (the acknowledging replica down or cut off from Sentinel), or a split brain in which the old primary keeps a replica on its side, loses an acknowledged key and a second client acquires; a holder paused past the TTL keeps acting",
 		Topology: locks.Replicated,
@@ -101,7 +101,10 @@ func init() {
 // waitParams is set-nx-wait's table: set-nx-cad's with WAIT's rows, one
 // replica and 1 s by default.
 func waitParams() []locks.Param {
-	ps := cadParams(3*time.Second, true)
+	// A 10 s lease: WAIT may take its whole 1 s timeout before the holder
+	// knows it holds, and that second comes out of the lease (start is
+	// before the SET); with set-nx-cad's 3 s a third of it could go.
+	ps := cadParams(10*time.Second, true)
 	for i := range ps {
 		if ps[i].Name == "wait_replicas" {
 			ps[i].Default, ps[i].Min = locks.Int(1), locks.Int(1)
