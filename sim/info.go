@@ -10,9 +10,9 @@ import (
 // role and connected_slaves, the two fields a client reads to size its
 // WAIT (Redisson's CommandAsyncService.syncedEval reads connected_slaves
 // from INFO ALL). A replica is connected while it is up and follows this
-// node; a partition does not drop it (real Redis drops a silent replica
-// only after repl-timeout, 60 s by default). It reports false, leaving the
-// command to miniredis, for any other INFO.
+// node, or was shipped to by this node and is now cut off from it (see
+// below). It reports false, leaving the command to miniredis, for any
+// other INFO.
 func (n *Node) replInfo(c *conn, args []string) bool {
 	if n.isService() || len(args) != 2 {
 		return false

@@ -133,3 +133,37 @@ func TestWaitLostAckUnsafePromotedSafe(t *testing.T) {
 
 // short is a one-client, 5 s world for the command sequences.
 var short = scenarios.Params{Clients: 1, Duration: 5 * time.Second, Liveness: time.Second}
+
+// A replica leaves (wait-replica-returns: n2 down from 30 s to 90 s):
+// redisson-wait's WAIT 2 1000 answers 1, the count is read again from INFO
+// (connected_slaves 1) and the next WAIT asks for 1 (Redisson 4.7.0's
+// CommandAsyncService.java:1217-1220). Nothing is lost: safe.
+func TestRedissonWaitCountFollowsReplicas(t *testing.T) {
+	cmds := cmdsOf(t, "wait-replica-returns", "redisson-wait", "c0", 1, scenarios.Params{})
+	short := slices.IndexFunc(cmds, func(c string) bool { return c == "wait 2 1000 -> :1" })
+	if short < 0 || !slices.Contains(cmds[:short], "wait 2 1000 -> :2") {
+		t.Fatalf("want WAIT 2 answered 2, then 1 once n2 is down: %q", cmds)
+	}
+	info := slices.IndexFunc(cmds[short:], func(c string) bool { return strings.HasPrefix(c, "info all") })
+	lower := slices.IndexFunc(cmds[short:], func(c string) bool { return strings.HasPrefix(c, "wait 1 1000") })
+	if info < 0 || lower < 0 || info > lower {
+		t.Fatalf("after the short WAIT: INFO ALL then WAIT 1 wanted: %q", cmds[short:])
+	}
+	raised := slices.Contains(cmds[short+lower:], "wait 2 1000 -> :2")
+	t.Logf("count raised again after n2 returned: %v", raised)
+	if j := judge(t, locksimrun.Spec{Scenario: "wait-replica-returns", Lock: "redisson-wait", Seed: 1}); j.Verdict() != checker.VerdictSafe {
+		t.Fatalf("%s: %v, want safe", j.Verdict(), j.Check.Reasons)
+	}
+}
+
+// wait-minority: n0, cut off with c0, still counts the replicas Sentinel
+// repointed (the partition hides their REPLICAOF), so redisson-wait keeps
+// sending WAIT 2, which answers 0, and never holds on the minority side.
+// (With INFO counting only the replicas that follow n0 now, Redisson read
+// connected_slaves 0, sent no WAIT and locked on n0: unsafe on 10 of 10
+// seeds.)
+func TestRedissonWaitMinorityPrimary(t *testing.T) {
+	if j := judge(t, locksimrun.Spec{Scenario: "wait-minority", Lock: "redisson-wait", Seed: 1}); j.Verdict() != checker.VerdictSafe {
+		t.Fatalf("%s: %v, want safe", j.Verdict(), j.Check.Reasons)
+	}
+}
