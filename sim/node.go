@@ -214,6 +214,7 @@ func (n *Node) exec(c *conn, args []string) {
 		n.execService(c, args)
 	case cmd == "WAIT":
 		n.wait(c, args)
+	case cmd == "INFO" && n.replInfo(c, args):
 	case n.replicaOf >= 0 && write:
 		c.peer.WriteError("READONLY You can't write against a read only replica.")
 	case (cmd == "EVAL" || cmd == "EVALSHA") && n.native(c, cmd, args):
