@@ -112,9 +112,18 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 			groups, copied = locks.DefaultGroups, true
 		}
 	}
+	// A cluster lock: the file's one group (one node, or a primary with
+	// its replicas) copied in each of the cluster's shards (sim/cluster.go).
+	cluster := info.Topology == locks.Cluster
+	if cluster {
+		if f.Topology.Groups > 1 {
+			return sim.Config{}, f.errAt("topology.groups", "lock %s runs on a Redis Cluster of %d shards, each a copy of the file's one group; the file gives %d groups", info.ID, locks.DefaultShards, f.Topology.Groups)
+		}
+		groups, copied = locks.DefaultShards, true
+	}
 	if groups > 1 && p.Nodes > 0 {
 		// --nodes counts the whole world's nodes; the file counts a group's.
-		if p.Nodes%groups != 0 || p.Nodes/groups < 2 {
+		if p.Nodes%groups != 0 || (p.Nodes/groups < 2 && !cluster) {
 			return sim.Config{}, groupNodesError(p.Nodes, groups, info.ID)
 		}
 		nodes = p.Nodes / groups
@@ -132,7 +141,10 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 	if nodes < 1 || nodes*groups > sim.MaxNodes {
 		return sim.Config{}, f.errAt("topology.nodes", "%d out of range 1..%d", nodes*groups, sim.MaxNodes)
 	}
-	if groups > 1 && nodes < 2 {
+	if cluster && !replicated && nodes != 1 {
+		return sim.Config{}, f.errAt("topology.nodes", "lock %s's cluster without replicas has one node a shard, the file gives %d (set topology.replicated for replicas)", info.ID, nodes)
+	}
+	if groups > 1 && nodes < 2 && !cluster {
 		return sim.Config{}, f.errAt("topology.nodes", "each of the %d groups of lock %s's world needs at least 2 nodes, the file gives %d", groups, info.ID, nodes)
 	}
 	groupSize := nodes
@@ -162,9 +174,12 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 			down = p.DownAfter
 		}
 		cfg.Topology = sim.Topology{Replicated: true, ReplLag: lag, DownAfter: down}
-		if groups > 1 {
+		if groups > 1 && !cluster {
 			cfg.Topology.Groups = groups
 		}
+	}
+	if cluster {
+		cfg.Topology.Shards = groups
 	}
 	// perGroup maps the file's node and group names to the world's: when
 	// the groups are copies, the file's nX (X below its group's size) is
@@ -519,7 +534,7 @@ func (f *File) onlyPausesRenewals() bool {
 // file whose faults are restricted with locks: but never name it (a
 // library, a user's lock): the lock of its topology the files are written
 // for. Without it such a lock ran those scenarios with no faults at all.
-var StandIn = map[locks.Topology]string{locks.Single: "set-nx-cad", locks.Independent: "redlock", locks.Replicated: "primary-replica", locks.Groups: "redisson-multilock"}
+var StandIn = map[locks.Topology]string{locks.Single: "set-nx-cad", locks.Independent: "redlock", locks.Replicated: "primary-replica", locks.Groups: "redisson-multilock", locks.Cluster: "cluster-set-nx-cad"}
 
 // faultFilterID is the id the faults' locks: filters are matched against
 // for info: its own when some fault names it, else its topology's stand-in.
