@@ -19,6 +19,7 @@ var blurbs = map[string]string{
 	"redisson-rw":        "Redisson RReadWriteLock: shared readers or one writer in one hash, with the watchdog",
 	"redisson-fair":      "Redisson RFairLock: RLock plus a FIFO queue of waiters with timeouts on the caller's clock",
 	"primary-replica":    "set-nx-cad on a primary with 2 async replicas and Sentinel failover: the debate's A2",
+	"cluster-set-nx-cad": "set-nx-cad through go-redis's ClusterClient on a Redis Cluster of 3 shards: the key on its slot's primary",
 	"redlock":            "Redlock: SET NX PX on N independent nodes (5 by default), a majority wins, validity = TTL − elapsed − drift: the debate's A3",
 	"redsync":            "go-redsync/redsync v4.18.0, unmodified: Redlock in Go, a goroutine per node",
 	"redisson-multilock": "Redisson RedissonRedLock over 3 Sentinel groups, a majority of 2 (the SETNX article's §3.2)",
