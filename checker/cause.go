@@ -367,7 +367,7 @@ func (c *causer) neverHad(e KeyChange) string {
 		if fo.T > e.T {
 			break
 		}
-		if fo.Kind == event.KindFailover && strings.HasSuffix(fo.Detail, " -> "+e.Node) {
+		if fo.Kind == event.KindFailover && promoted(fo.Detail) == e.Node {
 			return where + fmt.Sprintf(", promoted by the failover at %s (%s), %s's value never was: %s's %s created the key there at %s",
 				at(fo.T), fo.Detail, c.holder, e.Peer, e.Cmd, at(e.T))
 		}
@@ -542,3 +542,14 @@ func short(v string) string {
 
 // at renders a true time to the millisecond.
 func at(t int64) string { return time.Duration(t).Round(time.Millisecond).String() }
+
+// promoted is the node a failover's detail ("n0 -> n1", or in a cluster
+// "n0 -> n1 (cluster shard 0, slots 0-5460)") names as promoted.
+func promoted(detail string) string {
+	_, after, ok := strings.Cut(detail, " -> ")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(after, " ")
+	return name
+}

@@ -135,3 +135,16 @@ func TestCauseHolds(t *testing.T) {
 		}
 	}
 }
+
+// TestPromoted: a failover's detail names the promoted node with or
+// without a cluster's shard note after it (the old suffix match missed
+// "n0 -> n1 (cluster shard 0, slots 0-5460)").
+func TestPromoted(t *testing.T) {
+	for detail, want := range map[string]string{
+		"n0 -> n1": "n1", "n0 -> n1 (cluster shard 0, slots 0-5460)": "n1", "n10 -> n11": "n11", "no arrow": "",
+	} {
+		if got := promoted(detail); got != want {
+			t.Errorf("promoted(%q) = %q, want %q", detail, got, want)
+		}
+	}
+}

@@ -12,7 +12,7 @@ import (
 // TestClusterLock: cluster-set-nx-cad (set-nx-cad's commands through
 // go-redis's ClusterClient on a simulated Redis Cluster of 3 shards) is
 // safe with no faults and unsafe when its holder is paused past the TTL
-// (cluster-pause, seed 1), as set-nx-cad is; its key goes to the primary
+// (pause-after-check-cluster, seed 1), as set-nx-cad is; its key goes to the primary
 // of its slot's shard; the same seed gives the same trace twice.
 func TestClusterLock(t *testing.T) {
 	run := func(scenario string) *Judged {
@@ -56,11 +56,11 @@ func TestClusterLock(t *testing.T) {
 	if sets == 0 {
 		t.Fatalf("no SET NX in the trace")
 	}
-	a := run("cluster-pause")
+	a := run("pause-after-check-cluster")
 	if v := a.Verdict(); v != checker.VerdictUnsafe {
-		t.Fatalf("cluster-pause seed 1: %s, want unsafe: %v", v, a.Check.Reasons)
+		t.Fatalf("pause-after-check-cluster seed 1: %s, want unsafe: %v", v, a.Check.Reasons)
 	}
-	if b := run("cluster-pause"); b.Result.TraceSHA256 != a.Result.TraceSHA256 {
-		t.Fatalf("cluster-pause seed 1 twice: traces %s and %s", a.Result.TraceSHA256, b.Result.TraceSHA256)
+	if b := run("pause-after-check-cluster"); b.Result.TraceSHA256 != a.Result.TraceSHA256 {
+		t.Fatalf("pause-after-check-cluster seed 1 twice: traces %s and %s", a.Result.TraceSHA256, b.Result.TraceSHA256)
 	}
 }

@@ -151,6 +151,21 @@ func (w *World) shardReplicas(s int) []*Node {
 	return out
 }
 
+// shardNote names shard s and its slots for a failover's detail in a
+// cluster world (" (cluster shard 2, slots 10923-16383)"); "" otherwise.
+// In a replicated cluster the world's failover agent (sentinel.go) stands
+// in for the cluster's own election: it promotes the shard's replica with
+// the most replicated data once the primary has been unreachable for
+// Topology.DownAfter (the cluster's node timeout), and the cluster's slot
+// map names the promoted node from then on.
+func (w *World) shardNote(s int) string {
+	if w.shards() == 0 {
+		return ""
+	}
+	first, last := ShardSlots(s, w.shards())
+	return fmt.Sprintf(" (cluster shard %d, slots %d-%d)", s, first, last)
+}
+
 // clusterAddr is node n's address as the cluster announces it.
 func clusterAddr(n *Node) string { return n.name + ":" + strconv.Itoa(ClusterPort) }
 

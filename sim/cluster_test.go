@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	evt "github.com/locksim/locksim/event"
+	"github.com/locksim/locksim/faults"
 )
 
 // TestKeySlot checks the slot function against the cluster
@@ -328,5 +329,57 @@ func TestClusterDeterminism(t *testing.T) {
 	}
 	if a == c {
 		t.Fatalf("seeds 1 and 2 gave the same trace %s", a)
+	}
+}
+
+// TestClusterFailover: a replicated cluster of 3 shards (n0,n1 / n2,n3 /
+// n4,n5). c0 writes somekey (slot 11058, shard 2, primary n4) through its
+// ClusterClient at 100 ms; replication lags 2 s, so n5 lacks it when n4
+// crashes at 400 ms (a failover fault naming g2, shard 2). After the node
+// timeout (DownAfter) n5 is promoted, and the failover names the shard and
+// its slots; n4 restarts at 1.4 s and is demoted. c0's slot map still says
+// n4 (go-redis reloads it on MOVED or every minute, not on a connection
+// error): its GET at 2.5 s gets MOVED 11058 n5:6379 from n4, follows it,
+// and reads nothing: the acknowledged write was lost at the promotion.
+// CLUSTER SLOTS names n5 as shard 2's primary; the other shards kept theirs.
+func TestClusterFailover(t *testing.T) {
+	cfg := clusterConfig(6, 1)
+	cfg.Duration = 3 * time.Second
+	cfg.Topology = Topology{Replicated: true, Shards: 3, ReplLag: 2 * time.Second, DownAfter: 500 * time.Millisecond}
+	cfg.Faults = []faults.Fault{{Kind: faults.Failover, Start: 400 * time.Millisecond, Duration: time.Second, Targets: []string{"g2"}}}
+	var slots []redis.ClusterSlot
+	cfg.Program = func(p *Proc) {
+		sleepUntil(p, 100*time.Millisecond)
+		do(p, "set", func() (string, error) { return p.Cluster().Set(p.Context(), "somekey", "v", 0).Result() })
+		do(p, "set k4", func() (string, error) { return p.Cluster().Set(p.Context(), "k4", "v", 0).Result() })
+		sleepUntil(p, 2500*time.Millisecond)
+		do(p, "get", func() (string, error) { return p.Cluster().Get(p.Context(), "somekey").Result() })
+		do(p, "get k4", func() (string, error) { return p.Cluster().Get(p.Context(), "k4").Result() })
+		slots, _ = p.Nodes()[0].ClusterSlots(p.Context()).Result()
+	}
+	res := runBite(t, cfg)
+	ops := opsOf(t, res, "c0")
+	if o := one(t, ops, "set"); o.Result != resOK {
+		t.Fatalf("set: %v", o)
+	}
+	if o := one(t, ops, "get"); o.Result != resNil {
+		t.Errorf("get after the promotion: %v, want nil (the unreplicated write is lost)", o)
+	}
+	if SlotShard(KeySlot("k4"), 3) == 2 {
+		t.Fatalf("k4 must live on another shard")
+	}
+	if o := one(t, ops, "get k4"); o.Result != resOK || o.Reply != "v" {
+		t.Errorf("get k4 on a shard that did not fail over: %v", o)
+	}
+	fo := engineEvents(res, SentinelName, "failover")
+	if len(fo) != 1 || fo[0].Detail != "n4 -> n5 (cluster shard 2, slots 10923-16383)" {
+		t.Fatalf("want one failover of shard 2 naming its slots, got %+v", fo)
+	}
+	moved := movedReplies(res)
+	if len(moved) != 1 || moved[0].Proc != "n4" || moved[0].Reply != "-MOVED 11058 n5:6379" || moved[0].T < fo[0].T {
+		t.Fatalf("want n4's MOVED 11058 n5:6379 after the failover, got %+v", moved)
+	}
+	if len(slots) != 3 || slots[2].Nodes[0].Addr != "n5:6379" || slots[0].Nodes[0].Addr != "n0:6379" || slots[1].Nodes[0].Addr != "n2:6379" {
+		t.Errorf("CLUSTER SLOTS after the failover: %+v", slots)
 	}
 }
