@@ -64,3 +64,33 @@ func TestClusterLock(t *testing.T) {
 		t.Fatalf("pause-after-check-cluster seed 1 twice: traces %s and %s", a.Result.TraceSHA256, b.Result.TraceSHA256)
 	}
 }
+
+// TestClusterFailoverStory: failover-cluster at seed 1 is unsafe, and its
+// story names the lock key's slot and shard, the failover of that shard
+// with its slots, and the promotion the second holder's key was made on.
+func TestClusterFailoverStory(t *testing.T) {
+	job, err := Spec{Scenario: "failover-cluster", Lock: "cluster-set-nx-cad", Seed: 1}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if job.Config.Topology.Shards != 3 || !job.Config.Topology.Replicated || len(job.Config.Nodes) != 6 {
+		t.Fatalf("want 3 shards of a primary and a replica, got %+v with %d nodes", job.Config.Topology, len(job.Config.Nodes))
+	}
+	j, err := job.Run(sim.TestBubble(t))
+	if err != nil || j.Err != nil {
+		t.Fatalf("%v %v", err, j.Err)
+	}
+	if v := j.Verdict(); v != checker.VerdictUnsafe {
+		t.Fatalf("failover-cluster seed 1: %s, want unsafe", v)
+	}
+	story := Explain(j)
+	for _, want := range []string{
+		fmt.Sprintf("the key lock:resource is in slot %d, on cluster shard 0 (slots 0-5460)", sim.KeySlot("lock:resource")),
+		"(n1 -> n0 (cluster shard 0, slots 0-5460)) promoted a replica",
+		"on n0 (key lock:resource), promoted by the failover at 21.5s (n1 -> n0 (cluster shard 0, slots 0-5460))",
+	} {
+		if !strings.Contains(story, want) {
+			t.Errorf("story lacks %q:\n%s", want, story)
+		}
+	}
+}
