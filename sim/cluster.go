@@ -25,11 +25,17 @@ import (
 // primary gets -MOVED slot host:port, as Redis Cluster answers it. Keys of
 // one command in different slots get -CROSSSLOT.
 //
-// Not modelled yet: ASK and slot migration, the cluster's own failover
-// (node timeout, replica election; a replicated cluster's shards are failed
-// over by the world's Sentinel logic, sentinel.go, one group a shard), a
-// minority primary that stops accepting writes after the node timeout, and
-// each node's own possibly stale view of the configuration.
+// A replicated cluster's shards fail over through the world's failover
+// agent (sentinel.go, one group a shard; shardNote): the shard's replica
+// with the most replicated data is promoted once its primary has been
+// unreachable for Topology.DownAfter, standing in for the node timeout and
+// the replicas' election.
+//
+// Not modelled yet: ASK and slot migration; the election's own timing
+// (the FAIL vote of a majority of primaries, the replica's rank delay);
+// a minority primary that stops accepting writes after the node timeout;
+// each node's own, possibly stale, view of the configuration; WAIT and
+// WAITAOF routed to a key's primary.
 
 // ClusterSlotCount is Redis Cluster's number of hash slots.
 const ClusterSlotCount = 16384
