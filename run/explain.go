@@ -39,7 +39,8 @@ func Explain(j *Judged) string {
 		}
 	}
 	// In a Redis Cluster, where the lock's keys live: their slots and shards.
-	if n := j.Job.Config.Topology.Shards; n > 0 {
+	if j.Job != nil && j.Job.Config.Topology.Shards > 0 {
+		n := j.Job.Config.Topology.Shards
 		for _, k := range j.Job.Config.WatchKeys {
 			slot := sim.KeySlot(k)
 			s := sim.SlotShard(slot, n)
