@@ -363,14 +363,18 @@ func (c *causer) failover(node string, t0, t1 int64) (Event, bool) {
 // key and the holder's value never was (in the window).
 func (c *causer) neverHad(e KeyChange) string {
 	where := fmt.Sprintf("on %s (key %s)", e.Node, e.Key)
-	for _, fo := range c.h.Events {
+	var last *Event // the node's last promotion before the command
+	for i, fo := range c.h.Events {
 		if fo.T > e.T {
 			break
 		}
-		if fo.Kind == event.KindFailover && strings.HasSuffix(fo.Detail, " -> "+e.Node) {
-			return where + fmt.Sprintf(", promoted by the failover at %s (%s), %s's value never was: %s's %s created the key there at %s",
-				at(fo.T), fo.Detail, c.holder, e.Peer, e.Cmd, at(e.T))
+		if fo.Kind == event.KindFailover && promoted(fo.Detail) == e.Node {
+			last = &c.h.Events[i]
 		}
+	}
+	if last != nil {
+		return where + fmt.Sprintf(", promoted by the failover at %s (%s), %s's value never was: %s's %s created the key there at %s",
+			at(last.T), last.Detail, c.holder, e.Peer, e.Cmd, at(e.T))
 	}
 	return where + fmt.Sprintf(" %s's value never was: %s's %s created the key there at %s", c.holder, e.Peer, e.Cmd, at(e.T))
 }
@@ -542,3 +546,14 @@ func short(v string) string {
 
 // at renders a true time to the millisecond.
 func at(t int64) string { return time.Duration(t).Round(time.Millisecond).String() }
+
+// promoted is the node a failover's detail ("n0 -> n1", or in a cluster
+// "n0 -> n1 (cluster shard 0, slots 0-5460)") names as promoted.
+func promoted(detail string) string {
+	_, after, ok := strings.Cut(detail, " -> ")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(after, " ")
+	return name
+}

@@ -135,3 +135,30 @@ func TestCauseHolds(t *testing.T) {
 		}
 	}
 }
+
+// TestPromoted: a failover's detail names the promoted node with or
+// without a cluster's shard note after it (the old suffix match missed
+// "n0 -> n1 (cluster shard 0, slots 0-5460)").
+func TestPromoted(t *testing.T) {
+	for detail, want := range map[string]string{
+		"n0 -> n1": "n1", "n0 -> n1 (cluster shard 0, slots 0-5460)": "n1", "n10 -> n11": "n11", "no arrow": "",
+	} {
+		if got := promoted(detail); got != want {
+			t.Errorf("promoted(%q) = %q, want %q", detail, got, want)
+		}
+	}
+}
+
+// TestNeverHadLastPromotion: a node promoted twice is told with its
+// promotion before the command, not its first (a cluster's shard failed
+// over six times named the one of 12 s earlier).
+func TestNeverHadLastPromotion(t *testing.T) {
+	c := &causer{holder: "c1", h: History{Events: []Event{
+		{T: 3 * ms, Proc: "sentinel", Kind: event.KindFailover, Detail: "n0 -> n1 (cluster shard 0, slots 0-5460)"},
+		{T: 9 * ms, Proc: "sentinel", Kind: event.KindFailover, Detail: "n1 -> n0 (cluster shard 0, slots 0-5460)"},
+		{T: 15 * ms, Proc: "sentinel", Kind: event.KindFailover, Detail: "n0 -> n1 (cluster shard 0, slots 0-5460)"},
+		{T: 30 * ms, Proc: "sentinel", Kind: event.KindFailover, Detail: "n1 -> n0 (cluster shard 0, slots 0-5460)"},
+	}}}
+	got := c.neverHad(KeyChange{T: 20 * ms, Node: "n1", Key: "lock", Peer: "c0", Cmd: "set lock v0 nx"})
+	mustHave(t, got, "promoted by the failover at 15ms (n0 -> n1 (cluster shard 0, slots 0-5460))", "created the key there at 20ms")
+}

@@ -186,7 +186,7 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 			}
 			span(MinimalSpan{Lane: n, From: set, To: max(stop, set), Kind: "key", Who: hd.Client, Label: hd.Client})
 			if i == 1 && !slices.Contains(m.Holders[0].Nodes, n) {
-				if fo, ok := promoted(h, n, from, hd.OK); ok {
+				if fo, ok := promotedBetween(h, n, from, hd.OK); ok {
 					rank = 1
 					add(1, fo.T, "sentinel", fmt.Sprintf("failed over (%s): the promoted %s never had %s's key", fo.Detail, n, m.Holders[0].Client), n)
 					rank = 2
@@ -528,13 +528,14 @@ func vanishedHow(h History, log KeyLog, n string, last KeyChange, t int64) strin
 	return "expired"
 }
 
-// promoted returns the failover between t0 and t1 that promoted node n.
-func promoted(h History, n string, t0, t1 int64) (Event, bool) {
+// promotedBetween returns the failover between t0 and t1 that promoted
+// node n (promoted reads its detail).
+func promotedBetween(h History, n string, t0, t1 int64) (Event, bool) {
 	for _, e := range h.Events {
 		if e.T > t1 {
 			break
 		}
-		if e.T >= t0 && e.Kind == event.KindFailover && strings.HasSuffix(e.Detail, " -> "+n) {
+		if e.T >= t0 && e.Kind == event.KindFailover && promoted(e.Detail) == n {
 			return e, true
 		}
 	}

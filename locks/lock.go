@@ -41,7 +41,14 @@ const (
 	// Sentinel on its own (Redlock over N Sentinel groups); Env.Groups
 	// reaches each group's primary.
 	Groups Topology = "groups"
+	// Cluster is a Redis Cluster of DefaultShards shards (sim/cluster.go):
+	// Env.Cluster routes each command to its key's slot's primary.
+	Cluster Topology = "cluster"
 )
+
+// DefaultShards is the number of shards a Cluster lock's world has
+// (redis-cli --cluster create's smallest cluster: three masters).
+const DefaultShards = 3
 
 // DefaultGroups is the number of primary/replica groups a Groups lock's
 // world has when nothing says otherwise (“The SETNX command”: three Sentinel groups).
@@ -65,6 +72,10 @@ type Env struct {
 	// (Topology Groups), in group order, each following its group's
 	// failovers; nil otherwise.
 	Groups []*redis.Client
+	// Cluster is a go-redis ClusterClient for a Redis Cluster (Topology
+	// Cluster): it sends each command to its key's slot's primary and
+	// follows MOVED; nil otherwise.
+	Cluster *redis.ClusterClient
 	// Members, on the real arm only, reach the real coordination service
 	// a design names in Info.Real: each member's address as this client
 	// reaches it, and the dialer to use (it holds the process's I/O while

@@ -21,6 +21,7 @@ var blurbs = map[string]string{
 	"primary-replica":    "set-nx-cad on a primary with 2 async replicas and Sentinel failover: the debate's A2",
 	"set-nx-wait":        "SET NX PX then WAIT 1 1000 on a Sentinel-managed primary: held only if a replica acknowledged",
 	"redisson-wait":      "Redisson 4.7.0 RLock: every script followed by WAIT for the connected replicas, 0 synced throws",
+	"cluster-set-nx-cad": "set-nx-cad through go-redis's ClusterClient on a Redis Cluster of 3 shards: the key on its slot's primary",
 	"redlock":            "Redlock: SET NX PX on N independent nodes (5 by default), a majority wins, validity = TTL − elapsed − drift: the debate's A3",
 	"redsync":            "go-redsync/redsync v4.18.0, unmodified: Redlock in Go, a goroutine per node",
 	"redisson-multilock": "Redisson RedissonRedLock over 3 Sentinel groups, a majority of 2 (the SETNX article's §3.2)",

@@ -9,6 +9,7 @@ import (
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/sim"
 )
 
 // maxStoryParts bounds a story: the faults and steps it tells before the
@@ -35,6 +36,16 @@ func Explain(j *Judged) string {
 	add := func(s string) {
 		if len(parts) < maxStoryParts {
 			parts = append(parts, s)
+		}
+	}
+	// In a Redis Cluster, where the lock's keys live: their slots and shards.
+	if j.Job != nil && j.Job.Config.Topology.Shards > 0 {
+		n := j.Job.Config.Topology.Shards
+		for _, k := range j.Job.Config.WatchKeys {
+			slot := sim.KeySlot(k)
+			s := sim.SlotShard(slot, n)
+			first, last := sim.ShardSlots(s, n)
+			parts = append(parts, fmt.Sprintf("the key %s is in slot %d, on cluster shard %d (slots %d-%d)", k, slot, s, first, last))
 		}
 	}
 	// Faults already in force when the story starts (a drift from t=0),

@@ -117,6 +117,9 @@ func RunClient(p Proc, info locks.Info, wl Workload) {
 	if info.Topology == locks.Groups {
 		env.Groups = p.Primaries()
 	}
+	if cp, ok := p.(interface{ Cluster() *redis.ClusterClient }); ok && info.Topology == locks.Cluster {
+		env.Cluster = cp.Cluster() // a cluster world (sim.Proc.Cluster)
+	}
 	if mp, ok := p.(interface{ Members() *locks.Members }); ok && mp.Members() != nil {
 		env.Members = mp.Members() // the real arm: a real coordination service
 	} else if info.Topology == locks.Consensus {

@@ -100,6 +100,8 @@ func DefaultNodes(t locks.Topology) int {
 		return 3
 	case locks.Groups:
 		return 3 * locks.DefaultGroups
+	case locks.Cluster:
+		return locks.DefaultShards
 	}
 	return 1
 }
@@ -207,7 +209,7 @@ func (s Scenario) Fits(info locks.Info) string {
 }
 
 func (s Scenario) fitsTopology(info locks.Info) string {
-	if len(s.File.Locks) == 0 {
+	if len(s.File.Locks) == 0 && info.Topology != locks.Cluster {
 		return ""
 	}
 	var tops []string
@@ -224,10 +226,15 @@ func (s Scenario) fitsTopology(info locks.Info) string {
 		}
 	}
 	slices.Sort(tops)
+	if len(tops) == 0 {
+		// A cluster lock runs only where a file names one (its faults and
+		// nodes are written for a cluster's shards).
+		return fmt.Sprintf("%s needs %s; %s names no lock of one in locks:", info.ID, topologyWords[info.Topology], s.ID)
+	}
 	return fmt.Sprintf("%s needs %s; %s is written for %s", info.ID, topologyWords[info.Topology], s.ID, strings.Join(tops, " and "))
 }
 
-var topologyWords = map[locks.Topology]string{locks.Single: "one node", locks.Independent: "independent nodes", locks.Replicated: "a primary with replicas", locks.Consensus: "a coordination service", locks.Groups: "primary/replica groups"}
+var topologyWords = map[locks.Topology]string{locks.Single: "one node", locks.Independent: "independent nodes", locks.Replicated: "a primary with replicas", locks.Consensus: "a coordination service", locks.Groups: "primary/replica groups", locks.Cluster: "a Redis Cluster"}
 
 // memberNames are a consensus lock's coordination service members (nil
 // for other locks).

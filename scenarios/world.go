@@ -104,6 +104,7 @@ type worldBuild struct {
 	cfg  sim.Config
 
 	replicated        bool
+	cluster           bool // a Redis Cluster: groups are its shards
 	groups, groupSize int
 	// copied: the file's one group is copied groups times for a lock that
 	// needs groups (perGroup).
@@ -165,9 +166,18 @@ func (b *worldBuild) topology() error {
 			b.groups, b.copied = locks.DefaultGroups, true
 		}
 	}
+	// A cluster lock: the file's one group (one node, or a primary with
+	// its replicas) copied in each of the cluster's shards (sim/cluster.go).
+	b.cluster = info.Topology == locks.Cluster
+	if b.cluster {
+		if f.Topology.Groups > 1 {
+			return f.errAt("topology.groups", "lock %s runs on a Redis Cluster of %d shards, each a copy of the file's one group; the file gives %d groups", info.ID, locks.DefaultShards, f.Topology.Groups)
+		}
+		b.groups, b.copied = locks.DefaultShards, true
+	}
 	if b.groups > 1 && p.Nodes > 0 {
 		// --nodes counts the whole world's nodes; the file counts a group's.
-		if p.Nodes%b.groups != 0 || p.Nodes/b.groups < 2 {
+		if p.Nodes%b.groups != 0 || (p.Nodes/b.groups < 2 && !b.cluster) {
 			return groupNodesError(p.Nodes, b.groups, info.ID)
 		}
 		nodes = p.Nodes / b.groups
@@ -185,7 +195,10 @@ func (b *worldBuild) topology() error {
 	if nodes < 1 || nodes*b.groups > sim.MaxNodes {
 		return f.errAt("topology.nodes", "%d out of range 1..%d", nodes*b.groups, sim.MaxNodes)
 	}
-	if b.groups > 1 && nodes < 2 {
+	if b.cluster && !b.replicated && nodes != 1 {
+		return f.errAt("topology.nodes", "lock %s's cluster without replicas has one node a shard, the file gives %d (set topology.replicated for replicas)", info.ID, nodes)
+	}
+	if b.groups > 1 && nodes < 2 && !b.cluster {
 		return f.errAt("topology.nodes", "each of the %d groups of lock %s's world needs at least 2 nodes, the file gives %d", b.groups, info.ID, nodes)
 	}
 	b.groupSize = nodes
@@ -200,7 +213,12 @@ func (b *worldBuild) topology() error {
 		b.nodeNames = append(b.nodeNames, fmt.Sprintf("n%d", i))
 	}
 	if b.replicated {
-		return b.replication()
+		if err := b.replication(); err != nil {
+			return err
+		}
+	}
+	if b.cluster {
+		b.cfg.Topology.Shards = b.groups
 	}
 	return nil
 }
@@ -226,7 +244,7 @@ func (b *worldBuild) replication() error {
 		down = p.DownAfter
 	}
 	b.cfg.Topology = sim.Topology{Replicated: true, ReplLag: lag, DownAfter: down}
-	if b.groups > 1 {
+	if b.groups > 1 && !b.cluster {
 		b.cfg.Topology.Groups = b.groups
 	}
 	return nil
@@ -624,7 +642,7 @@ func (f *File) onlyPausesRenewals() bool {
 // file whose faults are restricted with locks: but never name it (a
 // library, a user's lock): the lock of its topology the files are written
 // for. Without it such a lock ran those scenarios with no faults at all.
-var StandIn = map[locks.Topology]string{locks.Single: "set-nx-cad", locks.Independent: "redlock", locks.Replicated: "primary-replica", locks.Groups: "redisson-multilock"}
+var StandIn = map[locks.Topology]string{locks.Single: "set-nx-cad", locks.Independent: "redlock", locks.Replicated: "primary-replica", locks.Groups: "redisson-multilock", locks.Cluster: "cluster-set-nx-cad"}
 
 // faultFilterID is the id the faults' locks: filters are matched against
 // for info: its own when some fault names it, else its topology's stand-in.

@@ -44,6 +44,13 @@ type Topology struct {
 	// every group). Redlock over Sentinel groups (Redisson's RedLock over
 	// N masters that each fail over) runs on it.
 	Groups int
+	// Shards, when set, makes the world a Redis Cluster (cluster.go) of
+	// that many shards: the nodes split in node order into shards of equal
+	// size, the first node of each its primary, the 16,384 slots split
+	// among them as redis-cli --cluster create does. Replicated: the rest
+	// of each shard are its replicas (Groups, 0 or Shards, counts as Shards); otherwise each
+	// shard is one node. Clients reach it through Proc.Cluster.
+	Shards int
 }
 
 // NetConfig is the network's normal behaviour: one-way latency is
@@ -226,6 +233,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("topology.groups: %d nodes do not split into %d groups of at least 2 (a primary and a replica each)", len(c.Nodes), g)
 		}
 	}
+	if err := c.checkShards(); err != nil {
+		return err
+	}
 	names := map[string]bool{SentinelName: c.Topology.Replicated}
 	for i, n := range c.Nodes {
 		switch n.Persistence {
@@ -312,7 +322,12 @@ func (c Config) Validate() error {
 
 // groupCount is the number of primary/replica groups (1 unless
 // Topology.Groups says more).
-func (c Config) groupCount() int { return max(1, c.Topology.Groups) }
+func (c Config) groupCount() int {
+	if c.Topology.Shards > 0 && c.Topology.Replicated {
+		return c.Topology.Shards // a cluster's shards are its groups
+	}
+	return max(1, c.Topology.Groups)
+}
 
 // isGroup reports whether name is one of the world's groups ("g0", ...).
 func (c Config) isGroup(name string) bool {

@@ -306,17 +306,25 @@ func (p *Proc) dial(i int) net.Conn {
 	} else {
 		n = w.nodes[i]
 	}
-	p.dials[i]++
+	return p.connectLocked(n, i, "")
+}
+
+// connectLocked makes a connection from p to n, counted under key (its
+// dials and its connections' sources are key's own; label, when set, names
+// the key's stream apart from the plain client's). The caller holds w.mu.
+func (p *Proc) connectLocked(n *Node, key int, label string) net.Conn {
+	w := p.w
+	p.dials[key]++
 	w.stats.Dials++
 	c := &conn{
 		w:      w,
 		p:      p,
 		node:   n,
-		src:    p.src | uint64(i+1)<<24 | uint64(p.dials[i]),
+		src:    p.src | uint64(key+1)<<24 | uint64(p.dials[key]),
 		epoch:  n.epoch,
 		readCh: make(chan struct{}, 1),
 	}
-	c.rng = w.streams.Get("conn/" + p.name + "/" + n.name + "/" + itoa(p.dials[i]))
+	c.rng = w.streams.Get("conn/" + p.name + "/" + n.name + "/" + label + itoa(p.dials[key]))
 	c.bw = bufio.NewWriter(&c.out)
 	c.peer = server.NewPeer(c.bw)
 	// Keep only live connections (bounded by the number of nodes, plus

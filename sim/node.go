@@ -192,6 +192,11 @@ func (n *Node) exec(c *conn, args []string) {
 	n.w.stats.Commands++
 	cmd, write := n.w.command(n.srv, args[0])
 	before := c.out.Len() + c.bw.Buffered()
+	if n.w.cfg.Topology.Shards > 0 && !n.isService() && n.clusterExec(c, cmd, args) {
+		c.bw.Flush()
+		n.w.trace.addCmd(n.w.now(), n.name, c.p.name, args, c.out.Bytes()[before:])
+		return
+	}
 	// A write on a primary: its keys go to replicas and disk afterwards,
 	// and the watched ones among them are compared before and after.
 	primaryWrite := !n.isService() && n.replicaOf < 0 && write

@@ -40,6 +40,11 @@ type Proc struct {
 	primaryClients []*redis.Client
 	primary        []int
 	sentinelEpoch  []int
+	// cluster is the ClusterClient of a cluster world (cluster.go), with
+	// the clients that load its slot map and their one-at-a-time token.
+	cluster      *redis.ClusterClient
+	slotsClients []*redis.Client
+	slotsSem     chan struct{}
 
 	pausedUntil int64
 	arms        faults.Arms                // pauses and other faults waiting for this process at a point (guarded by w.mu)
@@ -85,6 +90,7 @@ func (p *Proc) start() {
 			p.primaryClients = append(p.primaryClients, newRedisClient(p, -1-g))
 		}
 	}
+	p.startCluster()
 	go func() {
 		defer close(p.exited)
 		defer func() { p.Record(Event{Kind: evt.KindExit}) }()

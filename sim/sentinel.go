@@ -144,7 +144,7 @@ func (s *sentinel) failover(g *sentinelGroup) {
 	w.stats.Failovers++
 	g.epoch++
 	epoch := g.epoch
-	w.record(Event{Proc: SentinelName, Kind: evt.KindFailover, Detail: w.nodes[old].name + " -> " + best.name})
+	w.record(Event{Proc: SentinelName, Kind: evt.KindFailover, Detail: w.nodes[old].name + " -> " + best.name + w.shardNote(g.id)})
 	best.replicaOf = -1
 	best.offset = best.applied
 	best.acked = map[int]int64{}

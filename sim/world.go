@@ -55,6 +55,8 @@ type World struct {
 	internalErr error   // the engine broke an invariant (see fail)
 	keyLog      keyLog  // what clients' writes did to the lock keys (Result.KeyLog)
 	live        liveEnd // Config.EndWhenLive (live_end.go)
+	// clusterMoved counts the -MOVED replies of a cluster world (cluster.go)
+	clusterMoved int64
 }
 
 // Stats counts what happened in a run.
@@ -539,6 +541,7 @@ func (w *World) shutdown() {
 		for _, c := range p.services {
 			c.Close()
 		}
+		p.closeCluster()
 	}
 	for _, n := range w.nodes {
 		n.close()

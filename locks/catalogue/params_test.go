@@ -89,8 +89,9 @@ func TestCatalogueTTLs(t *testing.T) {
 		"setnx-expire": 10 * s, "spin-retry": 10 * s, "token-cas": 3 * s, "version-cas": 0, "watchdog": 30 * s, "zk-fencing": 3 * s, "zk-lock": 3 * s,
 		// Designs added with the tables (real arm only): their lease as registered.
 		"etcd-mutex": 3 * s, "etcd-fencing": 3 * s,
-		// issue 46's WAIT designs.
+		// Designs added since: their lease as registered.
 		"set-nx-wait": 10 * s, "redisson-wait": 30 * s,
+		"cluster-set-nx-cad": 3 * s,
 		// go-zero, built with -tags gozero: whole seconds + 500 ms.
 		"go-zero": 3500 * time.Millisecond,
 	}

@@ -1,0 +1,499 @@
+package sim
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// A Redis Cluster (Topology.Shards): miniredis answers the cluster
+// commands for one node only, so the cluster layer is here. The nodes
+// split in node order into shards; each shard's first node starts as its
+// primary, the rest (a replicated world) are its replicas, replicated as
+// any primary/replica group is (replication.go). The slots split among the
+// shards as redis-cli --cluster create splits them. Every node answers
+// CLUSTER SLOTS, SHARDS, NODES, INFO, MYID and KEYSLOT from the one
+// configuration the world holds (the cluster bus's gossip is instant), and
+// a keyed command reaching a node that does not serve its slot as a
+// primary gets -MOVED slot host:port, as Redis Cluster answers it. Keys of
+// one command in different slots get -CROSSSLOT.
+//
+// A replicated cluster's shards fail over through the world's failover
+// agent (sentinel.go, one group a shard; shardNote): the shard's replica
+// with the most replicated data is promoted once its primary has been
+// unreachable for Topology.DownAfter, standing in for the node timeout and
+// the replicas' election.
+//
+// Not modelled yet: ASK and slot migration; the election's own timing
+// (the FAIL vote of a majority of primaries, the replica's rank delay);
+// a minority primary that stops accepting writes after the node timeout;
+// each node's own, possibly stale, view of the configuration; WAIT and
+// WAITAOF routed to a key's primary.
+
+// ClusterSlotCount is Redis Cluster's number of hash slots.
+const ClusterSlotCount = 16384
+
+// ClusterPort is the port every simulated cluster node announces: a node's
+// address in CLUSTER SLOTS and in MOVED is its name and this port
+// ("n1:6379").
+const ClusterPort = 6379
+
+// Dial keys of a process's cluster connections (Proc.connectLocked): one
+// range for the ClusterClient's node clients, one for the clients that load
+// the slot map, apart from the plain per-node clients (0..MaxNodes) and the
+// services (serviceIndex...).
+const (
+	clusterKeyBase = 1 << 12
+	slotsKeyBase   = 1 << 13
+)
+
+// KeySlot is the hash slot of key: CRC16 (XMODEM) of the key, or of its
+// hash tag (the part between the first '{' and the next '}', when that is
+// not empty), modulo 16,384, as the Redis Cluster specification defines it.
+func KeySlot(key string) int {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			key = key[i+1 : i+1+j]
+		}
+	}
+	return int(crc16(key) % ClusterSlotCount)
+}
+
+// crc16 is CRC-16/XMODEM (polynomial 0x1021, initial value 0), bit by bit:
+// the cluster specification's function (go-redis's copy is internal).
+func crc16(s string) uint16 {
+	var crc uint16
+	for i := 0; i < len(s); i++ {
+		crc ^= uint16(s[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc
+}
+
+// ShardSlots is the slot range [first, last] of shard s of n, as
+// redis-cli --cluster create assigns them: shard s ends at
+// round((s+1)·16384/n − 1), the last shard at 16,383.
+func ShardSlots(s, n int) (first, last int) {
+	end := func(s int) int {
+		if s == n-1 {
+			return ClusterSlotCount - 1
+		}
+		// lround(x) of x = ((s+1)·16384 − n)/n ≥ 0: floor(x + 1/2).
+		return (2*((s+1)*ClusterSlotCount-n) + n) / (2 * n)
+	}
+	if s > 0 {
+		first = end(s-1) + 1
+	}
+	return first, end(s)
+}
+
+// SlotShard is the shard of n that serves slot.
+func SlotShard(slot, n int) int {
+	for s := 0; s < n; s++ {
+		if _, last := ShardSlots(s, n); slot <= last {
+			return s
+		}
+	}
+	return n - 1
+}
+
+// checkShards validates Topology.Shards against the nodes.
+func (c Config) checkShards() error {
+	s := c.Topology.Shards
+	switch {
+	case s == 0:
+		return nil
+	case s < 0 || s > len(c.Nodes):
+		return fmt.Errorf("topology.shards: %d out of range 1..%d (the number of nodes)", s, len(c.Nodes))
+	case c.Topology.Replicated && c.Topology.Groups != 0 && c.Topology.Groups != s:
+		return fmt.Errorf("topology.groups: %d, and a cluster's groups are its %d shards", c.Topology.Groups, s)
+	case c.Topology.Replicated && (len(c.Nodes)%s != 0 || len(c.Nodes)/s < 2):
+		return fmt.Errorf("topology.shards: %d nodes do not split into %d shards of a primary and at least one replica each", len(c.Nodes), s)
+	case !c.Topology.Replicated && len(c.Nodes) != s:
+		return fmt.Errorf("topology.shards: %d shards without replicas need %d nodes, got %d (a replicated topology gives each shard replicas)", s, s, len(c.Nodes))
+	}
+	return nil
+}
+
+// shards is the number of shards (0: not a cluster).
+func (w *World) shards() int { return w.cfg.Topology.Shards }
+
+// shardOf is node id's shard.
+func (w *World) shardOf(id int) int { return id / (len(w.nodes) / w.shards()) }
+
+// shardPrimary is the node the cluster names as shard s's primary: its
+// first node, or in a replicated cluster whoever was promoted since.
+func (w *World) shardPrimary(s int) *Node {
+	if w.sentinel != nil {
+		return w.nodes[w.sentinel.groups[s].primary]
+	}
+	return w.nodes[s*(len(w.nodes)/w.shards())]
+}
+
+// shardReplicas are the nodes of shard s that replicate from its primary,
+// in node order.
+func (w *World) shardReplicas(s int) []*Node {
+	p := w.shardPrimary(s)
+	var out []*Node
+	size := len(w.nodes) / w.shards()
+	for _, n := range w.nodes[s*size : (s+1)*size] {
+		if n != p && n.replicaOf == p.id {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// shardNote names shard s and its slots for a failover's detail in a
+// cluster world (" (cluster shard 2, slots 10923-16383)"); "" otherwise.
+// In a replicated cluster the world's failover agent (sentinel.go) stands
+// in for the cluster's own election: it promotes the shard's replica with
+// the most replicated data once the primary has been unreachable for
+// Topology.DownAfter (the cluster's node timeout), and the cluster's slot
+// map names the promoted node from then on.
+func (w *World) shardNote(s int) string {
+	if w.shards() == 0 {
+		return ""
+	}
+	first, last := ShardSlots(s, w.shards())
+	return fmt.Sprintf(" (cluster shard %d, slots %d-%d)", s, first, last)
+}
+
+// clusterAddr is node n's address as the cluster announces it.
+func clusterAddr(n *Node) string { return n.name + ":" + strconv.Itoa(ClusterPort) }
+
+// clusterNodeID is node n's 40-hex-digit cluster node id (a digest of its
+// name: the same in every run).
+func clusterNodeID(n *Node) string {
+	h := sha1.Sum([]byte("locksim cluster node " + n.name))
+	return hex.EncodeToString(h[:])
+}
+
+// clusterNoKey are commands that name no key (beside nonData).
+var clusterNoKey = map[string]bool{
+	"CLUSTER": true, "ASKING": true, "READWRITE": true, "FLUSHALL": true, "FLUSHDB": true, "KEYS": true,
+	"SCAN": true, "RANDOMKEY": true, "EXEC": true, "CONFIG": true, "DEBUG": true, "SWAPDB": true,
+	"LASTSAVE": true, "SAVE": true, "BGSAVE": true, "FUNCTION": true, "OBJECT": true, "MEMORY": true,
+}
+
+// clusterKeys appends to buf the keys of a command a cluster routes by
+// slot, as the Redis command table names them for the commands locks use:
+// every argument of DEL, UNLINK, EXISTS, MGET and TOUCH, the keys of MSET,
+// EVAL's and FCALL's declared keys, the first argument otherwise. A command
+// that names no key gives none.
+func clusterKeys(buf []string, cmd string, args []string) []string {
+	if nonData[cmd] || clusterNoKey[cmd] || len(args) < 2 {
+		return buf
+	}
+	switch cmd {
+	case "DEL", "UNLINK", "EXISTS", "MGET", "TOUCH":
+		return append(buf, args[1:]...)
+	case "MSET", "MSETNX":
+		for i := 1; i < len(args); i += 2 {
+			buf = append(buf, args[i])
+		}
+		return buf
+	case "EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO":
+		if len(args) < 3 {
+			return buf
+		}
+		nk, err := strconv.Atoi(args[2])
+		if err != nil || nk < 0 || 3+nk > len(args) {
+			return buf // the node's own error says what is wrong
+		}
+		return append(buf, args[3:3+nk]...)
+	}
+	return append(buf, args[1])
+}
+
+// clusterExec answers what the cluster layer answers for node n: the
+// CLUSTER commands, ASKING and READWRITE, and -MOVED or -CROSSSLOT for a
+// keyed command n must not serve. It reports whether it answered (false:
+// the node runs the command).
+func (n *Node) clusterExec(c *conn, cmd string, args []string) bool {
+	w := n.w
+	switch cmd {
+	case "CLUSTER":
+		n.clusterCommand(c, args)
+		return true
+	case "ASKING", "READWRITE":
+		c.peer.WriteOK()
+		return true
+	}
+	if !n.srv.IsRegisteredCommand(cmd) {
+		return false
+	}
+	keys := clusterKeys(n.keys[:0], cmd, args)
+	n.keys = keys
+	if len(keys) == 0 {
+		return false
+	}
+	slot := KeySlot(keys[0])
+	for _, k := range keys[1:] {
+		if KeySlot(k) != slot {
+			c.peer.WriteError("CROSSSLOT Keys in request don't hash to the same slot")
+			return true
+		}
+	}
+	s := SlotShard(slot, w.shards())
+	if s == w.shardOf(n.id) && n.replicaOf < 0 {
+		return false
+	}
+	// Another shard's slot, or n is a replica (a replica redirects every
+	// keyed command to its primary unless the connection sent READONLY,
+	// which go-redis's ClusterClient does only with ReadOnly set).
+	w.clusterMoved++
+	c.peer.WriteError("MOVED " + strconv.Itoa(slot) + " " + clusterAddr(w.shardPrimary(s)))
+	return true
+}
+
+// clusterCommand answers CLUSTER subcommands.
+func (n *Node) clusterCommand(c *conn, args []string) {
+	w := n.w
+	sub := ""
+	if len(args) > 1 {
+		sub = strings.ToUpper(args[1])
+	}
+	switch {
+	case sub == "SLOTS" && len(args) == 2:
+		c.peer.WriteLen(w.shards())
+		for s := 0; s < w.shards(); s++ {
+			first, last := ShardSlots(s, w.shards())
+			nodes := append([]*Node{w.shardPrimary(s)}, w.shardReplicas(s)...)
+			c.peer.WriteLen(2 + len(nodes))
+			c.peer.WriteInt(first)
+			c.peer.WriteInt(last)
+			for _, m := range nodes {
+				c.peer.WriteLen(3)
+				c.peer.WriteBulk(m.name)
+				c.peer.WriteInt(ClusterPort)
+				c.peer.WriteBulk(clusterNodeID(m))
+			}
+		}
+	case sub == "SHARDS" && len(args) == 2:
+		c.peer.WriteLen(w.shards())
+		for s := 0; s < w.shards(); s++ {
+			first, last := ShardSlots(s, w.shards())
+			p := w.shardPrimary(s)
+			nodes := append([]*Node{p}, w.shardReplicas(s)...)
+			c.peer.WriteMapLen(2)
+			c.peer.WriteBulk("slots")
+			c.peer.WriteLen(2)
+			c.peer.WriteInt(first)
+			c.peer.WriteInt(last)
+			c.peer.WriteBulk("nodes")
+			c.peer.WriteLen(len(nodes))
+			for _, m := range nodes {
+				role, off := "master", m.offset
+				if m != p {
+					role, off = "replica", m.applied
+				}
+				health := "online"
+				if !m.up {
+					health = "fail"
+				}
+				c.peer.WriteMapLen(7)
+				c.peer.WriteBulk("id")
+				c.peer.WriteBulk(clusterNodeID(m))
+				c.peer.WriteBulk("port")
+				c.peer.WriteInt(ClusterPort)
+				c.peer.WriteBulk("ip")
+				c.peer.WriteBulk(m.name)
+				c.peer.WriteBulk("endpoint")
+				c.peer.WriteBulk(m.name)
+				c.peer.WriteBulk("role")
+				c.peer.WriteBulk(role)
+				c.peer.WriteBulk("replication-offset")
+				c.peer.WriteInt(int(off))
+				c.peer.WriteBulk("health")
+				c.peer.WriteBulk(health)
+			}
+		}
+	case sub == "NODES" && len(args) == 2:
+		var b strings.Builder
+		for s := 0; s < w.shards(); s++ {
+			first, last := ShardSlots(s, w.shards())
+			p := w.shardPrimary(s)
+			for _, m := range append([]*Node{p}, w.shardReplicas(s)...) {
+				flags, master, slots := "master", "-", fmt.Sprintf(" %d-%d", first, last)
+				if m != p {
+					flags, master, slots = "slave", clusterNodeID(p), ""
+				}
+				if m == n {
+					flags = "myself," + flags
+				}
+				if !m.up {
+					flags += ",fail"
+				}
+				fmt.Fprintf(&b, "%s %s@%d %s %s 0 0 %d connected%s\n", clusterNodeID(m), clusterAddr(m), ClusterPort+10000, flags, master, s+1, slots)
+			}
+		}
+		c.peer.WriteBulk(b.String())
+	case sub == "INFO" && len(args) == 2:
+		c.peer.WriteBulk(fmt.Sprintf("cluster_enabled:1\r\ncluster_state:ok\r\ncluster_slots_assigned:%d\r\ncluster_slots_ok:%d\r\ncluster_known_nodes:%d\r\ncluster_size:%d\r\n",
+			ClusterSlotCount, ClusterSlotCount, len(w.nodes), w.shards()))
+	case sub == "MYID" && len(args) == 2:
+		c.peer.WriteBulk(clusterNodeID(n))
+	case sub == "KEYSLOT" && len(args) == 3:
+		c.peer.WriteInt(KeySlot(args[2]))
+	default:
+		c.peer.WriteError(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for 'CLUSTER %s' (the simulated cluster answers SLOTS, SHARDS, NODES, INFO, MYID, KEYSLOT)", strings.Join(args[1:], " ")))
+	}
+}
+
+// clusterNodeByAddr resolves an announced address ("n1:6379") to a node.
+func (w *World) clusterNodeByAddr(addr string) (*Node, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || port != strconv.Itoa(ClusterPort) {
+		return nil, fmt.Errorf("sim: cluster address %q is not a node's (name:%d)", addr, ClusterPort)
+	}
+	for _, n := range w.nodes {
+		if n.name == host {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("sim: cluster address %q names no node", addr)
+}
+
+// clusterOptions are the options of every simulated ClusterClient: those
+// of newRedisClient (RESP2, no CLIENT SETINFO, no maintenance
+// notifications, fixed retry backoff, no idle reaping) and two that keep
+// it deterministic. go-redis loads the slot map from a node it picks with
+// the global random source (loadState's rand.Perm), and with routing
+// policies on asks COMMAND of nodes picked the same way: ClusterSlots
+// loads it instead with CLUSTER SLOTS from the shards' first nodes in
+// order (the first that answers), and routing policies are off (every
+// keyed command goes to its slot's primary, as without them).
+func (p *Proc) clusterOptions() *redis.ClusterOptions {
+	rc := p.w.cfg.Redis
+	var seeds []string
+	size := len(p.w.nodes) / p.w.shards()
+	for s := 0; s < p.w.shards(); s++ {
+		seeds = append(seeds, clusterAddr(p.w.nodes[s*size]))
+	}
+	return &redis.ClusterOptions{
+		Addrs: seeds,
+		Dialer: func(_ context.Context, _, addr string) (net.Conn, error) {
+			n, err := p.w.clusterNodeByAddr(addr)
+			if err != nil {
+				return nil, err
+			}
+			p.w.mu.Lock()
+			defer p.w.mu.Unlock()
+			return p.connectLocked(n, clusterKeyBase+n.id, "cluster/"), nil
+		},
+		ClusterSlots:             p.loadSlots,
+		DisableRoutingPolicies:   true,
+		Protocol:                 2,
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+		PoolSize:                 8,
+		ReadBufferSize:           4 << 10,
+		WriteBufferSize:          4 << 10,
+		ConnMaxIdleTime:          -1,
+		DialTimeout:              rc.DialTimeout,
+		ReadTimeout:              rc.ReadTimeout,
+		WriteTimeout:             rc.WriteTimeout,
+		MaxRetries:               rc.MaxRetries,
+		MinRetryBackoff:          rc.RetryBackoff,
+		MaxRetryBackoff:          rc.RetryBackoff,
+		PoolTimeout:              rc.ReadTimeout + rc.DialTimeout,
+	}
+}
+
+// loadSlots is the ClusterClient's ClusterSlots: CLUSTER SLOTS, parsed by
+// go-redis, from each shard's first node in order until one answers. One
+// load at a time (the slots channel): go-redis reloads on a goroutine of
+// its own, and two loads must not share a connection pool.
+func (p *Proc) loadSlots(ctx context.Context) ([]redis.ClusterSlot, error) {
+	select {
+	case p.slotsSem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-p.slotsSem }()
+	var firstErr error
+	size := len(p.w.nodes) / p.w.shards()
+	for s := 0; s < p.w.shards(); s++ {
+		slots, err := p.slotsClient(s * size).ClusterSlots(ctx).Result()
+		if err == nil {
+			return slots, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return nil, firstErr
+}
+
+// slotsClient is p's client for loading the slot map from node i (made on
+// first use; only loadSlots uses it, one load at a time).
+func (p *Proc) slotsClient(i int) *redis.Client {
+	if c := p.slotsClients[i]; c != nil {
+		return c
+	}
+	rc := p.w.cfg.Redis
+	n := p.w.nodes[i]
+	c := redis.NewClient(&redis.Options{
+		Addr: clusterAddr(n),
+		Dialer: func(context.Context, string, string) (net.Conn, error) {
+			p.w.mu.Lock()
+			defer p.w.mu.Unlock()
+			return p.connectLocked(n, slotsKeyBase+i, "slots/"), nil
+		},
+		Protocol:                 2,
+		DisableIdentity:          true,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+		PoolSize:                 2,
+		ReadBufferSize:           4 << 10,
+		WriteBufferSize:          4 << 10,
+		ConnMaxIdleTime:          -1,
+		DialTimeout:              rc.DialTimeout,
+		ReadTimeout:              rc.ReadTimeout,
+		WriteTimeout:             rc.WriteTimeout,
+		MaxRetries:               -1,
+		PoolTimeout:              rc.ReadTimeout + rc.DialTimeout,
+	})
+	p.slotsClients[i] = c
+	return c
+}
+
+// startCluster makes p's ClusterClient (a cluster world only).
+func (p *Proc) startCluster() {
+	if p.w.shards() == 0 {
+		return
+	}
+	p.slotsSem = make(chan struct{}, 1)
+	p.slotsClients = make([]*redis.Client, len(p.w.nodes))
+	p.cluster = redis.NewClusterClient(p.clusterOptions())
+}
+
+// closeCluster closes p's cluster clients at shutdown.
+func (p *Proc) closeCluster() {
+	if p.cluster != nil {
+		p.cluster.Close()
+	}
+	for _, c := range p.slotsClients {
+		if c != nil {
+			c.Close()
+		}
+	}
+}
+
+// Cluster returns p's go-redis ClusterClient for a cluster world
+// (Topology.Shards), nil otherwise. It routes each command by its key's
+// slot and follows MOVED (clusterOptions says how it is set up).
+func (p *Proc) Cluster() *redis.ClusterClient { return p.cluster }
