@@ -88,8 +88,9 @@ type Options struct {
 	// Quick: QuickSeeds and a coarser pause sweep.
 	Quick bool
 	// PerYear runs the per-year estimate (perhour.go) after the matrix,
-	// for the designs of perYearLocks in the report (not cached in the
-	// result store: about 800 runs a design, 160 with Quick).
+	// for the designs of perYearLocks in the report (about 800 runs a
+	// design, 160 with Quick; each design's estimate is kept in the
+	// result store).
 	PerYear bool
 	// Scenarios and Locks, if set, keep only these (ids; nil: all).
 	Scenarios []string

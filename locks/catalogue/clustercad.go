@@ -12,7 +12,7 @@ func init() {
 	Register(locks.Info{
 		ID:       "cluster-set-nx-cad",
 		Design:   "set-nx-cad on a Redis Cluster through go-redis's ClusterClient: SET key value NX PX ttl on the key's slot's primary, release by Lua compare-and-delete there",
-		Source:   "“The SETNX command” (Redisson in cluster mode), “Redis and ZooKeeper locks” (CSDN) (lock loss in cluster mode); set-nx-cad's commands on a cluster (issue 46)",
+		Source:   "“The SETNX command” (Redisson in cluster mode), “Redis and ZooKeeper locks” (CSDN) (lock loss in cluster mode); set-nx-cad's commands on a cluster",
 		Weakness: "as set-nx-cad: a holder paused past the TTL keeps acting while another client holds the key; the key lives on one shard's primary, whose async replica may be promoted without it",
 		Topology: locks.Cluster,
 		// set-nx-cad's lease and retries; no WAIT: go-redis's ClusterClient

@@ -13,7 +13,7 @@ import (
 	"github.com/locksim/locksim/locks"
 )
 
-// The WAIT-based locks of issue 46: a plain SET NX PX followed by WAIT 1,
+// The WAIT-based locks: a plain SET NX PX followed by WAIT 1,
 // and Redisson's current RLock, whose every lock, unlock and renewal
 // script is pipelined with a WAIT for the replicas it believes connected.
 
@@ -67,7 +67,7 @@ func init() {
 	Register(locks.Info{
 		ID:       "set-nx-wait",
 		Design:   "SET key value NX PX ttl (10 s) on the primary of a primary + 2 async replicas with Sentinel, then WAIT 1 1000: held only if WAIT says at least one replica acknowledged the key within 1 s; fewer: the key is given back by Lua compare-and-delete and the try fails (3 tries, 1 s apart); release by Lua compare-and-delete",
-		Source:   "issue 46 (\"a plain SET NX + WAIT 1\"); redis.io WAIT (\"WAIT does not make Redis a strongly consistent store\"); DEBATE.md S5",
+		Source:   "redis.io WAIT (\"WAIT does not make Redis a strongly consistent store\"); DEBATE.md S5",
 		Weakness: "WAIT counts acknowledgements, it does not choose the promotion: a failover that promotes a replica other than the one that acknowledged (the acknowledging replica down or cut off from Sentinel), or a split brain in which the old primary keeps a replica on its side, loses an acknowledged key and a second client acquires; a holder paused past the TTL keeps acting",
 		Topology: locks.Replicated,
 		Params:   waitParams(),
@@ -135,7 +135,7 @@ func NewRedissonWaitLock(env locks.Env, wait, lease time.Duration) *RedissonLock
 //	EVAL <script> ..., WAIT n 1000     (one connection; n the replica count)
 //
 // A WAIT reply other than n makes the count unknown again (read at the
-// next call: #6518's fix). A WAIT reply of 0 with n > 0 is
+// next call: the fix of redisson #6518). A WAIT reply of 0 with n > 0 is
 // NoSyncedSlavesException: for a lock try, handleNoSync runs the unlock
 // script (synced too; its own exception swallowed) and the try throws
 // (Acquire returns NoSyncedSlavesError); for an unlock it throws (Release
