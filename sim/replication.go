@@ -293,6 +293,27 @@ func (n *Node) checkWaiters() {
 	}
 }
 
+// unblockWaiters answers every WAIT pending on n as Redis does when a
+// primary becomes a replica (REPLICAOF: disconnectAllBlockedClients), with
+// -UNBLOCKED, before its clients are dropped: the reply travels the
+// connection ahead of the reset, and a client library does not retry it
+// on another node (as it would a WAIT whose connection just broke).
+func (n *Node) unblockWaiters() {
+	for _, req := range n.waiters {
+		if req.done {
+			continue
+		}
+		req.done = true
+		c := req.c
+		c.waitReq, c.backlog = nil, nil
+		c.peer.WriteError("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")
+		c.bw.Flush()
+		n.w.record(Event{Proc: n.name, Kind: evt.KindCmd, Peer: c.p.name, Cmd: "WAIT(unblocked)", Reply: firstLine(c.out.Bytes())})
+		c.sendReply()
+	}
+	n.waiters = nil
+}
+
 func (n *Node) finishWait(req *waitReq) {
 	if req.done {
 		return

@@ -102,6 +102,7 @@ func (s *sentinel) tickGroup(g *sentinelGroup) {
 			}
 			w.record(Event{Proc: SentinelName, Kind: evt.KindDemote, Detail: n.name + " -> replica of " + np.name})
 			n.epoch++ // REPLICAOF drops its clients
+			n.unblockWaiters()
 			n.resetConns()
 			np.fullSync(n)
 		} else if n.id != g.primary && n.replicaOf >= 0 && n.replicaOf != g.primary && s.canReach(n) {
@@ -197,6 +198,7 @@ func (s *sentinel) heal() {
 			case n.replicaOf < 0:
 				w.record(Event{Proc: SentinelName, Kind: evt.KindDemote, Detail: n.name + " -> replica of " + np.name})
 				n.epoch++
+				n.unblockWaiters()
 				n.resetConns()
 				np.fullSync(n)
 			case n.replicaOf != g.primary:

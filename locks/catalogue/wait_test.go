@@ -167,3 +167,21 @@ func TestRedissonWaitMinorityPrimary(t *testing.T) {
 		t.Fatalf("%s: %v, want safe", j.Verdict(), j.Check.Reasons)
 	}
 }
+
+// wait-minority × set-nx-wait seed 4: at the heal Sentinel demotes n0
+// while c0's WAIT is pending there. n0 answers it -UNBLOCKED before its
+// clients are dropped, as Redis does on REPLICAOF, and go-redis does not
+// retry that on the new primary: safe. (When the simulator only dropped
+// the connection, go-redis retried the WAIT on n1, whose replica answered
+// 1 for writes that were not c0's, and c0 held a key it had deleted:
+// unsafe on 3 of 10 seeds, this one among them.)
+func TestWaitUnblockedOnDemotion(t *testing.T) {
+	j := judge(t, locksimrun.Spec{Scenario: "wait-minority", Lock: "set-nx-wait", Seed: 4})
+	if j.Verdict() != checker.VerdictSafe {
+		t.Fatalf("%s: %v, want safe", j.Verdict(), j.Check.Reasons)
+	}
+	cmds := cmdsOf(t, "wait-minority", "set-nx-wait", "c0", 4, scenarios.Params{})
+	if !slices.ContainsFunc(cmds, func(c string) bool { return strings.HasPrefix(c, "WAIT(unblocked) -> -UNBLOCKED") }) {
+		t.Fatal("no WAIT was answered -UNBLOCKED: the demotion did not meet a pending WAIT")
+	}
+}
