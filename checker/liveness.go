@@ -222,7 +222,11 @@ func Liveness(h History, holds []Hold, o Options) LivenessReport {
 		if h.Fencing == FenceVersion {
 			what = "completed a write"
 		}
-		if lastProgress < r.PhaseStart && h.End-r.PhaseStart <= h.LeaseTTL {
+		// The excuse of a key orphaned at the heal holds only for a lock
+		// that granted at all: one that never did in the whole run is
+		// dead, whatever its lease.
+		if lastProgress >= 0 && lastProgress < r.PhaseStart && h.End-r.PhaseStart <= h.LeaseTTL {
+			r.Judged, r.Starved = false, nil
 			r.Reasons = append(r.Reasons, fmt.Sprintf("liveness not judged: no client %s after the heal, but the liveness phase (%v) is not longer than the lock's lease (%v), for which a key orphaned at the heal may block everyone",
 				what, time.Duration(h.End-r.PhaseStart), time.Duration(h.LeaseTTL)))
 		} else if lastProgress < r.PhaseStart {

@@ -2,6 +2,7 @@ package realredis
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -214,6 +215,15 @@ func (w *world) promoted(n int) {
 			e.PromotedLacking = lacking
 		})
 	}
+}
+
+// failoverEnded drops fault i's awaited promotion when its crash ends:
+// a promotion Sentinel makes later is not this failover's (it would be
+// judged against keys read at this crash, long expired).
+func (w *world) failoverEnded(i int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.failing = slices.DeleteFunc(w.failing, func(pf pendingFailover) bool { return pf.fault == i })
 }
 
 // finishEffects returns the run's effects: each node fault's targets

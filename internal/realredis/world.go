@@ -472,7 +472,10 @@ func (w *world) beginFault(i int, f faults.Fault, armed bool) {
 		w.failing = append(w.failing, pendingFailover{fault: i, want: want})
 		w.mu.Unlock()
 		w.crashAs(n, "failover")
-		onEnd = func() { w.crashEnded(n) }
+		onEnd = func() {
+			w.crashEnded(n)
+			w.failoverEnded(i) // effects.go: no promotion by now is none
+		}
 	case faults.Crash:
 		idx := w.faultServers(f.Targets)
 		w.noteNodeFault(i, f, idx)
