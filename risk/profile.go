@@ -26,6 +26,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/locksim/locksim/internal/inputfile"
+	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -144,10 +145,20 @@ func Load(path string) (*Profile, error) {
 
 // Decode decodes and validates a profile; unknown fields are refused.
 // Errors name the file and the field.
-func Decode(raw []byte, name string) (*Profile, error) {
+func Decode(raw []byte, name string) (prof *Profile, err error) {
 	if len(raw) > MaxFileBytes {
 		return nil, fmt.Errorf("%s: %d bytes, more than %d", name, len(raw), MaxFileBytes)
 	}
+	// The parser's time grows with nesting (scenarios.CheckYAMLShape
+	// bounds it first), and a failure inside it is an error, not a panic.
+	if err := scenarios.CheckYAMLShape(raw); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			prof, err = nil, fmt.Errorf("%s: the YAML parser failed on this file (%v)", name, r)
+		}
+	}()
 	var p Profile
 	if err := yaml.NewDecoder(bytes.NewReader(raw), yaml.Strict()).Decode(&p); err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
