@@ -228,7 +228,7 @@ const perYearFloor = 1e-3
 
 // perYearChart draws each design's total with its interval.
 func perYearChart(r *PerYearResult) charts.BarChart {
-	bc := charts.BarChart{Title: fmt.Sprintf("Expected violations per year under the default fault profile, every design at TTL %v", time.Duration(r.TTLNS)),
+	bc := charts.BarChart{Title: fmt.Sprintf("Expected violations per year under the default fault profile, every design scaled to TTL %v", time.Duration(r.TTLNS)),
 		YLabel: "violations per year (log scale)", Floor: perYearFloor}
 	for _, l := range r.Locks {
 		bc.Bars = append(bc.Bars, charts.Bar{Name: l.Lock, Value: l.PerYear, Lo: l.PerYearCI95[0], Hi: l.PerYearCI95[1]})
@@ -275,7 +275,7 @@ func perYearFigures(r *PerYearResult, save func(charts.Figure, string) (string, 
 		return nil, err
 	}
 	out := []figure{{Title: perYearTitle, PNG: png, SVG: svg, Table: perYearTable(r),
-		Caption: fmt.Sprintf("The debate's question: how many times a year does each design, at the same lease (TTL %v), let two holders in, in a world of 3 clients under the fault profile locksim ships (%s, printed below with the source of every number)? "+
+		Caption: fmt.Sprintf("The debate's question: how many times a year does each design, played at the same lease (TTL %v: its own durations scaled to it, so this differs from the TTL the matrix plays it at), let two holders in, in a world of 3 clients under the fault profile locksim ships (%s, printed below with the source of every number)? "+
 			"Each is 'locksim risk --lock ID --ttl %v --seeds %d'. %s The bars are on a log scale from %g (a zero is drawn there); the strata and their counts are in results.json (per_year).",
 			time.Duration(r.TTLNS), r.Profile, time.Duration(r.TTLNS), r.Seeds, risk.Method, perYearFloor)}}
 	fig, err = sensitivityChart(r).Figure()
