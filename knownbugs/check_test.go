@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/internal/realarm/realredis"
 	"github.com/locksim/locksim/run"
 )
 

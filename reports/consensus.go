@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locksim/locksim/internal/parity"
+	"github.com/locksim/locksim/internal/realarm/parity"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
 )

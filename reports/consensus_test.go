@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locksim/locksim/internal/parity"
+	"github.com/locksim/locksim/internal/realarm/parity"
 )
 
 // TestConsensusSection: a parity folder's consensus cells get their own

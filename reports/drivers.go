@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/locksim/locksim/internal/parity"
+	"github.com/locksim/locksim/internal/realarm/parity"
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/run"
 )

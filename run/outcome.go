@@ -54,7 +54,7 @@ type Outcome struct {
 	Bit            int `json:"faults_bit,omitempty"`
 	ClockUnreached int `json:"clock_unreached,omitempty"`
 	// A real run's largest stall of the harness and, when its unsafe
-	// verdict may be the machine's, why (internal/realredis/stall.go); never set
+	// verdict may be the machine's, why (internal/realarm/realredis/stall.go); never set
 	// by the simulator.
 	StallMaxMS float64 `json:"stall_max_ms,omitempty"`
 	Machine    string  `json:"machine_verdict,omitempty"`

@@ -59,7 +59,7 @@ type headerLine struct {
 }
 
 // RealRunKey names the header line of a real-arm run's trace
-// ({"locksim_real_run":{...}}, written by internal/realredis/trace.go):
+// ({"locksim_real_run":{...}}, written by internal/realarm/realredis/trace.go):
 // a history of real processes in real time, which no run replays.
 const RealRunKey = "locksim_real_run"
 

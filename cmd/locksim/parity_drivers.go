@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/internal/outfile"
-	"github.com/locksim/locksim/internal/parity"
+	"github.com/locksim/locksim/internal/realarm/parity"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"
 )

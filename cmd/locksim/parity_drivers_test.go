@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locksim/locksim/internal/parity"
-	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/internal/realarm/parity"
+	"github.com/locksim/locksim/internal/realarm/realredis"
 )
 
 // parity --drivers checks its scenarios and drivers before it starts

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/locksim/locksim/internal/parity"
+	"github.com/locksim/locksim/internal/realarm/parity"
 )
 
 // parity --cells is checked before anything runs: a cell that

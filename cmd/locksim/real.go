@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/locksim/locksim/internal/outfile"
-	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/internal/realarm/realredis"
 	"github.com/locksim/locksim/run"
 )
 

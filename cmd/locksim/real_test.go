@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/internal/realarm/realredis"
 )
 
 // redisPIDs is the set of live redis-server processes.

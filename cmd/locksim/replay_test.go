@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/event"
-	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/internal/realarm/realredis"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )

@@ -25,7 +25,7 @@ func closedPort(t *testing.T) string {
 }
 
 // proxyTo is a toxiproxy proxy in front of upstream, as the real arm's
-// member links are (internal/realredis/links.go).
+// member links are (internal/realarm/realredis/links.go).
 func proxyTo(t *testing.T, upstream string) string {
 	t.Helper()
 	api := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop())

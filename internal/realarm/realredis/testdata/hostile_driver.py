@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A hostile driver for internal/realredis's tests, standard
+"""A hostile driver for internal/realarm/realredis's tests, standard
 library only. In modes far-validity and seconds it locks nothing (every
 acquire is granted, so the clients' sections overlap); in the others it
 locks a file (flock, shared by the run's drivers: a belief until release,

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/internal/driver"
+	"github.com/locksim/locksim/internal/realarm/driver"
 	"github.com/locksim/locksim/internal/reap"
 	"github.com/locksim/locksim/locks"
 )

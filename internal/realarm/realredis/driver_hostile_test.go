@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/internal/driver"
+	"github.com/locksim/locksim/internal/realarm/driver"
 )
 
 // hostileRun runs testdata/hostile_driver.py in mode in lock's world on

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/internal/realarm/realredis"
 )
 
 // The stall detector's marks in the parity tables (realredis/stall.go):

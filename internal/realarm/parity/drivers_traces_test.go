@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/internal/realarm/realredis"
 	"github.com/locksim/locksim/sim"
 )
 

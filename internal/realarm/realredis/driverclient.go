@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/event"
-	"github.com/locksim/locksim/internal/driver"
+	"github.com/locksim/locksim/internal/realarm/driver"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/scenarios"
 	"github.com/locksim/locksim/sim"

@@ -13,7 +13,7 @@ import (
 // within the protocol's ranges; written back as JSON it decodes to the
 // same line.
 //
-//	go test -run '^$' -fuzz FuzzDecode ./internal/driver/
+//	go test -run '^$' -fuzz FuzzDecode ./internal/realarm/driver/
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{
 		`{"re":"start","result":"ok","library":"redis-py 5.0.1","renew":true}`,

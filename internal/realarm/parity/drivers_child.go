@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/internal/realarm/realredis"
 	"github.com/locksim/locksim/internal/reap"
 )
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A driver for a lock library that never gives up, for internal/realredis's
+"""A driver for a lock library that never gives up, for internal/realarm/realredis's
 tests: its lock() is redis-lock 1.0.0's, SET NX PX again every 20 ms until it
 succeeds, with no timeout and no way to cancel it. The driver declares cancel
 (docs/DRIVERS.md, "Libraries that never give up") and follows the pattern:

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/internal/realarm/realredis"
 	"github.com/locksim/locksim/internal/stats"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/internal/realcoord"
+	"github.com/locksim/locksim/internal/realarm/realcoord"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/sim"
 )

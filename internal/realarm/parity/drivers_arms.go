@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/locksim/locksim/internal/realredis"
+	"github.com/locksim/locksim/internal/realarm/realredis"
 )
 
 // The drivers table's worlds and columns (drivers.go): which lock's world,

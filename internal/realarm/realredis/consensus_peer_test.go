@@ -10,7 +10,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/event"
-	"github.com/locksim/locksim/internal/realcoord"
+	"github.com/locksim/locksim/internal/realarm/realcoord"
 	"github.com/locksim/locksim/run"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/event"
-	"github.com/locksim/locksim/internal/driver"
+	"github.com/locksim/locksim/internal/realarm/driver"
 )
 
 // TestDriverNeverGivesUp: a driver for a lock library whose acquire

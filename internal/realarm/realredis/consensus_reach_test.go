@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/faults"
-	"github.com/locksim/locksim/internal/realcoord"
+	"github.com/locksim/locksim/internal/realarm/realcoord"
 )
 
 // TestMemberClockFaultNotInjected: a clock fault naming only members the

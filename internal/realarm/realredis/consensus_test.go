@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/internal/realcoord"
+	"github.com/locksim/locksim/internal/realarm/realcoord"
 	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
 )

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A fake driver for internal/realredis's renewal tests: SET NX PX with a
+"""A fake driver for internal/realarm/realredis's renewal tests: SET NX PX with a
 validity (time.time() before the SET + TTL) like the control, and a renew
 whose reply is argv[1]'s: "ok" (compare-and-PEXPIRE, the new validity
 time.time() before it + TTL) or "fail" (refused, without a round trip).

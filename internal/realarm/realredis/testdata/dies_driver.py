@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A fake driver for internal/realredis's TestDriverDiesHolding: SET NX PX
+"""A fake driver for internal/realarm/realredis's TestDriverDiesHolding: SET NX PX
 with no validity (the holder believes until it releases), and client c0's
 process exits at its first write request, while it holds. The others run
 on normally."""

@@ -15,7 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/locksim/locksim/event"
-	"github.com/locksim/locksim/internal/realcoord"
+	"github.com/locksim/locksim/internal/realarm/realcoord"
 	"github.com/locksim/locksim/sim"
 )
 
