@@ -109,7 +109,7 @@ func (s *Store) key(req sweep.Request) string {
 // Run answers req from the store, or runs it on r and stores it. A
 // timeline request's picture is written to its path either way. (A
 // sweep's runs go through it too: sweep.Sweep.Store.)
-func (s *Store) Run(r sweep.Runner, req sweep.Request) (run.Outcome, error) {
+func (s *Store) Run(r run.Runner, req run.Request) (run.Outcome, error) {
 	o, _, err := s.run(r, req, false)
 	return o, err
 }
