@@ -40,7 +40,10 @@ type curve struct {
 	// Question is the debate's question the curve answers; Reading says
 	// what to look for. Both go into the caption.
 	Question, Reading string
-	points            []*point
+	// pauseSweep: the curve is the pause sweep's kind (pausesecs.go): a
+	// run whose pause fell short is left out of its rate, not counted.
+	pauseSweep bool
+	points     []*point
 }
 
 // point is one (lock, value) of a curve.
@@ -55,6 +58,11 @@ type point struct {
 	// run is the point's run at seed 1 (file curves).
 	run run.Spec
 }
+
+// leavesShortOut reports whether a run of the point whose pause fell
+// short is left out of its rate (the pause sweeps) rather than counted (a
+// debate curve, which runs its scenario's own schedule).
+func (pt *point) leavesShortOut() bool { return pt.curve == nil || pt.curve.pauseSweep }
 
 // The debate's curves, in the report's order after the pause sweep.
 func debateCurves() []*curve {

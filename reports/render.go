@@ -128,7 +128,7 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 		return rel(paths[0]), rel(paths[1]), nil
 	}
 	if len(p.points) > 0 {
-		rc := charts.RateChart{Title: "client pause just before the protected write (no other faults)", XLabel: "pause (× the lock's TTL)", YLabel: "runs judged unsafe"}
+		rc := charts.RateChart{Title: "client pause just before the protected write, in multiples of each lock's TTL (no other faults)", XLabel: "pause (× each lock's TTL; the table gives each TTL in seconds)", YLabel: "runs judged unsafe", Markers: true}
 		for _, id := range pauseSweepLocks {
 			s := charts.RateSeries{Name: id}
 			for _, pt := range p.points {
@@ -148,9 +148,22 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, figure{Title: "Violation rate vs pause length", PNG: png, SVG: svg, Table: p.pauseTable(),
-			Caption: fmt.Sprintf("Scenario %s with %d clients; client c0 stops just before its first write to the storage at or after %v, once, for the given multiple of its lock's TTL. %s, less the runs where c0 did not pause in full inside the safety phase (%d of %d, counted in the table); bars are 95%% Wilson score intervals. %s",
+		out = append(out, figure{Title: "Violation rate vs pause length in multiples of the TTL", PNG: png, SVG: svg, Table: p.pauseTable(),
+			Caption: fmt.Sprintf("Scenario %s with %d clients; client c0 stops just before its first write to the storage at or after %v, once, for the given multiple of its lock's TTL (so the same x is a different pause for each lock: the pause in seconds is the next chart). %s, less the runs where c0 did not pause in full inside the safety phase (%d of %d, counted in the table); each marker is a measured point, bars are 95%% Wilson score intervals, and no line joins the points (nothing was measured between them). %s",
 				pauseSweepScenario, pauseSweepClients, run.PauseStart, p.perPoint(p.pauseSeeds), p.pauseShort(), p.pauseSeedsRun(), p.pauseSeconds())})
+	}
+	if c := p.pauseSecs; c != nil {
+		rc := c.chart()
+		rc.Title, rc.Markers = "client pause just before the protected write, in seconds (no other faults)", true
+		fig, err := rc.Figure()
+		if err != nil {
+			return nil, err
+		}
+		png, svg, err := save(fig, "pause-seconds")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, figure{Title: pauseSecsTitle, PNG: png, SVG: svg, Table: c.secsTable(), Caption: p.pauseSecsCaption()})
 	}
 	for _, c := range p.curves {
 		fig, err := c.chart().Figure()
@@ -228,6 +241,9 @@ type view struct {
 	// cells the debate did not expect (verdicts.go); Glossary explains
 	// the report's shorthand (glossary.go).
 	Verdicts  []designVerdict
+	// Pause answers "which designs survive a 2 s pause?" under the
+	// verdicts (pausesecs.go; nil when the seconds sweep did not run).
+	Pause     *pauseAnswer
 	Surprises surprises
 	Glossary  []glossEntry
 	// PerHour is where each per-run rate's caveat ("not per hour of
@@ -394,6 +410,7 @@ func (p *Plan) view(res Results, figs []figure) view {
 	v.PerHour = perHourLink(v.Figures)
 	v.Findings, v.Heat = p.findings(res), p.heat(results)
 	v.Verdicts, v.Surprises, v.Glossary = p.verdicts(results), p.surprises(res), p.glossary()
+	v.Pause = p.pauseAnswer()
 	v.Locks = p.lockPages(results, v)
 	var lengths []string
 	for _, id := range slices.Sorted(maps.Keys(reportLengths)) {
@@ -412,6 +429,10 @@ func (p *Plan) view(res Results, figs []figure) view {
 	if py := p.perYear; py != nil {
 		v.Settings = append(v.Settings, fmt.Sprintf("per-year estimate: %s at TTL %v, 3 clients, profile %s, %d runs a stratum on average (seed 1)",
 			strings.Join(p.perYearDesigns(), ", "), time.Duration(py.TTLNS), py.Profile, py.Seeds))
+	}
+	if c := p.pauseSecs; c != nil {
+		v.Settings = append(v.Settings, fmt.Sprintf("pause sweep in seconds: as the pause sweep, at %s s, %d seeds per point, for %s",
+			strings.Join(secsValues(c), ", "), p.pauseSeeds, strings.Join(c.Locks, ", ")))
 	}
 	for _, c := range p.curves {
 		v.Settings = append(v.Settings, fmt.Sprintf("%s: scenario %s stepped through its sweep: block, %d seeds per point, liveness phase two TTLs (at least %v)",
