@@ -240,7 +240,7 @@ type view struct {
 	// Verdicts and Surprises head the index: a sentence a design and the
 	// cells the debate did not expect (verdicts.go); Glossary explains
 	// the report's shorthand (glossary.go).
-	Verdicts  []designVerdict
+	Verdicts []designVerdict
 	// Pause answers "which designs survive a 2 s pause?" under the
 	// verdicts (pausesecs.go; nil when the seconds sweep did not run).
 	Pause     *pauseAnswer
