@@ -86,6 +86,11 @@ func TestIndexVerdicts(t *testing.T) {
 		}
 	}
 	rowsDefined(t, dir)
+	// A 0 at the cap reads with its upper bound beside the map, not only
+	// on hover.
+	if zero := regexp.MustCompile(`<p class="legend small">.*A 0 is not &#34;never&#34;: at 95%, 0 of 1 runs: at most 79\.3% of runs unsafe\.`); !zero.MatchString(page) {
+		t.Errorf("the heat map's legend does not say what a 0 of 1 run bounds")
+	}
 	for _, want := range []string{"<td class=\"num\">set-nx-cad (3 s)</td>", "<th>2 s</th>", "<th>30 s</th>"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the seconds table lacks %q", want)
