@@ -148,9 +148,28 @@ type pauseAnswer struct {
 	Href    string // the seconds sweep's chart and table
 	Range   string // the lengths it ran ("0.5 s to 30 s")
 	// Safe are the designs with no unsafe run at that pause, Unsafe those
-	// with some; each "id (TTL 3 s; 0/50, ≤ 7.1%)". Left are the designs
-	// of the report the sweep did not run, with why.
-	Safe, Unsafe, Left []string
+	// with some, each grouped by its counts. Left are the designs of the
+	// report the sweep did not run, with why.
+	Safe, Unsafe []answerGroup
+	Left         []string
+}
+
+// answerGroup is the designs of one reading: "0 of 50 runs unsafe, at
+// most 7.1% at 95%" and "set-nx-cad (TTL 3 s)", ...
+type answerGroup struct {
+	Counts  string
+	Designs []string
+}
+
+// addTo puts a design into the group of its counts (in first-seen order).
+func addTo(gs []answerGroup, counts, design string) []answerGroup {
+	for i := range gs {
+		if gs[i].Counts == counts {
+			gs[i].Designs = append(gs[i].Designs, design)
+			return gs
+		}
+	}
+	return append(gs, answerGroup{Counts: counts, Designs: []string{design}})
 }
 
 // pauseAnswer reads the seconds sweep at pauseSecsAsked (nil when the
@@ -169,11 +188,12 @@ func (p *Plan) pauseAnswer() *pauseAnswer {
 				continue
 			}
 			found = true
-			s := fmt.Sprintf("%s (TTL %s; %s)", id, seconds(pauseTTL(id)), pauseCell(pt))
+			s := fmt.Sprintf("%s (TTL %s)", id, seconds(pauseTTL(id)))
+			lo, hi := stats.Wilson(pt.Unsafe, pt.Runs)
 			if pt.Unsafe > 0 {
-				a.Unsafe = append(a.Unsafe, s)
+				a.Unsafe = addTo(a.Unsafe, fmt.Sprintf("%d of %d runs unsafe, 95%% interval [%s, %s]", pt.Unsafe, pt.Runs, pct(lo), pct(hi)), s)
 			} else {
-				a.Safe = append(a.Safe, s)
+				a.Safe = addTo(a.Safe, fmt.Sprintf("0 of %d runs unsafe, at most %s at 95%%", pt.Runs, pct(hi)), s)
 			}
 		}
 	}
@@ -186,11 +206,17 @@ func (p *Plan) pauseAnswer() *pauseAnswer {
 	return a
 }
 
+// zeroTop is the 95% upper bound of 0 unsafe runs of n.
+func zeroTop(n int) float64 {
+	_, hi := stats.Wilson(0, n)
+	return hi
+}
+
 // pauseSecsCaption is the seconds chart's caption.
 func (p *Plan) pauseSecsCaption() string {
 	_, left := p.pauseSecsLocks()
-	s := fmt.Sprintf("Scenario %s with %d clients; client c0 stops just before its first write to the storage at or after %v, once, for the given number of seconds (the same pause as the chart in multiples of the TTL, at the same lengths for every design). %s, less the runs where c0 did not pause in full inside the safety phase (counted as \"short\" in the table). Each marker is a measured point with its 95%% Wilson interval; no line joins them, since nothing was measured between them. The x axis is not linear (its label says how), so each length gets room. In the table, a 0 reads with its 95%% upper bound: 0/50 means at most 7.1%% of such runs, not none.",
-		pauseSweepScenario, pauseSweepClients, run.PauseStart, p.perPoint(p.pauseSeeds))
+	s := fmt.Sprintf("Scenario %s with %d clients; client c0 stops just before its first write to the storage at or after %v, once, for the given number of seconds (the same pause as the chart in multiples of the TTL, at the same lengths for every design). %s, less the runs where c0 did not pause in full inside the safety phase (counted as \"short\" in the table). Each marker is a measured point with its 95%% Wilson interval; no line joins them, since nothing was measured between them. The x axis is not linear (its label says how), so each length gets room. In the table, a 0 reads with its 95%% upper bound: 0/%d means at most %s of such runs, not none.",
+		pauseSweepScenario, pauseSweepClients, run.PauseStart, p.perPoint(p.pauseSeeds), p.pauseSeeds, pct(zeroTop(p.pauseSeeds)))
 	if len(left) > 0 {
 		s += " Not run: " + strings.Join(left, ", ") + "."
 	}

@@ -71,7 +71,10 @@ func TestIndexVerdicts(t *testing.T) {
 	if !strings.Contains(page, `<h2 id="`+answer[1]+`">Violation rate vs pause length in seconds</h2>`) {
 		t.Errorf("the 2 s answer links to #%s, which is not the seconds chart", answer[1])
 	}
-	named := regexp.MustCompile(`([a-z-]+) \(TTL ([0-9.]+) s; (\d+)/(\d+) (\(≤ [0-9.]+%\)|\[[0-9.]+%, [0-9.]+%\])\)`).FindAllStringSubmatch(answer[0], -1)
+	if !regexp.MustCompile(`<span class="v[su]">(safe|unsafe)</span> \(\d+ of \d+ runs unsafe, (at most [0-9.]+% at 95%|95% interval \[[0-9.]+%, [0-9.]+%\])\): [a-z]`).MatchString(answer[0]) {
+		t.Errorf("the 2 s answer gives no counts with a bound:\n%s", answer[0])
+	}
+	named := regexp.MustCompile(`([a-z-]+) \(TTL ([0-9.]+) s\)`).FindAllStringSubmatch(answer[0], -1)
 	ttl := map[string]string{"set-nx-cad": "3", "redlock": "10", "fencing": "3"} // the catalogue's
 	seen := map[string]int{}
 	for _, m := range named {
