@@ -175,7 +175,7 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 			return nil, err
 		}
 		out = append(out, figure{Title: c.Title, PNG: png, SVG: svg, Table: c.table(c.XLabel),
-			Caption: fmt.Sprintf("The debate's question: %s Scenario %s (its sweep: block), %s: %s Bars are 95%% Wilson score intervals; in the table, \"short\" counts runs in which some targeted pause did not run in full inside the safety phase and \"unfired\" runs in which one never fired (both counted in the rate), beside how many of those runs' faults bit: a run of nine pauses a client is short when the heal cuts its last; a point's first unsafe seed and its repro command are in results.json (%s).",
+			Caption: fmt.Sprintf("The debate's question: %s Scenario %s (its sweep: block), %s: %s Bars are 95%% Wilson score intervals; a line only joins measured points (markers), and says nothing of the rate between them; in the table, \"short\" counts runs in which some targeted pause did not run in full inside the safety phase and \"unfired\" runs in which one never fired (both counted in the rate), beside how many of those runs' faults bit: a run of nine pauses a client is short when the heal cuts its last; a point's first unsafe seed and its repro command are in results.json (%s).",
 				c.Question, c.Scenario, p.perPoint(p.curveSeeds), c.Reading, c.ID)})
 	}
 	if py := p.perYear; py != nil && len(py.Locks) > 0 {

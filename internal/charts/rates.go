@@ -93,7 +93,7 @@ func (c RateChart) Figure() (Figure, error) {
 		inv = func(u float64) float64 { return math.Copysign(minPos*math.Expm1(math.Abs(u)), u) }
 		logX = true
 		// The axis is not linear: its label says so, and how.
-		xlabel += fmt.Sprintf(" — non-linear axis: log(1 + x/%s), linear below %s", trimFloat(minPos), trimFloat(minPos))
+		xlabel += fmt.Sprintf(" — non-linear axis: log(1 + x/%s)", trimFloat(minPos))
 	}
 	p := newPlot("", xlabel, ylabel+" (95% Wilson interval)")
 	if logX {
