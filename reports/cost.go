@@ -159,7 +159,7 @@ func (p *Plan) Expect(st *Store) (cells []CellCost, rest CellCost) {
 			cc.CPU += o.CPU
 			cc.Measured++
 			if !rp.unknown {
-				if j.point == nil || j.point.curve != nil || !o.PauseShort {
+				if j.point == nil || !j.point.leavesShortOut() || !o.PauseShort {
 					rp.t.Add(o, j.req.Spec.Seed)
 				}
 				rp.seeds++

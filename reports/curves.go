@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/locksim/locksim/internal/charts"
@@ -40,7 +41,10 @@ type curve struct {
 	// Question is the debate's question the curve answers; Reading says
 	// what to look for. Both go into the caption.
 	Question, Reading string
-	points            []*point
+	// pauseSweep: the curve is the pause sweep's kind (pausesecs.go): a
+	// run whose pause fell short is left out of its rate, not counted.
+	pauseSweep bool
+	points     []*point
 }
 
 // point is one (lock, value) of a curve.
@@ -55,6 +59,11 @@ type point struct {
 	// run is the point's run at seed 1 (file curves).
 	run run.Spec
 }
+
+// leavesShortOut reports whether a run of the point whose pause fell
+// short is left out of its rate (the pause sweeps) rather than counted (a
+// debate curve, which runs its scenario's own schedule).
+func (pt *point) leavesShortOut() bool { return pt.curve == nil || pt.curve.pauseSweep }
 
 // The debate's curves, in the report's order after the pause sweep.
 func debateCurves() []*curve {
@@ -197,13 +206,7 @@ func (c *curve) table(xlabel string) *pauseTable {
 			txt := ""
 			for _, pt := range c.points {
 				if pt.lock == id && pt.value == v {
-					txt = stats.Rate{K: pt.Unsafe, N: pt.Runs}.String()
-					if pt.short > 0 {
-						txt += fmt.Sprintf(" (%d short)", pt.short)
-					}
-					if pt.Unfired > 0 {
-						txt += fmt.Sprintf(" (%d unfired)", pt.Unfired)
-					}
+					txt = stats.Rate{K: pt.Unsafe, N: pt.Runs}.String() + shortNote(pt)
 				}
 			}
 			row.Cells = append(row.Cells, txt)
@@ -211,6 +214,29 @@ func (c *curve) table(xlabel string) *pauseTable {
 		t.Rows = append(t.Rows, row)
 	}
 	return t
+}
+
+// shortNote is a curve point's runs with a targeted pause short or
+// unfired, beside the faults of the same runs that bit: a run counts as
+// short when any of its pauses was (the heal cut the last of nine), so
+// "6 short" alone read as six runs that tested nothing where most of
+// their pauses had fired in full ("" when no run was short or unfired).
+func shortNote(pt *point) string {
+	var parts []string
+	if pt.short > 0 {
+		parts = append(parts, fmt.Sprintf("%d short", pt.short))
+	}
+	if pt.Unfired > 0 {
+		parts = append(parts, fmt.Sprintf("%d unfired", pt.Unfired))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	if pt.leavesShortOut() {
+		// One pause a run; the short runs are not in the tally.
+		return " (" + strings.Join(parts, ", ") + ")"
+	}
+	return fmt.Sprintf(" (%s runs; %d of the point's %d faults bit)", strings.Join(parts, ", "), pt.Bit, pt.Injected)
 }
 
 // CurveResult is one of the debate's curves in results.json.

@@ -1,7 +1,9 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -45,6 +47,10 @@ type heatMap struct {
 	Groups  []heatGroup
 	Columns []heatColumn
 	Rows    []heatRow
+	// ZeroBound says, in the legend beside the map, what a 0 means: the
+	// 95% upper bound of a cell with no unsafe run, by its run count ("0
+	// of 20 runs: at most 16.1%"), since the cell shows only the 0.
+	ZeroBound string
 }
 
 type heatGroup struct {
@@ -170,6 +176,7 @@ func heatText(j *CellResult) string {
 
 func (p *Plan) heat(res map[string]*CellResult) heatMap {
 	var h heatMap
+	zeros := map[int]int{} // run count → cells with no unsafe run
 	cols := columnOrder(p.lockColumns())
 	ttls := p.lockTTLs()
 	for _, id := range cols {
@@ -215,10 +222,35 @@ func (p *Plan) heat(res map[string]*CellResult) heatMap {
 				text = "n/t" // not "0": nothing struck (the glossary's "untested")
 			}
 			r.Cells = append(r.Cells, heatCell{Class: heatClass(j), Text: text, Title: title, Href: scenarioHref(s.ID) + "#" + anchor(s.ID, id)})
+			if j.UnsafeRuns == 0 && j.Runs > 0 {
+				zeros[j.Runs]++
+			}
 		}
 		h.Rows = append(h.Rows, r)
 	}
+	h.ZeroBound = zeroBound(zeros)
 	return h
+}
+
+// zeroBound is the legend's reading of a 0: for the run counts of the
+// cells with no unsafe run, most cells first (three at most), the 95%
+// upper bound on the unsafe rate ("" when no cell is 0).
+func zeroBound(zeros map[int]int) string {
+	ns := slices.Collect(maps.Keys(zeros))
+	slices.SortFunc(ns, func(a, b int) int { return cmp.Or(cmp.Compare(zeros[b], zeros[a]), cmp.Compare(a, b)) })
+	var parts []string
+	for i, n := range ns {
+		if i == 3 {
+			parts = append(parts, "other counts: hover a cell")
+			break
+		}
+		_, hi := stats.Wilson(0, n)
+		parts = append(parts, fmt.Sprintf("0 of %d runs: at most %s", n, pct(hi)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "A 0 is not \"never\": at 95%, " + strings.Join(parts, "; ") + " of runs unsafe."
 }
 
 func lockHref(id string) string     { return "lock/" + id + ".html" }

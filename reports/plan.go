@@ -160,6 +160,7 @@ type Plan struct {
 	cells      []*Cell
 	points     []*point       // the pause sweep's
 	curves     []*curve       // the debate's other curves (debateCurves)
+	pauseSecs  *curve         // the pause sweep in seconds (pausesecs.go), when it runs
 	perYear    *PerYearResult // the per-year estimate (perhour.go), once Run made it
 	jobs       []job
 	parity     *parity.Result          // Options.Parity's results
@@ -199,9 +200,9 @@ func NewPlan(opt Options) (*Plan, error) {
 			}
 		}
 	}
-	values := pauseSweepValues
+	values, secs := pauseSweepValues, pauseSecsValues
 	if opt.Quick {
-		p.seeds, p.pauseSeeds, p.curveSeeds, values = QuickSeeds, pauseSweepQuickSeeds, curveQuickSeeds, pauseSweepQuick
+		p.seeds, p.pauseSeeds, p.curveSeeds, values, secs = QuickSeeds, pauseSweepQuickSeeds, curveQuickSeeds, pauseSweepQuick, pauseSecsQuick
 	}
 	if opt.Seeds > 0 {
 		p.seeds = opt.Seeds
@@ -296,6 +297,11 @@ func NewPlan(opt Options) (*Plan, error) {
 				pointJobs = append(pointJobs, job{req: req, point: pt})
 			}
 		}
+		jobs, err := p.addPauseSecs(secs)
+		if err != nil {
+			return nil, &sweep.InputError{Field: "", Err: err}
+		}
+		pointJobs = append(pointJobs, jobs...)
 	}
 	// The debate's curves, each when its scenario is in the report.
 	for _, set := range []struct {

@@ -128,7 +128,7 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 		return rel(paths[0]), rel(paths[1]), nil
 	}
 	if len(p.points) > 0 {
-		rc := charts.RateChart{Title: "client pause just before the protected write (no other faults)", XLabel: "pause (× the lock's TTL)", YLabel: "runs judged unsafe"}
+		rc := charts.RateChart{Title: "client pause just before the protected write, in multiples of each lock's TTL (no other faults)", XLabel: "pause (× each lock's TTL; the table gives each TTL in seconds)", YLabel: "runs judged unsafe", Markers: true}
 		for _, id := range pauseSweepLocks {
 			s := charts.RateSeries{Name: id}
 			for _, pt := range p.points {
@@ -148,9 +148,22 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, figure{Title: "Violation rate vs pause length", PNG: png, SVG: svg, Table: p.pauseTable(),
-			Caption: fmt.Sprintf("Scenario %s with %d clients; client c0 stops just before its first write to the storage at or after %v, once, for the given multiple of its lock's TTL. %s, less the runs where c0 did not pause in full inside the safety phase (%d of %d, counted in the table); bars are 95%% Wilson score intervals. %s",
+		out = append(out, figure{Title: "Violation rate vs pause length in multiples of the TTL", PNG: png, SVG: svg, Table: p.pauseTable(),
+			Caption: fmt.Sprintf("Scenario %s with %d clients; client c0 stops just before its first write to the storage at or after %v, once, for the given multiple of its lock's TTL (so the same x is a different pause for each lock: the pause in seconds is the next chart). %s, less the runs where c0 did not pause in full inside the safety phase (%d of %d, counted in the table); each marker is a measured point, bars are 95%% Wilson score intervals, and no line joins the points (nothing was measured between them). %s",
 				pauseSweepScenario, pauseSweepClients, run.PauseStart, p.perPoint(p.pauseSeeds), p.pauseShort(), p.pauseSeedsRun(), p.pauseSeconds())})
+	}
+	if c := p.pauseSecs; c != nil {
+		rc := c.chart()
+		rc.Title, rc.Markers = "client pause just before the protected write, in seconds (no other faults)", true
+		fig, err := rc.Figure()
+		if err != nil {
+			return nil, err
+		}
+		png, svg, err := save(fig, "pause-seconds")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, figure{Title: pauseSecsTitle, PNG: png, SVG: svg, Table: c.secsTable(), Caption: p.pauseSecsCaption()})
 	}
 	for _, c := range p.curves {
 		fig, err := c.chart().Figure()
@@ -162,7 +175,7 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 			return nil, err
 		}
 		out = append(out, figure{Title: c.Title, PNG: png, SVG: svg, Table: c.table(c.XLabel),
-			Caption: fmt.Sprintf("The debate's question: %s Scenario %s (its sweep: block), %s: %s Bars are 95%% Wilson score intervals; in the table, \"short\" counts runs in which a targeted pause did not run in full inside the safety phase and \"unfired\" runs in which one never fired (both counted in the rate); a point's first unsafe seed and its repro command are in results.json (%s).",
+			Caption: fmt.Sprintf("The debate's question: %s Scenario %s (its sweep: block), %s: %s Bars are 95%% Wilson score intervals; a line only joins measured points (markers), and says nothing of the rate between them; in the table, \"short\" counts runs in which some targeted pause did not run in full inside the safety phase and \"unfired\" runs in which one never fired (both counted in the rate), beside how many of those runs' faults bit: a run of nine pauses a client is short when the heal cuts its last; a point's first unsafe seed and its repro command are in results.json (%s).",
 				c.Question, c.Scenario, p.perPoint(p.curveSeeds), c.Reading, c.ID)})
 	}
 	if py := p.perYear; py != nil && len(py.Locks) > 0 {
@@ -227,7 +240,10 @@ type view struct {
 	// Verdicts and Surprises head the index: a sentence a design and the
 	// cells the debate did not expect (verdicts.go); Glossary explains
 	// the report's shorthand (glossary.go).
-	Verdicts  []designVerdict
+	Verdicts []designVerdict
+	// Pause answers "which designs survive a 2 s pause?" under the
+	// verdicts (pausesecs.go; nil when the seconds sweep did not run).
+	Pause     *pauseAnswer
 	Surprises surprises
 	Glossary  []glossEntry
 	// PerHour is where each per-run rate's caveat ("not per hour of
@@ -394,6 +410,7 @@ func (p *Plan) view(res Results, figs []figure) view {
 	v.PerHour = perHourLink(v.Figures)
 	v.Findings, v.Heat = p.findings(res), p.heat(results)
 	v.Verdicts, v.Surprises, v.Glossary = p.verdicts(results), p.surprises(res), p.glossary()
+	v.Pause = p.pauseAnswer()
 	v.Locks = p.lockPages(results, v)
 	var lengths []string
 	for _, id := range slices.Sorted(maps.Keys(reportLengths)) {
@@ -412,6 +429,10 @@ func (p *Plan) view(res Results, figs []figure) view {
 	if py := p.perYear; py != nil {
 		v.Settings = append(v.Settings, fmt.Sprintf("per-year estimate: %s at TTL %v, 3 clients, profile %s, %d runs a stratum on average (seed 1)",
 			strings.Join(p.perYearDesigns(), ", "), time.Duration(py.TTLNS), py.Profile, py.Seeds))
+	}
+	if c := p.pauseSecs; c != nil {
+		v.Settings = append(v.Settings, fmt.Sprintf("pause sweep in seconds: as the pause sweep, at %s s, %d seeds per point, for %s",
+			strings.Join(secsValues(c), ", "), p.pauseSeeds, strings.Join(c.Locks, ", ")))
 	}
 	for _, c := range p.curves {
 		v.Settings = append(v.Settings, fmt.Sprintf("%s: scenario %s stepped through its sweep: block, %d seeds per point, liveness phase two TTLs (at least %v)",

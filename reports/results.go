@@ -120,6 +120,9 @@ type Results struct {
 	DriftSweep        *CurveResult `json:"drift_sweep,omitempty"`
 	AcquirePauseSweep *CurveResult `json:"acquire_pause_sweep,omitempty"`
 	RestartJumpSweep  *CurveResult `json:"restart_jump_sweep,omitempty"`
+	// PauseSecondsSweep is the pause sweep at lengths in seconds
+	// (pausesecs.go): x is the pause in seconds.
+	PauseSecondsSweep *CurveResult `json:"pause_seconds_sweep,omitempty"`
 	// PerYear is the expected violations per year of each design under
 	// the default fault profile (perhour.go).
 	PerYear *PerYearResult `json:"per_year,omitempty"`
@@ -238,6 +241,12 @@ func (p *Plan) Results() Results {
 			res.AcquirePauseSweep = r
 		case "restart_jump_sweep":
 			res.RestartJumpSweep = r
+		}
+	}
+	if c := p.pauseSecs; c != nil {
+		res.PauseSecondsSweep = c.result(p.pauseSeeds)
+		for i, pt := range c.points {
+			res.PauseSecondsSweep.Points[i].Stop = p.stopOf(pt)
 		}
 	}
 	res.PerYear = p.perYear

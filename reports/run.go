@@ -194,7 +194,7 @@ func (p *Plan) count(j job, o run.Outcome, stored bool) {
 	p.cpu += o.CPU
 	var t *run.Tally
 	switch {
-	case j.point != nil && j.point.curve == nil && o.PauseShort:
+	case j.point != nil && j.point.leavesShortOut() && o.PauseShort:
 		// Not a run of the pause the pause sweep asked for: counted
 		// apart. (A debate curve runs its scenario's own schedule,
 		// which counts as it comes.)

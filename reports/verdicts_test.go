@@ -61,6 +61,44 @@ func TestIndexVerdicts(t *testing.T) {
 			t.Errorf("verdicts lack %q:\n%s", want, verdicts)
 		}
 	}
+	// "Which designs survive a 2 s pause?": answered beside the verdicts,
+	// before the heat map, each design once with its TTL in seconds and
+	// its counts, with a link to the seconds chart and table.
+	answer := regexp.MustCompile(`<p class="pause" id="pause-answer"><b>A pause of 2 s</b> \([^<]*<a href="#(fig-[a-z-]+)">every design at 0\.5 s to 30 s</a>\): .*</p>`).FindStringSubmatch(verdicts)
+	if answer == nil {
+		t.Fatalf("no answer to a 2 s pause beside the verdicts:\n%s", verdicts)
+	}
+	if !strings.Contains(page, `<h2 id="`+answer[1]+`">Violation rate vs pause length in seconds</h2>`) {
+		t.Errorf("the 2 s answer links to #%s, which is not the seconds chart", answer[1])
+	}
+	if !regexp.MustCompile(`<span class="v[su]">(safe|unsafe)</span> \(\d+ of \d+ runs unsafe, (at most [0-9.]+% at 95%|95% interval \[[0-9.]+%, [0-9.]+%\])\): [a-z]`).MatchString(answer[0]) {
+		t.Errorf("the 2 s answer gives no counts with a bound:\n%s", answer[0])
+	}
+	named := regexp.MustCompile(`([a-z-]+) \(TTL ([0-9.]+) s\)`).FindAllStringSubmatch(answer[0], -1)
+	ttl := map[string]string{"set-nx-cad": "3", "redlock": "10", "fencing": "3"} // the catalogue's
+	seen := map[string]int{}
+	for _, m := range named {
+		seen[m[1]]++
+		if ttl[m[1]] != m[2] {
+			t.Errorf("the 2 s answer gives %s a TTL of %s s, want %s s", m[1], m[2], ttl[m[1]])
+		}
+	}
+	for _, id := range lockIDs {
+		if seen[id] != 1 {
+			t.Errorf("the 2 s answer names %s %d times:\n%s", id, seen[id], answer[0])
+		}
+	}
+	rowsDefined(t, dir)
+	// A 0 at the cap reads with its upper bound beside the map, not only
+	// on hover.
+	if zero := regexp.MustCompile(`<p class="legend small">.*A 0 is not &#34;never&#34;: at 95%, 0 of 1 runs: at most 79\.3% of runs unsafe\.`); !zero.MatchString(page) {
+		t.Errorf("the heat map's legend does not say what a 0 of 1 run bounds")
+	}
+	for _, want := range []string{"<td class=\"num\">set-nx-cad (3 s)</td>", "<th>2 s</th>", "<th>30 s</th>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the seconds table lacks %q", want)
+		}
+	}
 	for _, want := range []string{
 		`redlock <span class="ttl">10 s</span>`, `set-nx-cad <span class="ttl">3 s</span>`, // heat-map columns
 		`title="redlock (TTL 10 s): Redlock: SET NX PX`, // the column's title

@@ -50,7 +50,8 @@ func newReportCmd(stdout, stderr io.Writer, h host, code *int) *cobra.Command {
 fits the scenario: the topologies of the locks its file lists; go-zero only
 in a binary built with -tags gozero), N seeds per cell, plus a sweep
 of a client pause before the protected write (0 to 2 TTLs) for single-node,
-Redlock and the two fencing designs, and write into DIR:
+Redlock and the two fencing designs, the same pause in seconds (0.5 to
+30 s; --quick 0.5, 2, 10) for every design with a lease, and write into DIR:
 
   index.html    the report: a verdict per design (TTL in seconds), what
                 neither side expected, what it found, a heat map of every

@@ -44,6 +44,10 @@ type RateChart struct {
 	Series []RateSeries
 	// Band draws each interval as a shaded band instead of error bars.
 	Band bool
+	// Markers draws each measured point alone, without the line that
+	// would join it to the next (a line implies rates between the points
+	// that no run measured); the legend then shows the marker only.
+	Markers bool
 	// Marks are values of the x axis to draw as labelled vertical lines
 	// (a claim's threshold: "Redlock's allowance", "pause = TTL").
 	Marks []Mark
@@ -57,7 +61,7 @@ func (c RateChart) Figure() (Figure, error) {
 	if ylabel == "" {
 		ylabel = "runs with a violation"
 	}
-	p := newPlot("", c.XLabel, ylabel+" (95% Wilson interval)")
+	xlabel := c.XLabel
 	var legend []legendItem
 	var xs []float64
 	ymax := 0.0
@@ -83,9 +87,16 @@ func (c RateChart) Figure() (Figure, error) {
 	// positive value: the small values, where the answer usually is, are
 	// not crammed into a corner.
 	tx, inv := func(v float64) float64 { return v }, func(u float64) float64 { return u }
+	logX := false
 	if minPos, ok := smallestPositive(xs); ok && xs[0] >= 0 && xs[len(xs)-1]/minPos >= 15 {
 		tx = func(v float64) float64 { return math.Copysign(math.Log1p(math.Abs(v)/minPos), v) }
 		inv = func(u float64) float64 { return math.Copysign(minPos*math.Expm1(math.Abs(u)), u) }
+		logX = true
+		// The axis is not linear: its label says so, and how.
+		xlabel += fmt.Sprintf(" — non-linear axis: log(1 + x/%s)", trimFloat(minPos))
+	}
+	p := newPlot("", xlabel, ylabel+" (95% Wilson interval)")
+	if logX {
 		p.X.Scale = scaleFunc(tx)
 	}
 	step := 1.0 // the smallest gap between values, on the axis's scale
@@ -171,6 +182,13 @@ func (c RateChart) Figure() (Figure, error) {
 			points.Color = clr
 			points.Shape = glyphFor(i)
 			points.Radius = vg.Points(3)
+			if c.Markers {
+				p.Add(points)
+				if thumbs == nil {
+					thumbs = []plot.Thumbnailer{points}
+				}
+				continue
+			}
 			p.Add(line, points)
 			if thumbs == nil {
 				thumbs = []plot.Thumbnailer{line, points}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/locksim/locksim/internal/stats"
+	"gonum.org/v1/plot/plotter"
 )
 
 // TestNoRunsIsNoPoint: a rate of no runs (every run of
@@ -70,5 +71,44 @@ func TestNoRunsIsNoPoint(t *testing.T) {
 	}
 	if pf.p.X.Max >= 1 {
 		t.Errorf("rate axis up to %v: stretched for a group of no runs", pf.p.X.Max)
+	}
+}
+
+// TestMarkersAndAxisLabel: a Markers chart draws its measured points and
+// no line between them (a line implied rates no run measured); a sweep
+// drawn on the stretched axis says so in its x label, a linear one does
+// not.
+func TestMarkersAndAxisLabel(t *testing.T) {
+	series := []RateSeries{{Name: "a", Points: []RatePoint{{X: 0.5, Rate: stats.Rate{K: 0, N: 10}}, {X: 2, Rate: stats.Rate{K: 5, N: 10}}, {X: 30, Rate: stats.Rate{K: 10, N: 10}}}}}
+	lines := func(markers bool) (int, string) {
+		fig, err := RateChart{Title: "t", XLabel: "pause (seconds)", Series: series, Markers: markers}.Figure()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf := fig.(plotFigure)
+		n := 0 // the series' lines, as its legend shows them
+		for _, th := range pf.legend[0].thumbs {
+			if _, ok := th.(*plotter.Line); ok {
+				n++
+			}
+		}
+		return n, pf.p.X.Label.Text
+	}
+	if n, _ := lines(false); n == 0 {
+		t.Errorf("a chart without Markers draws no line: the test cannot tell")
+	}
+	n, label := lines(true)
+	if n != 0 {
+		t.Errorf("a Markers chart draws %d lines", n)
+	}
+	if !strings.Contains(label, "non-linear axis: log(1 + x/0.5)") {
+		t.Errorf("x label %q does not say the axis is not linear", label)
+	}
+	fig, err := RateChart{Title: "t", XLabel: "pause (× TTL)", Series: []RateSeries{{Name: "a", Points: []RatePoint{{X: 0, Rate: stats.Rate{N: 1}}, {X: 2, Rate: stats.Rate{N: 1}}}}}}.Figure()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fig.(plotFigure).p.X.Label.Text; got != "pause (× TTL)" {
+		t.Errorf("a linear axis is labelled %q", got)
 	}
 }
