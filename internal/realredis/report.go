@@ -32,6 +32,11 @@ type Judged struct {
 	Info *Info
 	// TraceCut is set when WriteHistoryMax cut the trace at its bound.
 	TraceCut *TraceCut
+	// Outcome is the run's outcome (run.OutcomeOf), with the harness's
+	// largest stall and machine verdict (stall.go), computed once by
+	// RunAndJudge: what a sweep's line, a parity cell and the untested
+	// rule read.
+	Outcome run.Outcome
 }
 
 // RunAndJudge runs the job and judges its history with the simulator's
@@ -43,7 +48,10 @@ func (j *Job) RunAndJudge(ctx context.Context, tempParent string) (*Judged, erro
 	}
 	res.TraceSHA256 = historyHash(res.History)
 	info.ReadRTT = readRTT(res.History)
-	return &Judged{Judged: j.Judge(res, err), Real: j, Info: info}, nil
+	jd := &Judged{Judged: j.Judge(res, err), Real: j, Info: info}
+	jd.Outcome = run.OutcomeOf(jd.Judged)
+	jd.Outcome.StallMaxMS, jd.Outcome.Machine = float64(info.Stalls.MaxNS)/1e6, jd.MachineVerdict()
+	return jd, nil
 }
 
 // RTT summarises round trips: quantiles of a set of durations.
