@@ -65,11 +65,16 @@ type Outcome struct {
 	CPU time.Duration `json:"-"`
 }
 
-// OutcomeOf summarizes a judged run (nil: none).
+// OutcomeOf summarizes a judged run (nil: none): j.Outcome().
 func OutcomeOf(j *Judged) Outcome {
 	if j == nil {
 		return Outcome{Verdict: checker.VerdictUnknown, Porcupine: "skipped"}
 	}
+	return j.Outcome()
+}
+
+// outcomeOf computes the outcome of the judged run j (Judged.Outcome).
+func outcomeOf(j *Judged) Outcome {
 	c := j.Check
 	o := Outcome{Verdict: c.Verdict, Claim: c.Claim, LeaseOverlaps: c.LeaseOverlaps, ResourceViolations: c.ResourceViolations,
 		Porcupine: c.Porcupine, OwnershipViolations: c.OwnershipViolations,
@@ -92,12 +97,14 @@ func OutcomeOf(j *Judged) Outcome {
 		}
 	}
 	if j.Err != nil {
-		o.Error = firstErrLine(j.Err.Error())
+		o.Error = FirstLine(j.Err.Error())
 	}
 	return o
 }
 
-func firstErrLine(s string) string {
+// FirstLine is s up to its first newline: an error as one line of a
+// results file or a worker's reply.
+func FirstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]
 	}

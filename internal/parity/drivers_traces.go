@@ -62,7 +62,7 @@ func traceName(world, scenario, arm string, seed uint64) string {
 }
 
 // mostCommon is the verdict most of a cell's runs had (ties: the worse,
-// in verdictOf's order).
+// in the parity rule's order: run.Tally.WorstVerdict, then error).
 func mostCommon(counts map[checker.Verdict]int) checker.Verdict {
 	best, n := checker.Verdict(""), 0
 	for _, v := range []checker.Verdict{checker.VerdictUnsafe, checker.VerdictLiveness, checker.VerdictUnknown, VerdictError, checker.VerdictSafe} {
@@ -216,12 +216,12 @@ func runOne(ctx context.Context, opt DriversOptions, job *realredis.Job, trace s
 	if jd == nil {
 		return nil, err
 	}
-	c := &childRun{Verdict: jd.Outcome.Verdict, Repro: jd.Real.Repro(), StallMS: float64(jd.Info.Stalls.MaxNS) / 1e6, Machine: jd.MachineVerdict(), Fenced: jd.Check.Stale.FencedRejections}
+	o := jd.Outcome()
+	c := &childRun{Verdict: o.Verdict, Repro: jd.Real.Repro(), StallMS: o.StallMaxMS, Machine: o.Machine, Fenced: o.FencedRejections,
+		Injected: o.Injected, Bit: o.Bit, ClockUnreached: o.ClockUnreached}
 	if len(jd.Check.Reasons) > 0 {
 		c.Reason = jd.Check.Reasons[0]
 	}
-	o := jd.Outcome
-	c.Injected, c.Bit, c.ClockUnreached = o.Injected, o.Bit, o.ClockUnreached
 	if jd.Err != nil {
 		c.Err = jd.Err.Error()
 	}

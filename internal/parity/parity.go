@@ -363,7 +363,7 @@ func (cr *CellResult) simArm(b sim.Bubble, opt Options) (err error) {
 		if err != nil {
 			return fmt.Errorf("parity: sim %s/%s seed %d: %w", cr.Scenario, cr.Lock, seed, err)
 		}
-		o := run.OutcomeOf(jd)
+		o := jd.Outcome()
 		tally.Add(o, seed)
 		if o.Verdict == checker.VerdictUnsafe && cr.FirstSimUnsafe == nil {
 			cr.FirstSimUnsafe = &Seed{Seed: seed, Repro: spec.Repro() + " (the simulator at the real arm's scale: realredis.BuildScaled, TTL " + job.Lock.TTL.String() + ")"}
@@ -452,11 +452,11 @@ func (cr *CellResult) realArm(ctx context.Context, opt Options, notes *sync.Map,
 			cr.RealReadRTTMaxNS = max(cr.RealReadRTTMaxNS, int64(o.jd.Info.ReadRTT.Max))
 			noteStall(&cr.RealStallMaxMS, &cr.MachineSeeds, o.seed, float64(o.jd.Info.Stalls.MaxNS)/1e6, o.jd.MachineVerdict())
 		}
-		v := o.jd.Outcome.Verdict
+		v := o.jd.Outcome().Verdict
 		if o.jd.Err != nil && v != checker.VerdictUnsafe {
 			cr.Errors = append(cr.Errors, fmt.Sprintf("seed %d: %v", o.seed, o.jd.Err))
 		}
-		tally.Add(o.jd.Outcome, o.seed)
+		tally.Add(o.jd.Outcome(), o.seed)
 		if v == checker.VerdictUnsafe && cr.FirstRealUnsafe == nil {
 			cr.FirstRealUnsafe = &Seed{Seed: o.seed, Repro: o.jd.Real.Repro()}
 		}
@@ -473,7 +473,7 @@ func (cr *CellResult) realArm(ctx context.Context, opt Options, notes *sync.Map,
 		if o.jd == nil {
 			continue
 		}
-		if v := o.jd.Outcome.Verdict; v != cr.RealVerdict {
+		if v := o.jd.Outcome().Verdict; v != cr.RealVerdict {
 			if cr.RealOtherSeeds == nil {
 				cr.RealOtherSeeds = map[checker.Verdict][]uint64{}
 			}

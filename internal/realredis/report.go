@@ -32,11 +32,15 @@ type Judged struct {
 	Info *Info
 	// TraceCut is set when WriteHistoryMax cut the trace at its bound.
 	TraceCut *TraceCut
-	// Outcome is the run's outcome (run.OutcomeOf), with the harness's
-	// largest stall and machine verdict (stall.go), computed once by
-	// RunAndJudge: what a sweep's line, a parity cell and the untested
-	// rule read.
-	Outcome run.Outcome
+}
+
+// Outcome is the run's outcome (run.Judged.Outcome, computed once) with
+// the harness's largest stall and machine verdict (stall.go): what a
+// sweep's line, a parity cell and the untested rule read.
+func (jd *Judged) Outcome() run.Outcome {
+	o := jd.Judged.Outcome()
+	o.StallMaxMS, o.Machine = float64(jd.Info.Stalls.MaxNS)/1e6, jd.MachineVerdict()
+	return o
 }
 
 // RunAndJudge runs the job and judges its history with the simulator's
@@ -48,10 +52,7 @@ func (j *Job) RunAndJudge(ctx context.Context, tempParent string) (*Judged, erro
 	}
 	res.TraceSHA256 = historyHash(res.History)
 	info.ReadRTT = readRTT(res.History)
-	jd := &Judged{Judged: j.Judge(res, err), Real: j, Info: info}
-	jd.Outcome = run.OutcomeOf(jd.Judged)
-	jd.Outcome.StallMaxMS, jd.Outcome.Machine = float64(info.Stalls.MaxNS)/1e6, jd.MachineVerdict()
-	return jd, nil
+	return &Judged{Judged: j.Judge(res, err), Real: j, Info: info}, nil
 }
 
 // RTT summarises round trips: quantiles of a set of durations.

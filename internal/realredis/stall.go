@@ -211,7 +211,7 @@ func (jd *Judged) JSONFields() map[string]any {
 	if u := jd.Untested(); u != "" {
 		m["untested"] = u // effects.go: a safe run no fault of which bit
 	}
-	if n := jd.Outcome.ClockUnreached; n > 0 {
+	if n := jd.Judged.Outcome().ClockUnreached; n > 0 {
 		m["clock_unreached"] = n // clients whose clock was set wrong and never read (a cell's untested rule)
 	}
 	if jd.TraceCut != nil {

@@ -30,7 +30,7 @@ func (r SweepRunner) Run(req sweep.Request) (run.Outcome, error) {
 	if err != nil {
 		return run.Outcome{}, err
 	}
-	return jd.Outcome, nil
+	return jd.Outcome(), nil
 }
 
 // Close does nothing: every run cleans up after itself.
