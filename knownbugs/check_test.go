@@ -34,9 +34,9 @@ func TestKnownBugs(t *testing.T) {
 	for _, b := range all {
 		switch {
 		case !b.Reproduced() || (!b.Quick && !every):
-		case b.Check.Kind == "go-test":
+		case b.Check.Kind == CheckGoTest:
 			modules = append(modules, b)
-		case b.Check.Kind == "driver":
+		case b.Check.Kind == CheckDriver:
 			drivers = append(drivers, b)
 		}
 	}

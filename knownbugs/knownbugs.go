@@ -53,12 +53,22 @@ type Bug struct {
 	Notes string `yaml:"notes"`
 }
 
+// CheckKind is how an entry's check runs.
+type CheckKind string
+
+// The kinds of check.
+const (
+	// CheckGoTest: nested modules pinned to the library's versions, whose
+	// own tests assert the outcome.
+	CheckGoTest CheckKind = "go-test"
+	// CheckDriver: the real arm, one driver folder per side.
+	CheckDriver CheckKind = "driver"
+)
+
 // Check is what the suite runs for an entry, machine-readable.
 type Check struct {
-	// Kind is "go-test" (a nested module pinned to the library's version,
-	// whose own test asserts the outcome) or "driver" (the real arm, one
-	// driver folder per side).
-	Kind string `yaml:"kind"`
+	// Kind is CheckGoTest or CheckDriver.
+	Kind CheckKind `yaml:"kind"`
 	// Dirs are the nested modules of a go-test check (Dir is one).
 	Dir  string   `yaml:"dir"`
 	Dirs []string `yaml:"dirs"`
@@ -267,7 +277,7 @@ func (b Bug) validate(file string) error {
 	if err := b.Check.validate(); err != nil {
 		return fmt.Errorf("check: %v", err)
 	}
-	if b.Verdict == "crash" && (b.Check.Kind != "driver" || strings.TrimSpace(b.Check.CrashSignature) == "") {
+	if b.Verdict == "crash" && (b.Check.Kind != CheckDriver || strings.TrimSpace(b.Check.CrashSignature) == "") {
 		return fmt.Errorf("check: verdict crash needs a driver check with crash_signature (text of the library's own error the run must show)")
 	}
 	m := b.Measured
@@ -294,7 +304,7 @@ func (c *Check) validate() error {
 		return nil
 	}
 	switch c.Kind {
-	case "go-test":
+	case CheckGoTest:
 		if len(c.Modules()) != 2 {
 			return fmt.Errorf("kind go-test needs two nested modules (dirs: [buggy, fixed]), got %d", len(c.Modules()))
 		}
@@ -306,7 +316,7 @@ func (c *Check) validate() error {
 		if c.BuggyDriver != "" || c.FixedDriver != "" || c.Lock != "" || c.Scenario != "" || c.TTL != "" || c.Seeds != 0 || c.Careful || c.CrashSignature != "" {
 			return fmt.Errorf("kind go-test takes dirs and tags only (the drivers' fields are for kind driver)")
 		}
-	case "driver":
+	case CheckDriver:
 		for _, f := range []struct{ name, v string }{
 			{"buggy_driver", c.BuggyDriver}, {"fixed_driver", c.FixedDriver}, {"lock", c.Lock}, {"scenario", c.Scenario}, {"ttl", c.TTL},
 		} {

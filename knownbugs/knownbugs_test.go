@@ -22,7 +22,7 @@ func TestAllEntriesValid(t *testing.T) {
 		var paths []string
 		if c := b.Check; c != nil {
 			paths = append(paths, c.Modules()...)
-			if c.Kind == "driver" {
+			if c.Kind == CheckDriver {
 				paths = append(paths, c.BuggyDriver, c.FixedDriver)
 				if strings.HasSuffix(c.Scenario, ".yaml") {
 					paths = append(paths, c.Scenario)

@@ -99,7 +99,7 @@ func fuzzInput(t *testing.T, factory Factory, o Options, cases *rapid.Generator[
 	}
 	out := Run(t, factory, o, c.Seed, c.Faults)
 	ev := fuzzSignal(out)
-	t.Logf("locktest: seed %d, %d faults: %s (%s)", c.Seed, len(c.Faults), out.Check.Verdict, ev)
+	t.Logf("locktest: seed %d, %d faults: %s (%s)", c.Seed, len(c.Faults), out.Verdict(), ev)
 	if !core.Failed(out.Check) {
 		return "", ""
 	}

@@ -76,7 +76,11 @@ type Outcome struct {
 	Faults  []faults.Fault
 	Clients int
 	Check   checker.Result
-	SHA256  string
+	SHA256  string // the trace's hash (Run.TraceSHA256)
+	// Run is the run's outcome as locksim's sweeps and reports count it
+	// (run.Judged.Outcome): the verdict and class, the checkers' counts,
+	// the faults' reach and bite, the trace hash.
+	Run run.Outcome
 	// Options are the run's options, defaults filled in and Clients as
 	// run: Run(t, f, Options, Seed, Faults) runs it again, except for an
 	// outcome of Scenario (its world and workload are the scenario's:
@@ -121,8 +125,8 @@ type Outcome struct {
 	history    checker.History
 }
 
-// Verdict is the checker's verdict: safe, unsafe, liveness or unknown.
-func (o Outcome) Verdict() checker.Verdict { return o.Check.Verdict }
+// Verdict is the run's verdict: safe, unsafe, liveness or unknown.
+func (o Outcome) Verdict() checker.Verdict { return o.Run.Verdict }
 
 func info(f Factory, o Options) locks.Info {
 	return o.withTraits(locks.Info{ID: "user-lock", Design: "the lock under test", Source: "your code", Topology: o.Topology,
@@ -156,7 +160,8 @@ func runConfig(t *testing.T, in locks.Info, cfg sim.Config, o Options, scenario 
 		t.Fatalf("locktest: seed %d: %v", cfg.Seed, err)
 	}
 	o.Clients = cfg.Clients
-	out := Outcome{Seed: cfg.Seed, Faults: cfg.Faults, Clients: cfg.Clients, Check: j.Check, SHA256: j.Result.TraceSHA256,
+	ro := j.Outcome()
+	out := Outcome{Seed: cfg.Seed, Faults: cfg.Faults, Clients: cfg.Clients, Check: j.Check, SHA256: ro.TraceSHA256, Run: ro,
 		Options: o, Unfired: run.UnfiredPauses(j.History), Effects: run.Effects(j.History, j.Result, cfg), history: j.History}
 	for _, n := range cfg.Nodes {
 		out.Persistence = append(out.Persistence, n.Persistence)
@@ -271,7 +276,7 @@ func Check(t *testing.T, f Factory, o Options) {
 // fails the test until the lock is fixed.
 func RequireSafe(t *testing.T, out Outcome) Outcome {
 	t.Helper()
-	if out.Check.Verdict != checker.VerdictSafe {
+	if out.Verdict() != checker.VerdictSafe {
 		t.Fatal(Describe(t, out))
 	}
 	return out

@@ -23,11 +23,11 @@ import (
 // annotated).
 func Describe(t *testing.T, out Outcome) string {
 	var b strings.Builder
-	switch out.Check.Verdict {
+	switch out.Verdict() {
 	case checker.VerdictLiveness:
 		b.WriteString("locksim: the lock failed liveness (after the faults healed, clients could not get it)\n")
 	default:
-		fmt.Fprintf(&b, "locksim: the lock is %s\n", out.Check.Verdict)
+		fmt.Fprintf(&b, "locksim: the lock is %s\n", out.Verdict())
 	}
 	for _, r := range out.Check.Reasons {
 		fmt.Fprintf(&b, "  %s\n", r)
@@ -37,7 +37,7 @@ func Describe(t *testing.T, out Outcome) string {
 	}
 	if out.Tried > 0 {
 		shrunk := ", then shrunk"
-		if out.Check.Verdict != checker.VerdictUnsafe {
+		if out.Verdict() != checker.VerdictUnsafe {
 			shrunk = " (a liveness failure is not shrunk)"
 		}
 		search := "the search"
@@ -66,7 +66,7 @@ func Describe(t *testing.T, out Outcome) string {
 	for _, w := range out.Warnings {
 		fmt.Fprintf(&b, "  warning: %s\n", w)
 	}
-	fmt.Fprintf(&b, "  repro (fails the test while the lock is %s): %s\n", out.Check.Verdict, ReproCall(out))
+	fmt.Fprintf(&b, "  repro (fails the test while the lock is %s): %s\n", out.Verdict(), ReproCall(out))
 	if out.FailFile != "" {
 		fmt.Fprintf(&b, "  fail file (the next go test replays its unshrunk case first): %s\n", out.FailFile)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/realarm/parity"
 	"github.com/locksim/locksim/internal/sweep"
 	"github.com/locksim/locksim/run"
@@ -37,7 +38,8 @@ type driversCell struct {
 }
 
 type driversExpect struct {
-	Arm, Scenario, Verdict, Why string
+	Arm, Scenario, Why string
+	Verdict            checker.Verdict
 }
 
 // readDrivers reads every drivers table the folder has (an input error

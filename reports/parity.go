@@ -81,9 +81,9 @@ func (p *Plan) parityView(dir string) (*parityView, error) {
 	return v, nil
 }
 
-func orDash(s string) string {
+func orDash[S ~string](s S) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return string(s)
 }

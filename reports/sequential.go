@@ -78,7 +78,7 @@ func stopReason(t *run.Tally, seeds, cap int, fixed bool) string {
 }
 
 // verdictSettled reports whether more seeds could still change the
-// verdict of a tally without violations (the cell rule, checker.CellVerdict: the most
+// verdict of a tally without violations (the cell rule, run.Tally.Verdict: the most
 // runs among safe, liveness and unknown): each comparison the verdict
 // makes must be settled, liveness against safe, unknown against safe, and
 // liveness against unknown when both beat safe.

@@ -45,7 +45,7 @@ func TestBuiltinScenarios(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				counts := map[checker.Verdict]int{}
+				var tally Tally
 				var runs []seedResult
 				list := make([]uint64, 0, seeds+1)
 				for seed := uint64(1); seed <= uint64(seeds); seed++ {
@@ -63,11 +63,12 @@ func TestBuiltinScenarios(t *testing.T) {
 					if err != nil {
 						t.Fatalf("seed %d: run: %v", seed, err)
 					}
-					counts[j.Check.Verdict]++
+					tally.Add(OutcomeOf(j), seed)
 					runs = append(runs, seedResult{seed, j.Check.Verdict, j.Check.Reasons})
 				}
-				got := measured(counts)
-				line := fmt.Sprintf("%-22s %-16s want %-8s measured %-8s %v", id, lockID, exp.Want(), got, counts)
+				got := tally.Verdict() // the cell rule
+				counts := fmt.Sprintf("(%d safe, %d unsafe, %d liveness, %d unknown)", tally.Safe(), tally.Unsafe, tally.Liveness, tally.Unknown)
+				line := fmt.Sprintf("%-22s %-16s want %-8s measured %-8s %s", id, lockID, exp.Want(), got, counts)
 				if exp.Simulated != "" {
 					line += fmt.Sprintf(" (debate: %s; recorded contradiction)", exp.Agreed)
 				}
@@ -79,7 +80,7 @@ func TestBuiltinScenarios(t *testing.T) {
 					return
 				}
 				var b strings.Builder
-				fmt.Fprintf(&b, "%s × %s: measured %s over %d seeds %v, the file expects %s", id, lockID, got, seeds, counts, exp.Want())
+				fmt.Fprintf(&b, "%s × %s: measured %s over %d seeds %s, the file expects %s", id, lockID, got, seeds, counts, exp.Want())
 				for _, r := range runs {
 					if string(r.verdict) == exp.Want() {
 						continue
@@ -141,9 +142,4 @@ type seedResult struct {
 	seed    uint64
 	verdict checker.Verdict
 	reasons []string
-}
-
-// measured is the verdict of a set of runs by the cell rule.
-func measured(counts map[checker.Verdict]int) checker.Verdict {
-	return checker.CellVerdict(checker.VerdictCounts{Safe: counts[checker.VerdictSafe], Unsafe: counts[checker.VerdictUnsafe], Liveness: counts[checker.VerdictLiveness], Unknown: counts[checker.VerdictUnknown]})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/event"
@@ -58,10 +59,21 @@ type Judged struct {
 	// budget): the history is judged as far as it goes, and the verdict
 	// is unknown unless what ran was already unsafe.
 	Err error
+
+	outcome     Outcome   // Outcome's, once computed
+	outcomeOnce sync.Once // guards outcome
 }
 
 // Verdict is the run's verdict.
 func (j *Judged) Verdict() checker.Verdict { return j.Check.Verdict }
+
+// Outcome is what is kept of the run (OutcomeOf), computed on the first
+// call and the same value after: the CLI's report, locktest, the sweep's
+// lines, parity and the real arm all read this one.
+func (j *Judged) Outcome() Outcome {
+	j.outcomeOnce.Do(func() { j.outcome = outcomeOf(j) })
+	return j.outcome
+}
 
 // Run runs the job's world in bubble b and judges it: the one place a run
 // becomes a verdict (the CLI, sweeps, reports, the shrinker and locktest

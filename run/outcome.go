@@ -65,11 +65,16 @@ type Outcome struct {
 	CPU time.Duration `json:"-"`
 }
 
-// OutcomeOf summarizes a judged run (nil: none).
+// OutcomeOf summarizes a judged run (nil: none): j.Outcome().
 func OutcomeOf(j *Judged) Outcome {
 	if j == nil {
 		return Outcome{Verdict: checker.VerdictUnknown, Porcupine: "skipped"}
 	}
+	return j.Outcome()
+}
+
+// outcomeOf computes the outcome of the judged run j (Judged.Outcome).
+func outcomeOf(j *Judged) Outcome {
 	c := j.Check
 	o := Outcome{Verdict: c.Verdict, Claim: c.Claim, LeaseOverlaps: c.LeaseOverlaps, ResourceViolations: c.ResourceViolations,
 		Porcupine: c.Porcupine, OwnershipViolations: c.OwnershipViolations,
@@ -92,12 +97,14 @@ func OutcomeOf(j *Judged) Outcome {
 		}
 	}
 	if j.Err != nil {
-		o.Error = firstErrLine(j.Err.Error())
+		o.Error = FirstLine(j.Err.Error())
 	}
 	return o
 }
 
-func firstErrLine(s string) string {
+// FirstLine is s up to its first newline: an error as one line of a
+// results file or a worker's reply.
+func FirstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		return s[:i]
 	}
@@ -127,112 +134,4 @@ func PauseShort(h checker.History) bool {
 		}
 	}
 	return false
-}
-
-// Tally counts runs by outcome.
-type Tally struct {
-	Runs          int
-	Unsafe        int
-	Liveness      int
-	Unknown       int
-	Overlap       int // runs with a lease overlap
-	Resource      int // runs with a resource violation
-	Ownership     int // runs with an ownership violation
-	Stale         int // runs with a stale section (a holder acted on a dead lease)
-	StaleAccepted int // runs in which the storage accepted a stale write
-	Fenced        int // runs in which the storage refused an operation
-	Starved       int // runs in which a client made no progress after the heal
-	Unfired       int // runs in which a targeted pause never fired
-	// OwnershipOnly counts the unsafe runs of class ownership (no double
-	// hold, the resource intact: checker.ClassOwnership).
-	OwnershipOnly int
-	// Injected, Reached and Bit sum the runs' faults by how far they got;
-	// NoBite counts runs that injected faults none of which bit;
-	// ClockUnreached runs with a client clock set wrong that the lock
-	// never read (a library: one bubble has one clock).
-	Injected, Reached, Bit int
-	NoBite                 int
-	ClockUnreached         int
-	FirstUnsafe            uint64
-	HasUnsafe              bool
-	// CPU sums the runs' measured CPU time (Outcome.CPU).
-	CPU time.Duration
-}
-
-// Add counts one run of the given seed.
-func (t *Tally) Add(o Outcome, seed uint64) {
-	t.Runs++
-	t.CPU += o.CPU
-	if o.StaleSections > 0 {
-		t.Stale++
-	}
-	if o.StaleAccepted > 0 {
-		t.StaleAccepted++
-	}
-	if o.FencedRejections > 0 {
-		t.Fenced++
-	}
-	if o.Starved > 0 {
-		t.Starved++
-	}
-	if o.Unfired > 0 {
-		t.Unfired++
-	}
-	if o.Class == checker.ClassOwnership {
-		t.OwnershipOnly++
-	}
-	t.Injected += o.Injected
-	t.Reached += o.Reached
-	t.Bit += o.Bit
-	if o.Injected > 0 && o.Bit == 0 {
-		t.NoBite++
-	}
-	if o.ClockUnreached > 0 {
-		t.ClockUnreached++
-	}
-	switch o.Verdict {
-	case checker.VerdictUnsafe:
-		t.Unsafe++
-		if !t.HasUnsafe || seed < t.FirstUnsafe {
-			t.FirstUnsafe, t.HasUnsafe = seed, true
-		}
-	case checker.VerdictLiveness:
-		t.Liveness++
-	case checker.VerdictUnknown:
-		t.Unknown++
-	}
-	if o.LeaseOverlaps > 0 {
-		t.Overlap++
-	}
-	if o.ResourceViolations > 0 {
-		t.Resource++
-	}
-	if o.OwnershipViolations > 0 {
-		t.Ownership++
-	}
-}
-
-// Untested says why a group of runs (a report's cell, or one run) does
-// not test its scenario ("" when it does): in every run a client clock
-// was wrong and the lock never read it, and no fault bit (a library
-// reads time.Now: slow-client-clocks × a library); or faults were
-// injected and none bit in any run. Only a safe verdict is drawn
-// untested (reports.CellResult.Untested, the real arm's summary).
-func Untested(runs, clockUnreachedRuns, injected, bit int) string {
-	switch {
-	case runs > 0 && clockUnreachedRuns == runs && bit == 0:
-		return "client clock not reached"
-	case injected > 0 && bit == 0:
-		return "no fault bit"
-	}
-	return ""
-}
-
-// Untested is Untested of the group's runs.
-func (t *Tally) Untested() string { return Untested(t.Runs, t.ClockUnreached, t.Injected, t.Bit) }
-
-// Verdict is the group's verdict by the cell rule (checker.CellVerdict);
-// the counts are always shown beside it.
-func (t *Tally) Verdict() checker.Verdict {
-	return checker.CellVerdict(checker.VerdictCounts{Safe: t.Runs - t.Unsafe - t.Liveness - t.Unknown, Unsafe: t.Unsafe, Liveness: t.Liveness, Unknown: t.Unknown})
 }

@@ -81,6 +81,12 @@ type Report struct {
 	// Cause: why the first violation's first holder lost its key (Cause).
 	Cause string `json:"cause,omitempty"`
 
+	// Outcome is the run's outcome (Judged.Outcome), as a sweep's line
+	// and a report's cell count it: the verdict, class, claim, the
+	// checkers' counts and the trace hash above are its, spelled as
+	// --json has always spelled them.
+	Outcome Outcome `json:"-"`
+
 	judged *Judged
 	source string
 }
@@ -139,6 +145,7 @@ type ReplayReport struct {
 func (jd *Judged) Report(repro string) *Report {
 	cfg := jd.Job.Config
 	res := jd.Result
+	o := jd.Outcome()
 	r := &Report{
 		Scenario:        jd.Job.Scenario,
 		Lock:            jd.Job.Lock.ID,
@@ -152,7 +159,8 @@ func (jd *Judged) Report(repro string) *Report {
 		Stats:           res.Stats,
 		TraceEvents:     res.TraceEvents,
 		HistoryCapped:   res.TraceCapped,
-		TraceSHA256:     res.TraceSHA256,
+		TraceSHA256:     o.TraceSHA256,
+		Outcome:         o,
 		judged:          jd,
 		source:          jd.Job.Lock.Source,
 	}
@@ -194,15 +202,15 @@ func (jd *Judged) Report(repro string) *Report {
 			r.Acquisitions.Unknown++
 		}
 	}
-	r.LeaseOverlaps = chk.LeaseOverlaps
+	r.LeaseOverlaps = o.LeaseOverlaps
 	r.LeaseOverlapNS = chk.OverlapNS
-	if o := chk.FirstOverlap; o != nil {
-		r.FirstOverlap = &OverlapReport{A: o.A, B: o.B, StartNS: o.Start, EndNS: o.End}
+	if ov := chk.FirstOverlap; ov != nil {
+		r.FirstOverlap = &OverlapReport{A: ov.A, B: ov.B, StartNS: ov.Start, EndNS: ov.End}
 	}
-	r.ResourceViolations = chk.ResourceViolations
-	r.Porcupine = chk.Porcupine
-	r.OwnershipViolations = chk.OwnershipViolations
-	r.StaleSections, r.StaleAccepted, r.FencedRejections = chk.Stale.Sections, chk.Stale.Accepted, chk.Stale.FencedRejections
+	r.ResourceViolations = o.ResourceViolations
+	r.Porcupine = o.Porcupine
+	r.OwnershipViolations = o.OwnershipViolations
+	r.StaleSections, r.StaleAccepted, r.FencedRejections = o.StaleSections, o.StaleAccepted, o.FencedRejections
 	r.Starved, r.LongestWaitNS = chk.Liveness.Starved, chk.Liveness.LongestWaitNS
 	r.Grants, r.Overtakes = chk.Liveness.Grants, chk.Liveness.Overtakes
 	if r.Starved == nil {
@@ -211,8 +219,8 @@ func (jd *Judged) Report(repro string) *Report {
 	if chk.Verdict == checker.VerdictLiveness {
 		r.Blockers = chk.Liveness.Blockers
 	}
-	r.Claim = chk.Claim
-	r.Verdict, r.Class = chk.Verdict, chk.Class
+	r.Claim = o.Claim
+	r.Verdict, r.Class = o.Verdict, o.Class
 	if len(chk.Reasons) > 0 {
 		r.VerdictReason = chk.Reasons[0]
 	}

@@ -118,7 +118,7 @@ func (c *conn) armDeadlineLocked(at int64) {
 	c.cancelDeadlineLocked()
 	c.dlArmed = at
 	c.seq++
-	c.dlEv = c.w.scheduleFromLocked(at, c.src, c.seq, c.p, "deadline", nil)
+	c.dlEv = c.w.scheduleFromLocked(at, c.src, c.seq, c.p, stepDeadline, nil)
 	c.dlEv.op, c.dlEv.c, c.dlEv.arg = opDeadline, c, at
 }
 
@@ -193,7 +193,7 @@ func (c *conn) Write(b []byte) (int, error) {
 		// A paused process sends when it resumes (or at the heal): the send
 		// is an event targeted at it, which the scheduler puts off.
 		c.seq++
-		w.scheduleFromLocked(now, c.src, c.seq, c.p, "send", func() {
+		w.scheduleFromLocked(now, c.src, c.seq, c.p, stepSend, func() {
 			w.mu.Lock()
 			c.sendLocked(cmds)
 			w.mu.Unlock()
@@ -212,7 +212,7 @@ func (c *conn) sendLocked(cmds [][]string) {
 	at := max(sent+w.net.latency(c.rng, from, to, sent), c.lastUp)
 	c.lastUp = at
 	c.seq++
-	ev := w.scheduleFromLocked(at, c.src, c.seq, nil, "arrive", nil)
+	ev := w.scheduleFromLocked(at, c.src, c.seq, nil, stepArrive, nil)
 	ev.op, ev.c, ev.cmds = opArrive, c, cmds
 	ev.link, ev.a, ev.b, ev.sent = true, from, to, sent
 }
@@ -256,7 +256,7 @@ func (c *conn) sendReply() {
 	data := append([]byte(nil), c.out.Bytes()...)
 	c.out.Reset()
 	w := c.w
-	ev := w.net.deliverLink(w.net.rng, c.node.addr(), c.p.id, &c.lastDown, c.p, "reply")
+	ev := w.net.deliverLink(w.net.rng, c.node.addr(), c.p.id, &c.lastDown, c.p, stepReply)
 	ev.op, ev.c, ev.data = opReply, c, data
 	w.mu.Unlock()
 }
@@ -280,7 +280,7 @@ func (c *conn) sendReset() {
 		return
 	}
 	c.resetSent = true
-	c.w.net.deliver(c.w.net.rng, c.node.addr(), c.p.id, &c.lastDown, c.p, "reset", func() {
+	c.w.net.deliver(c.w.net.rng, c.node.addr(), c.p.id, &c.lastDown, c.p, stepReset, func() {
 		c.w.mu.Lock()
 		if c.rerr == nil {
 			c.rerr = c.resetErr()

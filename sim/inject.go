@@ -17,8 +17,8 @@ func (w *World) scheduleFault(i int, f faults.Fault) {
 	if start >= int64(w.cfg.Duration) {
 		return // faults belong to the safety phase; the heal lifts everything
 	}
-	w.after(start, "fault", func() {
-		if w.phase != "safety" {
+	w.after(start, stepFault, func() {
+		if w.phase != phaseSafety {
 			return
 		}
 		if f.At != "" && f.Kind != faults.ClientPause {
@@ -57,7 +57,7 @@ func (w *World) arm(i int, f faults.Fault) {
 // "fault" event is recorded now, with the start it took, and the fault
 // lasts f.Duration from now.
 func (w *World) fire(i int, f faults.Fault) {
-	if w.phase != "safety" {
+	if w.phase != phaseSafety {
 		return
 	}
 	now := w.now()
@@ -77,8 +77,8 @@ func (w *World) apply(i int, f faults.Fault, start, end int64) {
 		if f.Duration <= 0 {
 			return
 		}
-		w.after(end, "fault-end", func() {
-			if w.phase != "safety" {
+		w.after(end, stepFaultEnd, func() {
+			if w.phase != phaseSafety {
 				return // the heal already lifted it
 			}
 			w.record(Event{Proc: "world", Kind: evt.KindFaultEnd, Detail: f.String(), Fault: i + 1})
@@ -177,12 +177,12 @@ func (w *World) restartByClock(n *Node, i int, f faults.Fault) {
 	done := false
 	var check func()
 	check = func() {
-		if done || w.phase != "safety" {
+		if done || w.phase != phaseSafety {
 			return // ended, or the heal lifted it
 		}
 		now := w.now()
 		if left := deadline - n.clk.Local(now); left > 0 {
-			w.after(now+int64(n.clk.TrueAfter(time.Duration(left))), "fault-end", check)
+			w.after(now+int64(n.clk.TrueAfter(time.Duration(left))), stepFaultEnd, check)
 			return
 		}
 		done = true
@@ -276,7 +276,7 @@ func (w *World) targetClocks(names []string) []clockModel {
 func (p *Proc) Point(point string) {
 	w := p.w
 	w.mu.Lock()
-	if w.stopping || w.phase != "safety" {
+	if w.stopping || w.phase != phaseSafety {
 		w.mu.Unlock()
 		return
 	}
@@ -287,13 +287,13 @@ func (p *Proc) Point(point string) {
 			p.seq++
 			// No target: the event must not wait out a pause this point
 			// starts below.
-			w.scheduleFromLocked(now, p.src, p.seq, nil, "fault", func() { w.fire(af.I, af.F) })
+			w.scheduleFromLocked(now, p.src, p.seq, nil, stepFault, func() { w.fire(af.I, af.F) })
 		}
 	}
 	if a == nil {
 		if len(fire) > 0 {
 			// Go on once the faults have begun.
-			p.blockUntilLocked(w.now(), 0, "wake")
+			p.blockUntilLocked(w.now(), 0, stepWake)
 			return
 		}
 		w.mu.Unlock()
@@ -307,7 +307,7 @@ func (p *Proc) Point(point string) {
 	until := p.pausedUntil
 	ev := Event{T: now, Proc: p.name, Kind: evt.KindPause, Local: p.clk.Local(now), Detail: a.Desc, Fault: a.Fault}
 	p.addRecordLocked(ev)
-	p.blockUntilLocked(until, until, "resume")
+	p.blockUntilLocked(until, until, stepResume)
 }
 
 // noteStart records what fault i (f) found when it started: which of its

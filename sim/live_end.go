@@ -27,7 +27,7 @@ type liveEnd struct {
 func (w *World) noteLive(ev *Event) {
 	// A record made before the heal may be merged just after it: its
 	// time, not the merge, says which phase it belongs to.
-	if !w.cfg.EndWhenLive || w.phase != "liveness" || ev.T < w.live.healAt || w.live.at > 0 || ev.Kind != evt.KindOK || ev.Op != evt.OpAcquire {
+	if !w.cfg.EndWhenLive || w.phase != phaseLiveness || ev.T < w.live.healAt || w.live.at > 0 || ev.Kind != evt.KindOK || ev.Op != evt.OpAcquire {
 		return
 	}
 	if w.live.seen == nil {
@@ -45,7 +45,7 @@ func (w *World) noteLive(ev *Event) {
 		return
 	}
 	w.live.pending = true
-	w.after(w.now(), "live", func() {
+	w.after(w.now(), stepLive, func() {
 		w.live.pending = false
 		if w.stopping || w.healedInvariants() != nil {
 			return // not settled yet: the next acquisition tries again

@@ -83,8 +83,8 @@ func (h *Host) After(d time.Duration, fn func()) {
 		return
 	}
 	n := h.n
-	n.w.after(n.w.now()+int64(n.clk.TrueAfter(d)), "member-timer", func() {
-		n.whenAwake("member-timer", func() {
+	n.w.after(n.w.now()+int64(n.clk.TrueAfter(d)), stepMemberTimer, func() {
+		n.whenAwake(stepMemberTimer, func() {
 			if h.alive() {
 				fn()
 			}
@@ -108,8 +108,8 @@ func (h *Host) Send(to int, msg any) {
 		n.lastTo[to] = last
 	}
 	from := n.id
-	w.net.deliver(n.netRng, n.addr(), r.addr(), last, nil, "member-msg", func() {
-		r.whenAwake("member-msg", func() {
+	w.net.deliver(n.netRng, n.addr(), r.addr(), last, nil, stepMemberMsg, func() {
+		r.whenAwake(stepMemberMsg, func() {
 			if m, ok := r.member(); ok && r.up && r.host != nil {
 				m.Receive(from, msg)
 			}

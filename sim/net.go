@@ -136,7 +136,7 @@ func (n *network) addrs(names []string) map[int]bool {
 // ordered stream, whose last arrival *last tracks), is held while a
 // partition separates the two, and is dropped after MaxHold. fn runs at
 // arrival; target, if set, defers it while that process is paused.
-func (n *network) deliver(rng *rand.Rand, a, b int, last *int64, target *Proc, kind string, fn func()) {
+func (n *network) deliver(rng *rand.Rand, a, b int, last *int64, target *Proc, kind stepKind, fn func()) {
 	ev := n.deliverLink(rng, a, b, last, target, kind)
 	ev.fn = fn
 	n.w.mu.Unlock()
@@ -144,7 +144,7 @@ func (n *network) deliver(rng *rand.Rand, a, b int, last *int64, target *Proc, k
 
 // deliverLink is deliver that returns the event with w.mu held, for the
 // caller to say what it does.
-func (n *network) deliverLink(rng *rand.Rand, a, b int, last *int64, target *Proc, kind string) *event {
+func (n *network) deliverLink(rng *rand.Rand, a, b int, last *int64, target *Proc, kind stepKind) *event {
 	t := n.w.now()
 	at := t + n.latency(rng, a, b, t)
 	if last != nil {

@@ -164,7 +164,7 @@ func (n *Node) arrive(c *conn, cmds [][]string) {
 	}
 	n.served = true
 	if now := n.w.now(); n.pausedUntil > now {
-		n.w.afterHeld(n.pausedUntil, n.pausedUntil, nil, "arrive", func() { n.arrive(c, cmds) })
+		n.w.afterHeld(n.pausedUntil, n.pausedUntil, nil, stepArrive, func() { n.arrive(c, cmds) })
 		return
 	}
 	if c.waitReq != nil {

@@ -22,8 +22,8 @@ func (n *Node) persist(k string, s keyState) {
 
 func (n *Node) scheduleFsync() {
 	epoch := n.epoch
-	n.w.after(n.w.now()+int64(time.Second), "fsync", func() {
-		n.whenAwake("fsync", func() { // a stopped process does not fsync
+	n.w.after(n.w.now()+int64(time.Second), stepFsync, func() {
+		n.whenAwake(stepFsync, func() { // a stopped process does not fsync
 			if !n.up || n.epoch != epoch {
 				return
 			}

@@ -121,7 +121,7 @@ func (p *Proc) Stopping() bool {
 func (p *Proc) Phase() string {
 	p.w.mu.Lock()
 	defer p.w.mu.Unlock()
-	return p.w.phase
+	return string(p.w.phase)
 }
 
 // TrueNow is the world's true time in nanoseconds. Lock code must not use it
@@ -162,7 +162,7 @@ func (p *Proc) Sleep(d time.Duration) {
 		w.mu.Unlock()
 		runtime.Goexit()
 	}
-	p.blockUntilLocked(w.now()+int64(p.clk.TrueAfter(d)), 0, "wake")
+	p.blockUntilLocked(w.now()+int64(p.clk.TrueAfter(d)), 0, stepWake)
 }
 
 // blockUntilLocked blocks the calling goroutine of p until true time at (a
@@ -172,7 +172,7 @@ func (p *Proc) Sleep(d time.Duration) {
 //
 // hold, when set, marks the wake as put off by a pause ending then: the
 // heal brings it forward.
-func (p *Proc) blockUntilLocked(at, hold int64, kind string) {
+func (p *Proc) blockUntilLocked(at, hold int64, kind stepKind) {
 	w := p.w
 	ch := make(chan struct{}, 1)
 	p.sleepers[ch] = struct{}{}
@@ -204,7 +204,7 @@ func (p *Proc) Go(f func()) {
 	}
 	p.starts[start] = struct{}{}
 	p.seq++
-	w.scheduleFromLocked(w.now(), p.src, p.seq, p, "go", func() {
+	w.scheduleFromLocked(w.now(), p.src, p.seq, p, stepGo, func() {
 		w.mu.Lock()
 		delete(p.starts, start)
 		w.mu.Unlock()

@@ -2,6 +2,45 @@ package sim
 
 import "container/heap"
 
+// stepKind names what a step of the world is.
+type stepKind string
+
+// The kinds of step.
+const (
+	stepArrive       stepKind = "arrive"
+	stepDeadline     stepKind = "deadline"
+	stepFault        stepKind = "fault"
+	stepFaultEnd     stepKind = "fault-end"
+	stepFsync        stepKind = "fsync"
+	stepGo           stepKind = "go"
+	stepHeal         stepKind = "heal"
+	stepLive         stepKind = "live"
+	stepMemberMsg    stepKind = "member-msg"
+	stepMemberTimer  stepKind = "member-timer"
+	stepRepl         stepKind = "repl"
+	stepReplAck      stepKind = "repl-ack"
+	stepReply        stepKind = "reply"
+	stepReset        stepKind = "reset"
+	stepResume       stepKind = "resume"
+	stepSend         stepKind = "send"
+	stepSentinel     stepKind = "sentinel"
+	stepStart        stepKind = "start"
+	stepStop         stepKind = "stop"
+	stepSwitchMaster stepKind = "switch-master"
+	stepWaitTimeout  stepKind = "wait-timeout"
+	stepWake         stepKind = "wake"
+)
+
+// phase is the world's phase: phaseSafety while faults may be active,
+// phaseLiveness after the heal (Proc.Phase).
+type phase string
+
+// The phases.
+const (
+	phaseSafety   phase = "safety"
+	phaseLiveness phase = "liveness"
+)
+
 // An event is one step of the world: something that happens at a true time.
 // Events are ordered by (at, src, seq). src names who scheduled the event
 // (0: the engine itself; otherwise a connection or process) and seq counts
@@ -19,7 +58,7 @@ type event struct {
 	// dead marks an event cancelled: the scheduler drops it unrun,
 	// without advancing the clock to it.
 	dead bool
-	kind string
+	kind stepKind // what it is, for an invariant's message and the scheduler's ack rule
 	// What the event does: fn, or, for the events of every Redis command,
 	// an op on the fields below (no closure to allocate per command).
 	op   evOp

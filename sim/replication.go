@@ -90,14 +90,14 @@ func (n *Node) shipTo(r *Node, states map[string]keyState, full bool, off int64,
 	*last = at
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	ev := w.afterLinkLocked(at, nil, "repl", n.addr(), r.addr(), t)
+	ev := w.afterLinkLocked(at, nil, stepRepl, n.addr(), r.addr(), t)
 	ev.fn = func() {
 		if !r.up || r.replicaOf != n.id || !n.up || n.epoch != epoch {
 			return // the link broke: a later full resync brings the replica up to date
 		}
 		if r.pausedUntil > w.now() {
 			// a paused replica reads its socket on resume; keep order by re-shipping
-			w.afterHeld(r.pausedUntil, r.pausedUntil, nil, "repl", func() { r.applyRepl(n, states, full, off, epoch) })
+			w.afterHeld(r.pausedUntil, r.pausedUntil, nil, stepRepl, func() { r.applyRepl(n, states, full, off, epoch) })
 			return
 		}
 		r.applyRepl(n, states, full, off, epoch)
@@ -174,7 +174,7 @@ func (from *Node) ackEvent(p pendingAck) {
 	w := from.w
 	w.mu.Lock()
 	ev := w.newEventLocked()
-	ev.at, ev.seq, ev.kind = p.at, p.seq, "repl-ack"
+	ev.at, ev.seq, ev.kind = p.at, p.seq, stepReplAck
 	ev.link, ev.a, ev.b, ev.sent = true, p.r.addr(), from.addr(), p.sent
 	r, off, epoch := p.r, p.off, p.epoch
 	ev.fn = func() { from.ackArrived(r, off, epoch) }
@@ -184,7 +184,7 @@ func (from *Node) ackEvent(p pendingAck) {
 
 // ackArrived is r's ack reaching from.
 func (from *Node) ackArrived(r *Node, off int64, epoch int) {
-	from.whenAwake("repl-ack", func() {
+	from.whenAwake(stepReplAck, func() {
 		if from.epoch != epoch || !from.up {
 			return
 		}
@@ -254,8 +254,8 @@ func (n *Node) wait(c *conn, args []string) {
 	n.waiters = append(n.waiters, req)
 	if ms > 0 {
 		epoch := n.epoch
-		n.w.after(n.w.now()+int64(n.clk.TrueAfter(time.Duration(ms)*time.Millisecond)), "wait-timeout", func() {
-			n.whenAwake("wait-timeout", func() {
+		n.w.after(n.w.now()+int64(n.clk.TrueAfter(time.Duration(ms)*time.Millisecond)), stepWaitTimeout, func() {
+			n.whenAwake(stepWaitTimeout, func() {
 				if n.epoch == epoch {
 					n.finishWait(req)
 				}
@@ -267,7 +267,7 @@ func (n *Node) wait(c *conn, args []string) {
 // whenAwake runs fn now, or when n's pause ends if n is paused: a paused
 // node handles nothing, so its timers (WAIT's timeout) and what it reads
 // from its sockets (replica acks) wait for the resume.
-func (n *Node) whenAwake(kind string, fn func()) {
+func (n *Node) whenAwake(kind stepKind, fn func()) {
 	if until := n.pausedUntil; until > n.w.now() {
 		n.w.afterHeld(until, until, nil, kind, func() { n.whenAwake(kind, fn) })
 		return

@@ -60,7 +60,7 @@ func groupName(g int) string { return "g" + strconv.Itoa(g) }
 func (s *sentinel) start() { s.schedule() }
 
 func (s *sentinel) schedule() {
-	s.w.after(s.w.now()+int64(sentinelTick), "sentinel", s.tick)
+	s.w.after(s.w.now()+int64(sentinelTick), stepSentinel, s.tick)
 }
 
 func (s *sentinel) canReach(n *Node) bool {
@@ -156,7 +156,7 @@ func (s *sentinel) failover(g *sentinelGroup) {
 	}
 	for _, p := range w.procs {
 		p := p
-		w.net.deliver(w.net.rng, sentinelAddr, p.id, nil, nil, "switch-master", func() {
+		w.net.deliver(w.net.rng, sentinelAddr, p.id, nil, nil, stepSwitchMaster, func() {
 			s.tell(p, g, best.id, epoch)
 		})
 	}

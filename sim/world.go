@@ -50,7 +50,7 @@ type World struct {
 	effects  []FaultEffect // one per Config.Faults entry (Result.Effects)
 	keysSeen bool          // a client's write created a watched key (Result.KeysSeen)
 
-	phase       string
+	phase       phase
 	stats       Stats
 	internalErr error   // the engine broke an invariant (see fail)
 	keyLog      keyLog  // what clients' writes did to the lock keys (Result.KeyLog)
@@ -153,7 +153,7 @@ func newWorld(cfg Config) *World {
 }
 
 func (w *World) run() error {
-	w.phase = "safety"
+	w.phase = phaseSafety
 	for _, n := range w.nodes {
 		n.start()
 	}
@@ -169,12 +169,12 @@ func (w *World) run() error {
 	}
 	for _, p := range w.procs {
 		p := p
-		w.after(0, "start", func() { p.start() })
+		w.after(0, stepStart, func() { p.start() })
 	}
 	safety := int64(w.cfg.Duration)
-	w.after(safety, "heal", w.heal)
+	w.after(safety, stepHeal, w.heal)
 	end := safety + int64(w.cfg.Liveness)
-	w.after(end, "stop", func() {
+	w.after(end, stepStop, func() {
 		if err := w.healedInvariants(); err != nil {
 			w.fail(fmt.Errorf("at the end of the liveness phase (t=%v): %w", time.Duration(w.now()), err))
 		}
@@ -286,7 +286,7 @@ func (w *World) loop(end int64) error {
 		if maxEvents > 0 && w.steps > maxEvents {
 			return fmt.Errorf("sim: event budget of %d exhausted at t=%v (raise it with --max-events, sim.Config.MaxEvents, or shorten the run)", maxEvents, time.Duration(ev.at))
 		}
-		if w.pendingAcks > 0 && ev.op == opFunc && ev.kind != "repl" && ev.kind != "repl-ack" {
+		if w.pendingAcks > 0 && ev.op == opFunc && ev.kind != stepRepl && ev.kind != stepReplAck {
 			// The event may change what a pending ack depends on: the
 			// acks whose events would have run before it arrive first.
 			for _, n := range w.nodes {
@@ -350,13 +350,13 @@ func (w *World) recycleLocked(ev *event) {
 func (w *World) now() int64 { return w.bc.trueNow() }
 
 // after schedules an engine event at true time at. Call from the scheduler only.
-func (w *World) after(at int64, kind string, fn func()) {
+func (w *World) after(at int64, kind stepKind, fn func()) {
 	w.afterFor(at, nil, kind, fn)
 }
 
 // afterHeld schedules an engine event put off until hold by a pause or a
 // partition (at ≥ hold): the heal brings it forward.
-func (w *World) afterHeld(at, hold int64, p *Proc, kind string, fn func()) {
+func (w *World) afterHeld(at, hold int64, p *Proc, kind stepKind, fn func()) {
 	w.mu.Lock()
 	w.seq++
 	ev := w.newEventLocked()
@@ -367,14 +367,14 @@ func (w *World) afterHeld(at, hold int64, p *Proc, kind string, fn func()) {
 
 // afterFor schedules an engine event targeted at a process: it is deferred
 // while the process is paused.
-func (w *World) afterFor(at int64, p *Proc, kind string, fn func()) {
+func (w *World) afterFor(at int64, p *Proc, kind stepKind, fn func()) {
 	w.afterHeld(at, 0, p, kind, fn)
 }
 
 // afterLinkLocked schedules an engine event for a message on the link
 // a->b sent at sent: a partition holds it on arrival (network.held). The
 // caller holds w.mu and sets what the event does.
-func (w *World) afterLinkLocked(at int64, p *Proc, kind string, a, b int, sent int64) *event {
+func (w *World) afterLinkLocked(at int64, p *Proc, kind stepKind, a, b int, sent int64) *event {
 	w.seq++
 	ev := w.newEventLocked()
 	ev.at, ev.seq, ev.target, ev.kind = at, w.seq, p, kind
@@ -387,13 +387,13 @@ func (w *World) afterLinkLocked(at int64, p *Proc, kind string, a, b int, sent i
 // scheduler (a client writing, sleeping or waiting on a deadline). Its key
 // is the caller's own (src, seq), so concurrent callers cannot reorder the
 // queue. The caller holds w.mu.
-func (w *World) scheduleFromLocked(at int64, src uint64, seq uint64, target *Proc, kind string, fn func()) *event {
+func (w *World) scheduleFromLocked(at int64, src uint64, seq uint64, target *Proc, kind stepKind, fn func()) *event {
 	return w.scheduleHeldLocked(at, 0, src, seq, target, kind, fn)
 }
 
 // scheduleHeldLocked is scheduleFromLocked for an event put off until hold
 // by a fault (see afterHeld).
-func (w *World) scheduleHeldLocked(at, hold int64, src uint64, seq uint64, target *Proc, kind string, fn func()) *event {
+func (w *World) scheduleHeldLocked(at, hold int64, src uint64, seq uint64, target *Proc, kind stepKind, fn func()) *event {
 	ev := w.newEventLocked()
 	ev.at, ev.hold, ev.src, ev.seq, ev.target, ev.kind, ev.fn = at, hold, src, seq, target, kind, fn
 	w.q.push(ev)
@@ -409,7 +409,7 @@ func (w *World) scheduleHeldLocked(at, hold int64, src uint64, seq uint64, targe
 }
 
 func (w *World) heal() {
-	w.phase = "liveness"
+	w.phase = phaseLiveness
 	w.live.healAt = w.now()
 	w.record(Event{Proc: "world", Kind: evt.KindHeal})
 	w.net.healAll()

@@ -1,8 +1,6 @@
 package sweep
 
 import (
-	"strings"
-
 	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/run"
 )
@@ -26,10 +24,3 @@ func Untested(runs, clockUnreachedRuns, injected, bit int) string {
 // PauseShort reports whether some targeted client pause of the schedule
 // did not run in full inside the safety phase (run.PauseShort).
 func PauseShort(h checker.History) bool { return run.PauseShort(h) }
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}

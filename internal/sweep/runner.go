@@ -186,7 +186,7 @@ func (c *Child) Run(req Request) (Outcome, error) {
 	}
 	var rep reply
 	if err := json.Unmarshal(line, &rep); err != nil {
-		return Outcome{}, fmt.Errorf("internal error: worker process %d: bad reply %q", c.cmd.Process.Pid, firstLine(string(line)))
+		return Outcome{}, fmt.Errorf("internal error: worker process %d: bad reply %q", c.cmd.Process.Pid, run.FirstLine(string(line)))
 	}
 	if rep.Err != "" {
 		return Outcome{}, errors.New(rep.Err)
@@ -259,7 +259,7 @@ func ServeWorker(stdin io.Reader, stdout io.Writer, b sim.Bubble) error {
 			rep.Outcome, rep.CPUNS = o, int64(o.CPU)
 			if rerr != nil {
 				fmt.Fprintf(os.Stderr, "locksim worker: %v\n", rerr)
-				rep.Err = firstLine(rerr.Error())
+				rep.Err = run.FirstLine(rerr.Error())
 			}
 		}
 		if err := enc.Encode(rep); err != nil {

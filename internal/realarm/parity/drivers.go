@@ -67,16 +67,16 @@ type DriversResult struct {
 
 // DriverCell is one scenario × arm.
 type DriverCell struct {
-	Scenario     string         `json:"scenario"`
-	Arm          string         `json:"arm"`
-	Expected     string         `json:"expected,omitempty"`
-	ExpectedWhy  string         `json:"expected_why,omitempty"`
-	NotSupported string         `json:"not_supported,omitempty"`
-	Runs         int            `json:"real_runs"`
-	Unsafe       int            `json:"real_unsafe"`
-	Verdicts     map[string]int `json:"real_verdicts"`
-	Verdict      string         `json:"real_verdict"`
-	CI           [2]float64     `json:"real_unsafe_ci95"`
+	Scenario     string                  `json:"scenario"`
+	Arm          string                  `json:"arm"`
+	Expected     checker.Verdict         `json:"expected,omitempty"`
+	ExpectedWhy  string                  `json:"expected_why,omitempty"`
+	NotSupported string                  `json:"not_supported,omitempty"`
+	Runs         int                     `json:"real_runs"`
+	Unsafe       int                     `json:"real_unsafe"`
+	Verdicts     map[checker.Verdict]int `json:"real_verdicts"`
+	Verdict      checker.Verdict         `json:"real_verdict"`
+	CI           [2]float64              `json:"real_unsafe_ci95"`
 	// Fenced counts the operations the storage refused over the real
 	// runs (a fenced world's stale reads and writes).
 	Fenced int `json:"fenced_rejections,omitempty"`
@@ -86,8 +86,8 @@ type DriverCell struct {
 	Untested string `json:"untested,omitempty"`
 	// AsExpected: every run's verdict is the expectation's (an unsafe
 	// expectation: the cell's verdict is unsafe).
-	AsExpected bool                `json:"as_expected"`
-	OtherSeeds map[string][]uint64 `json:"other_seeds,omitempty"`
+	AsExpected bool                         `json:"as_expected"`
+	OtherSeeds map[checker.Verdict][]uint64 `json:"other_seeds,omitempty"`
 	// Traces are the kept traces of runs whose verdict is not the
 	// expectation or not most runs' (at most MaxKeptTraces, seed order);
 	// TracesNotKept counts the others.
@@ -107,10 +107,10 @@ type DriverCell struct {
 	TTLNS int64  `json:"ttl_ns,omitempty"`
 	Lock  string `json:"lock,omitempty"`
 	// The Go arm also runs in the simulator at the real arm's scale.
-	SimRuns    int        `json:"sim_runs,omitempty"`
-	SimUnsafe  int        `json:"sim_unsafe,omitempty"`
-	SimVerdict string     `json:"sim_verdict,omitempty"`
-	SimCI      [2]float64 `json:"sim_unsafe_ci95,omitempty"`
+	SimRuns    int             `json:"sim_runs,omitempty"`
+	SimUnsafe  int             `json:"sim_unsafe,omitempty"`
+	SimVerdict checker.Verdict `json:"sim_verdict,omitempty"`
+	SimCI      [2]float64      `json:"sim_unsafe_ci95,omitempty"`
 }
 
 // ControlCheck compares the control with the Go set-nx-cad in one
@@ -180,7 +180,7 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 		Note:  "every driver runs in " + opt.World + "'s world (its nodes and TTL); the real arm's seed fixes the fault schedule and the workload's choices, not the interleaving: a real run is not replayable"}
 	for _, sc := range opt.Scenarios {
 		for _, a := range opt.Arms {
-			c := DriverCell{Scenario: sc, Arm: a.Name, Verdicts: map[string]int{}}
+			c := DriverCell{Scenario: sc, Arm: a.Name, Verdicts: map[checker.Verdict]int{}}
 			if l := cellLock(opt.World, sc); l != opt.World {
 				c.Lock = l
 			}
@@ -206,13 +206,13 @@ func RunDrivers(ctx context.Context, b sim.Bubble, opt DriversOptions) (*Drivers
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		cr := CellResult{Scenario: c.Scenario, Lock: cellLock(opt.World, c.Scenario), TTLNS: int64(c.ttl(opt.TTL)), SimVerdicts: map[string]int{}}
+		cr := CellResult{Scenario: c.Scenario, Lock: cellLock(opt.World, c.Scenario), TTLNS: int64(c.ttl(opt.TTL)), SimVerdicts: map[checker.Verdict]int{}}
 		if err := cr.simArm(b, Options{SimRuns: opt.SimRuns}); err != nil {
 			return nil, err
 		}
 		c.SimRuns, c.SimUnsafe, c.SimVerdict, c.SimCI = cr.SimRuns, cr.SimUnsafe, cr.SimVerdict, cr.SimCI
 		if cr.NotSupported != "" {
-			c.SimVerdict = "not-supported"
+			c.SimVerdict = VerdictNotSupported
 		}
 		progress(opt.Progress, "%6.1fs sim  %-24s %-18s %d/%d unsafe (%s)", time.Since(began).Seconds(), c.Scenario, c.Arm, c.SimUnsafe, c.SimRuns, c.SimVerdict)
 	}
@@ -308,11 +308,11 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 	defer func() { c.WallNS = int64(time.Since(began)) }()
 	ttl := c.ttl(opt.TTL)
 	if j, err := realredis.Build(run.Spec{Scenario: c.Scenario, Lock: cellLock(opt.World, c.Scenario), Seed: 1}, ttl); err == nil && j.Config.Topology.Replicated && a.NoSentinel != "" {
-		c.NotSupported, c.Verdict = "a Sentinel-managed world: "+a.NoSentinel, "not-supported"
+		c.NotSupported, c.Verdict = "a Sentinel-managed world: "+a.NoSentinel, VerdictNotSupported
 		return nil
 	}
 	if _, err := build(opt.Dir, opt.World, a, c.Scenario, 1, ttl); err != nil {
-		c.NotSupported, c.Verdict = err.Error(), "not-supported"
+		c.NotSupported, c.Verdict = err.Error(), VerdictNotSupported
 		return nil
 	}
 	type out struct {
@@ -345,46 +345,43 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var tally run.Tally // the runs' reach and bite (Untested)
+	var tally run.Tally // the judged runs
+	errs := 0           // the runs that could not be judged at all
 	for _, o := range outs {
 		if o.child == nil {
-			c.Verdicts["error"]++
+			errs++
 			c.Errors = append(c.Errors, fmt.Sprintf("seed %d: %v", o.seed, o.err))
 			continue
 		}
 		v := o.child.Verdict
-		if o.child.Err != "" && v != string(checker.VerdictUnsafe) {
+		if o.child.Err != "" && v != checker.VerdictUnsafe {
 			c.Errors = append(c.Errors, fmt.Sprintf("seed %d: %s", o.seed, o.child.Err))
 		}
-		c.Runs++
-		c.Verdicts[v]++
-		tally.Add(run.Outcome{Injected: o.child.Injected, Bit: o.child.Bit, ClockUnreached: o.child.ClockUnreached}, o.seed)
+		tally.Add(run.Outcome{Verdict: v, Injected: o.child.Injected, Bit: o.child.Bit, ClockUnreached: o.child.ClockUnreached}, o.seed)
 		noteStall(&c.StallMaxMS, &c.MachineSeeds, o.seed, o.child.StallMS, o.child.Machine)
 		c.Fenced += o.child.Fenced
-		if v == string(checker.VerdictUnsafe) {
-			c.Unsafe++
-			if c.FirstUnsafe == nil {
-				c.FirstUnsafe = &Seed{Seed: o.seed, Repro: o.child.Repro}
-			}
+		if v == checker.VerdictUnsafe && c.FirstUnsafe == nil {
+			c.FirstUnsafe = &Seed{Seed: o.seed, Repro: o.child.Repro}
 		}
-		if v != string(checker.VerdictSafe) && o.child.Reason != "" {
+		if v != checker.VerdictSafe && o.child.Reason != "" {
 			c.Reasons = addReason(c.Reasons, []string{o.child.Reason})
 		}
 	}
-	c.Verdict = verdictOf(c.Verdicts)
-	if c.Verdict == string(checker.VerdictSafe) {
+	c.Runs, c.Unsafe = tally.Runs, tally.Unsafe
+	c.Verdicts, c.Verdict = verdictCounts(&tally, errs), verdictOf(&tally, errs)
+	if c.Verdict == checker.VerdictSafe {
 		c.Untested = tally.Untested()
 	}
 	for _, o := range outs {
 		if o.child != nil && o.child.Verdict != c.Verdict {
 			if c.OtherSeeds == nil {
-				c.OtherSeeds = map[string][]uint64{}
+				c.OtherSeeds = map[checker.Verdict][]uint64{}
 			}
 			c.OtherSeeds[o.child.Verdict] = append(c.OtherSeeds[o.child.Verdict], o.seed)
 		}
 	}
 	if stage != "" {
-		seeds, verdicts, staged := make([]uint64, len(outs)), make([]string, len(outs)), make([]string, len(outs))
+		seeds, verdicts, staged := make([]uint64, len(outs)), make([]checker.Verdict, len(outs)), make([]string, len(outs))
 		for i, o := range outs {
 			seeds[i], staged[i] = o.seed, o.trace
 			if o.child != nil {
@@ -395,7 +392,7 @@ func (c *DriverCell) realRuns(ctx context.Context, opt DriversOptions, a Arm, se
 	}
 	lo, hi := stats.Wilson(c.Unsafe, c.Runs)
 	c.CI = [2]float64{lo, hi}
-	c.AsExpected = c.Expected != "" && c.Verdict == c.Expected && (c.Expected != "safe" || c.Verdicts["safe"] == c.Runs)
+	c.AsExpected = c.Expected != "" && c.Verdict == c.Expected && (c.Expected != checker.VerdictSafe || c.Verdicts[checker.VerdictSafe] == c.Runs)
 	return nil
 }
 

@@ -10,13 +10,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/realarm/realredis"
 	"github.com/locksim/locksim/internal/reap"
 )
 
 // childRun is what the drivers table keeps of one real run.
 type childRun struct {
-	Verdict string
+	Verdict checker.Verdict
 	Reason  string
 	Repro   string
 	Err     string // why the run did not complete ("": it did)
@@ -54,9 +55,9 @@ func runChild(ctx context.Context, exe string, job *realredis.Job, trace string)
 		runErr = cmd.Wait() // a verdict's exit code is not an error here
 	}
 	var r struct {
-		Verdict string `json:"verdict"`
-		Reason  string `json:"verdict_reason"`
-		Fenced  int    `json:"fenced_rejections"`
+		Verdict checker.Verdict `json:"verdict"`
+		Reason  string          `json:"verdict_reason"`
+		Fenced  int             `json:"fenced_rejections"`
 		Faults  struct {
 			Injected int `json:"injected"`
 			Bit      int `json:"bit"`

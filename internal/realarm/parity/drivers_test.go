@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/stats"
 )
 
@@ -71,9 +72,9 @@ func shippedArm(t *testing.T, world, name string) Arm {
 	return Arm{}
 }
 
-func driverCell(sc, arm string, unsafe, runs int, verdict string) DriverCell {
+func driverCell(sc, arm string, unsafe, runs int, verdict checker.Verdict) DriverCell {
 	lo, hi := stats.Wilson(unsafe, runs)
-	return DriverCell{Scenario: sc, Arm: arm, Runs: runs, Unsafe: unsafe, Verdict: verdict, Verdicts: map[string]int{verdict: runs}, CI: [2]float64{lo, hi}}
+	return DriverCell{Scenario: sc, Arm: arm, Runs: runs, Unsafe: unsafe, Verdict: verdict, Verdicts: map[checker.Verdict]int{verdict: runs}, CI: [2]float64{lo, hi}}
 }
 
 // TestControlChecks: the control agrees with Go set-nx-cad in a scenario

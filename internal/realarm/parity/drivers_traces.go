@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/realarm/realredis"
-	"github.com/locksim/locksim/run"
 )
 
 // The drivers table keeps the trace of every real run that needs
@@ -36,9 +36,9 @@ const TracesFolder = "traces"
 // KeptTrace is one kept trace: the run, its verdict, and its file
 // relative to the table's folder.
 type KeptTrace struct {
-	Seed    uint64 `json:"seed"`
-	Verdict string `json:"verdict"`
-	File    string `json:"file"`
+	Seed    uint64          `json:"seed"`
+	Verdict checker.Verdict `json:"verdict"`
+	File    string          `json:"file"`
 	// Cut says the trace was cut at its bound ("": it is whole).
 	Cut string `json:"cut,omitempty"`
 }
@@ -62,10 +62,10 @@ func traceName(world, scenario, arm string, seed uint64) string {
 }
 
 // mostCommon is the verdict most of a cell's runs had (ties: the worse,
-// in verdictOf's order).
-func mostCommon(counts map[string]int) string {
-	best, n := "", 0
-	for _, v := range []string{"unsafe", "liveness", "unknown", "error", "safe"} {
+// in the parity rule's order: run.Tally.WorstVerdict, then error).
+func mostCommon(counts map[checker.Verdict]int) checker.Verdict {
+	best, n := checker.Verdict(""), 0
+	for _, v := range []checker.Verdict{checker.VerdictUnsafe, checker.VerdictLiveness, checker.VerdictUnknown, VerdictError, checker.VerdictSafe} {
 		if counts[v] > n {
 			best, n = v, counts[v]
 		}
@@ -75,14 +75,14 @@ func mostCommon(counts map[string]int) string {
 
 // needsExplaining: a run's verdict v is not its cell's expectation, or
 // not what most of its cell's runs did.
-func (c *DriverCell) needsExplaining(v string) bool {
+func (c *DriverCell) needsExplaining(v checker.Verdict) bool {
 	return v != mostCommon(c.Verdicts) || (c.Expected != "" && v != c.Expected)
 }
 
 // keepTraces picks, in seed order, the staged traces of the cell's runs
 // that need explaining (at most MaxKeptTraces; the rest are counted) and
 // removes every other staged trace of the cell.
-func (c *DriverCell) keepTraces(world string, seeds []uint64, verdicts []string, staged []string) {
+func (c *DriverCell) keepTraces(world string, seeds []uint64, verdicts []checker.Verdict, staged []string) {
 	for i, path := range staged {
 		if path == "" {
 			continue
@@ -216,12 +216,12 @@ func runOne(ctx context.Context, opt DriversOptions, job *realredis.Job, trace s
 	if jd == nil {
 		return nil, err
 	}
-	c := &childRun{Verdict: string(jd.Verdict()), Repro: jd.Real.Repro(), StallMS: float64(jd.Info.Stalls.MaxNS) / 1e6, Machine: jd.MachineVerdict(), Fenced: jd.Check.Stale.FencedRejections}
+	o := jd.Outcome()
+	c := &childRun{Verdict: o.Verdict, Repro: jd.Real.Repro(), StallMS: o.StallMaxMS, Machine: o.Machine, Fenced: o.FencedRejections,
+		Injected: o.Injected, Bit: o.Bit, ClockUnreached: o.ClockUnreached}
 	if len(jd.Check.Reasons) > 0 {
 		c.Reason = jd.Check.Reasons[0]
 	}
-	o := run.OutcomeOf(jd.Judged)
-	c.Injected, c.Bit, c.ClockUnreached = o.Injected, o.Bit, o.ClockUnreached
 	if jd.Err != nil {
 		c.Err = jd.Err.Error()
 	}

@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/realarm/realredis"
 	"github.com/locksim/locksim/sim"
 )
 
 // fakeRuns is a stand-in for real runs: seed s gets verdicts[s], and each
 // run writes a trace naming its seed where it is asked to.
-func fakeRuns(verdicts map[uint64]string) func(context.Context, DriversOptions, *realredis.Job, string) (*childRun, error) {
+func fakeRuns(verdicts map[uint64]checker.Verdict) func(context.Context, DriversOptions, *realredis.Job, string) (*childRun, error) {
 	return func(_ context.Context, _ DriversOptions, job *realredis.Job, trace string) (*childRun, error) {
 		v := verdicts[job.Spec.Seed]
 		if v == "" {
@@ -51,7 +52,7 @@ func files(t *testing.T, dir string) []string {
 	return out
 }
 
-func runFake(t *testing.T, out string, runs int, verdicts map[uint64]string) *DriversResult {
+func runFake(t *testing.T, out string, runs int, verdicts map[uint64]checker.Verdict) *DriversResult {
 	t.Helper()
 	opt := DriversOptions{Dir: "../../drivers", Scenarios: []string{"no-faults"}, Arms: []Arm{shippedArm(t, DriverWorld, control)},
 		SimRuns: 1, RealRuns: runs, RealJobs: 2, TracesIn: out, run: fakeRuns(verdicts)}
@@ -73,7 +74,7 @@ func TestDriversKeepOffVerdictTraces(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // the staging folder's parent
 	out := filepath.Join(t.TempDir(), "p")
-	res := runFake(t, out, 5, map[uint64]string{3: "unsafe"})
+	res := runFake(t, out, 5, map[uint64]checker.Verdict{3: "unsafe"})
 	want := []string{DriversJSONFile, DriversTableFile, "traces/no-faults_python-set-nx-cad_seed3.jsonl"}
 	if got := files(t, out); !slices.Equal(got, want) {
 		t.Errorf("wrote %v, want %v", got, want)
@@ -108,7 +109,7 @@ func TestDriversKeepOffVerdictTraces(t *testing.T) {
 func TestDriversKeepAtMostThree(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	out := filepath.Join(t.TempDir(), "p")
-	res := runFake(t, out, 10, map[uint64]string{2: "unsafe", 4: "unknown", 5: "unsafe", 7: "unsafe", 8: "unsafe"}) // 5 safe: most runs
+	res := runFake(t, out, 10, map[uint64]checker.Verdict{2: "unsafe", 4: "unknown", 5: "unsafe", 7: "unsafe", 8: "unsafe"}) // 5 safe: most runs
 	c := res.Cell("no-faults", control)
 	var seeds []uint64
 	for _, tr := range c.Traces {
@@ -207,8 +208,8 @@ func TestKeepTracesSaysTheCut(t *testing.T) {
 	if err := os.WriteFile(cutTrace, []byte("{\"locksim_real_run\":{}}\n{}\n{\"locksim_trace_cut\":{\"kept_events\":1,\"not_kept\":9,\"max_bytes\":1048576}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := &DriverCell{Scenario: "no-faults", Arm: "x", Expected: "safe", Verdicts: map[string]int{"safe": 8, "unsafe": 2}}
-	c.keepTraces(DriverWorld, []uint64{1, 2}, []string{"unsafe", "unsafe"}, []string{cutTrace, filepath.Join(stage, "s2")})
+	c := &DriverCell{Scenario: "no-faults", Arm: "x", Expected: "safe", Verdicts: map[checker.Verdict]int{"safe": 8, "unsafe": 2}}
+	c.keepTraces(DriverWorld, []uint64{1, 2}, []checker.Verdict{"unsafe", "unsafe"}, []string{cutTrace, filepath.Join(stage, "s2")})
 	if len(c.Traces) != 1 || !strings.HasPrefix(c.Traces[0].Cut, "trace cut at 1 events: 9 not kept") || c.TracesNotKept != 1 {
 		t.Fatalf("kept %+v, not kept %d; want seed 1's, cut, and seed 2 counted", c.Traces, c.TracesNotKept)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/inputfile"
 	"github.com/locksim/locksim/scenarios"
 )
@@ -47,7 +48,7 @@ const (
 )
 
 // Verdicts an expectation may name.
-var expectVerdicts = []string{"safe", "unsafe", "liveness"}
+var expectVerdicts = []checker.Verdict{checker.VerdictSafe, checker.VerdictUnsafe, checker.VerdictLiveness}
 
 // ExpectFile is a parsed expectations file.
 type ExpectFile struct {
@@ -204,8 +205,10 @@ func expectation(name, field string, s *ast.MappingValueNode) (Expectation, erro
 		k := keyOf(kv)
 		switch k {
 		case "verdict":
-			if e.Verdict, err = str(name, field+".verdict", kv); err == nil && !slices.Contains(expectVerdicts, e.Verdict) {
-				err = at(name, field+".verdict", kv.Value.GetToken(), fmt.Sprintf("unknown verdict %q (want %s)", e.Verdict, strings.Join(expectVerdicts, ", ")))
+			var v string
+			v, err = str(name, field+".verdict", kv)
+			if e.Verdict = checker.Verdict(v); err == nil && !slices.Contains(expectVerdicts, e.Verdict) {
+				err = at(name, field+".verdict", kv.Value.GetToken(), fmt.Sprintf("unknown verdict %q (want safe, unsafe, liveness)", e.Verdict))
 			}
 		case "why":
 			e.Why, err = str(name, field+".why", kv)

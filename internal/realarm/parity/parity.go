@@ -145,22 +145,22 @@ type CellResult struct {
 	Lock     string `json:"lock"`
 	// TTLNS is the lease the cell ran with in both arms (the table's
 	// ttl_ns, or more: Cell.ttl).
-	TTLNS       int64  `json:"ttl_ns"`
-	SimRuns     int    `json:"sim_runs"`
-	SimUnsafe   int    `json:"sim_unsafe"`
-	RealRuns    int    `json:"real_runs"`
-	RealUnsafe  int    `json:"real_unsafe"`
-	SimVerdict  string `json:"sim_verdict"`
-	RealVerdict string `json:"real_verdict"`
-	Agree       bool   `json:"agree"`
+	TTLNS       int64           `json:"ttl_ns"`
+	SimRuns     int             `json:"sim_runs"`
+	SimUnsafe   int             `json:"sim_unsafe"`
+	RealRuns    int             `json:"real_runs"`
+	RealUnsafe  int             `json:"real_unsafe"`
+	SimVerdict  checker.Verdict `json:"sim_verdict"`
+	RealVerdict checker.Verdict `json:"real_verdict"`
+	Agree       bool            `json:"agree"`
 	// Expected is the debate's agreed outcome (the scenario file's
 	// expect:), "" when it states none for the lock.
-	Expected string `json:"expected,omitempty"`
+	Expected checker.Verdict `json:"expected,omitempty"`
 	// Verdict counts per arm (safe, unsafe, liveness, unknown, error).
-	SimVerdicts  map[string]int `json:"sim_verdicts"`
-	RealVerdicts map[string]int `json:"real_verdicts"`
-	SimCI        [2]float64     `json:"sim_unsafe_ci95"`
-	RealCI       [2]float64     `json:"real_unsafe_ci95"`
+	SimVerdicts  map[checker.Verdict]int `json:"sim_verdicts"`
+	RealVerdicts map[checker.Verdict]int `json:"real_verdicts"`
+	SimCI        [2]float64              `json:"sim_unsafe_ci95"`
+	RealCI       [2]float64              `json:"real_unsafe_ci95"`
 	// NotSupported says why the real arm cannot run the cell yet (its
 	// real_verdict is then "not-supported", never a guess).
 	NotSupported string `json:"not_supported,omitempty"`
@@ -184,7 +184,7 @@ type CellResult struct {
 	MachineSeeds   []uint64 `json:"machine_seeds,omitempty"`
 	// RealOtherSeeds are the real seeds whose verdict is not the cell's
 	// (the runs to open when the rates differ), by verdict.
-	RealOtherSeeds map[string][]uint64 `json:"real_other_seeds,omitempty"`
+	RealOtherSeeds map[checker.Verdict][]uint64 `json:"real_other_seeds,omitempty"`
 	// Errors are real runs that could not be judged at all.
 	Errors []string `json:"errors,omitempty"`
 	// RealUntested says why the real arm's safe verdict tested nothing
@@ -201,21 +201,42 @@ type Seed struct {
 	Repro string `json:"repro"`
 }
 
-// verdictOf is a cell's verdict from its runs' verdicts by the parity
-// rule (checker.WorstVerdict: any unsafe, else any liveness, else any
-// unknown), then "error" if a run could not be judged at all, else safe;
-// "none" for no runs.
-func verdictOf(counts map[string]int) string {
-	c := checker.VerdictCounts{Safe: counts["safe"], Unsafe: counts["unsafe"], Liveness: counts["liveness"], Unknown: counts["unknown"]}
-	switch v := checker.WorstVerdict(c); {
+// An arm's verdict of a cell is a checker verdict, by the parity rule,
+// or one of these.
+const (
+	VerdictError        checker.Verdict = "error"         // runs, none of which could be judged
+	VerdictNone         checker.Verdict = "none"          // no runs
+	VerdictNotSupported checker.Verdict = "not-supported" // the arm cannot run the cell (NotSupported says why)
+)
+
+// verdictOf is an arm's verdict of a cell from its judged runs t by the
+// parity rule (run.Tally.WorstVerdict: any unsafe, else any liveness,
+// else any unknown), then VerdictError if some of its errs runs could not
+// be judged at all, else safe; VerdictNone for no runs.
+func verdictOf(t *run.Tally, errs int) checker.Verdict {
+	switch v := t.WorstVerdict(); {
 	case v != checker.VerdictSafe:
-		return string(v)
-	case counts["error"] > 0:
-		return "error"
-	case c.Safe > 0:
-		return "safe"
+		return v
+	case errs > 0:
+		return VerdictError
+	case t.Runs > 0:
+		return checker.VerdictSafe
 	}
-	return "none"
+	return VerdictNone
+}
+
+// verdictCounts counts an arm's runs by verdict, as the results file
+// shows them: the judged runs t and the errs that could not be judged;
+// a verdict no run got is left out.
+func verdictCounts(t *run.Tally, errs int) map[checker.Verdict]int {
+	m := map[checker.Verdict]int{}
+	for v, n := range map[checker.Verdict]int{checker.VerdictSafe: t.Safe(), checker.VerdictUnsafe: t.Unsafe,
+		checker.VerdictLiveness: t.Liveness, checker.VerdictUnknown: t.Unknown, VerdictError: errs} {
+		if n > 0 {
+			m[v] = n
+		}
+	}
+	return m
 }
 
 // Run runs every cell: the sim arm in bubble b (one run at a time), then
@@ -250,7 +271,7 @@ func Run(ctx context.Context, b sim.Bubble, opt Options) (*Result, error) {
 		Note: "both arms run each scenario scaled so that the lock's TTL is ttl_ns (realredis.Scale); real runs are not replayable"}
 	for _, c := range cells {
 		ttl, repl := c.ttl(opt.TTL)
-		res.Cells = append(res.Cells, CellResult{Scenario: c.Scenario, Lock: c.Lock, TTLNS: int64(ttl), replicated: repl, SimVerdicts: map[string]int{}, RealVerdicts: map[string]int{}})
+		res.Cells = append(res.Cells, CellResult{Scenario: c.Scenario, Lock: c.Lock, TTLNS: int64(ttl), replicated: repl, SimVerdicts: map[checker.Verdict]int{}, RealVerdicts: map[checker.Verdict]int{}})
 	}
 	for i := range res.Cells {
 		cr := &res.Cells[i]
@@ -303,7 +324,9 @@ func progress(w io.Writer, format string, a ...any) {
 	}
 }
 
-func expected(scenario, lock string) string {
+// expected is the scenario file's agreed outcome for the lock ("": none),
+// a verdict the scenarios package has validated.
+func expected(scenario, lock string) checker.Verdict {
 	sc, err := scenarios.Resolve(scenario)
 	if err != nil || sc.File == nil {
 		return ""
@@ -312,7 +335,7 @@ func expected(scenario, lock string) string {
 	if !ok {
 		return ""
 	}
-	return e.Agreed
+	return checker.Verdict(e.Agreed)
 }
 
 // simArm runs the cell's seeds in the simulator, on the scaled world.
@@ -322,13 +345,15 @@ func (cr *CellResult) simArm(b sim.Bubble, opt Options) (err error) {
 			err = fmt.Errorf("parity: internal error: panic in the sim arm of %s/%s: %v\n%s", cr.Scenario, cr.Lock, r, debug.Stack())
 		}
 	}()
+	var tally run.Tally
+	defer func() { cr.SimRuns, cr.SimUnsafe = tally.Runs, tally.Unsafe }()
 	for seed := uint64(1); seed <= uint64(opt.SimRuns); seed++ {
 		spec := run.Spec{Scenario: cr.Scenario, Lock: cr.Lock, Seed: seed}
 		job, err := realredis.BuildScaled(spec, time.Duration(cr.TTLNS))
 		if err != nil {
 			var ie *run.InputError
 			if errors.As(err, &ie) {
-				cr.SimVerdict, cr.RealVerdict = "not-supported", "not-supported"
+				cr.SimVerdict, cr.RealVerdict = VerdictNotSupported, VerdictNotSupported
 				cr.NotSupported = "not at the real arm's scale: " + err.Error()
 				return nil
 			}
@@ -338,20 +363,16 @@ func (cr *CellResult) simArm(b sim.Bubble, opt Options) (err error) {
 		if err != nil {
 			return fmt.Errorf("parity: sim %s/%s seed %d: %w", cr.Scenario, cr.Lock, seed, err)
 		}
-		v := string(jd.Verdict())
-		cr.SimRuns++
-		cr.SimVerdicts[v]++
-		if v == string(checker.VerdictUnsafe) {
-			cr.SimUnsafe++
-			if cr.FirstSimUnsafe == nil {
-				cr.FirstSimUnsafe = &Seed{Seed: seed, Repro: spec.Repro() + " (the simulator at the real arm's scale: realredis.BuildScaled, TTL " + job.Lock.TTL.String() + ")"}
-			}
+		o := jd.Outcome()
+		tally.Add(o, seed)
+		if o.Verdict == checker.VerdictUnsafe && cr.FirstSimUnsafe == nil {
+			cr.FirstSimUnsafe = &Seed{Seed: seed, Repro: spec.Repro() + " (the simulator at the real arm's scale: realredis.BuildScaled, TTL " + job.Lock.TTL.String() + ")"}
 		}
-		if v != string(checker.VerdictSafe) {
+		if o.Verdict != checker.VerdictSafe {
 			cr.SimReasons = addReason(cr.SimReasons, jd.Check.Reasons)
 		}
 	}
-	cr.SimVerdict = verdictOf(cr.SimVerdicts)
+	cr.SimVerdicts, cr.SimVerdict = verdictCounts(&tally, 0), verdictOf(&tally, 0)
 	lo, hi := stats.Wilson(cr.SimUnsafe, cr.SimRuns)
 	cr.SimCI = [2]float64{lo, hi}
 	return nil
@@ -382,7 +403,7 @@ func (cr *CellResult) realArm(ctx context.Context, opt Options, notes *sync.Map,
 	ttl := time.Duration(cr.TTLNS)
 	if _, err := realredis.Build(run.Spec{Scenario: cr.Scenario, Lock: cr.Lock, Seed: 1}, ttl); err != nil {
 		cr.NotSupported = err.Error()
-		cr.RealVerdict = "not-supported"
+		cr.RealVerdict = VerdictNotSupported
 		return nil
 	}
 	type out struct {
@@ -416,10 +437,11 @@ func (cr *CellResult) realArm(ctx context.Context, opt Options, notes *sync.Map,
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var tally run.Tally // the runs' reach and bite (RealUntested)
+	var tally run.Tally // the judged runs
+	errs := 0           // the runs that could not be judged at all
 	for _, o := range outs {
 		if o.jd == nil {
-			cr.RealVerdicts["error"]++
+			errs++
 			cr.Errors = append(cr.Errors, fmt.Sprintf("seed %d: %v", o.seed, o.err))
 			continue
 		}
@@ -430,33 +452,31 @@ func (cr *CellResult) realArm(ctx context.Context, opt Options, notes *sync.Map,
 			cr.RealReadRTTMaxNS = max(cr.RealReadRTTMaxNS, int64(o.jd.Info.ReadRTT.Max))
 			noteStall(&cr.RealStallMaxMS, &cr.MachineSeeds, o.seed, float64(o.jd.Info.Stalls.MaxNS)/1e6, o.jd.MachineVerdict())
 		}
-		v := string(o.jd.Verdict())
-		if o.jd.Err != nil && v != string(checker.VerdictUnsafe) {
+		v := o.jd.Outcome().Verdict
+		if o.jd.Err != nil && v != checker.VerdictUnsafe {
 			cr.Errors = append(cr.Errors, fmt.Sprintf("seed %d: %v", o.seed, o.jd.Err))
 		}
-		cr.RealRuns++
-		cr.RealVerdicts[v]++
-		tally.Add(run.OutcomeOf(o.jd.Judged), o.seed)
-		if v == string(checker.VerdictUnsafe) {
-			cr.RealUnsafe++
-			if cr.FirstRealUnsafe == nil {
-				cr.FirstRealUnsafe = &Seed{Seed: o.seed, Repro: o.jd.Real.Repro()}
-			}
+		tally.Add(o.jd.Outcome(), o.seed)
+		if v == checker.VerdictUnsafe && cr.FirstRealUnsafe == nil {
+			cr.FirstRealUnsafe = &Seed{Seed: o.seed, Repro: o.jd.Real.Repro()}
 		}
-		if v != string(checker.VerdictSafe) {
+		if v != checker.VerdictSafe {
 			cr.RealReasons = addReason(cr.RealReasons, o.jd.Check.Reasons)
 		}
 	}
-	cr.RealVerdict = verdictOf(cr.RealVerdicts)
-	if cr.RealVerdict == string(checker.VerdictSafe) {
+	cr.RealRuns, cr.RealUnsafe = tally.Runs, tally.Unsafe
+	cr.RealVerdicts, cr.RealVerdict = verdictCounts(&tally, errs), verdictOf(&tally, errs)
+	if cr.RealVerdict == checker.VerdictSafe {
 		cr.RealUntested = tally.Untested()
 	}
 	for _, o := range outs {
-		if o.jd != nil && string(o.jd.Verdict()) != cr.RealVerdict {
+		if o.jd == nil {
+			continue
+		}
+		if v := o.jd.Outcome().Verdict; v != cr.RealVerdict {
 			if cr.RealOtherSeeds == nil {
-				cr.RealOtherSeeds = map[string][]uint64{}
+				cr.RealOtherSeeds = map[checker.Verdict][]uint64{}
 			}
-			v := string(o.jd.Verdict())
 			cr.RealOtherSeeds[v] = append(cr.RealOtherSeeds[v], o.seed)
 		}
 	}
@@ -552,16 +572,16 @@ func untestedFootnote(w io.Writer) {
 	fmt.Fprintf(w, "\nn/t: safe but untested: no fault bit in any run (each fault's reach and bite as the simulator judges them), or the lock never read the client clock set wrong; the JSON says which (real_untested).\n")
 }
 
-func rate(k, n int, verdict string) string {
+func rate(k, n int, verdict checker.Verdict) string {
 	if n == 0 {
 		return "-"
 	}
 	return fmt.Sprintf("%d/%d %s", k, n, verdict)
 }
 
-func orDash(s string) string {
+func orDash[S ~string](s S) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return string(s)
 }

@@ -3,29 +3,52 @@ package parity
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/locksim/locksim/checker"
 	"github.com/locksim/locksim/internal/realarm/realredis"
 	"github.com/locksim/locksim/internal/stats"
+	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/sim"
 )
 
+// TestVerdictOf: an arm's verdict is the parity rule's (run.Tally's
+// WorstVerdict), so 1 liveness run of 20 makes the arm liveness where the
+// report's cell rule (Tally.Verdict) says safe; runs that could not be
+// judged at all make a safe arm "error"; no runs, "none". The counts the
+// results file shows leave out the verdicts no run got.
 func TestVerdictOf(t *testing.T) {
 	for _, tc := range []struct {
-		counts map[string]int
-		want   string
+		safe, unsafe, liveness, unknown, errs int
+		want                                  checker.Verdict
+		counts                                map[checker.Verdict]int
 	}{
-		{map[string]int{"safe": 3}, "safe"},
-		{map[string]int{"safe": 3, "unsafe": 1}, "unsafe"},
-		{map[string]int{"safe": 3, "liveness": 1}, "liveness"},
-		{map[string]int{"unknown": 1, "liveness": 1}, "liveness"},
-		{map[string]int{"safe": 1, "unknown": 1}, "unknown"},
-		{map[string]int{}, "none"},
+		{3, 0, 0, 0, 0, checker.VerdictSafe, map[checker.Verdict]int{"safe": 3}},
+		{3, 1, 0, 0, 0, checker.VerdictUnsafe, map[checker.Verdict]int{"safe": 3, "unsafe": 1}},
+		{19, 0, 1, 0, 0, checker.VerdictLiveness, map[checker.Verdict]int{"safe": 19, "liveness": 1}},
+		{0, 0, 1, 1, 0, checker.VerdictLiveness, map[checker.Verdict]int{"liveness": 1, "unknown": 1}},
+		{1, 0, 0, 1, 0, checker.VerdictUnknown, map[checker.Verdict]int{"safe": 1, "unknown": 1}},
+		{2, 0, 0, 0, 1, VerdictError, map[checker.Verdict]int{"safe": 2, "error": 1}},
+		{0, 1, 0, 0, 1, checker.VerdictUnsafe, map[checker.Verdict]int{"unsafe": 1, "error": 1}},
+		{0, 0, 0, 0, 2, VerdictError, map[checker.Verdict]int{"error": 2}},
+		{0, 0, 0, 0, 0, VerdictNone, map[checker.Verdict]int{}},
 	} {
-		if got := verdictOf(tc.counts); got != tc.want {
-			t.Errorf("verdictOf(%v) = %s, want %s", tc.counts, got, tc.want)
+		var tl run.Tally
+		seed := uint64(0)
+		for v, n := range map[checker.Verdict]int{checker.VerdictSafe: tc.safe, checker.VerdictUnsafe: tc.unsafe, checker.VerdictLiveness: tc.liveness, checker.VerdictUnknown: tc.unknown} {
+			for range n {
+				seed++
+				tl.Add(run.Outcome{Verdict: v}, seed)
+			}
+		}
+		if got := verdictOf(&tl, tc.errs); got != tc.want {
+			t.Errorf("verdictOf(%+v, %d errors) = %s, want %s", tl, tc.errs, got, tc.want)
+		}
+		if got := verdictCounts(&tl, tc.errs); !maps.Equal(got, tc.counts) {
+			t.Errorf("verdictCounts(%+v, %d errors) = %v, want %v", tl, tc.errs, got, tc.counts)
 		}
 	}
 }
@@ -33,7 +56,7 @@ func TestVerdictOf(t *testing.T) {
 // TestAgreement: a cell agrees when the verdicts match and the Wilson
 // intervals overlap; an unsupported cell never agrees.
 func TestAgreement(t *testing.T) {
-	cell := func(su, sn, ru, rn int, sv, rv string) *CellResult {
+	cell := func(su, sn, ru, rn int, sv, rv checker.Verdict) *CellResult {
 		c := &CellResult{SimUnsafe: su, SimRuns: sn, RealUnsafe: ru, RealRuns: rn, SimVerdict: sv, RealVerdict: rv}
 		c.SimCI = ci(su, sn)
 		c.RealCI = ci(ru, rn)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/locksim/locksim/checker"
 )
 
 // TestMachineMarks: a cell with unsafe runs the stall detector labelled
@@ -35,7 +37,7 @@ func TestMachineMarks(t *testing.T) {
 		t.Errorf("no footnote under the table:\n%s", b.String())
 	}
 	d := &DriversResult{TTLNS: 5e8, Arms: []Arm{{Name: control, Driver: "python-set-nx-cad"}}, Cells: []DriverCell{
-		{Scenario: "no-faults", Arm: control, Runs: 20, Unsafe: 1, Verdict: "unsafe", Expected: "safe", MachineSeeds: seeds, StallMaxMS: maxMS, Verdicts: map[string]int{"unsafe": 1, "safe": 19}},
+		{Scenario: "no-faults", Arm: control, Runs: 20, Unsafe: 1, Verdict: "unsafe", Expected: "safe", MachineSeeds: seeds, StallMaxMS: maxMS, Verdicts: map[checker.Verdict]int{"unsafe": 1, "safe": 19}},
 	}}
 	b.Reset()
 	d.WriteTable(&b)

@@ -180,11 +180,23 @@ func (c *driverClient) call(op event.Op, ev sim.Event) int64 {
 
 // ret records a reply's result as a Go client records an error's class.
 func (c *driverClient) ret(op event.Op, id int64, l driver.Line, ev sim.Event) {
-	ev.Kind, ev.Op, ev.OpID, ev.Lock = event.Kind(l.Result), op, id, c.lock
+	ev.Kind, ev.Op, ev.OpID, ev.Lock = resultKind(l.Result), op, id, c.lock
 	if l.Result != driver.OK {
 		ev.Detail = l.Error
 	}
 	c.recordAt(ev, l.At)
+}
+
+// resultKind is the event kind of a reply's result (driver.Parse accepts
+// only these three).
+func resultKind(result string) event.Kind {
+	switch result {
+	case driver.OK:
+		return event.KindOK
+	case driver.Fail:
+		return event.KindFail
+	}
+	return event.KindUnknown
 }
 
 // recordAt is p.Record with the event stamped at true time t (a reply's

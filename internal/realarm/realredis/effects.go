@@ -330,10 +330,10 @@ func (jd *Judged) Report(repro string) *run.Report {
 // fault bit, or the lock never read the client clock set wrong); "" when
 // it did, or when its verdict is not safe.
 func (jd *Judged) Untested() string {
-	if jd.Check.Verdict != checker.VerdictSafe {
+	if jd.Judged.Outcome().Verdict != checker.VerdictSafe {
 		return ""
 	}
 	var t run.Tally
-	t.Add(run.OutcomeOf(jd.Judged), jd.Job.Config.Seed)
+	t.Add(jd.Judged.Outcome(), jd.Job.Config.Seed)
 	return t.Untested()
 }

@@ -34,6 +34,15 @@ type Judged struct {
 	TraceCut *TraceCut
 }
 
+// Outcome is the run's outcome (run.Judged.Outcome, computed once) with
+// the harness's largest stall and machine verdict (stall.go): what a
+// sweep's line, a parity cell and the untested rule read.
+func (jd *Judged) Outcome() run.Outcome {
+	o := jd.Judged.Outcome()
+	o.StallMaxMS, o.Machine = float64(jd.Info.Stalls.MaxNS)/1e6, jd.MachineVerdict()
+	return o
+}
+
 // RunAndJudge runs the job and judges its history with the simulator's
 // checkers. An error means no history (set-up failed, or interrupted).
 func (j *Job) RunAndJudge(ctx context.Context, tempParent string) (*Judged, error) {

@@ -203,7 +203,8 @@ func (w *world) watchSentinel() {
 					return
 				}
 				f := strings.Fields(m.Payload)
-				var ev sim.Event
+				// A message of no event of its own is a sentinel event.
+				ev := sim.Event{Kind: event.KindSentinel, Detail: m.Channel + " " + w.names(m.Payload)}
 				switch m.Channel {
 				case "+switch-master": // name oldip oldport newip newport
 					if len(f) == 5 {
@@ -217,9 +218,6 @@ func (w *world) watchSentinel() {
 						}
 						ev = sim.Event{Kind: kind, Detail: w.nodeName(f[2], f[3]) + " (" + m.Channel + ")"}
 					}
-				}
-				if ev.Kind == "" {
-					ev = sim.Event{Kind: event.KindSentinel, Detail: m.Channel + " " + w.names(m.Payload)}
 				}
 				if m.Channel == "+switch-master" {
 					w.mu.Lock()

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/locksim/locksim/checker"
-	"github.com/locksim/locksim/run"
 )
 
 // The stall detector. A real run's verdict can be made by the machine,
@@ -212,8 +211,8 @@ func (jd *Judged) JSONFields() map[string]any {
 	if u := jd.Untested(); u != "" {
 		m["untested"] = u // effects.go: a safe run no fault of which bit
 	}
-	if o := run.OutcomeOf(jd.Judged); o.ClockUnreached > 0 {
-		m["clock_unreached"] = o.ClockUnreached // clients whose clock was set wrong and never read (a cell's untested rule)
+	if n := jd.Judged.Outcome().ClockUnreached; n > 0 {
+		m["clock_unreached"] = n // clients whose clock was set wrong and never read (a cell's untested rule)
 	}
 	if jd.TraceCut != nil {
 		m["trace_cut"] = jd.TraceCut.String()

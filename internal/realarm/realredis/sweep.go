@@ -30,9 +30,7 @@ func (r SweepRunner) Run(req sweep.Request) (run.Outcome, error) {
 	if err != nil {
 		return run.Outcome{}, err
 	}
-	o := run.OutcomeOf(jd.Judged)
-	o.StallMaxMS, o.Machine = float64(jd.Info.Stalls.MaxNS)/1e6, jd.MachineVerdict() // stall.go
-	return o, nil
+	return jd.Outcome(), nil
 }
 
 // Close does nothing: every run cleans up after itself.
