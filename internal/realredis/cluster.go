@@ -352,9 +352,14 @@ func (w *world) clusterFailover(i int, f faults.Fault) func() {
 		time.AfterFunc(w.cfg.Topology.DownAfter, func() { w.clusterPromote(i, s, n, want) })
 	}
 	return func() {
+		// The shards' primaries restart together, as the simulator's do
+		// (one after another, each would wait for the last's start-up).
+		var wg sync.WaitGroup
 		for _, n := range crashed {
-			w.crashEnded(n)
+			wg.Add(1)
+			go func() { defer wg.Done(); w.crashEnded(n) }()
 		}
+		wg.Wait()
 	}
 }
 
