@@ -53,13 +53,15 @@ type Cell struct {
 const ReplicatedTTL = 3 * time.Second
 
 // ttl is the lease cell c runs with when the table's is def, and whether
-// its world is replicated.
+// its world is replicated with Sentinel. A Redis Cluster's shards are
+// promoted by the harness's CLUSTER FAILOVER TAKEOVER (realredis/cluster.go),
+// in milliseconds, not by Sentinel: it runs at the table's TTL.
 func (c Cell) ttl(def time.Duration) (time.Duration, bool) {
 	t := def
 	if c.TTL > 0 {
 		t = c.TTL
 	}
-	if j, err := realredis.BuildScaled(run.Spec{Scenario: c.Scenario, Lock: c.Lock, Seed: 1}, t); err == nil && j.Config.Topology.Replicated {
+	if j, err := realredis.BuildScaled(run.Spec{Scenario: c.Scenario, Lock: c.Lock, Seed: 1}, t); err == nil && j.Config.Topology.Replicated && j.Config.Topology.Shards == 0 {
 		return max(t, ReplicatedTTL), true
 	}
 	return t, false
@@ -78,6 +80,7 @@ func Cells() []Cell {
 		{Scenario: "foreign-release", Lock: "set-nx-del"},
 		{Scenario: "redlock-2-of-5", Lock: "redlock"},
 	}
+	cs = append(cs, ClusterCells()...)
 	cs = append(cs, ConsensusCells()...)
 	for _, id := range catalogue.IDs() {
 		if info, _ := catalogue.Get(id); info.Topology == locks.Consensus {
@@ -86,6 +89,18 @@ func Cells() []Cell {
 		cs = append(cs, Cell{Scenario: "no-faults", Lock: id})
 	}
 	return cs
+}
+
+// ClusterCells are the Redis Cluster rows (realredis/cluster.go): the two
+// cluster scenarios, and the debate's pause, failover and delayed write
+// on cluster-set-nx-cad's cluster of three shards (no-faults is among the
+// catalogue's rows).
+func ClusterCells() []Cell {
+	l := "cluster-set-nx-cad"
+	return []Cell{
+		{Scenario: "pause-after-check-cluster", Lock: l}, {Scenario: "failover-cluster", Lock: l},
+		{Scenario: "pause-after-check", Lock: l}, {Scenario: "failover", Lock: l}, {Scenario: "delayed-write", Lock: l},
+	}
 }
 
 // ConsensusCells are the consensus rows: the simulated zk
