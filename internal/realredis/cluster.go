@@ -364,34 +364,27 @@ func (w *world) clusterFailover(i int, f faults.Fault) func() {
 }
 
 // clusterPromote promotes shard s's replica with the most replicated data
-// with CLUSTER FAILOVER TAKEOVER, if its primary old is still down, and
+// with CLUSTER FAILOVER TAKEOVER while its primary old is down, and
 // records it as the simulator's agent does: a failover event naming the
 // shard and its slots, and whether the promoted node lacked a key live on
-// old (want).
+// old (want). With no replica to promote yet (one restarted from an
+// earlier crash not following yet) it tries again every 10 ms, as the
+// simulator's agent does every tick, until old is back or the run stops.
 func (w *world) clusterPromote(i, s, old int, want map[string]string) {
 	c := w.clus
-	if w.stopping() || !w.servers[old].isDown() {
-		return
-	}
-	best, bestOff := -1, int64(-1)
-	for n := s * c.size; n < (s+1)*c.size; n++ {
-		if n == old || w.servers[n].isDown() {
-			continue
+	best := -1
+	for {
+		if w.stopping() || !w.servers[old].isDown() {
+			return
 		}
-		ctx, cancel := context.WithTimeout(w.ctx, liveTimeout)
-		info, err := w.servers[n].admin.Info(ctx, "replication").Result()
-		cancel()
-		off, ok := infoField(info, "slave_repl_offset")
-		if err != nil || !strings.Contains(info, "role:slave") || !ok {
-			continue
+		if best = w.bestReplica(s, old); best >= 0 {
+			break
 		}
-		if off > bestOff {
-			best, bestOff = n, off
+		select {
+		case <-w.stop:
+			return
+		case <-time.After(10 * time.Millisecond):
 		}
-	}
-	if best < 0 {
-		w.harnessError(fmt.Errorf("fault %d: shard %d has no replica to promote", i+1, s))
-		return
 	}
 	lacking := w.lacks(best, want)
 	ctx, cancel := context.WithTimeout(w.ctx, 2*time.Second)
@@ -425,6 +418,29 @@ func (w *world) clusterPromote(i, s, old int, want map[string]string) {
 	w.mu.Unlock()
 	w.record(sim.Event{Proc: sim.SentinelName, Kind: event.KindFailover,
 		Detail: w.servers[old].name + " -> " + w.servers[best].name + c.shardNote(s) + " by CLUSTER FAILOVER TAKEOVER"})
+}
+
+// bestReplica is shard s's running replica (other than old) with the
+// highest replication offset, or -1.
+func (w *world) bestReplica(s, old int) int {
+	c := w.clus
+	best, bestOff := -1, int64(-1)
+	for n := s * c.size; n < (s+1)*c.size; n++ {
+		if n == old || w.servers[n].isDown() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(w.ctx, liveTimeout)
+		info, err := w.servers[n].admin.Info(ctx, "replication").Result()
+		cancel()
+		off, ok := infoField(info, "slave_repl_offset")
+		if err != nil || !strings.Contains(info, "role:slave") || !ok {
+			continue
+		}
+		if off > bestOff {
+			best, bestOff = n, off
+		}
+	}
+	return best
 }
 
 // infoField reads an integer field of an INFO reply.
