@@ -149,3 +149,28 @@ func TestClusterFailover(t *testing.T) {
 	}
 	empty(t, tmp)
 }
+
+// TestClusterPromoteWaits: a failover whose shard has no replica to
+// promote yet (its only other node is down) waits, as the simulator's
+// agent waits for its next tick, and gives up without a harness error
+// once the crashed primary is back.
+func TestClusterPromoteWaits(t *testing.T) {
+	w := &world{ctx: context.Background(), stop: make(chan struct{}), start: time.Now(),
+		clus: &clusterSide{shards: 1, size: 2, primary: []int{0}}, effects: make([]sim.FaultEffect, 1)}
+	old, replica := &server{name: "n0", down: true}, &server{name: "n1", down: true}
+	w.servers = []*server{old, replica}
+	done := make(chan struct{})
+	go func() { w.clusterPromote(0, 0, 0, nil); close(done) }()
+	select {
+	case <-done:
+		t.Fatalf("returned with the primary still down: errors %v", w.errs)
+	case <-time.After(50 * time.Millisecond):
+	}
+	old.mu.Lock()
+	old.down = false
+	old.mu.Unlock()
+	<-done
+	if len(w.errs) > 0 || w.stats.Failovers != 0 {
+		t.Errorf("errors %v, failovers %d: want none", w.errs, w.stats.Failovers)
+	}
+}
