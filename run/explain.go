@@ -38,7 +38,9 @@ func Explain(j *Judged) string {
 			parts = append(parts, s)
 		}
 	}
-	// In a Redis Cluster, where the lock's keys live: their slots and shards.
+	// In a Redis Cluster, where the lock's keys live: their slots and
+	// shards; the promotions in those shards are told.
+	var keyShards []string
 	if j.Job != nil && j.Job.Config.Topology.Shards > 0 {
 		n := j.Job.Config.Topology.Shards
 		for _, k := range j.Job.Config.WatchKeys {
@@ -46,6 +48,7 @@ func Explain(j *Judged) string {
 			s := sim.SlotShard(slot, n)
 			first, last := sim.ShardSlots(s, n)
 			parts = append(parts, fmt.Sprintf("the key %s is in slot %d, on cluster shard %d (slots %d-%d)", k, slot, s, first, last))
+			keyShards = append(keyShards, fmt.Sprintf("(cluster shard %d,", s))
 		}
 	}
 	// Faults already in force when the story starts (a drift from t=0),
@@ -88,6 +91,8 @@ func Explain(j *Judged) string {
 			add(expiry(e, involved(e.Proc)))
 		case (e.Kind == event.KindCrash || e.Kind == event.KindRestart) && e.Proc != "world":
 			add(fmt.Sprintf("%s %s at %s", e.Proc, e.Kind, at(e.T)))
+		case e.Kind == event.KindFailover && slices.ContainsFunc(keyShards, func(s string) bool { return strings.Contains(e.Detail, s) }):
+			add(fmt.Sprintf("promoted at %s: %s", at(e.T), e.Detail))
 		}
 	}
 	parts = append(parts, "then "+v.Detail)

@@ -103,3 +103,31 @@ func TestExplainDelayLanding(t *testing.T) {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 }
+
+// A cluster failover's story names the promotion in the key's shard, with
+// its slots, and no other shard's.
+func TestExplainClusterPromotion(t *testing.T) {
+	info, _ := catalogue.Get("cluster-set-nx-cad")
+	for seed := uint64(1); seed <= 6; seed++ {
+		cfg, err := scenarios.Build("failover-cluster", "cluster-set-nx-cad", seed, scenarios.Params{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := runChecked(sim.TestBubble(t), cfg, "failover-cluster", info, checker.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Check.First == nil {
+			continue
+		}
+		story := Explain(j)
+		if !strings.Contains(story, "promoted at ") || !strings.Contains(story, "(cluster shard 0, slots 0-5460)") {
+			t.Errorf("seed %d: story lacks the promotion in the key's shard 0:\n%s", seed, story)
+		}
+		if strings.Contains(story, "(cluster shard 1,") || strings.Contains(story, "(cluster shard 2,") {
+			t.Errorf("seed %d: story tells another shard's promotion:\n%s", seed, story)
+		}
+		return
+	}
+	t.Fatal("no unsafe seed of 1..6 to tell")
+}

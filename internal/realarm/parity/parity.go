@@ -53,13 +53,19 @@ type Cell struct {
 const ReplicatedTTL = 3 * time.Second
 
 // ttl is the lease cell c runs with when the table's is def, and whether
-// its world is replicated.
+// its world is replicated (its real runs capped by ReplicatedRuns). A
+// Redis Cluster's shards are promoted by the harness's CLUSTER FAILOVER
+// TAKEOVER (realredis/cluster.go), in milliseconds, not by Sentinel: it
+// keeps its TTL.
 func (c Cell) ttl(def time.Duration) (time.Duration, bool) {
 	t := def
 	if c.TTL > 0 {
 		t = c.TTL
 	}
 	if j, err := realredis.BuildScaled(run.Spec{Scenario: c.Scenario, Lock: c.Lock, Seed: 1}, t); err == nil && j.Config.Topology.Replicated {
+		if j.Config.Topology.Shards > 0 {
+			return t, true
+		}
 		return max(t, ReplicatedTTL), true
 	}
 	return t, false
@@ -78,6 +84,7 @@ func Cells() []Cell {
 		{Scenario: "foreign-release", Lock: "set-nx-del"},
 		{Scenario: "redlock-2-of-5", Lock: "redlock"},
 	}
+	cs = append(cs, ClusterCells()...)
 	cs = append(cs, ConsensusCells()...)
 	for _, id := range catalogue.IDs() {
 		if info, _ := catalogue.Get(id); info.Topology == locks.Consensus {
@@ -86,6 +93,22 @@ func Cells() []Cell {
 		cs = append(cs, Cell{Scenario: "no-faults", Lock: id})
 	}
 	return cs
+}
+
+// ClusterCells are the Redis Cluster rows (realredis/cluster.go): the two
+// cluster scenarios, and the debate's pause, failover and delayed write
+// on cluster-set-nx-cad's cluster of three shards (no-faults is among the
+// catalogue's rows). failover-cluster runs at 2 s: a restarted old primary
+// serves its slots until the simulator's failover agent demotes it at its
+// next tick (sim/sentinel.go: 100 ms, not scaled), real Redis Cluster's
+// gossip in tens of milliseconds, and at 500 ms that window alone makes
+// the arms' rates differ (docs/PARITY.md).
+func ClusterCells() []Cell {
+	l := "cluster-set-nx-cad"
+	return []Cell{
+		{Scenario: "pause-after-check-cluster", Lock: l}, {Scenario: "failover-cluster", Lock: l, TTL: 2 * time.Second},
+		{Scenario: "pause-after-check", Lock: l}, {Scenario: "failover", Lock: l}, {Scenario: "delayed-write", Lock: l},
+	}
 }
 
 // ConsensusCells are the consensus rows: the simulated zk

@@ -135,9 +135,6 @@ func Supported(p scenarios.Parts) error {
 	if p.Lock.Topology == locks.Groups || p.Config.Topology.Groups > 1 {
 		why = append(why, "primary/replica groups (Redlock over Sentinel groups)")
 	}
-	if p.Lock.Topology == locks.Cluster || p.Config.Topology.Shards > 0 {
-		why = append(why, "a Redis Cluster (the real arm's cluster mode is not built yet)")
-	}
 	if p.Lock.Topology == locks.Consensus && p.Lock.Real == "" {
 		why = append(why, "a coordination service with no real counterpart")
 	}

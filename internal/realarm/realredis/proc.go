@@ -45,6 +45,9 @@ type proc struct {
 	// (the gateway Sentinel names) to this client's link to that node.
 	drvSentinels []string
 	drvRoutes    map[string]string
+	// A cluster world's ClusterClient and its slot-map loaders (cluster.go).
+	cluster      *redis.ClusterClient
+	slotsClients []*redis.Client
 	// 1 + the last true time in the safety phase the lock read its clock's
 	// wall time (lockClock's Now), and its monotonic reading or a sleep on
 	// it; 0: never (effects.go).

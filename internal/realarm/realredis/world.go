@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,6 +39,7 @@ type world struct {
 
 	servers []*server
 	repl    *replication // a replicated world's Sentinels and gateways
+	clus    *clusterSide // a cluster world's gateways and layout (cluster.go)
 	store   *storeServer
 	links   *links
 	procs   []*proc
@@ -123,14 +125,19 @@ type Info struct {
 func (w *world) setup(dir string) error {
 	cfg := w.cfg
 	// A design on a real coordination service leaves the Redis nodes idle.
-	replicated := cfg.Topology.Replicated && consensusKind(w.job.Parts.Lock) == ""
-	if replicated {
-		if err := w.setupReplicated(dir); err != nil {
-			return err
-		}
+	replicated := cfg.Topology.Replicated && consensusKind(w.job.Parts.Lock) == "" && cfg.Topology.Shards == 0
+	var err error
+	switch {
+	case cfg.Topology.Shards > 0:
+		err = w.setupCluster(dir)
+	case replicated:
+		err = w.setupReplicated(dir)
+	}
+	if err != nil {
+		return err
 	}
 	for i, n := range cfg.Nodes {
-		if replicated {
+		if replicated || w.clus != nil {
 			break
 		}
 		port, err := freePort()
@@ -205,40 +212,23 @@ func (w *world) setup(dir string) error {
 			}
 			p.primary = p.failoverClient(routes)
 		}
+		if w.clus != nil {
+			routes := map[string]string{}
+			for x, g := range w.clus.gateways {
+				routes[g.addr()] = nodeLinks[x] // the node as the cluster announces it
+				// go-redis drops a loopback host from a slot map that
+				// ClusterSlots loads (no origin to put in its place).
+				_, port, _ := net.SplitHostPort(g.addr())
+				routes[":"+port] = nodeLinks[x]
+			}
+			p.cluster = p.clusterClient(routes)
+		}
 		w.procs = append(w.procs, p)
 	}
 	if consensusKind(w.job.Parts.Lock) != "" {
 		return w.setupCoord(dir)
 	}
 	return nil
-}
-
-// listeners lists every address the run listens on.
-func (w *world) listeners() []string {
-	var out []string
-	for _, s := range w.servers {
-		out = append(out, s.addr())
-	}
-	if w.repl != nil {
-		for _, g := range w.repl.gateways {
-			out = append(out, g.addr())
-		}
-		for _, sp := range w.repl.sentinels {
-			out = append(out, sp.addr())
-		}
-	}
-	if w.store != nil {
-		out = append(out, w.store.addr())
-	}
-	out = append(out, w.coordListeners()...)
-	if w.links != nil {
-		w.links.mu.Lock()
-		for _, l := range w.links.all {
-			out = append(out, l.proxy.Listen)
-		}
-		w.links.mu.Unlock()
-	}
-	return out
 }
 
 // teardown ends every process and proxy the run started.
@@ -254,9 +244,18 @@ func (w *world) teardown() {
 		if p.primary != nil {
 			_ = p.primary.Close()
 		}
+		if p.cluster != nil {
+			_ = p.cluster.Close()
+		}
+		for _, c := range p.slotsClients {
+			_ = c.Close()
+		}
 	}
 	if w.repl != nil {
 		w.repl.close()
+	}
+	if w.clus != nil {
+		w.clus.close()
 	}
 	if w.links != nil {
 		w.links.close()
@@ -454,28 +453,7 @@ func (w *world) beginFault(i int, f faults.Fault, armed bool) {
 			resume()
 		}
 	case faults.Failover:
-		if w.coord != nil { // its Redis nodes are plain and idle (consensus.go)
-			w.noteNodeFault(i, f, []int{0})
-			w.crashAs(0, "failover")
-			onEnd = func() { w.crashEnded(0) }
-			break
-		}
-		// The current primary, as Sentinel names it, crashes.
-		n, err := w.currentPrimary()
-		if err != nil {
-			w.harnessError(fmt.Errorf("fault %d: which node is the primary: %w", i+1, err))
-			break
-		}
-		want := w.liveKeys(n) // effects.go: what the promoted replica must hold
-		w.noteNodeFault(i, f, []int{n})
-		w.mu.Lock()
-		w.failing = append(w.failing, pendingFailover{fault: i, want: want})
-		w.mu.Unlock()
-		w.crashAs(n, "failover")
-		onEnd = func() {
-			w.crashEnded(n)
-			w.failoverEnded(i) // effects.go: no promotion by now is none
-		}
+		onEnd = w.failover(i, f) // crash.go
 	case faults.Crash:
 		idx := w.faultServers(f.Targets)
 		w.noteNodeFault(i, f, idx)
