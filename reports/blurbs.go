@@ -24,6 +24,7 @@ var blurbs = map[string]string{
 	"cluster-set-nx-cad":    "set-nx-cad through go-redis's ClusterClient on a Redis Cluster of 3 shards: the key on its slot's primary",
 	"redisson-cluster":      "Redisson RLock in cluster mode: redisson-lock's scripts through a ClusterClient, on the key's slot's primary",
 	"redisson-wait-cluster": "Redisson 4.7.0 RLock in cluster mode: each script then WAIT on the key's slot's primary",
+	"redlock-3-clusters":    "Redisson RedissonRedLock over 3 independent Redis Clusters, a majority of 2 (the SETNX article's §3.2 in cluster mode)",
 	"redlock":               "Redlock: SET NX PX on N independent nodes (5 by default), a majority wins, validity = TTL − elapsed − drift: the debate's A3",
 	"redsync":               "go-redsync/redsync v4.18.0, unmodified: Redlock in Go, a goroutine per node",
 	"redisson-multilock":    "Redisson RedissonRedLock over 3 Sentinel groups, a majority of 2 (the SETNX article's §3.2)",
