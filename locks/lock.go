@@ -76,6 +76,9 @@ type Env struct {
 	// Cluster): it sends each command to its key's slot's primary and
 	// follows MOVED; nil otherwise.
 	Cluster *redis.ClusterClient
+	// Clusters are a ClusterClient for each independent Redis Cluster of
+	// the world (Info.Clusters), in order; nil otherwise.
+	Clusters []*redis.ClusterClient
 	// Members, on the real arm only, reach the real coordination service
 	// a design names in Info.Real: each member's address as this client
 	// reaches it, and the dialer to use (it holds the process's I/O while
@@ -300,6 +303,9 @@ type Info struct {
 	Source   string
 	Weakness string
 	Topology Topology
+	// Clusters is the number of independent Redis Clusters a Cluster
+	// design runs over (Env.Clusters; 0: one, Env.Cluster).
+	Clusters int
 	// TTL is the lease the design's source uses.
 	TTL time.Duration
 	// Fencing is the resource check the design relies on ("" = none).

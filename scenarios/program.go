@@ -120,6 +120,9 @@ func RunClient(p Proc, info locks.Info, wl Workload) {
 	if cp, ok := p.(interface{ Cluster() *redis.ClusterClient }); ok && info.Topology == locks.Cluster {
 		env.Cluster = cp.Cluster() // a cluster world (sim.Proc.Cluster)
 	}
+	if cp, ok := p.(interface{ Clusters() []*redis.ClusterClient }); ok && info.Topology == locks.Cluster && info.Clusters > 1 {
+		env.Clusters = cp.Clusters() // independent clusters (sim.Proc.Clusters)
+	}
 	if mp, ok := p.(interface{ Members() *locks.Members }); ok && mp.Members() != nil {
 		env.Members = mp.Members() // the real arm: a real coordination service
 	} else if info.Topology == locks.Consensus {

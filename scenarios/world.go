@@ -105,6 +105,7 @@ type worldBuild struct {
 
 	replicated        bool
 	cluster           bool // a Redis Cluster: groups are its shards
+	clusters          int  // a cluster world's independent clusters (Info.Clusters, at least 1)
 	groups, groupSize int
 	// copied: the file's one group is copied groups times for a lock that
 	// needs groups (perGroup).
@@ -168,12 +169,23 @@ func (b *worldBuild) topology() error {
 	}
 	// A cluster lock: the file's one group (one node, or a primary with
 	// its replicas) copied in each of the cluster's shards (sim/cluster.go).
+	// A lock over several independent clusters (Info.Clusters) has their
+	// shards, cluster 0's first; a file naming that many groups
+	// (topology.groups) names each shard itself (g0: cluster 0's shard 0).
 	b.cluster = info.Topology == locks.Cluster
 	if b.cluster {
-		if f.Topology.Groups > 1 {
-			return f.errAt("topology.groups", "lock %s runs on a Redis Cluster of %d shards, each a copy of the file's one group; the file gives %d groups", info.ID, locks.DefaultShards, f.Topology.Groups)
+		b.clusters = max(1, info.Clusters)
+		all := locks.DefaultShards * b.clusters
+		switch g := f.Topology.Groups; {
+		case b.clusters > 1 && g == all:
+			b.groups = all
+		case g > 1 && b.clusters > 1:
+			return f.errAt("topology.groups", "lock %s runs on %d Redis Clusters of %d shards, each shard a copy of the file's one group, or %d groups named one by one (g0..g%d, cluster by cluster); the file gives %d groups", info.ID, b.clusters, locks.DefaultShards, all, all-1, g)
+		case g > 1:
+			return f.errAt("topology.groups", "lock %s runs on a Redis Cluster of %d shards, each a copy of the file's one group; the file gives %d groups", info.ID, locks.DefaultShards, g)
+		default:
+			b.groups, b.copied = all, true
 		}
-		b.groups, b.copied = locks.DefaultShards, true
 	}
 	if b.groups > 1 && p.Nodes > 0 {
 		// --nodes counts the whole world's nodes; the file counts a group's.
@@ -218,7 +230,10 @@ func (b *worldBuild) topology() error {
 		}
 	}
 	if b.cluster {
-		b.cfg.Topology.Shards = b.groups
+		b.cfg.Topology.Shards = b.groups / b.clusters
+		if b.clusters > 1 {
+			b.cfg.Topology.Clusters = b.clusters
+		}
 	}
 	return nil
 }

@@ -120,6 +120,12 @@ func (c Config) checkShards() error {
 		return fmt.Errorf("topology.shards: %d out of range 1..%d (the number of nodes)", s, len(c.Nodes))
 	case c.Topology.Replicated && c.Topology.Groups != 0 && c.Topology.Groups != s:
 		return fmt.Errorf("topology.groups: %d, and a cluster's groups are its %d shards", c.Topology.Groups, s)
+	}
+	if err := c.checkClusters(); err != nil {
+		return err
+	}
+	s *= c.clusterCount() // every cluster's shards
+	switch {
 	case c.Topology.Replicated && (len(c.Nodes)%s != 0 || len(c.Nodes)/s < 2):
 		return fmt.Errorf("topology.shards: %d nodes do not split into %d shards of a primary and at least one replica each", len(c.Nodes), s)
 	case !c.Topology.Replicated && len(c.Nodes) != s:
@@ -132,7 +138,7 @@ func (c Config) checkShards() error {
 func (w *World) shards() int { return w.cfg.Topology.Shards }
 
 // shardOf is node id's shard.
-func (w *World) shardOf(id int) int { return id / (len(w.nodes) / w.shards()) }
+func (w *World) shardOf(id int) int { return id / w.shardSize() }
 
 // shardPrimary is the node the cluster names as shard s's primary: its
 // first node, or in a replicated cluster whoever was promoted since.
@@ -140,7 +146,7 @@ func (w *World) shardPrimary(s int) *Node {
 	if w.sentinel != nil {
 		return w.nodes[w.sentinel.groups[s].primary]
 	}
-	return w.nodes[s*(len(w.nodes)/w.shards())]
+	return w.nodes[s*w.shardSize()]
 }
 
 // shardReplicas are the nodes of shard s that replicate from its primary,
@@ -148,7 +154,7 @@ func (w *World) shardPrimary(s int) *Node {
 func (w *World) shardReplicas(s int) []*Node {
 	p := w.shardPrimary(s)
 	var out []*Node
-	size := len(w.nodes) / w.shards()
+	size := w.shardSize()
 	for _, n := range w.nodes[s*size : (s+1)*size] {
 		if n != p && n.replicaOf == p.id {
 			out = append(out, n)
@@ -168,8 +174,8 @@ func (w *World) shardNote(s int) string {
 	if w.shards() == 0 {
 		return ""
 	}
-	first, last := ShardSlots(s, w.shards())
-	return fmt.Sprintf(" (cluster shard %d, slots %d-%d)", s, first, last)
+	first, last := ShardSlots(s%w.shards(), w.shards())
+	return fmt.Sprintf(" (%sshard %d, slots %d-%d)", w.clusterName(s), s%w.shards(), first, last)
 }
 
 // clusterAddr is node n's address as the cluster announces it.
@@ -248,7 +254,7 @@ func (n *Node) clusterExec(c *conn, cmd string, args []string) bool {
 			return true
 		}
 	}
-	s := SlotShard(slot, w.shards())
+	s := w.clusterBase(n.id) + SlotShard(slot, w.shards())
 	if s == w.shardOf(n.id) && n.replicaOf < 0 {
 		return false
 	}
@@ -263,6 +269,7 @@ func (n *Node) clusterExec(c *conn, cmd string, args []string) bool {
 // clusterCommand answers CLUSTER subcommands.
 func (n *Node) clusterCommand(c *conn, args []string) {
 	w := n.w
+	base := w.clusterBase(n.id) // n's cluster's first shard
 	sub := ""
 	if len(args) > 1 {
 		sub = strings.ToUpper(args[1])
@@ -272,7 +279,7 @@ func (n *Node) clusterCommand(c *conn, args []string) {
 		c.peer.WriteLen(w.shards())
 		for s := 0; s < w.shards(); s++ {
 			first, last := ShardSlots(s, w.shards())
-			nodes := append([]*Node{w.shardPrimary(s)}, w.shardReplicas(s)...)
+			nodes := append([]*Node{w.shardPrimary(base + s)}, w.shardReplicas(base+s)...)
 			c.peer.WriteLen(2 + len(nodes))
 			c.peer.WriteInt(first)
 			c.peer.WriteInt(last)
@@ -287,8 +294,8 @@ func (n *Node) clusterCommand(c *conn, args []string) {
 		c.peer.WriteLen(w.shards())
 		for s := 0; s < w.shards(); s++ {
 			first, last := ShardSlots(s, w.shards())
-			p := w.shardPrimary(s)
-			nodes := append([]*Node{p}, w.shardReplicas(s)...)
+			p := w.shardPrimary(base + s)
+			nodes := append([]*Node{p}, w.shardReplicas(base+s)...)
 			c.peer.WriteMapLen(2)
 			c.peer.WriteBulk("slots")
 			c.peer.WriteLen(2)
@@ -326,8 +333,8 @@ func (n *Node) clusterCommand(c *conn, args []string) {
 		var b strings.Builder
 		for s := 0; s < w.shards(); s++ {
 			first, last := ShardSlots(s, w.shards())
-			p := w.shardPrimary(s)
-			for _, m := range append([]*Node{p}, w.shardReplicas(s)...) {
+			p := w.shardPrimary(base + s)
+			for _, m := range append([]*Node{p}, w.shardReplicas(base+s)...) {
 				flags, master, slots := "master", "-", fmt.Sprintf(" %d-%d", first, last)
 				if m != p {
 					flags, master, slots = "slave", clusterNodeID(p), ""
@@ -344,7 +351,7 @@ func (n *Node) clusterCommand(c *conn, args []string) {
 		c.peer.WriteBulk(b.String())
 	case sub == "INFO" && len(args) == 2:
 		c.peer.WriteBulk(fmt.Sprintf("cluster_enabled:1\r\ncluster_state:ok\r\ncluster_slots_assigned:%d\r\ncluster_slots_ok:%d\r\ncluster_known_nodes:%d\r\ncluster_size:%d\r\n",
-			ClusterSlotCount, ClusterSlotCount, len(w.nodes), w.shards()))
+			ClusterSlotCount, ClusterSlotCount, len(w.nodes)/w.clusterCount(), w.shards()))
 	case sub == "MYID" && len(args) == 2:
 		c.peer.WriteBulk(clusterNodeID(n))
 	case sub == "KEYSLOT" && len(args) == 3:
@@ -368,7 +375,8 @@ func (w *World) clusterNodeByAddr(addr string) (*Node, error) {
 	return nil, fmt.Errorf("sim: cluster address %q names no node", addr)
 }
 
-// clusterOptions are the options of every simulated ClusterClient: those
+// clusterOptionsOf are the options of cluster cl's ClusterClient (every
+// simulated ClusterClient has them): those
 // of newRedisClient (RESP2, no CLIENT SETINFO, no maintenance
 // notifications, fixed retry backoff, no idle reaping) and two that keep
 // it deterministic. go-redis loads the slot map from a node it picks with
@@ -377,12 +385,12 @@ func (w *World) clusterNodeByAddr(addr string) (*Node, error) {
 // loads it instead with CLUSTER SLOTS from the shards' first nodes in
 // order (the first that answers), and routing policies are off (every
 // keyed command goes to its slot's primary, as without them).
-func (p *Proc) clusterOptions() *redis.ClusterOptions {
+func (p *Proc) clusterOptionsOf(cl int) *redis.ClusterOptions {
 	rc := p.w.cfg.Redis
 	var seeds []string
-	size := len(p.w.nodes) / p.w.shards()
+	size := p.w.shardSize()
 	for s := 0; s < p.w.shards(); s++ {
-		seeds = append(seeds, clusterAddr(p.w.nodes[s*size]))
+		seeds = append(seeds, clusterAddr(p.w.nodes[(cl*p.w.shards()+s)*size]))
 	}
 	return &redis.ClusterOptions{
 		Addrs: seeds,
@@ -395,7 +403,7 @@ func (p *Proc) clusterOptions() *redis.ClusterOptions {
 			defer p.w.mu.Unlock()
 			return p.connectLocked(n, clusterKeyBase+n.id, "cluster/"), nil
 		},
-		ClusterSlots:             p.loadSlots,
+		ClusterSlots:             func(ctx context.Context) ([]redis.ClusterSlot, error) { return p.loadSlots(ctx, cl) },
 		DisableRoutingPolicies:   true,
 		Protocol:                 2,
 		DisableIdentity:          true,
@@ -418,17 +426,18 @@ func (p *Proc) clusterOptions() *redis.ClusterOptions {
 // go-redis, from each shard's first node in order until one answers. One
 // load at a time (the slots channel): go-redis reloads on a goroutine of
 // its own, and two loads must not share a connection pool.
-func (p *Proc) loadSlots(ctx context.Context) ([]redis.ClusterSlot, error) {
+func (p *Proc) loadSlots(ctx context.Context, cl int) ([]redis.ClusterSlot, error) {
+	sem := p.slotsSems[cl]
 	select {
-	case p.slotsSem <- struct{}{}:
+	case sem <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	defer func() { <-p.slotsSem }()
+	defer func() { <-sem }()
 	var firstErr error
-	size := len(p.w.nodes) / p.w.shards()
+	size := p.w.shardSize()
 	for s := 0; s < p.w.shards(); s++ {
-		slots, err := p.slotsClient(s * size).ClusterSlots(ctx).Result()
+		slots, err := p.slotsClient((cl*p.w.shards() + s) * size).ClusterSlots(ctx).Result()
 		if err == nil {
 			return slots, nil
 		}
@@ -476,15 +485,18 @@ func (p *Proc) startCluster() {
 	if p.w.shards() == 0 {
 		return
 	}
-	p.slotsSem = make(chan struct{}, 1)
 	p.slotsClients = make([]*redis.Client, len(p.w.nodes))
-	p.cluster = redis.NewClusterClient(p.clusterOptions())
+	for cl := 0; cl < p.w.clusterCount(); cl++ {
+		p.slotsSems = append(p.slotsSems, make(chan struct{}, 1))
+		p.clusters = append(p.clusters, redis.NewClusterClient(p.clusterOptionsOf(cl)))
+	}
+	p.cluster = p.clusters[0]
 }
 
 // closeCluster closes p's cluster clients at shutdown.
 func (p *Proc) closeCluster() {
-	if p.cluster != nil {
-		p.cluster.Close()
+	for _, c := range p.clusters {
+		c.Close()
 	}
 	for _, c := range p.slotsClients {
 		if c != nil {
@@ -495,5 +507,6 @@ func (p *Proc) closeCluster() {
 
 // Cluster returns p's go-redis ClusterClient for a cluster world
 // (Topology.Shards), nil otherwise. It routes each command by its key's
-// slot and follows MOVED (clusterOptions says how it is set up).
+// slot and follows MOVED (clusterOptions says how it is set up). In a
+// world of several clusters it is the first cluster's (Clusters: each's).
 func (p *Proc) Cluster() *redis.ClusterClient { return p.cluster }

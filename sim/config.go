@@ -51,6 +51,12 @@ type Topology struct {
 	// of each shard are its replicas (Groups, 0 or Shards, counts as Shards); otherwise each
 	// shard is one node. Clients reach it through Proc.Cluster.
 	Shards int
+	// Clusters, with Shards, makes that many independent Redis Clusters
+	// of Shards shards each (clusters.go; 0 or 1: one): the nodes split
+	// in node order into clusters of equal size, each split into shards as
+	// one cluster's nodes are. Their shards are the groups, in node order
+	// (cluster 0's shards first). Clients reach them through Proc.Clusters.
+	Clusters int
 }
 
 // NetConfig is the network's normal behaviour: one-way latency is
@@ -324,7 +330,7 @@ func (c Config) Validate() error {
 // Topology.Groups says more).
 func (c Config) groupCount() int {
 	if c.Topology.Shards > 0 && c.Topology.Replicated {
-		return c.Topology.Shards // a cluster's shards are its groups
+		return c.Topology.Shards * c.clusterCount() // a cluster's shards are its groups
 	}
 	return max(1, c.Topology.Groups)
 }

@@ -43,8 +43,9 @@ type Proc struct {
 	// cluster is the ClusterClient of a cluster world (cluster.go), with
 	// the clients that load its slot map and their one-at-a-time token.
 	cluster      *redis.ClusterClient
+	clusters     []*redis.ClusterClient // one a cluster (clusters.go); cluster is the first
 	slotsClients []*redis.Client
-	slotsSem     chan struct{}
+	slotsSems    []chan struct{} // one a cluster
 
 	pausedUntil int64
 	arms        faults.Arms                // pauses and other faults waiting for this process at a point (guarded by w.mu)

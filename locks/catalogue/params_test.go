@@ -92,6 +92,7 @@ func TestCatalogueTTLs(t *testing.T) {
 		// Designs added since: their lease as registered.
 		"set-nx-wait": 10 * s, "redisson-wait": 30 * s,
 		"cluster-set-nx-cad": 3 * s,
+		"redisson-cluster":   30 * s, "redisson-wait-cluster": 30 * s, "redlock-3-clusters": 30 * s,
 		// go-zero, built with -tags gozero: whole seconds + 500 ms.
 		"go-zero": 3500 * time.Millisecond,
 	}

@@ -134,6 +134,18 @@ type RedissonLock struct {
 	// tryLock loop and watchdog (RedissonReadLock, RedissonWriteLock,
 	// RedissonFairLock); nil: RLock's.
 	variant redissonVariant
+	// cluster, when set, is where the scripts go (Redisson in cluster
+	// mode: the key's slot's primary, redisson_cluster.go); nil: Env.Primary.
+	cluster *redis.ClusterClient
+}
+
+// cmd is where this lock's commands go: the ClusterClient in cluster mode,
+// else the single node or the primary.
+func (l *RedissonLock) cmd() redis.Cmdable {
+	if l.cluster != nil {
+		return l.cluster
+	}
+	return l.Env.Primary
 }
 
 // redissonVariant is a Redisson lock class that overrides RedissonLock's
@@ -191,7 +203,7 @@ func (l *RedissonLock) tryAcquire(ctx context.Context) (bool, time.Duration, err
 		l.Env.At(locks.PointAcquiring)
 		return ok, wait, err
 	}
-	ttl, err := l.Env.Primary.Eval(ctx, RedissonLockScript, []string{l.Env.Key}, l.lease().Milliseconds(), l.id).Int64()
+	ttl, err := l.cmd().Eval(ctx, RedissonLockScript, []string{l.Env.Key}, l.lease().Milliseconds(), l.id).Int64()
 	l.Env.At(locks.PointAcquiring)
 	if errors.Is(err, redis.Nil) {
 		return true, 0, nil
@@ -288,7 +300,7 @@ func (l *RedissonLock) watch(ctx context.Context, stop <-chan struct{}) {
 		if l.variant != nil {
 			n, err = l.variant.renew(ctx, l, lease)
 		} else {
-			n, err = l.Env.Primary.Eval(ctx, RedissonRenewScript, []string{l.Env.Key}, lease.Milliseconds(), l.id).Int64()
+			n, err = l.cmd().Eval(ctx, RedissonRenewScript, []string{l.Env.Key}, lease.Milliseconds(), l.id).Int64()
 		}
 		if err != nil || n == 0 || stopped() {
 			return
@@ -311,7 +323,7 @@ func (l *RedissonLock) Release(ctx context.Context, _ locks.Lease) error {
 	if l.variant != nil {
 		return l.variant.unlock(ctx, l)
 	}
-	n, err := l.Env.Primary.Eval(ctx, RedissonUnlockScript, []string{l.Env.Key, l.Channel()}, 0, l.lease().Milliseconds(), l.id).Int64()
+	n, err := l.cmd().Eval(ctx, RedissonUnlockScript, []string{l.Env.Key, l.Channel()}, 0, l.lease().Milliseconds(), l.id).Int64()
 	if errors.Is(err, redis.Nil) {
 		return locks.ErrNotOwner
 	}

@@ -134,7 +134,7 @@ func (l *RedissonRedLock) Acquire(ctx context.Context) (locks.Lease, error) {
 	}
 	for _, sub := range taken {
 		// RedissonExpirable.expireAsync: a plain PEXPIRE of the lock's hash.
-		if err := sub.Env.Primary.PExpire(ctx, sub.Env.Key, l.LeaseTime).Err(); err != nil {
+		if err := sub.cmd().PExpire(ctx, sub.Env.Key, l.LeaseTime).Err(); err != nil {
 			return locks.Lease{}, fmt.Errorf("redisson multilock: PEXPIRE on a lock taken: %w", err)
 		}
 	}

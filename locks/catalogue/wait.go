@@ -148,12 +148,18 @@ type redissonSynced struct {
 	available int  // MasterSlaveEntry.availableSlaves: -1 unknown
 	probed    bool // waitSupportedCommands known
 	noWait    bool // the server has no WAIT: scripts run unsynced
+	// entry is the address of the primary available counts for (cluster
+	// mode: the key's slot's MasterSlaveEntry; redisson_cluster.go).
+	entry string
 }
 
 // syncedEval runs script with keys and args, pipelined with WAIT, and
 // returns the script's command and the number of replicas WAIT counted.
 func (s *redissonSynced) syncedEval(ctx context.Context, l *RedissonLock, script string, keys []string, args ...any) (*redis.Cmd, error) {
-	c := l.Env.Primary
+	c, err := s.client(ctx, l)
+	if err != nil {
+		return nil, err
+	}
 	if !s.probed {
 		pipe := c.Pipeline()
 		w := pipe.Do(ctx, "wait", 0, 0)
@@ -169,7 +175,7 @@ func (s *redissonSynced) syncedEval(ctx context.Context, l *RedissonLock, script
 		s.probed, s.noWait = true, we
 	}
 	if s.noWait {
-		return c.Eval(ctx, script, keys, args...), nil
+		return s.eval(ctx, l, c, script, keys, args...), nil
 	}
 	n := s.available
 	if n < 0 {
@@ -181,7 +187,7 @@ func (s *redissonSynced) syncedEval(ctx context.Context, l *RedissonLock, script
 		s.available = n
 	}
 	if n == 0 {
-		return c.Eval(ctx, script, keys, args...), nil
+		return s.eval(ctx, l, c, script, keys, args...), nil
 	}
 	// One connection: WAIT counts the replicas that acknowledged this
 	// connection's writes. Redisson pipelines the two in one write; here
@@ -193,6 +199,7 @@ func (s *redissonSynced) syncedEval(ctx context.Context, l *RedissonLock, script
 	defer cn.Close()
 	ev := cn.Eval(ctx, script, keys, args...)
 	if err := ev.Err(); err != nil && !errors.Is(err, redis.Nil) {
+		s.moved(ctx, l, err)
 		return nil, err
 	}
 	got, err := cn.Wait(ctx, n, RedissonSlavesSyncTimeout).Result()
@@ -257,7 +264,7 @@ func (s *redissonSynced) unlockOnce(ctx context.Context, l *RedissonLock) (*redi
 		0, l.lease().Milliseconds(), l.id, "publish", timeout)
 	if err == nil {
 		if _, e := ev.Result(); e == nil || errors.Is(e, redis.Nil) {
-			l.Env.Primary.Del(ctx, latch)
+			l.cmd().Del(ctx, latch)
 		}
 	}
 	return ev, err
