@@ -51,6 +51,12 @@ type Topology struct {
 	// of each shard are its replicas (Groups, 0 or Shards, counts as Shards); otherwise each
 	// shard is one node. Clients reach it through Proc.Cluster.
 	Shards int
+	// ClusterFailover makes a replicated cluster fail over by its own
+	// failure detection and election (cluster_failover.go), DownAfter
+	// being the node timeout, in place of the Sentinel stand-in; a
+	// primary cut off from a majority of primaries then stops accepting
+	// writes after the node timeout.
+	ClusterFailover bool
 }
 
 // NetConfig is the network's normal behaviour: one-way latency is
