@@ -220,6 +220,15 @@ func (b *worldBuild) topology() error {
 	if b.cluster {
 		b.cfg.Topology.Shards = b.groups
 	}
+	if f.Topology.Failover == "cluster" {
+		if !b.cluster || !b.replicated {
+			return f.errAt("topology.failover", "cluster: lock %s's world is not a replicated Redis Cluster (its own failover needs shards with replicas)", info.ID)
+		}
+		if b.cfg.Topology.DownAfter <= 0 {
+			return f.errAt("topology.failover", "cluster: needs topology.down_after (the node timeout)")
+		}
+		b.cfg.Topology.ClusterFailover = true
+	}
 	return nil
 }
 
@@ -250,6 +259,10 @@ func (b *worldBuild) replication() error {
 	return nil
 }
 
+// keyShard: a fault's "nX@key" names nX of the shard that serves the lock
+// key's slot in a Redis Cluster world (its other shards keep their nX).
+const keyShard = "key"
+
 // perGroup maps the file's node and group names to the world's: when
 // the groups are copies, the file's nX (X below its group's size) is
 // nX of every group and its one group g0 is every group; another node
@@ -260,6 +273,19 @@ func (b *worldBuild) perGroup(names []string) ([]string, error) {
 	}
 	var out []string
 	for _, n := range names {
+		if node, ok := strings.CutSuffix(n, "@"+keyShard); ok && nodeNameRE.MatchString(node) {
+			// nX of the shard serving the lock key's slot (a cluster only).
+			i, _ := strconv.Atoi(node[1:])
+			switch {
+			case !b.cluster:
+				return nil, fmt.Errorf("%q: @%s names a node of the lock key's shard, and lock %s's world is not a Redis Cluster", n, keyShard, b.info.ID)
+			case i >= b.groupSize:
+				return nil, fmt.Errorf("no node %s: each shard of lock %s's cluster has %d nodes (n0..n%d)", n, b.info.ID, b.groupSize, b.groupSize-1)
+			}
+			s := sim.SlotShard(sim.KeySlot(LockKey), b.groups)
+			out = append(out, fmt.Sprintf("n%d", s*b.groupSize+i))
+			continue
+		}
 		switch {
 		case n == "g0":
 			for g := 0; g < b.groups; g++ {

@@ -303,6 +303,9 @@ func (w *World) startMigration(i int, f faults.Fault, start, end int64) {
 		w.slots.importing[slot] = dst
 		w.record(Event{Proc: "world", Kind: evt.KindReconfigure, Fault: i + 1,
 			Detail: fmt.Sprintf("slot %d migrating: shard %d (%s) -> shard %d (%s)", slot, src, w.shardPrimary(src).name, dst, w.shardPrimary(dst).name)})
+		if e := w.effect(i + 1); e != nil {
+			e.targets = append(e.targets, w.shardPrimary(src), w.shardPrimary(dst))
+		}
 		m := &migration{w: w, fault: i + 1, slot: slot, src: src, dst: dst}
 		w.migrations = append(w.migrations, m)
 		w.after(start+(end-start)/2, "migrate", m.moveKeys)
@@ -343,6 +346,7 @@ func (m *migration) moveKeys() {
 		return
 	}
 	m.keysMoved = true
+	m.noteMoved(keys)
 	w.record(Event{Proc: "world", Kind: evt.KindReconfigure, Fault: m.fault,
 		Detail: fmt.Sprintf("slot %d: MIGRATE %d keys %s -> %s, TTL kept", m.slot, n, src.name, dst.name)})
 }
@@ -357,11 +361,14 @@ func (m *migration) finish() {
 	}
 	if !m.keysMoved {
 		src, dst := w.shardPrimary(m.src), w.shardPrimary(m.dst)
-		if _, msg := src.migrateKeys(dst, src.keysInSlot(m.slot), false, true); msg != "" {
+		keys := src.keysInSlot(m.slot)
+		if _, msg := src.migrateKeys(dst, keys, false, true); msg != "" {
 			if w.phase == "safety" {
 				w.after(w.now()+int64(sentinelTick), "migrate", m.finish)
 				return
 			}
+		} else {
+			m.noteMoved(keys)
 		}
 		m.keysMoved = true
 	}
@@ -369,6 +376,29 @@ func (m *migration) finish() {
 	w.setSlotOwner(m.slot, m.dst)
 	w.record(Event{Proc: "world", Kind: evt.KindReconfigure, Fault: m.fault,
 		Detail: fmt.Sprintf("slot %d: SETSLOT NODE %s: shard %d serves it (the source answers MOVED)", m.slot, w.shardPrimary(m.dst).name, m.dst)})
+}
+
+// noteMoved counts the lock keys among keys that MIGRATE moved
+// (FaultEffect.LiveKeys: a migration that moved a live lock key bit).
+func (m *migration) noteMoved(keys []string) {
+	e := m.w.effect(m.fault)
+	if e == nil {
+		return
+	}
+	for _, k := range keys {
+		if containsString(m.w.cfg.WatchKeys, k) {
+			e.LiveKeys++
+		}
+	}
+}
+
+func containsString(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
 }
 
 // healMigrations finishes every migration still under way at the heal.
