@@ -259,9 +259,13 @@ func (b *worldBuild) replication() error {
 	return nil
 }
 
-// keyShard: a fault's "nX@key" names nX of the shard that serves the lock
-// key's slot in a Redis Cluster world (its other shards keep their nX).
-const keyShard = "key"
+// keyShard and otherShards: a fault's "nX@key" names nX of the shard that
+// serves the lock key's slot in a Redis Cluster world, "nX@other" nX of
+// every other shard.
+const (
+	keyShard    = "key"
+	otherShards = "other"
+)
 
 // perGroup maps the file's node and group names to the world's: when
 // the groups are copies, the file's nX (X below its group's size) is
@@ -273,17 +277,22 @@ func (b *worldBuild) perGroup(names []string) ([]string, error) {
 	}
 	var out []string
 	for _, n := range names {
-		if node, ok := strings.CutSuffix(n, "@"+keyShard); ok && nodeNameRE.MatchString(node) {
-			// nX of the shard serving the lock key's slot (a cluster only).
+		if node, which, ok := strings.Cut(n, "@"); ok && nodeNameRE.MatchString(node) && (which == keyShard || which == otherShards) {
+			// nX of the shard serving the lock key's slot, or of every
+			// other shard (a cluster only).
 			i, _ := strconv.Atoi(node[1:])
 			switch {
 			case !b.cluster:
-				return nil, fmt.Errorf("%q: @%s names a node of the lock key's shard, and lock %s's world is not a Redis Cluster", n, keyShard, b.info.ID)
+				return nil, fmt.Errorf("%q: @%s names nodes by the lock key's shard, and lock %s's world is not a Redis Cluster", n, which, b.info.ID)
 			case i >= b.groupSize:
 				return nil, fmt.Errorf("no node %s: each shard of lock %s's cluster has %d nodes (n0..n%d)", n, b.info.ID, b.groupSize, b.groupSize-1)
 			}
-			s := sim.SlotShard(sim.KeySlot(LockKey), b.groups)
-			out = append(out, fmt.Sprintf("n%d", s*b.groupSize+i))
+			ks := sim.SlotShard(sim.KeySlot(LockKey), b.groups)
+			for s := 0; s < b.groups; s++ {
+				if (s == ks) == (which == keyShard) {
+					out = append(out, fmt.Sprintf("n%d", s*b.groupSize+i))
+				}
+			}
 			continue
 		}
 		switch {

@@ -36,6 +36,10 @@ import (
 // own delay, the rejoin delay of a node coming back to the majority, the
 // replica validity factor, manual failover.
 
+// clusterProc is the process name of the cluster's own events (FAIL
+// flags, elections, promotions, demotions) in the trace.
+const clusterProc = "cluster"
+
 // clusterFailure is the cluster's own failure detection state.
 type clusterFailure struct {
 	w       *World
@@ -71,13 +75,22 @@ func (f *clusterFailure) reach(a, b *Node) bool {
 	return a.up && b.up && b.pausedUntil <= now && a.pausedUntil <= now && f.w.net.reachable(a.addr(), b.addr())
 }
 
-// pfail: node a flags node b PFAIL (not reached for the node timeout).
+// pfail: node a flags node b PFAIL (not reached for the node timeout, and
+// not reached now: a ping's reply clears the flag at once).
 func (f *clusterFailure) pfail(a, b *Node) bool {
 	if a == b {
 		return false
 	}
 	s := f.since[a.id][b.id]
-	return s >= 0 && f.w.now()-s >= f.timeout
+	return s >= 0 && f.w.now()-s >= f.timeout && !f.reach(a, b)
+}
+
+// stale: primary n is no longer its shard's primary and has heard of the
+// one that replaced it (it reaches it: gossip is instant), so it redirects
+// its slots there until it is turned into that node's replica.
+func (f *clusterFailure) stale(n *Node) bool {
+	p := f.w.shardPrimary(f.w.shardOf(n.id))
+	return p != n && f.reach(n, p)
 }
 
 // quorum is a majority of the primaries serving slots.
@@ -136,11 +149,11 @@ func (f *clusterFailure) tickShard(g *sentinelGroup) {
 	switch {
 	case !f.failed[s] && reports >= f.quorum():
 		f.failed[s] = true
-		w.record(Event{Proc: "cluster", Kind: evt.KindReconfigure, Detail: fmt.Sprintf("%s flagged FAIL by %d of %d primaries%s", p.name, reports, w.shards(), w.shardNote(s))})
+		w.record(Event{Proc: clusterProc, Kind: evt.KindReconfigure, Detail: fmt.Sprintf("%s flagged FAIL by %d of %d primaries%s", p.name, reports, w.shards(), w.shardNote(s))})
 		f.schedule(g)
 	case f.failed[s] && reports == 0:
 		f.failed[s], f.electAt[s] = false, -1 // reached again before a replica won
-		w.record(Event{Proc: "cluster", Kind: evt.KindReconfigure, Detail: fmt.Sprintf("%s FAIL cleared (reachable again)%s", p.name, w.shardNote(s))})
+		w.record(Event{Proc: clusterProc, Kind: evt.KindReconfigure, Detail: fmt.Sprintf("%s FAIL cleared (reachable again)%s", p.name, w.shardNote(s))})
 	}
 	if f.failed[s] && f.electAt[s] >= 0 && w.now() >= f.electAt[s] {
 		f.elect(g)
@@ -152,13 +165,13 @@ func (f *clusterFailure) tickShard(g *sentinelGroup) {
 		}
 		switch {
 		case n.replicaOf < 0:
-			w.record(Event{Proc: "cluster", Kind: evt.KindDemote, Detail: n.name + " -> replica of " + np.name + w.shardNote(s)})
+			w.record(Event{Proc: clusterProc, Kind: evt.KindDemote, Detail: n.name + " -> replica of " + np.name + w.shardNote(s)})
 			n.epoch++ // its clients are dropped, as REPLICAOF drops them
 			n.unblockWaiters()
 			n.resetConns()
 			np.fullSync(n)
 		case n.replicaOf != np.id:
-			w.record(Event{Proc: "cluster", Kind: evt.KindReconfigure, Detail: n.name + " -> replica of " + np.name + w.shardNote(s)})
+			w.record(Event{Proc: clusterProc, Kind: evt.KindReconfigure, Detail: n.name + " -> replica of " + np.name + w.shardNote(s)})
 			np.fullSync(n)
 		}
 	}
@@ -204,7 +217,7 @@ func (f *clusterFailure) elect(g *sentinelGroup) {
 		return
 	}
 	f.failed[g.id], f.electAt[g.id] = false, -1
-	w.record(Event{Proc: "cluster", Kind: evt.KindReconfigure, Detail: fmt.Sprintf("%s won the election with %d of %d primaries' votes%s", r.name, votes, w.shards(), w.shardNote(g.id))})
+	w.record(Event{Proc: clusterProc, Kind: evt.KindReconfigure, Detail: fmt.Sprintf("%s won the election with %d of %d primaries' votes%s", r.name, votes, w.shards(), w.shardNote(g.id))})
 	w.sentinel.promote(g, r)
 }
 

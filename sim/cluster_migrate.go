@@ -84,7 +84,7 @@ func (w *World) shardRanges(s int) [][2]int {
 func (n *Node) slotRoute(slot int, keys []string, asking bool) string {
 	w := n.w
 	s, mine := w.slotOwner(slot), w.shardOf(n.id)
-	if n.replicaOf < 0 && s == mine {
+	if n.replicaOf < 0 && s == mine && (w.cfail == nil || !w.cfail.stale(n)) {
 		dst, ok := w.slots.migrating[slot]
 		if !ok {
 			return ""

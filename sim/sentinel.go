@@ -156,7 +156,11 @@ func (s *sentinel) promote(g *sentinelGroup, best *Node) {
 	w.stats.Failovers++
 	g.epoch++
 	epoch := g.epoch
-	w.record(Event{Proc: SentinelName, Kind: evt.KindFailover, Detail: w.nodes[old].name + " -> " + best.name + w.shardNote(g.id)})
+	proc := SentinelName
+	if w.cfail != nil {
+		proc = clusterProc // the cluster's own election
+	}
+	w.record(Event{Proc: proc, Kind: evt.KindFailover, Detail: w.nodes[old].name + " -> " + best.name + w.shardNote(g.id)})
 	best.replicaOf = -1
 	best.offset = best.applied
 	best.acked = map[int]int64{}
