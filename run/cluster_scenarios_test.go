@@ -68,3 +68,18 @@ func TestClusterOwnFailoverAndMigration(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterReloadAtTheEnd: minority-primary-cluster seed 16 ends right
+// after a slot map reload, while go-redis's reload goroutine sleeps out its
+// 200 ms cooldown: the run must end cleanly (it panicked with a bubble
+// deadlock before sim settled the closed clients' reloads).
+func TestClusterReloadAtTheEnd(t *testing.T) {
+	job, err := Spec{Scenario: "minority-primary-cluster", Lock: "cluster-set-nx-cad", Seed: 16}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := job.Run(sim.TestBubble(t))
+	if err != nil || j.Err != nil {
+		t.Fatalf("%v %v", err, j.Err)
+	}
+}

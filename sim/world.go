@@ -566,6 +566,9 @@ func (w *World) shutdown() {
 		n.close()
 	}
 	w.trace.finish()
+	if w.shards() > 0 {
+		settleClusterReloads()
+	}
 }
 
 func (w *World) result() *Result {
