@@ -26,16 +26,18 @@ import (
 // one command in different slots get -CROSSSLOT.
 //
 // A replicated cluster's shards fail over through the world's failover
-// agent (sentinel.go, one group a shard; shardNote): the shard's replica
-// with the most replicated data is promoted once its primary has been
-// unreachable for Topology.DownAfter, standing in for the node timeout and
-// the replicas' election.
+// agent (sentinel.go, one group a shard; shardNote): by default the
+// shard's replica with the most replicated data is promoted once Sentinel
+// has not reached its primary for Topology.DownAfter, standing in for the
+// cluster's election; with Topology.ClusterFailover the cluster's own
+// failure detection and election decide, and a primary cut off from a
+// majority of primaries answers -CLUSTERDOWN after the node timeout
+// (cluster_failover.go). Slots migrate between shards with ASK
+// redirection (cluster_migrate.go).
 //
-// Not modelled yet: ASK and slot migration; the election's own timing
-// (the FAIL vote of a majority of primaries, the replica's rank delay);
-// a minority primary that stops accepting writes after the node timeout;
-// each node's own, possibly stale, view of the configuration; WAIT and
-// WAITAOF routed to a key's primary.
+// Not modelled yet: each node's own, possibly stale, view of the slot
+// configuration (gossip is instant); WAIT and WAITAOF routed to a key's
+// primary.
 
 // ClusterSlotCount is Redis Cluster's number of hash slots.
 const ClusterSlotCount = 16384
