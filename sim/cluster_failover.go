@@ -31,8 +31,11 @@ import (
 //   - an old primary that reaches the new one again turns into its replica
 //     and resyncs from it (what it accepted meanwhile is lost).
 //
-// Clients are told nothing: go-redis's ClusterClient learns the new
-// primary from a -MOVED or its slot map's reload. Not modelled: gossip's
+// Clients are told nothing in the safety phase: go-redis's ClusterClient
+// learns the new primary from a -MOVED or its slot map's reload. The heal
+// is the world's (sentinel.heal): it settles each shard on one primary and
+// drops each client's connections to the others, as it does with the
+// Sentinel stand-in. Not modelled: gossip's
 // own delay, the rejoin delay of a node coming back to the majority, the
 // replica validity factor, manual failover.
 
