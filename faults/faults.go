@@ -24,6 +24,11 @@ const (
 	Loss        Kind = "loss"         // messages between From and To are lost with LossProb and retransmitted
 	Crash       Kind = "crash"        // a node crashes and restarts after Duration under its persistence mode
 	Failover    Kind = "failover"     // the current primary crashes; Sentinel promotes a replica
+	// SlotMigration migrates the lock key's hash slot to the next shard of
+	// a Redis Cluster (IMPORTING/MIGRATING, MIGRATE halfway, SETSLOT NODE at
+	// the end: sim/cluster_migrate.go). Scenario files only: the swarm
+	// never draws it (Kinds).
+	SlotMigration Kind = "slot-migration"
 )
 
 // Kinds lists every fault kind.
@@ -289,6 +294,13 @@ func (f Fault) Validate(known func(name string) bool) error {
 		if f.Duration == 0 {
 			return fmt.Errorf("%s: needs a positive duration (how long the old primary stays down)", f.Kind)
 		}
+	case SlotMigration:
+		if len(f.Targets) > 0 {
+			return fmt.Errorf("%s: targets do not apply (it migrates the lock key's slot to the next shard)", f.Kind)
+		}
+		if f.Duration <= 0 {
+			return fmt.Errorf("%s: needs a positive duration (from MIGRATING to SETSLOT NODE)", f.Kind)
+		}
 	default:
 		return fmt.Errorf("unknown fault kind %q (one of %s)", clip(string(f.Kind)), kindNames())
 	}
@@ -305,9 +317,9 @@ func clip(s string) string {
 
 // kindNames lists the fault kinds for an error message.
 func kindNames() string {
-	names := make([]string, len(Kinds))
-	for i, k := range Kinds {
-		names[i] = string(k)
+	names := make([]string, 0, len(Kinds)+1)
+	for _, k := range append(Kinds[:len(Kinds):len(Kinds)], SlotMigration) {
+		names = append(names, string(k))
 	}
 	return strings.Join(names, ", ")
 }

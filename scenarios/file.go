@@ -121,6 +121,14 @@ type TopologySpec struct {
 	// file's group, and a fault or per-node setting naming node nX applies
 	// to nX of every group.
 	Groups int `yaml:"groups"`
+	// Failover is how a Redis Cluster lock's replicated world fails over:
+	// sentinel (absent: the Sentinel stand-in promotes a shard's replica
+	// once its primary has been unreachable for down_after) or cluster (the
+	// cluster's own failure detection, down_after its node timeout: a
+	// majority of primaries flag the primary FAIL, its replica wins an
+	// election, and a primary cut off from the majority answers
+	// -CLUSTERDOWN after the node timeout; sim/cluster_failover.go).
+	Failover string `yaml:"failover"`
 }
 
 // NodeSpec is one node's persistence and clock.

@@ -149,6 +149,9 @@ func (f *File) validateTopology() error {
 	if err := f.checkSpan("topology.repl_lag", t.ReplLag, 0, sim.MaxDuration); err != nil {
 		return err
 	}
+	if t.Failover != "" && t.Failover != "sentinel" && t.Failover != "cluster" {
+		return f.errAt("topology.failover", "%q is not a failover (sentinel or cluster)", scalarText(t.Failover))
+	}
 	if err := f.checkSpan("topology.down_after", t.DownAfter, 0, sim.MaxDuration); err != nil {
 		return err
 	}
@@ -319,7 +322,7 @@ func (f *File) validateFaults() error {
 		if fs.Kind == "" {
 			return f.errAt(p+".kind", "required (one of %s)", kindList())
 		}
-		if !slices.Contains(faults.Kinds, k) {
+		if !slices.Contains(faults.Kinds, k) && k != faults.SlotMigration {
 			return f.errAt(p+".kind", "%q is not a fault kind (one of %s)", fs.Kind, kindList())
 		}
 		for _, s := range faultSpans {
@@ -413,6 +416,7 @@ func kindList() string {
 	for _, k := range faults.Kinds {
 		s = append(s, string(k))
 	}
+	s = append(s, string(faults.SlotMigration))
 	return strings.Join(s, ", ")
 }
 

@@ -8,9 +8,12 @@ import (
 
 // The workload a file describes for a lock, and how its runs are judged.
 
+// LockKey is the lock's key in every file's world.
+const LockKey = "lock:resource"
+
 // workload is the file's workload for a lock.
 func (f *File) workload(info locks.Info, resolve func(string, Span, time.Duration) (time.Duration, error)) (Workload, error) {
-	wl := Workload{Key: "lock:resource", HoldMin: 50 * time.Millisecond, HoldMax: time.Second,
+	wl := Workload{Key: LockKey, HoldMin: 50 * time.Millisecond, HoldMax: time.Second,
 		ThinkMin: 10 * time.Millisecond, ThinkMax: 500 * time.Millisecond, Resource: ResourcePool, Reentrant: f.Workload.Reentrant,
 		ReadFraction: f.Workload.ReadFraction}
 	switch f.Workload.Resource {

@@ -235,6 +235,18 @@ func (b *worldBuild) topology() error {
 			b.cfg.Topology.Clusters = b.clusters
 		}
 	}
+	if f.Topology.Failover == "cluster" {
+		if !b.cluster || !b.replicated {
+			return f.errAt("topology.failover", "cluster: lock %s's world is not a replicated Redis Cluster (its own failover needs shards with replicas)", info.ID)
+		}
+		if b.cfg.Topology.DownAfter <= 0 {
+			return f.errAt("topology.failover", "cluster: needs topology.down_after (the node timeout)")
+		}
+		if b.clusters > 1 {
+			return f.errAt("topology.failover", "cluster: lock %s runs on %d independent clusters, and the cluster's own failover is modelled for one (restrict the file with locks:)", info.ID, b.clusters)
+		}
+		b.cfg.Topology.ClusterFailover = true
+	}
 	return nil
 }
 
@@ -265,6 +277,14 @@ func (b *worldBuild) replication() error {
 	return nil
 }
 
+// keyShard and otherShards: a fault's "nX@key" names nX of the shard that
+// serves the lock key's slot in a Redis Cluster world, "nX@other" nX of
+// every other shard.
+const (
+	keyShard    = "key"
+	otherShards = "other"
+)
+
 // perGroup maps the file's node and group names to the world's: when
 // the groups are copies, the file's nX (X below its group's size) is
 // nX of every group and its one group g0 is every group; another node
@@ -275,6 +295,24 @@ func (b *worldBuild) perGroup(names []string) ([]string, error) {
 	}
 	var out []string
 	for _, n := range names {
+		if node, which, ok := strings.Cut(n, "@"); ok && nodeNameRE.MatchString(node) && (which == keyShard || which == otherShards) {
+			// nX of the shard serving the lock key's slot, or of every
+			// other shard (a cluster only).
+			i, _ := strconv.Atoi(node[1:])
+			switch {
+			case !b.cluster:
+				return nil, fmt.Errorf("%q: @%s names nodes by the lock key's shard, and lock %s's world is not a Redis Cluster", n, which, b.info.ID)
+			case i >= b.groupSize:
+				return nil, fmt.Errorf("no node %s: each shard of lock %s's cluster has %d nodes (n0..n%d)", n, b.info.ID, b.groupSize, b.groupSize-1)
+			}
+			ks := sim.SlotShard(sim.KeySlot(LockKey), b.groups)
+			for s := 0; s < b.groups; s++ {
+				if (s == ks) == (which == keyShard) {
+					out = append(out, fmt.Sprintf("n%d", s*b.groupSize+i))
+				}
+			}
+			continue
+		}
 		switch {
 		case n == "g0":
 			for g := 0; g < b.groups; g++ {

@@ -144,6 +144,12 @@ func (b *worldBuild) fileFault(path string, fs FaultSpec) (faults.Fault, error) 
 	if err := one.Validate(func(n string) bool { return b.known[n] || slices.Contains(b.groupNames, n) }); err != nil {
 		return one, f.errAt(faultField(path, err), "%v in the world of lock %s (%s)", err, info.ID, worldNames(b.faultNodes, b.clientNames, b.replicated))
 	}
+	if one.Kind == faults.SlotMigration && !b.cluster {
+		return one, f.errAt(path+".kind", "slot-migration moves the lock key's slot between a Redis Cluster's shards, and lock %s's world is not a cluster (restrict the fault with locks:)", info.ID)
+	}
+	if one.Kind == faults.SlotMigration && b.clusters > 1 {
+		return one, f.errAt(path+".kind", "slot-migration moves a slot within one Redis Cluster, and lock %s runs on %d independent clusters (restrict the fault with locks:)", info.ID, b.clusters)
+	}
 	if one.Kind == faults.Failover && !b.replicated {
 		return one, f.errAt(path+".kind", "failover needs a replicated topology, and lock %s's world is not (set topology.replicated, or restrict the fault with locks:)", info.ID)
 	}

@@ -69,6 +69,18 @@ func (b *bubbleClock) fromTime(t time.Time) int64 { return int64(t.Sub(b.epoch))
 // quiesce returns once every other goroutine in the bubble is durably blocked.
 func quiesce() { synctest.Wait() }
 
+// clusterReloadCooldown is how long go-redis's ClusterClient sleeps, on a
+// goroutine of its own, after a slot map reload (LazyReload's cooldown,
+// 200 ms in go-redis v9.23).
+const clusterReloadCooldown = 200 * time.Millisecond
+
+// settleClusterReloads lets a closed ClusterClient's reload goroutine end:
+// it may sleep out its cooldown after a reload near the end of a run, and a
+// bubble whose main goroutine returned no longer moves time, so it would
+// be left blocked. A sleep of the bubble's virtual time, after the run's
+// trace and statistics are final.
+func settleClusterReloads() { time.Sleep(clusterReloadCooldown + time.Millisecond) }
+
 // InTest runs f as a test of its own inside a running test binary, for code
 // that has no *testing.T to host bubbles with (Example functions,
 // benchmarks). It reports whether f passed. Outside a test binary (the

@@ -26,16 +26,18 @@ import (
 // one command in different slots get -CROSSSLOT.
 //
 // A replicated cluster's shards fail over through the world's failover
-// agent (sentinel.go, one group a shard; shardNote): the shard's replica
-// with the most replicated data is promoted once its primary has been
-// unreachable for Topology.DownAfter, standing in for the node timeout and
-// the replicas' election.
+// agent (sentinel.go, one group a shard; shardNote): by default the
+// shard's replica with the most replicated data is promoted once Sentinel
+// has not reached its primary for Topology.DownAfter, standing in for the
+// cluster's election; with Topology.ClusterFailover the cluster's own
+// failure detection and election decide, and a primary cut off from a
+// majority of primaries answers -CLUSTERDOWN after the node timeout
+// (cluster_failover.go). Slots migrate between shards with ASK
+// redirection (cluster_migrate.go).
 //
-// Not modelled yet: ASK and slot migration; the election's own timing
-// (the FAIL vote of a majority of primaries, the replica's rank delay);
-// a minority primary that stops accepting writes after the node timeout;
-// each node's own, possibly stale, view of the configuration; WAIT and
-// WAITAOF routed to a key's primary.
+// Not modelled yet: each node's own, possibly stale, view of the slot
+// configuration (gossip is instant); WAIT and WAITAOF routed to a key's
+// primary.
 
 // ClusterSlotCount is Redis Cluster's number of hash slots.
 const ClusterSlotCount = 16384
@@ -114,6 +116,8 @@ func SlotShard(slot, n int) int {
 func (c Config) checkShards() error {
 	s := c.Topology.Shards
 	switch {
+	case s == 0 && c.Topology.ClusterFailover:
+		return fmt.Errorf("topology: the cluster's own failover needs a cluster (shards)")
 	case s == 0:
 		return nil
 	case s < 0 || s > len(c.Nodes):
@@ -128,6 +132,10 @@ func (c Config) checkShards() error {
 	switch {
 	case c.Topology.Replicated && (len(c.Nodes)%s != 0 || len(c.Nodes)/s < 2):
 		return fmt.Errorf("topology.shards: %d nodes do not split into %d shards of a primary and at least one replica each", len(c.Nodes), s)
+	case c.Topology.ClusterFailover && c.clusterCount() > 1:
+		return fmt.Errorf("topology: the cluster's own failover is modelled for one cluster, not %d", c.clusterCount())
+	case c.Topology.ClusterFailover && (!c.Topology.Replicated || c.Topology.DownAfter <= 0):
+		return fmt.Errorf("topology: the cluster's own failover needs replicas and a positive node timeout (down_after)")
 	case !c.Topology.Replicated && len(c.Nodes) != s:
 		return fmt.Errorf("topology.shards: %d shards without replicas need %d nodes, got %d (a replicated topology gives each shard replicas)", s, s, len(c.Nodes))
 	}
@@ -226,17 +234,28 @@ func clusterKeys(buf []string, cmd string, args []string) []string {
 }
 
 // clusterExec answers what the cluster layer answers for node n: the
-// CLUSTER commands, ASKING and READWRITE, and -MOVED or -CROSSSLOT for a
-// keyed command n must not serve. It reports whether it answered (false:
-// the node runs the command).
+// CLUSTER commands, ASKING, READWRITE and MIGRATE, -CLUSTERDOWN while n
+// sees the cluster down (cluster_failover.go), and -MOVED, -ASK,
+// -TRYAGAIN or -CROSSSLOT for a keyed command n must not serve
+// (slotRoute). It reports whether it answered (false: the node runs the
+// command).
 func (n *Node) clusterExec(c *conn, cmd string, args []string) bool {
-	w := n.w
+	// ASKING lasts one command.
+	asking := c.asking
+	c.asking = false
 	switch cmd {
 	case "CLUSTER":
 		n.clusterCommand(c, args)
 		return true
-	case "ASKING", "READWRITE":
+	case "ASKING":
+		c.asking = true
 		c.peer.WriteOK()
+		return true
+	case "READWRITE":
+		c.peer.WriteOK()
+		return true
+	case "MIGRATE":
+		n.migrateCmd(c, args)
 		return true
 	}
 	if !n.srv.IsRegisteredCommand(cmd) {
@@ -254,16 +273,15 @@ func (n *Node) clusterExec(c *conn, cmd string, args []string) bool {
 			return true
 		}
 	}
-	s := w.clusterBase(n.id) + SlotShard(slot, w.shards())
-	if s == w.shardOf(n.id) && n.replicaOf < 0 {
-		return false
+	if msg := n.clusterDown(); msg != "" {
+		c.peer.WriteError(msg)
+		return true
 	}
-	// Another shard's slot, or n is a replica (a replica redirects every
-	// keyed command to its primary unless the connection sent READONLY,
-	// which go-redis's ClusterClient does only with ReadOnly set).
-	w.clusterMoved++
-	c.peer.WriteError("MOVED " + strconv.Itoa(slot) + " " + clusterAddr(w.shardPrimary(s)))
-	return true
+	if msg := n.slotRoute(slot, keys, asking); msg != "" {
+		c.peer.WriteError(msg)
+		return true
+	}
+	return false
 }
 
 // clusterCommand answers CLUSTER subcommands.
@@ -276,31 +294,38 @@ func (n *Node) clusterCommand(c *conn, args []string) {
 	}
 	switch {
 	case sub == "SLOTS" && len(args) == 2:
-		c.peer.WriteLen(w.shards())
+		var entries int
 		for s := 0; s < w.shards(); s++ {
-			first, last := ShardSlots(s, w.shards())
+			entries += len(w.shardRanges(s))
+		}
+		c.peer.WriteLen(entries)
+		for s := 0; s < w.shards(); s++ {
 			nodes := append([]*Node{w.shardPrimary(base + s)}, w.shardReplicas(base+s)...)
-			c.peer.WriteLen(2 + len(nodes))
-			c.peer.WriteInt(first)
-			c.peer.WriteInt(last)
-			for _, m := range nodes {
-				c.peer.WriteLen(3)
-				c.peer.WriteBulk(m.name)
-				c.peer.WriteInt(ClusterPort)
-				c.peer.WriteBulk(clusterNodeID(m))
+			for _, r := range w.shardRanges(s) {
+				c.peer.WriteLen(2 + len(nodes))
+				c.peer.WriteInt(r[0])
+				c.peer.WriteInt(r[1])
+				for _, m := range nodes {
+					c.peer.WriteLen(3)
+					c.peer.WriteBulk(m.name)
+					c.peer.WriteInt(ClusterPort)
+					c.peer.WriteBulk(clusterNodeID(m))
+				}
 			}
 		}
 	case sub == "SHARDS" && len(args) == 2:
 		c.peer.WriteLen(w.shards())
 		for s := 0; s < w.shards(); s++ {
-			first, last := ShardSlots(s, w.shards())
 			p := w.shardPrimary(base + s)
 			nodes := append([]*Node{p}, w.shardReplicas(base+s)...)
+			ranges := w.shardRanges(s)
 			c.peer.WriteMapLen(2)
 			c.peer.WriteBulk("slots")
-			c.peer.WriteLen(2)
-			c.peer.WriteInt(first)
-			c.peer.WriteInt(last)
+			c.peer.WriteLen(2 * len(ranges))
+			for _, r := range ranges {
+				c.peer.WriteInt(r[0])
+				c.peer.WriteInt(r[1])
+			}
 			c.peer.WriteBulk("nodes")
 			c.peer.WriteLen(len(nodes))
 			for _, m := range nodes {
@@ -332,10 +357,13 @@ func (n *Node) clusterCommand(c *conn, args []string) {
 	case sub == "NODES" && len(args) == 2:
 		var b strings.Builder
 		for s := 0; s < w.shards(); s++ {
-			first, last := ShardSlots(s, w.shards())
 			p := w.shardPrimary(base + s)
+			var slots string
+			for _, r := range w.shardRanges(s) {
+				slots += fmt.Sprintf(" %d-%d", r[0], r[1])
+			}
 			for _, m := range append([]*Node{p}, w.shardReplicas(base+s)...) {
-				flags, master, slots := "master", "-", fmt.Sprintf(" %d-%d", first, last)
+				flags, master, slots := "master", "-", slots
 				if m != p {
 					flags, master, slots = "slave", clusterNodeID(p), ""
 				}
@@ -350,14 +378,41 @@ func (n *Node) clusterCommand(c *conn, args []string) {
 		}
 		c.peer.WriteBulk(b.String())
 	case sub == "INFO" && len(args) == 2:
-		c.peer.WriteBulk(fmt.Sprintf("cluster_enabled:1\r\ncluster_state:ok\r\ncluster_slots_assigned:%d\r\ncluster_slots_ok:%d\r\ncluster_known_nodes:%d\r\ncluster_size:%d\r\n",
-			ClusterSlotCount, ClusterSlotCount, len(w.nodes)/w.clusterCount(), w.shards()))
+		state := "ok"
+		if n.clusterDown() != "" {
+			state = "fail"
+		}
+		c.peer.WriteBulk(fmt.Sprintf("cluster_enabled:1\r\ncluster_state:%s\r\ncluster_slots_assigned:%d\r\ncluster_slots_ok:%d\r\ncluster_known_nodes:%d\r\ncluster_size:%d\r\n",
+			state, ClusterSlotCount, ClusterSlotCount, len(w.nodes)/w.clusterCount(), w.shards()))
 	case sub == "MYID" && len(args) == 2:
 		c.peer.WriteBulk(clusterNodeID(n))
 	case sub == "KEYSLOT" && len(args) == 3:
 		c.peer.WriteInt(KeySlot(args[2]))
+	case sub == "SETSLOT":
+		if msg := n.clusterSetSlot(args); msg != "" {
+			c.peer.WriteError(msg)
+			return
+		}
+		c.peer.WriteOK()
+	case (sub == "GETKEYSINSLOT" && len(args) == 4) || (sub == "COUNTKEYSINSLOT" && len(args) == 3):
+		slot, err := strconv.Atoi(args[2])
+		if err != nil || slot < 0 || slot >= ClusterSlotCount {
+			c.peer.WriteError("ERR Invalid slot")
+			return
+		}
+		keys := n.keysInSlot(slot)
+		if sub == "COUNTKEYSINSLOT" {
+			c.peer.WriteInt(len(keys))
+			return
+		}
+		count, err := strconv.Atoi(args[3])
+		if err != nil || count < 0 {
+			c.peer.WriteError("ERR Invalid number of keys")
+			return
+		}
+		c.peer.WriteStrings(keys[:min(count, len(keys))])
 	default:
-		c.peer.WriteError(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for 'CLUSTER %s' (the simulated cluster answers SLOTS, SHARDS, NODES, INFO, MYID, KEYSLOT)", strings.Join(args[1:], " ")))
+		c.peer.WriteError(fmt.Sprintf("ERR unknown subcommand or wrong number of arguments for 'CLUSTER %s' (the simulated cluster answers SLOTS, SHARDS, NODES, INFO, MYID, KEYSLOT, SETSLOT, GETKEYSINSLOT, COUNTKEYSINSLOT)", strings.Join(args[1:], " ")))
 	}
 }
 

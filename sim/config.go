@@ -57,6 +57,12 @@ type Topology struct {
 	// one cluster's nodes are. Their shards are the groups, in node order
 	// (cluster 0's shards first). Clients reach them through Proc.Clusters.
 	Clusters int
+	// ClusterFailover makes a replicated cluster fail over by its own
+	// failure detection and election (cluster_failover.go), DownAfter
+	// being the node timeout, in place of the Sentinel stand-in; a
+	// primary cut off from a majority of primaries then stops accepting
+	// writes after the node timeout.
+	ClusterFailover bool
 }
 
 // NetConfig is the network's normal behaviour: one-way latency is

@@ -52,6 +52,7 @@ type conn struct {
 	backlog   [][]string
 	resetSent bool
 	noNative  bool // the connection used SELECT or MULTI
+	asking    bool // a cluster node: the connection sent ASKING (for its next command)
 }
 
 // Errors name the link (Source, Addr: "read tcp c0->n0: ..."), so a run's

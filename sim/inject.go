@@ -141,6 +141,8 @@ func (w *World) apply(i int, f faults.Fault, start, end int64) {
 				w.crashEnded(n)
 			}
 		})
+	case faults.SlotMigration:
+		w.startMigration(i, f, start, end)
 	case faults.Failover:
 		if w.sentinel == nil {
 			return

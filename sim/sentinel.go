@@ -75,6 +75,10 @@ func (s *sentinel) members(g *sentinelGroup) []*Node {
 
 func (s *sentinel) tick() {
 	defer s.schedule()
+	if s.w.cfail != nil {
+		s.w.cfail.tick() // the cluster's own failure detection in its place
+		return
+	}
 	for _, g := range s.groups {
 		s.tickGroup(g)
 	}
@@ -121,7 +125,6 @@ func (s *sentinel) tickGroup(g *sentinelGroup) {
 }
 
 func (s *sentinel) failover(g *sentinelGroup) {
-	w := s.w
 	var best *Node
 	for _, n := range s.members(g) {
 		if n.id == g.primary || n.replicaOf < 0 || !s.canReach(n) {
@@ -134,6 +137,14 @@ func (s *sentinel) failover(g *sentinelGroup) {
 	if best == nil {
 		return // nothing to promote; try again next tick
 	}
+	s.promote(g, best)
+}
+
+// promote makes best group g's primary: the failover's record, best's
+// role, the group's other reachable replicas resynced from it, and (with
+// Sentinel, not with the cluster's own election) the clients told.
+func (s *sentinel) promote(g *sentinelGroup, best *Node) {
+	w := s.w
 	old := g.primary
 	if e := w.effect(g.fault); e != nil && e.Promoted == "" {
 		e.Promoted = best.name
@@ -145,7 +156,11 @@ func (s *sentinel) failover(g *sentinelGroup) {
 	w.stats.Failovers++
 	g.epoch++
 	epoch := g.epoch
-	w.record(Event{Proc: SentinelName, Kind: evt.KindFailover, Detail: w.nodes[old].name + " -> " + best.name + w.shardNote(g.id)})
+	proc := SentinelName
+	if w.cfail != nil {
+		proc = clusterProc // the cluster's own election
+	}
+	w.record(Event{Proc: proc, Kind: evt.KindFailover, Detail: w.nodes[old].name + " -> " + best.name + w.shardNote(g.id)})
 	best.replicaOf = -1
 	best.offset = best.applied
 	best.acked = map[int]int64{}
@@ -153,6 +168,9 @@ func (s *sentinel) failover(g *sentinelGroup) {
 		if n != best && n.id != old && n.replicaOf >= 0 && s.canReach(n) {
 			best.fullSync(n)
 		}
+	}
+	if w.cfail != nil {
+		return // a cluster tells no client: they learn from -MOVED
 	}
 	for _, p := range w.procs {
 		p := p

@@ -57,6 +57,12 @@ type World struct {
 	live        liveEnd // Config.EndWhenLive (live_end.go)
 	// clusterMoved counts the -MOVED replies of a cluster world (cluster.go)
 	clusterMoved int64
+	// slots and migrations: a cluster world's slot configuration and its
+	// slot migrations (cluster_migrate.go); cfail its own failure
+	// detection (cluster_failover.go).
+	slots      *clusterSlots
+	migrations []*migration
+	cfail      *clusterFailure
 }
 
 // Stats counts what happened in a run.
@@ -140,9 +146,15 @@ func newWorld(cfg Config) *World {
 		w.services = append(w.services, newService(w, i, sc))
 		w.byName[sc.Name] = serviceBase + i
 	}
+	if cfg.Topology.Shards > 0 {
+		w.slots = newClusterSlots()
+	}
 	if cfg.Topology.Replicated {
 		w.sentinel = newSentinel(w)
 		w.byName[SentinelName] = sentinelAddr
+		if cfg.Topology.Shards > 0 && cfg.Topology.ClusterFailover {
+			w.cfail = newClusterFailure(w)
+		}
 	}
 	for i := 0; i < cfg.Clients; i++ {
 		p := newProc(w, i, cfg)
@@ -424,9 +436,13 @@ func (w *World) heal() {
 	for _, n := range w.services {
 		n.heal()
 	}
+	if w.cfail != nil {
+		w.cfail.heal()
+	}
 	if w.sentinel != nil {
 		w.sentinel.heal()
 	}
+	w.healMigrations()
 	// What a pause or partition put off happens now, not when the fault
 	// would have ended: a client paused past the heal resumes at the heal
 	// (and writes with what it believed before), as a GC pause ends.
@@ -550,6 +566,9 @@ func (w *World) shutdown() {
 		n.close()
 	}
 	w.trace.finish()
+	if w.shards() > 0 {
+		settleClusterReloads()
+	}
 }
 
 func (w *World) result() *Result {
