@@ -12,6 +12,6 @@ import "embed"
 // separate module in examples/, so the deeper folders are named;
 // TestSourcesComplete fails when a compiled file of the module is not here.
 //
-//go:embed go.mod *.go */*.go cmd/*/*.go internal/*/*.go locks/*/*.go
+//go:embed go.mod *.go */*.go cmd/*/*.go internal/*/*.go internal/*/*/*.go locks/*/*.go
 //go:embed reports/templates scenarios/builtin/*.yaml knownbugs/bugs/*.yaml risk/*.yaml
 var Sources embed.FS
