@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/locksim/locksim/internal/charts"
+	"github.com/locksim/locksim/internal/stats"
 	"github.com/locksim/locksim/sim"
 )
 
@@ -80,5 +82,51 @@ func TestChartsFromStoreSameBytes(t *testing.T) {
 	}
 	if _, ok := fresh[filepath.Join("img", "overlap-vs-resource-"+c.Scenario.ID+".png")]; !ok {
 		t.Fatalf("no chart of %s among %d files", c.Scenario.ID, len(fresh))
+	}
+}
+
+// A damaged chart entry is found by its checksum, redrawn and kept again:
+// the files are the drawn chart's bytes.
+func TestChartEntryDamagedRedrawn(t *testing.T) {
+	st, err := OpenStore(t.TempDir(), 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := charts.FencingChart{Title: "t", Groups: []charts.FencingGroup{{Name: "set-nx-cad", Overlap: stats.Rate{K: 1, N: 4}, Resource: stats.Rate{K: 1, N: 4}}}}
+	dir := t.TempDir()
+	base := filepath.Join(dir, "img", "c")
+	if err := st.saveChart(spec, base); err != nil {
+		t.Fatal(err)
+	}
+	drawn := readTree(t, dir)
+	key := st.chartKey(spec)
+	entry := filepath.Join(st.Dir(), key[:2], key)
+	data, err := os.ReadFile(entry)
+	if err != nil {
+		t.Fatalf("the chart was not kept: %v", err)
+	}
+	data[len(data)-3] ^= 0x20
+	os.WriteFile(entry, data, 0o644)
+	os.RemoveAll(dir)
+	if err := st.saveChart(spec, base); err != nil {
+		t.Fatal(err)
+	}
+	if st.Corrupt.Load() != 1 || st.Drawn.Load() != 2 {
+		t.Fatalf("after damage: %d corrupt, %d drawn; want 1 and 2", st.Corrupt.Load(), st.Drawn.Load())
+	}
+	again := readTree(t, dir)
+	if len(again) != 2 || again["img/c.png"] != drawn["img/c.png"] || again["img/c.svg"] != drawn["img/c.svg"] {
+		t.Fatal("the redrawn chart's files differ from the first drawing")
+	}
+	if _, ok, _ := st.st.Get(key); !ok {
+		t.Fatal("the redrawn chart was not kept again")
+	}
+	// A third save comes from the store, the same bytes.
+	os.RemoveAll(dir)
+	if err := st.saveChart(spec, base); err != nil || st.Drawn.Load() != 2 {
+		t.Fatalf("third save: %v, %d drawn", err, st.Drawn.Load())
+	}
+	if third := readTree(t, dir); third["img/c.png"] != drawn["img/c.png"] || third["img/c.svg"] != drawn["img/c.svg"] {
+		t.Fatal("the chart from the store differs from the drawn one")
 	}
 }
