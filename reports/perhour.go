@@ -265,12 +265,8 @@ func sensitivityChart(r *PerYearResult) charts.BarChart {
 // table of classes, and the sensitivity chart with the profile printed
 // (save draws a chart into the report's img/ and returns its PNG's and
 // SVG's paths).
-func perYearFigures(r *PerYearResult, save func(charts.Figure, string) (string, string, error)) ([]figure, error) {
-	fig, err := perYearChart(r).Figure()
-	if err != nil {
-		return nil, err
-	}
-	png, svg, err := save(fig, "per-year")
+func perYearFigures(r *PerYearResult, save func(chartSpec, string) (string, string, error)) ([]figure, error) {
+	png, svg, err := save(perYearChart(r), "per-year")
 	if err != nil {
 		return nil, err
 	}
@@ -278,11 +274,7 @@ func perYearFigures(r *PerYearResult, save func(charts.Figure, string) (string, 
 		Caption: fmt.Sprintf("The debate's question: how many times a year does each design, played at the same lease (TTL %v: its own durations scaled to it, so this differs from the TTL the matrix plays it at), let two holders in, in a world of 3 clients under the fault profile locksim ships (%s, printed below with the source of every number)? "+
 			"Each is 'locksim risk --lock ID --ttl %v --seeds %d'. %s The bars are on a log scale from %g (a zero is drawn there); the strata and their counts are in results.json (per_year).",
 			time.Duration(r.TTLNS), r.Profile, time.Duration(r.TTLNS), r.Seeds, risk.Method, perYearFloor)}}
-	fig, err = sensitivityChart(r).Figure()
-	if err != nil {
-		return nil, err
-	}
-	png, svg, err = save(fig, "per-year-sensitivity")
+	png, svg, err = save(sensitivityChart(r), "per-year-sensitivity")
 	if err != nil {
 		return nil, err
 	}

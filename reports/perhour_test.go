@@ -38,9 +38,13 @@ func TestPerYearDesigns(t *testing.T) {
 }
 
 // saveTo draws figures into dir/img as the report does.
-func saveTo(dir string) func(charts.Figure, string) (string, string, error) {
-	return func(f charts.Figure, name string) (string, string, error) {
+func saveTo(dir string) func(chartSpec, string) (string, string, error) {
+	return func(spec chartSpec, name string) (string, string, error) {
 		if err := os.MkdirAll(filepath.Join(dir, "img"), 0o755); err != nil {
+			return "", "", err
+		}
+		f, err := spec.Figure()
+		if err != nil {
 			return "", "", err
 		}
 		paths, err := charts.SaveAll(f, filepath.Join(dir, "img", name))

@@ -171,6 +171,7 @@ type Plan struct {
 	skipped    int                // seeds Run did not run: their cell had stopped
 	overrun    int                // seeds Run ran past their cell's stop (not counted)
 	ttls       map[string]lockTTL // lockTTLs, once computed
+	store      *Store             // Run's result store, which keeps the drawn charts (nil: none)
 }
 
 // Runs is how many simulations the plan runs (timelines aside): before

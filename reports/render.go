@@ -119,13 +119,13 @@ const perYearTitle = "Violations per year of operation"
 // figures draws the charts into dir/img.
 func (p *Plan) figures(dir string) ([]figure, error) {
 	var out []figure
-	save := func(fig charts.Figure, name string) (string, string, error) {
-		paths, err := charts.SaveAll(fig, filepath.Join(dir, "img", name))
-		if err != nil {
+	// A chart is drawn only when the store does not hold its pictures
+	// (chartcache.go): the same bytes either way.
+	save := func(spec chartSpec, name string) (string, string, error) {
+		if err := p.store.saveChart(spec, filepath.Join(dir, "img", name)); err != nil {
 			return "", "", err
 		}
-		rel := func(s string) string { r, _ := filepath.Rel(dir, s); return filepath.ToSlash(r) }
-		return rel(paths[0]), rel(paths[1]), nil
+		return "img/" + name + ".png", "img/" + name + ".svg", nil
 	}
 	if len(p.points) > 0 {
 		rc := charts.RateChart{Title: "client pause just before the protected write, in multiples of each lock's TTL (no other faults)", XLabel: "pause (× each lock's TTL; the table gives each TTL in seconds)", YLabel: "runs judged unsafe", Markers: true}
@@ -140,11 +140,7 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 				rc.Series = append(rc.Series, s)
 			}
 		}
-		fig, err := rc.Figure()
-		if err != nil {
-			return nil, err
-		}
-		png, svg, err := save(fig, "pause-sweep")
+		png, svg, err := save(rc, "pause-sweep")
 		if err != nil {
 			return nil, err
 		}
@@ -166,11 +162,7 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 		out = append(out, figure{Title: pauseSecsTitle, PNG: png, SVG: svg, Table: c.secsTable(), Caption: p.pauseSecsCaption()})
 	}
 	for _, c := range p.curves {
-		fig, err := c.chart().Figure()
-		if err != nil {
-			return nil, err
-		}
-		png, svg, err := save(fig, strings.ReplaceAll(c.ID, "_", "-"))
+		png, svg, err := save(c.chart(), strings.ReplaceAll(c.ID, "_", "-"))
 		if err != nil {
 			return nil, err
 		}
@@ -194,11 +186,7 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 					Stale: stats.Rate{K: c.Stale, N: c.Runs}})
 			}
 		}
-		fig, err := fc.Figure()
-		if err != nil {
-			return nil, err
-		}
-		png, svg, err := save(fig, "overlap-vs-resource-"+s.ID)
+		png, svg, err := save(fc, "overlap-vs-resource-"+s.ID)
 		if err != nil {
 			return nil, err
 		}

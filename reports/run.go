@@ -57,6 +57,7 @@ func (p *Plan) Run(ctx context.Context, b sim.Bubble, dir string, ex Exec) error
 			if err == nil {
 				err = p.runPerYear(ctx, b, log, ex.Store)
 			}
+			p.store = ex.Store // Write's charts
 			return err
 		}
 		fmt.Fprintf(log, "locksim: result store: %v; its entries are dropped and the report runs again, that cell's runs anew\n", d)

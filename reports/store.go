@@ -27,8 +27,11 @@ type Store struct {
 	// Hits, Misses and Corrupt count this process's lookups: runs taken
 	// from the store, runs run, and entries found corrupt (then rerun).
 	Hits, Misses, Corrupt atomic.Int64
-	errOnce               sync.Once
-	err                   error // the first failed write
+	// Charts and Drawn count the charts Write saved and those of them it
+	// drew (the others' pictures came from the store: chartcache.go).
+	Charts, Drawn atomic.Int64
+	errOnce       sync.Once
+	err           error // the first failed write
 }
 
 // OpenStore opens the result store in dir (created if needed), bounded

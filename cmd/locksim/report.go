@@ -35,6 +35,21 @@ type reportFlags struct {
 	cacheMax  intValue // MiB
 	fixed     bool
 	fullLive  bool
+	profile   string // --cpuprofile: the parent process's CPU profile (hidden)
+}
+
+// phases returns what says on stderr how long each of the report's steps
+// took since the one before, with --cpuprofile (nothing otherwise).
+func (r *reportRun) phases(stderr io.Writer) func(name string) {
+	if !r.timed {
+		return func(string) {}
+	}
+	last := r.t0
+	return func(name string) {
+		now := time.Now()
+		fmt.Fprintf(stderr, "locksim: report: %s took %v\n", name, now.Sub(last).Round(time.Millisecond))
+		last = now
+	}
 }
 
 // userCache is set by main: only the real CLI keeps runs in the user's
@@ -114,16 +129,22 @@ there anyway, with the same replacement.`,
   locksim report --out redlock --scenarios clock-jump,pause-after-check --locks redlock,fencing --seeds 500`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			stopProfile, err := startProfile(f.profile)
+			if err != nil {
+				return err
+			}
 			r, err := f.plan()
 			if err != nil {
+				stopProfile()
 				return err
 			}
 			if f.dryRun {
 				r.printPlan(stdout)
+				stopProfile()
 				*code = exitSafe
 				return nil
 			}
-			*code = h(func(b sim.Bubble) int { return r.main(b, stdout, stderr) })
+			*code = h(func(b sim.Bubble) int { defer stopProfile(); return r.main(b, stdout, stderr) })
 			return nil
 		},
 	}
@@ -143,6 +164,8 @@ there anyway, with the same replacement.`,
 	fl.StringVar(&f.cache, "cache", "", "keep each run's result in the result store in `DIR` and take from it the runs it holds (default: the user's cache directory, locksim/results)")
 	fl.BoolVar(&f.noCache, "no-cache", false, "run every run; read and write no result store")
 	fl.Var(&f.cacheMax, "cache-max-mib", fmt.Sprintf("bound the result store to `N` MiB, removing the least recently used entries (default %d)", store.DefaultMaxBytes>>20))
+	fl.StringVar(&f.profile, "cpuprofile", "", "write this process's CPU profile (not its workers') to `FILE`, for go tool pprof")
+	fl.MarkHidden("cpuprofile")
 	fl.StringVar(&f.parity, "parity", "", "add a \"simulation vs real Redis\" section from the `DIR` a 'locksim parity --out DIR' wrote")
 	return cmd
 }
@@ -159,9 +182,12 @@ type reportRun struct {
 	// SIGINT/SIGTERM itself (not in tests).
 	progress bool
 	signals  bool
+	timed    bool      // --cpuprofile: say each step's time on stderr
+	t0       time.Time // when the flags were read
 }
 
 func (f *reportFlags) plan() (*reportRun, error) {
+	t0 := time.Now()
 	if f.out == "" && !f.dryRun {
 		return nil, usageErrorf("--out: required (the directory for the report)")
 	}
@@ -179,7 +205,7 @@ func (f *reportFlags) plan() (*reportRun, error) {
 			return nil, sweepError(err)
 		}
 	}
-	r := &reportRun{workers: runtime.NumCPU(), signals: true}
+	r := &reportRun{workers: runtime.NumCPU(), signals: true, timed: f.profile != "", t0: t0}
 	if f.jobs.set {
 		r.workers, r.note = boundWorkers(f.jobs.v)
 	}
@@ -229,7 +255,10 @@ func (r *reportRun) main(b sim.Bubble, stdout, stderr io.Writer) int {
 		lines := newProgressLines(stderr, "report", 0)
 		ex.Progress = lines.update
 	}
+	phase := r.phases(stderr)
+	phase("plan and store open")
 	err := r.plan.Run(ctx, b, r.out.Dir(), ex)
+	phase("runs")
 	if bar != nil {
 		bar.Exit()
 		fmt.Fprintln(stderr)
@@ -241,9 +270,12 @@ func (r *reportRun) main(b sim.Bubble, stdout, stderr io.Writer) int {
 	var res reports.Results
 	if err == nil {
 		res, err = r.plan.Write(r.out.Dir())
+		phase("write")
 	}
 	if err == nil {
-		if cerr := r.out.Commit(); cerr != nil {
+		cerr := r.out.Commit()
+		phase("commit")
+		if cerr != nil {
 			err = fmt.Errorf("moving the report into %q: %v", r.out.Final(), cerr)
 		}
 	}
@@ -261,6 +293,7 @@ func (r *reportRun) main(b sim.Bubble, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "locksim: report: %d runs in %v (%.0f runs/s, %d %s; %d of them reran an unsafe cell's first unsafe seed to draw its timeline)\n",
 		runs, wall.Round(time.Millisecond), float64(runs)/wall.Seconds(), r.workers, plural(r.workers, "worker", "workers"), r.plan.Reruns())
 	closeStore(r.store, stderr, "the report is complete")
+	phase("store trim")
 	fmt.Fprintf(stderr, "locksim: report: %s; %s\n", r.storeLine(), r.plan.CostLine(dearestNamed))
 	return exitSafe
 }

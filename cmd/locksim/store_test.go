@@ -64,7 +64,9 @@ func TestStoreLeavesUserFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(v, store.MarkerFile), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, extra := range [][]string{nil, {"--cache-max-mib", "1"}} {
+	// 8 MiB holds this report's runs and its charts' pictures (the store
+	// keeps those too, about 1 MiB a chart), far below the user's 1.2 GB.
+	for _, extra := range [][]string{nil, {"--cache-max-mib", "8"}} {
 		if code, stderr := report(extra...); code != exitSafe || strings.Contains(stderr, "removed") {
 			t.Fatalf("report %v on the adopted folder: exit %d: %s", extra, code, stderr)
 		}
@@ -78,7 +80,7 @@ func TestStoreLeavesUserFiles(t *testing.T) {
 	}
 	for _, c := range []string{link, link + "/"} {
 		code, _, stderr := cli(t, testHost(t), "report", "--quick", "--seeds", "2", "--scenarios", "no-faults", "--locks", "set-nx-cad",
-			"--cache", c, "--cache-max-mib", "1", "--out", filepath.Join(base, "r"), "--force")
+			"--cache", c, "--cache-max-mib", "8", "--out", filepath.Join(base, "r"), "--force")
 		m := regexp.MustCompile(`(\d+) of (\d+) runs from the result store ` + regexp.QuoteMeta(v) + `;`).FindStringSubmatch(stderr)
 		if code != exitSafe || m == nil || m[1] != m[2] {
 			t.Errorf("--cache %s: exit %d, %q; want every run from the store %s", c, code, stderr, v)

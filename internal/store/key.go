@@ -59,3 +59,14 @@ func RunKey(id *Ident, spec run.Spec, kind string) (string, error) {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:]), nil
 }
+
+// ContentKey is the key of an entry that is not a run's: something the
+// report makes from content (a chart drawn from its numbers), named by
+// kind and by content, all the inputs the made thing depends on, in this
+// build (its code is in Build).
+func ContentKey(id *Ident, kind string, content []byte) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "locksim-content 1\x00%s\x00%s\x00%d\x00", id.Build, kind, len(content))
+	h.Write(content)
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -70,6 +70,9 @@ const (
 	// to be removed; tmpAbandoned how old any temporary file must be (a
 	// write takes milliseconds).
 	tmpStale, tmpAbandoned = time.Minute, time.Hour
+	// refreshAfter is how old a hit's time must be for Get to refresh
+	// it: Trim's order is the last use to within this.
+	refreshAfter = time.Hour
 	// maxTopEntries bounds the names Open reads of a folder without a
 	// marker to decide whether it is an older locksim's store (256 key
 	// folders and a few more).
@@ -258,9 +261,11 @@ func (s *Store) Get(key string) (payload []byte, ok, corrupt bool) {
 		}
 		return nil, false, true
 	}
-	if !s.readOnly {
-		now := time.Now()
-		os.Chtimes(p, now, now) // least recently used goes first (Trim)
+	if now := time.Now(); !s.readOnly && now.Sub(st.ModTime()) > refreshAfter {
+		// Least recently used goes first (Trim); an entry used within
+		// refreshAfter is not written again (a warm report's tens of
+		// thousands of hits would each write its inode).
+		os.Chtimes(p, now, now)
 	}
 	return payload, true, false
 }

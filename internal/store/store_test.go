@@ -171,3 +171,30 @@ func TestReadOnly(t *testing.T) {
 		t.Fatal("a read-only store created its folder")
 	}
 }
+
+// A hit refreshes its entry's time only when it is older than
+// refreshAfter: a warm report does not write every entry it reads.
+func TestGetRefreshesOnlyOldTimes(t *testing.T) {
+	s, _ := Open(t.TempDir(), 0)
+	recent, old := key(t, run.Spec{Lock: "redlock", Seed: 1}), key(t, run.Spec{Lock: "redlock", Seed: 2})
+	for _, k := range []string{recent, old} {
+		if err := s.Put(k, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now()
+	recentTime, oldTime := now.Add(-refreshAfter/2).Truncate(time.Second), now.Add(-2*refreshAfter).Truncate(time.Second)
+	os.Chtimes(s.path(recent), recentTime, recentTime)
+	os.Chtimes(s.path(old), oldTime, oldTime)
+	for _, k := range []string{recent, old} {
+		if _, ok, _ := s.Get(k); !ok {
+			t.Fatal("miss")
+		}
+	}
+	if st, err := os.Stat(s.path(recent)); err != nil || !st.ModTime().Equal(recentTime) {
+		t.Errorf("an entry used %v ago was written again by a hit", refreshAfter/2)
+	}
+	if st, err := os.Stat(s.path(old)); err != nil || now.Sub(st.ModTime()) > time.Minute {
+		t.Errorf("an entry used %v ago kept its time after a hit", 2*refreshAfter)
+	}
+}
