@@ -151,11 +151,7 @@ func (p *Plan) figures(dir string) ([]figure, error) {
 	if c := p.pauseSecs; c != nil {
 		rc := c.chart()
 		rc.Title, rc.Markers = "client pause just before the protected write, in seconds (no other faults)", true
-		fig, err := rc.Figure()
-		if err != nil {
-			return nil, err
-		}
-		png, svg, err := save(fig, "pause-seconds")
+		png, svg, err := save(rc, "pause-seconds")
 		if err != nil {
 			return nil, err
 		}
