@@ -141,6 +141,12 @@ func Supported(p scenarios.Parts) error {
 	if p.Lock.Topology == locks.Replicated && !p.Config.Topology.Replicated && len(p.Config.Nodes) > 1 {
 		why = append(why, "a replicated lock on several nodes")
 	}
+	if p.Config.Topology.Clusters > 1 {
+		why = append(why, fmt.Sprintf("%d independent Redis Clusters in one world (Redlock over clusters)", p.Config.Topology.Clusters))
+	}
+	if p.Config.Topology.ClusterFailover {
+		why = append(why, "the cluster's own failover (topology.failover: cluster; the real arm promotes by CLUSTER FAILOVER TAKEOVER)")
+	}
 	nodes := map[string]bool{}
 	for _, n := range p.Config.Nodes {
 		nodes[n.Name] = true
@@ -154,6 +160,8 @@ func Supported(p scenarios.Parts) error {
 		switch f.Kind {
 		case faults.Loss:
 			why = append(why, "loss faults (toxiproxy has no per-packet loss on TCP)")
+		case faults.SlotMigration:
+			why = append(why, fmt.Sprintf("faults[%d]: slot-migration (no slot is migrated on a real cluster yet)", i))
 		case faults.NodePause, faults.Crash:
 			if f.NodeClock {
 				why = append(why, fmt.Sprintf("faults[%d]: a crash timed by the node's own clock (node_clock: the real arm restarts after true time)", i))
