@@ -18,7 +18,7 @@ func TestClusterWorldsRefused(t *testing.T) {
 		ttl            time.Duration
 		why            string
 	}{
-		{"failover-one-cluster", "redlock-3-clusters", 30 * time.Second, "independent Redis Clusters"},
+		{"pause-after-check-cluster", "redlock-3-clusters", 30 * time.Second, "independent Redis Clusters"},
 		{"minority-primary-cluster", "cluster-set-nx-cad", 2 * time.Second, "the cluster's own failover"},
 		{"slot-migration-cluster", "cluster-set-nx-cad", 2 * time.Second, "slot-migration"},
 	} {
