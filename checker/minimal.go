@@ -55,19 +55,37 @@ type MinimalHolder struct {
 }
 
 // MinimalSpan is a bar (To > From) or a mark (To == From) on a lane.
-// Kind is one of: hold (a client's belief), acquiring, key (a holder's
-// value on a node; Who is the holder), pause, cut (a partition: Label
-// says from what), fault (any other fault on a node or client), write
-// (an accepted write; Bad marks the stale or lost one), violation.
 type MinimalSpan struct {
-	Lane  string `json:"lane"`
-	From  int64  `json:"from_ns"`
-	To    int64  `json:"to_ns"`
-	Kind  string `json:"kind"`
-	Who   string `json:"who,omitempty"`
-	Label string `json:"label,omitempty"`
-	Bad   bool   `json:"bad,omitempty"`
+	Lane  string   `json:"lane"`
+	From  int64    `json:"from_ns"`
+	To    int64    `json:"to_ns"`
+	Kind  SpanKind `json:"kind"`
+	Who   string   `json:"who,omitempty"`
+	Label string   `json:"label,omitempty"`
+	Bad   bool     `json:"bad,omitempty"`
 }
+
+// SpanKind is what a MinimalSpan draws.
+type SpanKind string
+
+// The span kinds.
+const (
+	SpanHold      SpanKind = "hold"      // a client's belief that it holds the lock
+	SpanAcquiring SpanKind = "acquiring" // a client's acquire call, to its reply
+	SpanKey       SpanKind = "key"       // a holder's value on a node (Who: the holder)
+	SpanPause     SpanKind = "pause"     // a client or node paused
+	SpanCut       SpanKind = "cut"       // a partition (Label: cut from what)
+	SpanCrash     SpanKind = "crash"     // a node down, from its crash to its restart
+	SpanFault     SpanKind = "fault"     // any other fault on a node or client
+	SpanWrite     SpanKind = "write"     // an accepted write (Bad: the stale or lost one)
+	SpanViolation SpanKind = "violation" // the violation, across every lane
+)
+
+// SpanKinds lists every span kind.
+var SpanKinds = []SpanKind{SpanHold, SpanAcquiring, SpanKey, SpanPause, SpanCut, SpanCrash, SpanFault, SpanWrite, SpanViolation}
+
+// Known reports whether k is one of SpanKinds.
+func (k SpanKind) Known() bool { return slices.Contains(SpanKinds, k) }
 
 // Minimal derives the minimal history of r's first violation from the
 // history and the key log; bit says which of the schedule's faults
@@ -143,7 +161,7 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 			what += fmt.Sprintf(" (the call began at %s)", at(hd.Call))
 		}
 		add(0, hd.OK, hd.Client, what, hd.Nodes...)
-		span(MinimalSpan{Lane: hd.Client, From: hd.Call, To: hd.OK, Kind: "acquiring"})
+		span(MinimalSpan{Lane: hd.Client, From: hd.Call, To: hd.OK, Kind: SpanAcquiring})
 		until := hd.Until
 		if until <= 0 || until > end {
 			until = end
@@ -152,9 +170,9 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 			until = r // it let go before its lease ran out
 		}
 		if until > hd.OK {
-			span(MinimalSpan{Lane: hd.Client, From: hd.OK, To: until, Kind: "hold", Who: hd.Client, Label: "holds " + strings.Join(hd.Nodes, ",")})
+			span(MinimalSpan{Lane: hd.Client, From: hd.OK, To: until, Kind: SpanHold, Who: hd.Client, Label: "holds " + strings.Join(hd.Nodes, ",")})
 		} else {
-			span(MinimalSpan{Lane: hd.Client, From: hd.OK, To: hd.OK, Kind: "hold", Who: hd.Client, Label: "lease over"})
+			span(MinimalSpan{Lane: hd.Client, From: hd.OK, To: hd.OK, Kind: SpanHold, Who: hd.Client, Label: "lease over"})
 		}
 	}
 
@@ -183,7 +201,7 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 			if gone > 0 {
 				stop = gone
 			}
-			span(MinimalSpan{Lane: n, From: set, To: max(stop, set), Kind: "key", Who: hd.Client, Label: hd.Client})
+			span(MinimalSpan{Lane: n, From: set, To: max(stop, set), Kind: SpanKey, Who: hd.Client, Label: hd.Client})
 			if i == 1 && !slices.Contains(m.Holders[0].Nodes, n) {
 				if fo, ok := promotedBetween(h, n, from, hd.OK); ok {
 					rank = 1
@@ -192,7 +210,7 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 				}
 			}
 			if i == 0 && gone > 0 && gone <= lostBy && by != "" {
-				span(MinimalSpan{Lane: n, From: taken, To: taken, Kind: "key", Who: by, Label: by})
+				span(MinimalSpan{Lane: n, From: taken, To: taken, Kind: SpanKey, Who: by, Label: by})
 			}
 			if i == 0 && gone > 0 && gone <= lostBy && how != "" {
 				found := false
@@ -265,16 +283,16 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 		case faults.ClientPause:
 			addFault(prio, began, f.Kind, fmt.Sprintf("%s paused for %v%s", strings.Join(f.Targets, ","), f.Duration, pausePoint(f)), f.Targets...)
 			for _, t := range f.Targets {
-				span(MinimalSpan{Lane: t, From: began, To: stop, Kind: "pause", Label: "paused " + f.Duration.String()})
+				span(MinimalSpan{Lane: t, From: began, To: stop, Kind: SpanPause, Label: "paused " + f.Duration.String()})
 			}
 		case faults.Partition:
 			cut := strings.Join(f.From, ",") + " cut from " + strings.Join(f.To, ",")
 			addFault(prio, began, f.Kind, fmt.Sprintf("%s until %s", cut, at(stop)), append(slices.Clone(f.From), f.To...)...)
 			for _, p := range f.From {
-				span(MinimalSpan{Lane: p, From: began, To: stop, Kind: "cut", Label: "cut from " + strings.Join(f.To, ",")})
+				span(MinimalSpan{Lane: p, From: began, To: stop, Kind: SpanCut, Label: "cut from " + strings.Join(f.To, ",")})
 			}
 			for _, p := range f.To {
-				span(MinimalSpan{Lane: p, From: began, To: stop, Kind: "cut", Label: "cut from " + strings.Join(f.From, ",")})
+				span(MinimalSpan{Lane: p, From: began, To: stop, Kind: SpanCut, Label: "cut from " + strings.Join(f.From, ",")})
 			}
 		default:
 			what := string(f.Kind)
@@ -293,7 +311,7 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 			}
 			addFault(prio, began, f.Kind, who+" "+what, f.Targets...)
 			for _, t := range f.Targets {
-				span(MinimalSpan{Lane: t, From: began, To: max(began, stop), Kind: "fault", Label: what})
+				span(MinimalSpan{Lane: t, From: began, To: max(began, stop), Kind: SpanFault, Label: what})
 			}
 		}
 	}
@@ -312,12 +330,12 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 	case v.Kind == KindLeaseOverlap && r.FirstOverlap != nil:
 		ov := r.FirstOverlap
 		add(0, ov.Start, ov.A+" and "+ov.B, fmt.Sprintf("both hold the lock (lease overlap for %v)", time.Duration(ov.End-ov.Start).Round(time.Millisecond)))
-		span(MinimalSpan{Lane: "", From: ov.Start, To: ov.End, Kind: "violation", Label: "overlap"})
+		span(MinimalSpan{Lane: "", From: ov.Start, To: ov.End, Kind: SpanViolation, Label: "overlap"})
 	case v.Kind == KindResource:
 		// told below, by the write
 	default:
 		add(0, v.T, strings.Join(v.Clients, " and "), firstClause(v.Detail))
-		span(MinimalSpan{Lane: "", From: v.T, To: v.T, Kind: "violation", Label: string(v.Kind)})
+		span(MinimalSpan{Lane: "", From: v.T, To: v.T, Kind: SpanViolation, Label: string(v.Kind)})
 	}
 	if rv := r.FirstResourceViolation; rv != nil {
 		if rv.PreviousClient != "" && rv.PreviousT >= from && rv.PreviousClient != rv.Client {
@@ -331,16 +349,16 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 			if prio == 1 {
 				label += " stale"
 			}
-			span(MinimalSpan{Lane: "storage", From: rv.PreviousT, To: rv.PreviousT, Kind: "write", Who: rv.PreviousClient, Label: label, Bad: prio == 1})
+			span(MinimalSpan{Lane: "storage", From: rv.PreviousT, To: rv.PreviousT, Kind: SpanWrite, Who: rv.PreviousClient, Label: label, Bad: prio == 1})
 		}
 		prio := 0
 		if v.Kind != KindResource {
 			prio = 2
 		}
 		add(prio, rv.T, rv.Client, fmt.Sprintf("wrote %d to %s, expected %d: %s", rv.Value, rv.Object, rv.Expected, resourceWhat(*rv)))
-		span(MinimalSpan{Lane: "storage", From: rv.T, To: rv.T, Kind: "write", Who: rv.Client, Label: fmt.Sprintf("%s→%d", rv.Client, rv.Value), Bad: true})
+		span(MinimalSpan{Lane: "storage", From: rv.T, To: rv.T, Kind: SpanWrite, Who: rv.Client, Label: fmt.Sprintf("%s→%d", rv.Client, rv.Value), Bad: true})
 		if v.Kind == KindResource {
-			span(MinimalSpan{Lane: "", From: rv.T, To: rv.T, Kind: "violation", Label: "resource"})
+			span(MinimalSpan{Lane: "", From: rv.T, To: rv.T, Kind: SpanViolation, Label: "resource"})
 		}
 	}
 

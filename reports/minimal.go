@@ -144,7 +144,7 @@ func layout(m *checker.MinimalHistory) *svgTimeline {
 	for _, sp := range m.Spans {
 		x0, x1 := x(sp.From), x(sp.To)
 		title := fmt.Sprintf("%s %s–%s", sp.Label, seconds3(sp.From), seconds3(sp.To))
-		if sp.Kind == "violation" {
+		if sp.Kind == checker.SpanViolation {
 			if x1-x0 < 2 {
 				s.Marks = append(s.Marks, svgMark{X: x0, Y1: svgTop, Y2: bottom, Stroke: "#c00", Title: sp.Label + " at " + seconds3(sp.From)})
 				continue
@@ -158,13 +158,13 @@ func layout(m *checker.MinimalHistory) *svgTimeline {
 		}
 		y := svgTop + float64(i)*svgLaneH
 		switch sp.Kind {
-		case "hold", "key":
+		case checker.SpanHold, checker.SpanKey:
 			if x1-x0 < 1 {
 				s.Marks = append(s.Marks, svgMark{X: x0, Y1: y + 6, Y2: y + svgLaneH - 6, Stroke: colourOf(m, sp.Who), Label: sp.Label, LabelX: x0 + 3, LabelY: y + 12, Title: title})
 				continue
 			}
 			op := 0.9
-			if sp.Kind == "key" {
+			if sp.Kind == checker.SpanKey {
 				op = 0.55
 			}
 			b := svgBar{X: x0, Y: y + 7, W: x1 - x0, H: svgLaneH - 14, Fill: colourOf(m, sp.Who), Opacity: op, Title: title,
@@ -174,19 +174,19 @@ func layout(m *checker.MinimalHistory) *svgTimeline {
 				b.LabelX, b.LabelFill, b.Fits = x1+3, colourOf(m, sp.Who), x1+3+float64(len(sp.Label))*6.2 < s.Right
 			}
 			s.Bars = append(s.Bars, b)
-		case "acquiring":
+		case checker.SpanAcquiring:
 			s.Bars = append(s.Bars, svgBar{X: x0, Y: y + svgLaneH/2 - 1.5, W: max(x1-x0, 1), H: 3, Fill: "#999", Opacity: 1, Title: "acquiring " + title})
-		case "pause":
+		case checker.SpanPause:
 			b := svgBar{X: x0, Y: y + 3, W: max(x1-x0, 2), H: svgLaneH - 6, Fill: "#777", Opacity: 0.25, Stroke: "#555", Dash: true, Title: title,
 				Label: sp.Label, LabelX: x0 + 4, LabelY: y + 12, LabelFill: "#333", LabelSmall: true}
 			b.Fits = true
 			s.Bars = append(s.Bars, b)
-		case "cut":
+		case checker.SpanCut:
 			b := svgBar{X: x0, Y: y + 2, W: max(x1-x0, 2), H: svgLaneH - 4, Fill: "#e53e3e", Opacity: 0.08, Stroke: "#c53030", Dash: true, Title: title,
 				Label: "✂ " + sp.Label, LabelX: x0 + 4, LabelY: y + 11, LabelFill: "#9b2c2c", LabelSmall: true}
 			b.Fits = true
 			s.Bars = append(s.Bars, b)
-		case "fault":
+		case checker.SpanFault:
 			if x1-x0 < 2 {
 				s.Marks = append(s.Marks, svgMark{X: x0, Y1: y + 1, Y2: y + svgLaneH - 1, Stroke: "#6b46c1", Label: "⚡ " + sp.Label, LabelX: x0 + 3, LabelY: y + 11, Title: title})
 				continue
@@ -194,7 +194,7 @@ func layout(m *checker.MinimalHistory) *svgTimeline {
 			b := svgBar{X: x0, Y: y + 3, W: x1 - x0, H: svgLaneH - 6, Fill: "#6b46c1", Opacity: 0.15, Stroke: "#6b46c1", Dash: true, Title: title,
 				Label: sp.Label, LabelX: x0 + 4, LabelY: y + 11, LabelFill: "#44337a", LabelSmall: true, Fits: true}
 			s.Bars = append(s.Bars, b)
-		case "write":
+		case checker.SpanWrite:
 			stroke := colourOf(m, sp.Who)
 			label := sp.Label
 			if sp.Bad {
@@ -258,7 +258,10 @@ func layout(m *checker.MinimalHistory) *svgTimeline {
 		}
 	}
 	legend("#e53e3e", "both hold / the violation", false)
-	for _, k := range []struct{ kind, fill, text string }{{"cut", "#c53030", "✂ partition: the lane is cut from those named"}, {"fault", "#6b46c1", "⚡ clock or node fault"}, {"pause", "#555", "paused"}} {
+	for _, k := range []struct {
+		kind       checker.SpanKind
+		fill, text string
+	}{{checker.SpanCut, "#c53030", "✂ partition: the lane is cut from those named"}, {checker.SpanFault, "#6b46c1", "⚡ clock or node fault"}, {checker.SpanPause, "#555", "paused"}} {
 		if has(m, k.kind) {
 			legend(k.fill, k.text, true)
 		}
@@ -268,7 +271,7 @@ func layout(m *checker.MinimalHistory) *svgTimeline {
 }
 
 // has reports whether m draws a span of kind k.
-func has(m *checker.MinimalHistory, k string) bool {
+func has(m *checker.MinimalHistory, k checker.SpanKind) bool {
 	for _, s := range m.Spans {
 		if s.Kind == k {
 			return true

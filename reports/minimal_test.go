@@ -118,7 +118,7 @@ func TestCounterexamplesOpenWithMinimalHistory(t *testing.T) {
 func TestValidMinimal(t *testing.T) {
 	good := func() *checker.MinimalHistory {
 		return &checker.MinimalHistory{From: 10, To: 100, Events: []checker.MinimalEvent{{T: 20, Who: "c0", What: "acquired the lock on n0"}},
-			Spans: []checker.MinimalSpan{{Lane: "c0", From: 20, To: 90, Kind: "hold"}}}
+			Spans: []checker.MinimalSpan{{Lane: "c0", From: 20, To: 90, Kind: checker.SpanHold}}}
 	}
 	if err := validMinimal(good()); err != nil {
 		t.Fatalf("a sound minimal history refused: %v", err)
@@ -130,6 +130,7 @@ func TestValidMinimal(t *testing.T) {
 		"window reversed": func(m *checker.MinimalHistory) { m.From, m.To = 100, 10 },
 		"negative start":  func(m *checker.MinimalHistory) { m.From = -1 },
 		"span outside":    func(m *checker.MinimalHistory) { m.Spans[0].To = 200 },
+		"unknown kind":    func(m *checker.MinimalHistory) { m.Spans[0].Kind = "holds" },
 	} {
 		m := good()
 		bad(m)
