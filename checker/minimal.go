@@ -124,17 +124,33 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 		m.Note = "the run kept no log of the lock's keys (a lock whose state lives in a consensus store): the nodes each client held are not known"
 	}
 
-	// The holders: each involved client's latest acquisition by v.T.
+	// The holders: each involved client's latest acquisition by v.T, or,
+	// for the client whose earlier write a resource violation's write
+	// clobbered, by that write (it may have released and acquired again
+	// between its write and the violation).
+	values := map[string]string{}
 	for _, c := range v.Clients {
-		ok, call, value, found := lastAcquire(h, c, v.T)
+		by := v.T
+		if rv := r.FirstResourceViolation; rv != nil && v.Kind == KindResource && c == rv.PreviousClient && c != rv.Client {
+			by = rv.PreviousT
+		}
+		ok, call, value, found := lastAcquire(h, c, by)
 		if !found || len(m.Holders) == 2 {
 			continue
 		}
 		hd := MinimalHolder{Client: c, Call: call, OK: ok, Until: untilOf(h, c, ok)}
 		hd.Nodes = lockedNodes(log, c, value, call, ok)
 		m.Holders = append(m.Holders, hd)
+		values[c] = value
 	}
-	slices.SortStableFunc(m.Holders, func(a, b MinimalHolder) int { return cmpInt(a.OK, b.OK) })
+	// The first holder is the one whose acquisition began first (whose key
+	// went first): one paused in its acquisition returns after the other.
+	slices.SortStableFunc(m.Holders, func(a, b MinimalHolder) int {
+		if c := cmpInt(a.Call, b.Call); c != 0 {
+			return c
+		}
+		return cmpInt(a.OK, b.OK)
+	})
 	from := v.T
 	for _, hd := range m.Holders {
 		from = min(from, hd.Call)
@@ -191,15 +207,16 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 	}
 	var losses []*loss
 	for i, hd := range m.Holders {
-		_, _, value, _ := lastAcquire(h, hd.Client, v.T)
 		for _, n := range hd.Nodes {
-			set, gone, by, taken, how := valueFate(h, log, hd.Client, value, n, hd.Call, end)
+			set, gone, by, taken, how := valueFate(h, log, hd.Client, values[hd.Client], n, hd.Call, hd.OK, end)
 			if set < 0 {
 				continue
 			}
 			stop := end
 			if gone > 0 {
 				stop = gone
+			} else if t := crashLost(h, n, set, end); t > 0 {
+				stop = t // the node went down with it, and came back without it
 			}
 			span(MinimalSpan{Lane: n, From: set, To: max(stop, set), Kind: SpanKey, Who: hd.Client, Label: hd.Client})
 			if i == 1 && !slices.Contains(m.Holders[0].Nodes, n) {
@@ -209,7 +226,8 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 					rank = 2
 				}
 			}
-			if i == 0 && gone > 0 && gone <= lostBy && by != "" {
+			if i == 0 && gone > 0 && gone <= lostBy && by != "" && !(len(m.Holders) == 2 && by == m.Holders[1].Client && slices.Contains(m.Holders[1].Nodes, n)) {
+				// who took the node (the second holder's own key bar shows it)
 				span(MinimalSpan{Lane: n, From: taken, To: taken, Kind: SpanKey, Who: by, Label: by})
 			}
 			if i == 0 && gone > 0 && gone <= lostBy && how != "" {
@@ -306,14 +324,30 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 				what += fmt.Sprintf(" until %s", at(stop))
 			}
 			who := strings.Join(f.Targets, ",")
-			if f.Kind == faults.Failover {
+			switch f.Kind {
+			case faults.Failover:
 				who, what = "the primary", "crashes: Sentinel fails over to a replica"
+				if n := crashedAt(h, began, "failover"); n != "" {
+					who = n + ", the primary,"
+					addFault(prio, began, f.Kind, who+" "+what, n)
+					continue // its crash is drawn below, from the history
+				}
+			case faults.Crash:
+				what = crashWhat(log, f.Targets, stop)
+				addFault(prio, began, f.Kind, who+" "+what, f.Targets...)
+				continue // drawn below, from the history
 			}
 			addFault(prio, began, f.Kind, who+" "+what, f.Targets...)
 			for _, t := range f.Targets {
 				span(MinimalSpan{Lane: t, From: began, To: max(began, stop), Kind: SpanFault, Label: what})
 			}
 		}
+	}
+	// The node crashes that kept a node down in the window, as the
+	// history has them (a node's crashes combine: down from the first to
+	// the restart), on the crashed node's lane.
+	for _, d := range downs(h, nodeSet, from, end) {
+		span(MinimalSpan{Lane: d.node, From: d.from, To: d.to, Kind: SpanCrash, Label: d.label})
 	}
 
 	for _, l := range lines {
