@@ -55,19 +55,37 @@ type MinimalHolder struct {
 }
 
 // MinimalSpan is a bar (To > From) or a mark (To == From) on a lane.
-// Kind is one of: hold (a client's belief), acquiring, key (a holder's
-// value on a node; Who is the holder), pause, cut (a partition: Label
-// says from what), fault (any other fault on a node or client), write
-// (an accepted write; Bad marks the stale or lost one), violation.
 type MinimalSpan struct {
-	Lane  string `json:"lane"`
-	From  int64  `json:"from_ns"`
-	To    int64  `json:"to_ns"`
-	Kind  string `json:"kind"`
-	Who   string `json:"who,omitempty"`
-	Label string `json:"label,omitempty"`
-	Bad   bool   `json:"bad,omitempty"`
+	Lane  string   `json:"lane"`
+	From  int64    `json:"from_ns"`
+	To    int64    `json:"to_ns"`
+	Kind  SpanKind `json:"kind"`
+	Who   string   `json:"who,omitempty"`
+	Label string   `json:"label,omitempty"`
+	Bad   bool     `json:"bad,omitempty"`
 }
+
+// SpanKind is what a MinimalSpan draws.
+type SpanKind string
+
+// The span kinds.
+const (
+	SpanHold      SpanKind = "hold"      // a client's belief that it holds the lock
+	SpanAcquiring SpanKind = "acquiring" // a client's acquire call, to its reply
+	SpanKey       SpanKind = "key"       // a holder's value on a node (Who: the holder)
+	SpanPause     SpanKind = "pause"     // a client or node paused
+	SpanCut       SpanKind = "cut"       // a partition (Label: cut from what)
+	SpanCrash     SpanKind = "crash"     // a node down, from its crash to its restart
+	SpanFault     SpanKind = "fault"     // any other fault on a node or client
+	SpanWrite     SpanKind = "write"     // an accepted write (Bad: the stale or lost one)
+	SpanViolation SpanKind = "violation" // the violation, across every lane
+)
+
+// SpanKinds lists every span kind.
+var SpanKinds = []SpanKind{SpanHold, SpanAcquiring, SpanKey, SpanPause, SpanCut, SpanCrash, SpanFault, SpanWrite, SpanViolation}
+
+// Known reports whether k is one of SpanKinds.
+func (k SpanKind) Known() bool { return slices.Contains(SpanKinds, k) }
 
 // Minimal derives the minimal history of r's first violation from the
 // history and the key log; bit says which of the schedule's faults
@@ -106,17 +124,33 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 		m.Note = "the run kept no log of the lock's keys (a lock whose state lives in a consensus store): the nodes each client held are not known"
 	}
 
-	// The holders: each involved client's latest acquisition by v.T.
+	// The holders: each involved client's latest acquisition by v.T, or,
+	// for the client whose earlier write a resource violation's write
+	// clobbered, by that write (it may have released and acquired again
+	// between its write and the violation).
+	values := map[string]string{}
 	for _, c := range v.Clients {
-		ok, call, value, found := lastAcquire(h, c, v.T)
+		by := v.T
+		if rv := r.FirstResourceViolation; rv != nil && v.Kind == KindResource && c == rv.PreviousClient && c != rv.Client {
+			by = rv.PreviousT
+		}
+		ok, call, value, found := lastAcquire(h, c, by)
 		if !found || len(m.Holders) == 2 {
 			continue
 		}
 		hd := MinimalHolder{Client: c, Call: call, OK: ok, Until: untilOf(h, c, ok)}
 		hd.Nodes = lockedNodes(log, c, value, call, ok)
 		m.Holders = append(m.Holders, hd)
+		values[c] = value
 	}
-	slices.SortStableFunc(m.Holders, func(a, b MinimalHolder) int { return cmpInt(a.OK, b.OK) })
+	// The first holder is the one whose acquisition began first (whose key
+	// went first): one paused in its acquisition returns after the other.
+	slices.SortStableFunc(m.Holders, func(a, b MinimalHolder) int {
+		if c := cmpInt(a.Call, b.Call); c != 0 {
+			return c
+		}
+		return cmpInt(a.OK, b.OK)
+	})
 	from := v.T
 	for _, hd := range m.Holders {
 		from = min(from, hd.Call)
@@ -143,7 +177,7 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 			what += fmt.Sprintf(" (the call began at %s)", at(hd.Call))
 		}
 		add(0, hd.OK, hd.Client, what, hd.Nodes...)
-		span(MinimalSpan{Lane: hd.Client, From: hd.Call, To: hd.OK, Kind: "acquiring"})
+		span(MinimalSpan{Lane: hd.Client, From: hd.Call, To: hd.OK, Kind: SpanAcquiring})
 		until := hd.Until
 		if until <= 0 || until > end {
 			until = end
@@ -152,9 +186,9 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 			until = r // it let go before its lease ran out
 		}
 		if until > hd.OK {
-			span(MinimalSpan{Lane: hd.Client, From: hd.OK, To: until, Kind: "hold", Who: hd.Client, Label: "holds " + strings.Join(hd.Nodes, ",")})
+			span(MinimalSpan{Lane: hd.Client, From: hd.OK, To: until, Kind: SpanHold, Who: hd.Client, Label: "holds " + strings.Join(hd.Nodes, ",")})
 		} else {
-			span(MinimalSpan{Lane: hd.Client, From: hd.OK, To: hd.OK, Kind: "hold", Who: hd.Client, Label: "lease over"})
+			span(MinimalSpan{Lane: hd.Client, From: hd.OK, To: hd.OK, Kind: SpanHold, Who: hd.Client, Label: "lease over"})
 		}
 	}
 
@@ -173,17 +207,18 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 	}
 	var losses []*loss
 	for i, hd := range m.Holders {
-		_, _, value, _ := lastAcquire(h, hd.Client, v.T)
 		for _, n := range hd.Nodes {
-			set, gone, by, taken, how := valueFate(h, log, hd.Client, value, n, hd.Call, end)
+			set, gone, by, taken, how := valueFate(h, log, hd.Client, values[hd.Client], n, hd.Call, hd.OK, end)
 			if set < 0 {
 				continue
 			}
 			stop := end
 			if gone > 0 {
 				stop = gone
+			} else if t := crashLost(h, n, set, end); t > 0 {
+				stop = t // the node went down with it, and came back without it
 			}
-			span(MinimalSpan{Lane: n, From: set, To: max(stop, set), Kind: "key", Who: hd.Client, Label: hd.Client})
+			span(MinimalSpan{Lane: n, From: set, To: max(stop, set), Kind: SpanKey, Who: hd.Client, Label: hd.Client})
 			if i == 1 && !slices.Contains(m.Holders[0].Nodes, n) {
 				if fo, ok := promotedBetween(h, n, from, hd.OK); ok {
 					rank = 1
@@ -191,8 +226,9 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 					rank = 2
 				}
 			}
-			if i == 0 && gone > 0 && gone <= lostBy && by != "" {
-				span(MinimalSpan{Lane: n, From: taken, To: taken, Kind: "key", Who: by, Label: by})
+			if i == 0 && gone > 0 && gone <= lostBy && by != "" && !(len(m.Holders) == 2 && by == m.Holders[1].Client && slices.Contains(m.Holders[1].Nodes, n)) {
+				// who took the node (the second holder's own key bar shows it)
+				span(MinimalSpan{Lane: n, From: taken, To: taken, Kind: SpanKey, Who: by, Label: by})
 			}
 			if i == 0 && gone > 0 && gone <= lostBy && how != "" {
 				found := false
@@ -265,16 +301,16 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 		case faults.ClientPause:
 			addFault(prio, began, f.Kind, fmt.Sprintf("%s paused for %v%s", strings.Join(f.Targets, ","), f.Duration, pausePoint(f)), f.Targets...)
 			for _, t := range f.Targets {
-				span(MinimalSpan{Lane: t, From: began, To: stop, Kind: "pause", Label: "paused " + f.Duration.String()})
+				span(MinimalSpan{Lane: t, From: began, To: stop, Kind: SpanPause, Label: "paused " + f.Duration.String()})
 			}
 		case faults.Partition:
 			cut := strings.Join(f.From, ",") + " cut from " + strings.Join(f.To, ",")
 			addFault(prio, began, f.Kind, fmt.Sprintf("%s until %s", cut, at(stop)), append(slices.Clone(f.From), f.To...)...)
 			for _, p := range f.From {
-				span(MinimalSpan{Lane: p, From: began, To: stop, Kind: "cut", Label: "cut from " + strings.Join(f.To, ",")})
+				span(MinimalSpan{Lane: p, From: began, To: stop, Kind: SpanCut, Label: "cut from " + strings.Join(f.To, ",")})
 			}
 			for _, p := range f.To {
-				span(MinimalSpan{Lane: p, From: began, To: stop, Kind: "cut", Label: "cut from " + strings.Join(f.From, ",")})
+				span(MinimalSpan{Lane: p, From: began, To: stop, Kind: SpanCut, Label: "cut from " + strings.Join(f.From, ",")})
 			}
 		default:
 			what := string(f.Kind)
@@ -288,14 +324,30 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 				what += fmt.Sprintf(" until %s", at(stop))
 			}
 			who := strings.Join(f.Targets, ",")
-			if f.Kind == faults.Failover {
+			switch f.Kind {
+			case faults.Failover:
 				who, what = "the primary", "crashes: Sentinel fails over to a replica"
+				if n := crashedAt(h, began, "failover"); n != "" {
+					who = n + ", the primary,"
+					addFault(prio, began, f.Kind, who+" "+what, n)
+					continue // its crash is drawn below, from the history
+				}
+			case faults.Crash:
+				what = crashWhat(log, f.Targets, stop)
+				addFault(prio, began, f.Kind, who+" "+what, f.Targets...)
+				continue // drawn below, from the history
 			}
 			addFault(prio, began, f.Kind, who+" "+what, f.Targets...)
 			for _, t := range f.Targets {
-				span(MinimalSpan{Lane: t, From: began, To: max(began, stop), Kind: "fault", Label: what})
+				span(MinimalSpan{Lane: t, From: began, To: max(began, stop), Kind: SpanFault, Label: what})
 			}
 		}
+	}
+	// The node crashes that kept a node down in the window, as the
+	// history has them (a node's crashes combine: down from the first to
+	// the restart), on the crashed node's lane.
+	for _, d := range downs(h, nodeSet, from, end) {
+		span(MinimalSpan{Lane: d.node, From: d.from, To: d.to, Kind: SpanCrash, Label: d.label})
 	}
 
 	for _, l := range lines {
@@ -312,12 +364,12 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 	case v.Kind == KindLeaseOverlap && r.FirstOverlap != nil:
 		ov := r.FirstOverlap
 		add(0, ov.Start, ov.A+" and "+ov.B, fmt.Sprintf("both hold the lock (lease overlap for %v)", time.Duration(ov.End-ov.Start).Round(time.Millisecond)))
-		span(MinimalSpan{Lane: "", From: ov.Start, To: ov.End, Kind: "violation", Label: "overlap"})
+		span(MinimalSpan{Lane: "", From: ov.Start, To: ov.End, Kind: SpanViolation, Label: "overlap"})
 	case v.Kind == KindResource:
 		// told below, by the write
 	default:
 		add(0, v.T, strings.Join(v.Clients, " and "), firstClause(v.Detail))
-		span(MinimalSpan{Lane: "", From: v.T, To: v.T, Kind: "violation", Label: string(v.Kind)})
+		span(MinimalSpan{Lane: "", From: v.T, To: v.T, Kind: SpanViolation, Label: string(v.Kind)})
 	}
 	if rv := r.FirstResourceViolation; rv != nil {
 		if rv.PreviousClient != "" && rv.PreviousT >= from && rv.PreviousClient != rv.Client {
@@ -331,16 +383,16 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 			if prio == 1 {
 				label += " stale"
 			}
-			span(MinimalSpan{Lane: "storage", From: rv.PreviousT, To: rv.PreviousT, Kind: "write", Who: rv.PreviousClient, Label: label, Bad: prio == 1})
+			span(MinimalSpan{Lane: "storage", From: rv.PreviousT, To: rv.PreviousT, Kind: SpanWrite, Who: rv.PreviousClient, Label: label, Bad: prio == 1})
 		}
 		prio := 0
 		if v.Kind != KindResource {
 			prio = 2
 		}
 		add(prio, rv.T, rv.Client, fmt.Sprintf("wrote %d to %s, expected %d: %s", rv.Value, rv.Object, rv.Expected, resourceWhat(*rv)))
-		span(MinimalSpan{Lane: "storage", From: rv.T, To: rv.T, Kind: "write", Who: rv.Client, Label: fmt.Sprintf("%s→%d", rv.Client, rv.Value), Bad: true})
+		span(MinimalSpan{Lane: "storage", From: rv.T, To: rv.T, Kind: SpanWrite, Who: rv.Client, Label: fmt.Sprintf("%s→%d", rv.Client, rv.Value), Bad: true})
 		if v.Kind == KindResource {
-			span(MinimalSpan{Lane: "", From: rv.T, To: rv.T, Kind: "violation", Label: "resource"})
+			span(MinimalSpan{Lane: "", From: rv.T, To: rv.T, Kind: SpanViolation, Label: "resource"})
 		}
 	}
 

@@ -38,21 +38,31 @@ func lockedNodes(log KeyLog, c, value string, call, ok int64) []string {
 	return out
 }
 
-// valueFate follows client c's value on node n from its acquisition's call:
-// when c set it there (-1: never), when it went away by end (0: not),
-// who took the node then ("" if nobody) and when, and how it went, in a
-// few words.
-func valueFate(h History, log KeyLog, c, value, n string, call, end int64) (set, gone int64, by string, taken int64, how string) {
+// valueFate follows client c's value on node n from the set that counted
+// for its acquisition (called at call, returned at ok): when c set it
+// there (-1: never), when it went away by end (0: not), who took the node
+// then ("" if nobody) and when, and how it went, in a few words. An
+// acquisition that retries with one value sets it on a node, deletes it
+// and sets it again: the last set before the reply is the one it held
+// (the first after the call when none was before the reply).
+func valueFate(h History, log KeyLog, c, value, n string, call, ok, end int64) (set, gone int64, by string, taken int64, how string) {
 	set = -1
-	var last KeyChange
-	for _, e := range log.Changes {
-		if e.Node != n || e.T < call || e.T > end {
-			continue
+	start := -1
+	for i, e := range log.Changes {
+		if e.T > end || e.T > ok && start >= 0 {
+			break
 		}
-		if set < 0 {
-			if e.Peer == c && e.Exists && holds(e.Now, value) {
-				set, last = e.T, e
-			}
+		if e.Node == n && e.T >= call && e.Peer == c && e.Exists && holds(e.Now, value) {
+			start = i
+		}
+	}
+	if start < 0 {
+		return set, 0, "", 0, ""
+	}
+	last := log.Changes[start]
+	set = last.T
+	for _, e := range log.Changes[start+1:] {
+		if e.Node != n || e.T > end {
 			continue
 		}
 		switch {
@@ -265,4 +275,94 @@ func cmpInt(a, b int64) int {
 		return 1
 	}
 	return 0
+}
+
+// down is a node down in a minimal history's window: from its crash to
+// its restart (the window's end when it had not restarted by then).
+type down struct {
+	node     string
+	from, to int64
+	label    string
+}
+
+// downs are the crashes of the nodes in nodes that kept a node down at
+// some instant of [from, end], in the history's order.
+func downs(h History, nodes map[string]bool, from, end int64) []down {
+	var out []down
+	for i, e := range h.Events {
+		if e.T > end {
+			break
+		}
+		if e.Kind != event.KindCrash || !nodes[e.Proc] {
+			continue
+		}
+		up := end
+		for _, r := range h.Events[i+1:] {
+			if r.Proc == e.Proc && r.Kind == event.KindRestart {
+				up = min(r.T, end)
+				break
+			}
+		}
+		if up < from {
+			continue
+		}
+		label := "crashed"
+		switch e.Detail {
+		case "failover":
+			label = "crashed (failed over)"
+		case "":
+		default:
+			label = "crashed (persistence " + e.Detail + ")"
+		}
+		out = append(out, down{e.Proc, e.T, max(e.T, up), label})
+	}
+	return out
+}
+
+// crashedAt is the node that crashed at t with detail (a failover's
+// primary), "" if none did.
+func crashedAt(h History, t int64, detail string) string {
+	for _, e := range h.Events[:upperBound(h.Events, t)] {
+		if e.T == t && e.Kind == event.KindCrash && e.Detail == detail {
+			return e.Proc
+		}
+	}
+	return ""
+}
+
+// crashLost is when node n crashed after t, by end, losing what it held
+// (a crash without persistence, or an old primary's, which comes back as
+// a replica of the new one); 0 if it did not.
+func crashLost(h History, n string, t, end int64) int64 {
+	for _, e := range h.Events[upperBound(h.Events, t):] {
+		if e.T > end {
+			break
+		}
+		if e.Proc == n && e.Kind == event.KindCrash && (e.Detail == "" || e.Detail == "none" || e.Detail == "failover") {
+			return e.T
+		}
+	}
+	return 0
+}
+
+// crashWhat tells a crash of nodes that restart at up: "crashes
+// (persistence none), restarts at 50.1s".
+func crashWhat(log KeyLog, nodes []string, up int64) string {
+	verb, restart := "crash", "restart"
+	if len(nodes) == 1 {
+		verb, restart = "crashes", "restarts"
+	}
+	p := ""
+	for i, n := range nodes {
+		switch {
+		case i == 0:
+			p = log.Persistence[n]
+		case log.Persistence[n] != p:
+			p = ""
+		}
+	}
+	if p != "" {
+		verb += " (persistence " + p + ")"
+	}
+	return fmt.Sprintf("%s, %s at %s", verb, restart, at(up))
 }

@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -86,6 +87,12 @@ const (
 // their keys); anyone else is grey.
 var holderColours = []string{"#2b6cb0", "#dd6b20"}
 
+// crashColour draws a node down, from its crash to its restart.
+const crashColour = "#1a202c"
+
+// badStroke marks the stale or lost write.
+const badStroke = "#c00"
+
 func colourOf(m *checker.MinimalHistory, who string) string {
 	for i, h := range m.Holders {
 		if h.Client == who && i < len(holderColours) {
@@ -144,7 +151,7 @@ func layout(m *checker.MinimalHistory) *svgTimeline {
 	for _, sp := range m.Spans {
 		x0, x1 := x(sp.From), x(sp.To)
 		title := fmt.Sprintf("%s %s–%s", sp.Label, seconds3(sp.From), seconds3(sp.To))
-		if sp.Kind == "violation" {
+		if sp.Kind == checker.SpanViolation {
 			if x1-x0 < 2 {
 				s.Marks = append(s.Marks, svgMark{X: x0, Y1: svgTop, Y2: bottom, Stroke: "#c00", Title: sp.Label + " at " + seconds3(sp.From)})
 				continue
@@ -158,13 +165,13 @@ func layout(m *checker.MinimalHistory) *svgTimeline {
 		}
 		y := svgTop + float64(i)*svgLaneH
 		switch sp.Kind {
-		case "hold", "key":
+		case checker.SpanHold, checker.SpanKey:
 			if x1-x0 < 1 {
 				s.Marks = append(s.Marks, svgMark{X: x0, Y1: y + 6, Y2: y + svgLaneH - 6, Stroke: colourOf(m, sp.Who), Label: sp.Label, LabelX: x0 + 3, LabelY: y + 12, Title: title})
 				continue
 			}
 			op := 0.9
-			if sp.Kind == "key" {
+			if sp.Kind == checker.SpanKey {
 				op = 0.55
 			}
 			b := svgBar{X: x0, Y: y + 7, W: x1 - x0, H: svgLaneH - 14, Fill: colourOf(m, sp.Who), Opacity: op, Title: title,
@@ -174,19 +181,19 @@ func layout(m *checker.MinimalHistory) *svgTimeline {
 				b.LabelX, b.LabelFill, b.Fits = x1+3, colourOf(m, sp.Who), x1+3+float64(len(sp.Label))*6.2 < s.Right
 			}
 			s.Bars = append(s.Bars, b)
-		case "acquiring":
+		case checker.SpanAcquiring:
 			s.Bars = append(s.Bars, svgBar{X: x0, Y: y + svgLaneH/2 - 1.5, W: max(x1-x0, 1), H: 3, Fill: "#999", Opacity: 1, Title: "acquiring " + title})
-		case "pause":
+		case checker.SpanPause:
 			b := svgBar{X: x0, Y: y + 3, W: max(x1-x0, 2), H: svgLaneH - 6, Fill: "#777", Opacity: 0.25, Stroke: "#555", Dash: true, Title: title,
 				Label: sp.Label, LabelX: x0 + 4, LabelY: y + 12, LabelFill: "#333", LabelSmall: true}
 			b.Fits = true
 			s.Bars = append(s.Bars, b)
-		case "cut":
+		case checker.SpanCut:
 			b := svgBar{X: x0, Y: y + 2, W: max(x1-x0, 2), H: svgLaneH - 4, Fill: "#e53e3e", Opacity: 0.08, Stroke: "#c53030", Dash: true, Title: title,
 				Label: "✂ " + sp.Label, LabelX: x0 + 4, LabelY: y + 11, LabelFill: "#9b2c2c", LabelSmall: true}
 			b.Fits = true
 			s.Bars = append(s.Bars, b)
-		case "fault":
+		case checker.SpanFault:
 			if x1-x0 < 2 {
 				s.Marks = append(s.Marks, svgMark{X: x0, Y1: y + 1, Y2: y + svgLaneH - 1, Stroke: "#6b46c1", Label: "⚡ " + sp.Label, LabelX: x0 + 3, LabelY: y + 11, Title: title})
 				continue
@@ -194,11 +201,18 @@ func layout(m *checker.MinimalHistory) *svgTimeline {
 			b := svgBar{X: x0, Y: y + 3, W: x1 - x0, H: svgLaneH - 6, Fill: "#6b46c1", Opacity: 0.15, Stroke: "#6b46c1", Dash: true, Title: title,
 				Label: sp.Label, LabelX: x0 + 4, LabelY: y + 11, LabelFill: "#44337a", LabelSmall: true, Fits: true}
 			s.Bars = append(s.Bars, b)
-		case "write":
+		case checker.SpanCrash: // labelled short; its title tells the rest
+			if x1-x0 < 2 {
+				s.Marks = append(s.Marks, svgMark{X: x0, Y1: y + 1, Y2: y + svgLaneH - 1, Stroke: crashColour, Label: "✖ down", LabelX: x0 + 3, LabelY: y + 11, Title: "down: " + title})
+				continue
+			}
+			s.Bars = append(s.Bars, svgBar{X: x0, Y: y + 2, W: x1 - x0, H: svgLaneH - 4, Fill: crashColour, Opacity: 0.3, Stroke: crashColour, Title: "down: " + title,
+				Label: "✖ down", LabelX: x0 + 4, LabelY: y + 11, LabelFill: crashColour, LabelSmall: true, Fits: true})
+		case checker.SpanWrite:
 			stroke := colourOf(m, sp.Who)
 			label := sp.Label
 			if sp.Bad {
-				stroke = "#c00"
+				stroke = badStroke
 				if !strings.HasSuffix(label, " stale") {
 					label += " ✗"
 				}
@@ -207,39 +221,12 @@ func layout(m *checker.MinimalHistory) *svgTimeline {
 				Dot: true, DotY: y + svgLaneH/2, Title: fmt.Sprintf("%s accepted at %s", sp.Label, seconds3(sp.From))})
 		}
 	}
-	// Marks' labels that would run past the right edge go to the left of
-	// the mark; a label that would run into the one before it on its
-	// lane goes to the lane's foot.
-	type placed struct{ x0, x1, y float64 }
-	var done []placed
-	for i := range s.Marks {
-		mk := &s.Marks[i]
-		if mk.Label == "" {
-			continue
-		}
-		w := float64(len([]rune(mk.Label))) * 6
-		if mk.LabelX+w > s.Right {
-			mk.LabelX = mk.X - 3 - w
-		}
-		hits := func(x float64) bool {
-			for _, p := range done {
-				if p.y == mk.LabelY && x < p.x1+4 && x+w > p.x0-4 {
-					return true
-				}
-			}
-			return false
-		}
-		switch {
-		case !hits(mk.LabelX):
-		case !hits(mk.X+5) && mk.X+5+w <= s.Right:
-			mk.LabelX = mk.X + 5 // the other side of its mark
-		case !hits(mk.X-3-w) && mk.X-3-w >= svgLeft:
-			mk.LabelX = mk.X - 3 - w
-		default:
-			mk.LabelY += svgLaneH - 16 // the lane's foot
-		}
-		done = append(done, placed{mk.LabelX, mk.LabelX + w, mk.LabelY})
-	}
+	// The faults' bars (crashes, cuts, pauses) lie under the holds' and
+	// keys', whose labels they would otherwise dim.
+	slices.SortStableFunc(s.Bars, func(a, b svgBar) int {
+		return cmpBool(!a.LabelSmall || a.Label == "", !b.LabelSmall || b.Label == "")
+	})
+	placeLabels(s)
 	for _, t := range ticks(m.From, m.To) {
 		s.Ticks = append(s.Ticks, svgTick{X: x(t), Label: strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", float64(t)/1e9), "0"), ".") + " s"})
 	}
@@ -258,9 +245,12 @@ func layout(m *checker.MinimalHistory) *svgTimeline {
 		}
 	}
 	legend("#e53e3e", "both hold / the violation", false)
-	for _, k := range []struct{ kind, fill, text string }{{"cut", "#c53030", "✂ partition: the lane is cut from those named"}, {"fault", "#6b46c1", "⚡ clock or node fault"}, {"pause", "#555", "paused"}} {
+	for _, k := range []struct {
+		kind       checker.SpanKind
+		fill, text string
+	}{{checker.SpanCut, "#c53030", "✂ partition: the lane is cut from those named"}, {checker.SpanCrash, crashColour, "✖ node down: from its crash to its restart"}, {checker.SpanFault, "#6b46c1", "⚡ clock or node fault"}, {checker.SpanPause, "#555", "paused"}} {
 		if has(m, k.kind) {
-			legend(k.fill, k.text, true)
+			legend(k.fill, k.text, k.kind != checker.SpanCrash)
 		}
 	}
 	s.H += ly
@@ -268,7 +258,7 @@ func layout(m *checker.MinimalHistory) *svgTimeline {
 }
 
 // has reports whether m draws a span of kind k.
-func has(m *checker.MinimalHistory, k string) bool {
+func has(m *checker.MinimalHistory, k checker.SpanKind) bool {
 	for _, s := range m.Spans {
 		if s.Kind == k {
 			return true
@@ -317,4 +307,15 @@ func ticks(from, to int64) []int64 {
 var svgFuncs = map[string]any{
 	"add": func(a, b float64) float64 { return a + b },
 	"sub": func(a, b float64) float64 { return a - b },
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }

@@ -2,6 +2,7 @@ package reports
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -118,7 +119,7 @@ func TestCounterexamplesOpenWithMinimalHistory(t *testing.T) {
 func TestValidMinimal(t *testing.T) {
 	good := func() *checker.MinimalHistory {
 		return &checker.MinimalHistory{From: 10, To: 100, Events: []checker.MinimalEvent{{T: 20, Who: "c0", What: "acquired the lock on n0"}},
-			Spans: []checker.MinimalSpan{{Lane: "c0", From: 20, To: 90, Kind: "hold"}}}
+			Spans: []checker.MinimalSpan{{Lane: "c0", From: 20, To: 90, Kind: checker.SpanHold}}}
 	}
 	if err := validMinimal(good()); err != nil {
 		t.Fatalf("a sound minimal history refused: %v", err)
@@ -130,6 +131,7 @@ func TestValidMinimal(t *testing.T) {
 		"window reversed": func(m *checker.MinimalHistory) { m.From, m.To = 100, 10 },
 		"negative start":  func(m *checker.MinimalHistory) { m.From = -1 },
 		"span outside":    func(m *checker.MinimalHistory) { m.Spans[0].To = 200 },
+		"unknown kind":    func(m *checker.MinimalHistory) { m.Spans[0].Kind = "holds" },
 	} {
 		m := good()
 		bad(m)
@@ -139,5 +141,124 @@ func TestValidMinimal(t *testing.T) {
 	}
 	if validMinimal(nil) == nil {
 		t.Error("a missing minimal history accepted")
+	}
+}
+
+// TestTimelineLabelsDoNotOverlap: writes accepted within a few
+// milliseconds of one another, and a node's key taken at the instant its
+// clock jumps, once drew their labels over one another (several
+// "c0→297" at one x). No two labels drawn overlap, each stays inside the
+// picture, and a label left out is still in its mark's title.
+func TestTimelineLabelsDoNotOverlap(t *testing.T) {
+	const s = int64(1e9)
+	m := &checker.MinimalHistory{From: 0, To: 10 * s, Lanes: []string{"c0", "c1", "n0", "storage"}, Nodes: []string{"n0"},
+		Holders: []checker.MinimalHolder{{Client: "c0", OK: s}, {Client: "c1", OK: 5 * s}},
+		Events:  []checker.MinimalEvent{{T: s, Who: "c0", What: "acquired the lock on n0"}}}
+	span := func(lane string, from, to int64, k checker.SpanKind, who, label string, bad bool) {
+		m.Spans = append(m.Spans, checker.MinimalSpan{Lane: lane, From: from, To: to, Kind: k, Who: who, Label: label, Bad: bad})
+	}
+	span("c0", s, 6*s, checker.SpanHold, "c0", "holds n0", false)
+	span("c1", 5*s, 10*s, checker.SpanHold, "c1", "holds n0", false)
+	span("n0", s, 5*s, checker.SpanKey, "c0", "c0", false)
+	span("n0", 5*s, 5*s, checker.SpanKey, "c1", "c1", false)
+	span("n0", 5*s, 5*s, checker.SpanFault, "", "clock jumps +20s", false)
+	span("n0", 5*s+s/100, 5*s+s/10, checker.SpanCrash, "", "crashed (persistence none)", false)
+	for i := range int64(6) {
+		span("storage", 5*s+i*s/100, 5*s+i*s/100, checker.SpanWrite, []string{"c0", "c1"}[i%2], fmt.Sprintf("c%d→%d", i%2, 297+i), i == 5)
+	}
+	span("storage", 9*s+9*s/10, 9*s+9*s/10, checker.SpanWrite, "c1", "c1→400", true) // at the right edge
+	l := layout(m)
+	type box struct {
+		x0, x1, y0, y1 float64
+		text           string
+	}
+	width := func(text string, px float64) float64 { // generous: wide glyphs a full em
+		w := 0.0
+		for _, r := range text {
+			if r < 128 {
+				w += 0.58 * px
+			} else {
+				w += px
+			}
+		}
+		return w
+	}
+	var boxes []box
+	drawn := 0
+	for _, mk := range l.Marks {
+		if mk.Label == "" {
+			continue
+		}
+		drawn++
+		boxes = append(boxes, box{mk.LabelX, mk.LabelX + width(mk.Label, 11), mk.LabelY - 9, mk.LabelY + 2, mk.Label})
+	}
+	for _, b := range l.Bars {
+		if b.Label == "" || !b.Fits {
+			continue
+		}
+		px := 12.0
+		if b.LabelSmall {
+			px = 11
+		}
+		boxes = append(boxes, box{b.LabelX, b.LabelX + width(b.Label, px), b.LabelY - 9, b.LabelY + 2, b.Label})
+	}
+	for i, a := range boxes {
+		if a.x0 < 0 || a.x1 > l.W {
+			t.Errorf("label %q at %.1f..%.1f runs out of the picture (0..%.0f)", a.text, a.x0, a.x1, l.W)
+		}
+		for _, b := range boxes[:i] {
+			if a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1 {
+				t.Errorf("labels %q (%.1f..%.1f, y %.0f) and %q (%.1f..%.1f, y %.0f) overlap", a.text, a.x0, a.x1, a.y1, b.text, b.x0, b.x1, b.y1)
+			}
+		}
+	}
+	for _, mk := range l.Marks {
+		if mk.Label == "" && mk.Title == "" {
+			t.Errorf("a mark at %.1f without label or title", mk.X)
+		}
+	}
+	if drawn < 4 {
+		t.Errorf("only %d mark labels drawn: the layout drops too many", drawn)
+	}
+	bad := 0
+	for _, mk := range l.Marks {
+		if strings.HasPrefix(mk.Label, "c1→302") || strings.HasPrefix(mk.Label, "c1→400") {
+			bad++
+		}
+	}
+	if bad != 2 {
+		t.Errorf("the bad writes' labels: %d drawn, want both", bad)
+	}
+}
+
+// TestLayoutDrawsEverySpanKind: a span of each kind is drawn (a node's
+// crash, once dropped, among them), and the kinds drawn apart have their
+// legend.
+func TestLayoutDrawsEverySpanKind(t *testing.T) {
+	const s = int64(1e9)
+	for _, k := range checker.SpanKinds {
+		m := &checker.MinimalHistory{From: 0, To: 10 * s, Lanes: []string{"c0", "n0", "storage"}, Nodes: []string{"n0"},
+			Holders: []checker.MinimalHolder{{Client: "c0", OK: s}}}
+		lane := map[checker.SpanKind]string{checker.SpanKey: "n0", checker.SpanCrash: "n0", checker.SpanWrite: "storage", checker.SpanViolation: ""}[k]
+		if _, ok := map[checker.SpanKind]bool{checker.SpanKey: true, checker.SpanCrash: true, checker.SpanWrite: true, checker.SpanViolation: true}[k]; !ok {
+			lane = "c0"
+		}
+		m.Spans = []checker.MinimalSpan{{Lane: lane, From: 2 * s, To: 4 * s, Kind: k, Who: "c0", Label: "x" + string(k)}}
+		if k == checker.SpanWrite {
+			m.Spans[0].To = m.Spans[0].From
+		}
+		l := layout(m)
+		if len(l.Bars)+len(l.Marks) != 1 {
+			t.Errorf("a %s span: %d bars and %d marks drawn, want one", k, len(l.Bars), len(l.Marks))
+		}
+		if k == checker.SpanCrash {
+			legend := false
+			for _, g := range l.Legend {
+				legend = legend || strings.Contains(g.Text, "crash")
+			}
+			if !legend || len(l.Bars) != 1 || !strings.Contains(l.Bars[0].Label, "down") || !strings.Contains(l.Bars[0].Title, "xcrash") {
+				t.Errorf("a crash: bars %+v, legend %+v", l.Bars, l.Legend)
+			}
+		}
 	}
 }

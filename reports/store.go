@@ -240,6 +240,9 @@ func validMinimal(m *checker.MinimalHistory) error {
 		if s.From < m.From || s.To > m.To || s.To < s.From {
 			return fmt.Errorf("minimal history span %d..%d outside %d..%d", s.From, s.To, m.From, m.To)
 		}
+		if !s.Kind.Known() {
+			return fmt.Errorf("minimal history span %d..%d of unknown kind %q", s.From, s.To, s.Kind)
+		}
 	}
 	return nil
 }

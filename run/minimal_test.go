@@ -33,6 +33,24 @@ func TestMinimalOfRealRuns(t *testing.T) {
 		// second command: no TTL is told negative (the story once said
 		// "a TTL of -9.47s").
 		{"clock-jump", "setnx-expire", 1, nil, nil},
+		// Redsync retries with one value: c1 sets it on n3, n4, deletes
+		// it, sets it again; its key there is the last set before its
+		// reply (the timeline once drew it only before the hold, and the
+		// history said "c1's keys on n3, n4 deleted by c1 itself").
+		{"clock-jump", "redsync", 2, map[string][]string{"c1": {"n2", "n3", "n4"}, "c0": {"n0", "n1", "n2"}},
+			[]string{"n2 clock jumps +16s", "expired early: n2's clock jumped +16s; c0 took n2"}},
+		// c0 pauses after its check; c1 acquires, writes, releases and
+		// acquires again before c0's stale write: c1's holder is the
+		// acquisition its write was made under (the history once listed
+		// the write before the acquisition it named).
+		{"pause-after-check", "primary-replica", 1, map[string][]string{"c0": {"n0"}, "c1": {"n0"}},
+			[]string{"c0 paused for 4.5s at after-check", "c0's key on n0 expired (its TTL, 3s, ran out)", "lost update"}},
+		// A node crash without persistence takes c0's key on n2 with it.
+		{"restart-no-persistence", "redlock", 1, map[string][]string{"c0": {"n0", "n1", "n2"}, "c1": {"n2", "n3", "n4"}},
+			[]string{"n2 crashes (persistence none), restarts at 50.1s", "lost when n2 crashed (persistence none)"}},
+		// A failover: the primary n0 crashes (and is named), n1 is promoted.
+		{"failover", "set-nx-cad", 1, map[string][]string{"c1": {"n0"}, "c0": {"n1"}},
+			[]string{"n0, the primary, crashes", "the promoted n1 never had c1's key"}},
 	} {
 		t.Run(tc.scenario+"/"+tc.lock, func(t *testing.T) {
 			job, err := Spec{Scenario: tc.scenario, Lock: tc.lock, Seed: tc.seed}.Build()
@@ -109,8 +127,86 @@ func TestMinimalOfRealRuns(t *testing.T) {
 				if s.Lane != "" && !slices.Contains(m.Lanes, s.Lane) || s.From < m.From || s.To > m.To || s.To < s.From {
 					t.Errorf("span %+v outside lanes %v or window %d..%d", s, m.Lanes, m.From, m.To)
 				}
+				if !s.Kind.Known() {
+					t.Errorf("span %+v of unknown kind", s)
+				}
 			}
+			checkCausal(t, j, m, log, all)
+			checkCrashes(t, j, m)
 			t.Logf("%s\nlanes %v", all, m.Lanes)
 		})
+	}
+}
+
+// checkCausal: a holder's writes listed come after its acquisition listed
+// and are made under it (no acquisition of the same client between); and
+// each node a holder locked shows its key from the set that counted (the
+// last set of its value there before its acquisition returned).
+func checkCausal(t *testing.T, j *Judged, m *checker.MinimalHistory, log checker.KeyLog, all string) {
+	t.Helper()
+	for _, hd := range m.Holders {
+		for _, e := range m.Events {
+			if e.Who != hd.Client || !strings.HasPrefix(e.What, "wrote ") {
+				continue
+			}
+			latest := int64(-1)
+			for _, a := range j.History.Events {
+				if a.T <= e.T && a.Proc == hd.Client && a.Op == event.OpAcquire && a.Kind == event.KindOK {
+					latest = a.T
+				}
+			}
+			if e.T < hd.OK || latest != hd.OK {
+				t.Errorf("%s's write at %d is listed with its acquisition at %d, but was made under the one at %d:\n%s", hd.Client, e.T, hd.OK, latest, all)
+			}
+		}
+		value := ""
+		for _, e := range j.History.Events {
+			if e.T == hd.OK && e.Proc == hd.Client && e.Op == event.OpAcquire && e.Kind == event.KindOK {
+				value = e.Detail
+			}
+		}
+		for _, n := range hd.Nodes {
+			set := int64(-1)
+			for _, c := range log.Changes {
+				if c.Node == n && c.Peer == hd.Client && c.T >= hd.Call && c.T <= hd.OK && c.Exists && strings.Contains(c.Now, value) {
+					set = c.T
+				}
+			}
+			found := false
+			for _, s := range m.Spans {
+				found = found || s.Kind == checker.SpanKey && s.Lane == n && s.Who == hd.Client && s.From == max(set, m.From)
+			}
+			if !found {
+				t.Errorf("%s's key on %s: no key span from its set at %d, the last before its reply at %d; spans %+v", hd.Client, n, set, hd.OK, m.Spans)
+			}
+		}
+	}
+}
+
+// checkCrashes: every node crash that kept a drawn node down in the
+// window is drawn on its lane, from the crash to the restart.
+func checkCrashes(t *testing.T, j *Judged, m *checker.MinimalHistory) {
+	t.Helper()
+	for i, e := range j.History.Events {
+		if e.Kind != event.KindCrash || !slices.Contains(m.Lanes, e.Proc) || e.T > m.To {
+			continue
+		}
+		up := m.To
+		for _, r := range j.History.Events[i+1:] {
+			if r.Proc == e.Proc && r.Kind == event.KindRestart {
+				up = min(r.T, m.To)
+				break
+			}
+		}
+		if up < m.From {
+			continue
+		}
+		found := false
+		for _, s := range m.Spans {
+			found = found || s.Kind == checker.SpanCrash && s.Lane == e.Proc && s.From == max(e.T, m.From) && s.To == up && strings.Contains(s.Label, "crashed")
+		}
+		if !found {
+			t.Errorf("%s's crash at %d (up at %d) is not drawn on its lane; spans %+v", e.Proc, e.T, up, m.Spans)
+		}
 	}
 }
