@@ -227,7 +227,10 @@ type view struct {
 	Verdicts []designVerdict
 	// Pause answers "which designs survive a 2 s pause?" under the
 	// verdicts (pausesecs.go; nil when the seconds sweep did not run).
-	Pause     *pauseAnswer
+	Pause *pauseAnswer
+	// Wait says what WAIT buys, with the WAIT designs' rates (wait.go;
+	// "" when none ran).
+	Wait      string
 	Surprises surprises
 	Glossary  []glossEntry
 	// PerHour is where each per-run rate's caveat ("not per hour of
@@ -395,6 +398,7 @@ func (p *Plan) view(res Results, figs []figure) view {
 	v.Findings, v.Heat = p.findings(res), p.heat(results)
 	v.Verdicts, v.Surprises, v.Glossary = p.verdicts(results), p.surprises(res), p.glossary()
 	v.Pause = p.pauseAnswer()
+	v.Wait = p.waitReading(results)
 	v.Locks = p.lockPages(results, v)
 	var lengths []string
 	for _, id := range slices.Sorted(maps.Keys(reportLengths)) {

@@ -1,0 +1,53 @@
+package reports
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/locksim/locksim/sim"
+)
+
+// TestIndexWaitReading: the index says in one sentence what WAIT buys and
+// does not, with the WAIT design's measured rates beside the same design
+// without WAIT, from the cells that ran (wait-ack-lost: the acknowledging
+// replica is not the one promoted; wait-ack-promoted: it is).
+func TestIndexWaitReading(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs 12 worlds with failovers")
+	}
+	p, err := NewPlan(Options{Seeds: 3, Scenarios: []string{"wait-ack-lost", "wait-ack-promoted"}, Locks: []string{"set-nx-wait", "primary-replica"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Stage(filepath.Join(t.TempDir(), "report"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Discard()
+	dir := out.Dir()
+	if err := p.Run(context.Background(), sim.TestBubble(t), dir, Exec{Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, want := range []string{
+		"<b>What WAIT buys.</b> WAIT blocks a write until replicas acknowledge it",
+		"is still lost. Measured: set-nx-wait is unsafe in wait-ack-lost ",
+		"(without WAIT, primary-replica: wait-ack-lost ",
+		" and safe in wait-ack-promoted (0 of 3)",
+	} {
+		if !strings.Contains(page, want) {
+			i := strings.Index(page, "What WAIT buys")
+			t.Errorf("index lacks %q; its WAIT sentence: %q", want, page[max(0, i):min(len(page), max(0, i)+900)])
+		}
+	}
+}
