@@ -15,9 +15,6 @@ import (
 // without WAIT, from the cells that ran (wait-ack-lost: the acknowledging
 // replica is not the one promoted; wait-ack-promoted: it is).
 func TestIndexWaitReading(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs 12 worlds with failovers")
-	}
 	p, err := NewPlan(Options{Seeds: 3, Scenarios: []string{"wait-ack-lost", "wait-ack-promoted"}, Locks: []string{"set-nx-wait", "primary-replica"}})
 	if err != nil {
 		t.Fatal(err)
