@@ -75,8 +75,10 @@ func (t *Tally) Add(o Outcome, seed uint64) {
 		}
 	case checker.VerdictLiveness:
 		t.Liveness++
-	case checker.VerdictUnknown:
-		t.Unknown++
+	case checker.VerdictSafe:
+		// counted by Safe: the runs neither unsafe, liveness nor unknown
+	default:
+		t.Unknown++ // unknown, or no verdict at all: never counted safe
 	}
 	if o.LeaseOverlaps > 0 {
 		t.Overlap++

@@ -72,3 +72,16 @@ func TestTallyFirstUnsafe(t *testing.T) {
 		t.Errorf("tally %+v: want 3 unsafe of 4, first unsafe seed 4", tl)
 	}
 }
+
+// TestTallyNoVerdictIsNotSafe: a run whose outcome carries no verdict (or
+// one the tally does not know) counts as unknown, never as safe: Safe is
+// what is left once unsafe, liveness and unknown runs are taken away.
+func TestTallyNoVerdictIsNotSafe(t *testing.T) {
+	var tl Tally
+	tl.Add(Outcome{}, 1)
+	tl.Add(Outcome{Verdict: "error"}, 2)
+	tl.Add(Outcome{Verdict: checker.VerdictSafe}, 3)
+	if tl.Unknown != 2 || tl.Safe() != 1 || tl.Runs != 3 {
+		t.Errorf("tally %+v (safe %d): want 2 unknown and 1 safe of 3", tl, tl.Safe())
+	}
+}

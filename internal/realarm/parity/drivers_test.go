@@ -25,7 +25,7 @@ func TestDriverExpectations(t *testing.T) {
 		FencingWorld: {"go fencing", "python-fencing"},
 	}
 	for _, world := range Worlds {
-		arms, err := DirArms("../../drivers", world)
+		arms, err := DirArms("../../../drivers", world)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +59,7 @@ func TestDriverExpectations(t *testing.T) {
 // shippedArm is the shipped driver name's column in world's table.
 func shippedArm(t *testing.T, world, name string) Arm {
 	t.Helper()
-	arms, err := DirArms("../../drivers", world)
+	arms, err := DirArms("../../../drivers", world)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func files(t *testing.T, dir string) []string {
 
 func runFake(t *testing.T, out string, runs int, verdicts map[uint64]checker.Verdict) *DriversResult {
 	t.Helper()
-	opt := DriversOptions{Dir: "../../drivers", Scenarios: []string{"no-faults"}, Arms: []Arm{shippedArm(t, DriverWorld, control)},
+	opt := DriversOptions{Dir: "../../../drivers", Scenarios: []string{"no-faults"}, Arms: []Arm{shippedArm(t, DriverWorld, control)},
 		SimRuns: 1, RealRuns: runs, RealJobs: 2, TracesIn: out, run: fakeRuns(verdicts)}
 	res, err := RunDrivers(context.Background(), sim.Bubble(nil), opt)
 	if err != nil {
@@ -138,7 +138,7 @@ func TestDriversFailoverCell(t *testing.T) {
 	var locks []string
 	var ttls []time.Duration
 	run := fakeRuns(nil)
-	opt := DriversOptions{Dir: "../../drivers", Scenarios: []string{"failover"}, Arms: []Arm{shippedArm(t, DriverWorld, control), shippedArm(t, DriverWorld, "node-redlock")},
+	opt := DriversOptions{Dir: "../../../drivers", Scenarios: []string{"failover"}, Arms: []Arm{shippedArm(t, DriverWorld, control), shippedArm(t, DriverWorld, "node-redlock")},
 		SimRuns: 1, RealRuns: 2, RealJobs: 1,
 		run: func(ctx context.Context, o DriversOptions, job *realredis.Job, trace string) (*childRun, error) {
 			locks, ttls = append(locks, job.Spec.Lock), append(ttls, job.TTL)

@@ -118,7 +118,7 @@ func TestDirArms(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "notes"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	abs, _ := filepath.Abs("../../drivers/python-set-nx-cad")
+	abs, _ := filepath.Abs("../../../drivers/python-set-nx-cad")
 	if err := os.Symlink(abs, filepath.Join(dir, control)); err != nil {
 		t.Fatal(err)
 	}

@@ -32,12 +32,12 @@ func TestDriverCellUntested(t *testing.T) {
 				}
 				return c, nil
 			}
-			arms, err := DirArms("../../drivers", DriverWorld)
+			arms, err := DirArms("../../../drivers", DriverWorld)
 			if err != nil {
 				t.Fatal(err)
 			}
 			arms = slices.DeleteFunc(arms, func(a Arm) bool { return a.Name != control })
-			opt := DriversOptions{Dir: "../../drivers", Scenarios: []string{"no-faults"}, Arms: arms,
+			opt := DriversOptions{Dir: "../../../drivers", Scenarios: []string{"no-faults"}, Arms: arms,
 				SimRuns: 1, RealRuns: 3, RealJobs: 2, run: run}
 			res, err := RunDrivers(context.Background(), sim.Bubble(nil), opt)
 			if err != nil {

@@ -38,7 +38,7 @@ func TestDriverClockFaultChangesVerdict(t *testing.T) {
 			unsafe := map[string]int{}
 			for _, sc := range []string{"jump-during-acquire", "jump-during-acquire-no-clock"} {
 				for seed := uint64(1); seed <= 3; seed++ {
-					spec := run.Spec{Scenario: filepath.Join("..", "..", "drivers", "scenarios", sc+".yaml"), Lock: "set-nx-cad", Seed: seed}
+					spec := run.Spec{Scenario: filepath.Join("..", "..", "..", "drivers", "scenarios", sc+".yaml"), Lock: "set-nx-cad", Seed: seed}
 					spec.Params.Careful = true
 					j, err := Build(spec, DefaultTTL)
 					if err != nil {

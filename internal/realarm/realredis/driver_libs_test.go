@@ -41,7 +41,7 @@ func requireNodeRedlock(t *testing.T) { requireNodeDriver(t, "node-redlock", "re
 func requireNodeDriver(t *testing.T, name, module string) {
 	t.Helper()
 	_, errNode := exec.LookPath("node")
-	_, errMods := os.Stat(filepath.Join("..", "..", "drivers", name, "node_modules", module))
+	_, errMods := os.Stat(filepath.Join("..", "..", "..", "drivers", name, "node_modules", module))
 	if err := errors.Join(errNode, errMods); err != nil {
 		if os.Getenv("LOCKSIM_CI") != "" {
 			t.Fatalf("drivers/%s: %v (apt-get install -y nodejs; cd drivers/%s && npm ci)", name, err, name)
@@ -55,7 +55,7 @@ var nodeModules = map[string]string{"node-redlock": "redlock", "node-redis-semap
 
 func repoDriver(t *testing.T, name string) *Driver {
 	t.Helper()
-	d, err := ResolveDriver(filepath.Join("..", "..", "drivers", name))
+	d, err := ResolveDriver(filepath.Join("..", "..", "..", "drivers", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func renewRun(t *testing.T, mode string) ([]sim.Event, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := run.Spec{Scenario: filepath.Join("..", "..", "drivers", "scenarios", "renew-long-sections.yaml"), Lock: "watchdog", Seed: 1}
+	spec := run.Spec{Scenario: filepath.Join("..", "..", "..", "drivers", "scenarios", "renew-long-sections.yaml"), Lock: "watchdog", Seed: 1}
 	spec.Params.Careful = true
 	j, err := Build(spec, DefaultTTL)
 	if err != nil {

@@ -16,8 +16,8 @@ import (
 // which the arm refuses.
 func TestSwarmAimedSupported(t *testing.T) {
 	for _, c := range []struct{ file, lock string }{
-		{"../../knownbugs/scenarios/renew-node-pauses-swarm.yaml", "watchdog"},
-		{"../../knownbugs/scenarios/node-restarts-fsync-swarm.yaml", "set-nx-cad"},
+		{"../../../knownbugs/scenarios/renew-node-pauses-swarm.yaml", "watchdog"},
+		{"../../../knownbugs/scenarios/node-restarts-fsync-swarm.yaml", "set-nx-cad"},
 	} {
 		for seed := uint64(1); seed <= 20; seed++ {
 			j, err := Build(run.Spec{Scenario: c.file, Lock: c.lock, Seed: seed}, 2*time.Second)
