@@ -122,8 +122,8 @@ func (c Config) checkShards() error {
 		return nil
 	case s < 0 || s > len(c.Nodes):
 		return fmt.Errorf("topology.shards: %d out of range 1..%d (the number of nodes)", s, len(c.Nodes))
-	case c.Topology.Replicated && c.Topology.Groups != 0 && c.Topology.Groups != s:
-		return fmt.Errorf("topology.groups: %d, and a cluster's groups are its %d shards", c.Topology.Groups, s)
+	case c.Topology.Replicated && c.Topology.Groups != 0 && c.Topology.Groups != s*c.clusterCount():
+		return fmt.Errorf("topology.groups: %d, and a cluster world's groups are its shards: %d (%d a cluster × %d clusters)", c.Topology.Groups, s*c.clusterCount(), s, c.clusterCount())
 	}
 	if err := c.checkClusters(); err != nil {
 		return err

@@ -120,6 +120,9 @@ func (n *Node) slotRoute(slot int, keys []string, asking bool) string {
 // and CLUSTER SETSLOT slot STABLE on node n.
 func (n *Node) clusterSetSlot(args []string) string {
 	w := n.w
+	if w.clusterCount() > 1 {
+		return "ERR slot migration is modelled for one cluster, and this world has " + strconv.Itoa(w.clusterCount())
+	}
 	if len(args) < 4 {
 		return "ERR wrong number of arguments for 'CLUSTER SETSLOT'"
 	}
@@ -193,6 +196,10 @@ func (n *Node) countKeysInSlot(slot int) int { return len(n.keysInSlot(slot)) }
 // [KEYS key...] on node n: the keys move to the node at host:port with
 // their remaining TTL (migrateKeys).
 func (n *Node) migrateCmd(c *conn, args []string) {
+	if n.w.clusterCount() > 1 {
+		c.peer.WriteError("ERR slot migration is modelled for one cluster, and this world has " + strconv.Itoa(n.w.clusterCount()))
+		return
+	}
 	if len(args) < 6 {
 		c.peer.WriteError("ERR wrong number of arguments for 'migrate' command")
 		return

@@ -71,7 +71,7 @@ func TestClusterConfigErrors(t *testing.T) {
 		{Topology{Shards: 3}, 6, "need 3 nodes, got 6"},
 		{Topology{Shards: 3, Replicated: true}, 7, "do not split into 3 shards"},
 		{Topology{Shards: 3, Replicated: true}, 3, "do not split into 3 shards"},
-		{Topology{Shards: 3, Replicated: true, Groups: 2}, 6, "a cluster's groups are its 3 shards"},
+		{Topology{Shards: 3, Replicated: true, Groups: 2}, 6, "a cluster world's groups are its shards: 3"},
 	} {
 		cfg := clusterConfig(tc.nodes, 1)
 		cfg.Topology = tc.topo

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/locksim/locksim/faults"
 )
 
 func TestClustersConfigErrors(t *testing.T) {
@@ -17,7 +20,7 @@ func TestClustersConfigErrors(t *testing.T) {
 		{Topology{Shards: 3, Clusters: 3, Replicated: true}, 16, "16 nodes do not split into 3 clusters"},
 		{Topology{Shards: 3, Clusters: 3}, 6, "9 shards without replicas need 9 nodes, got 6"},
 		{Topology{Shards: 3, Clusters: 3, Replicated: true}, 9, "9 nodes do not split into 9 shards"},
-		{Topology{Shards: 3, Clusters: 2, Replicated: true, Groups: 6}, 12, "a cluster's groups are its 3 shards"},
+		{Topology{Shards: 3, Clusters: 2, Replicated: true, Groups: 4}, 12, "groups are its shards: 6 (3 a cluster × 2 clusters)"},
 	} {
 		cfg := clusterConfig(tc.nodes, 1)
 		cfg.Topology = tc.topo
@@ -26,6 +29,19 @@ func TestClustersConfigErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v with %d nodes: got %v, want an error containing %q", tc.topo, tc.nodes, err, tc.want)
 		}
+	}
+	// Every shard named as a group is a valid count.
+	cfg := clusterConfig(12, 1)
+	cfg.Topology, cfg.Program = Topology{Shards: 3, Clusters: 2, Replicated: true, Groups: 6}, func(*Proc) {}
+	if err := cfg.WithDefaults().Validate(); err != nil {
+		t.Errorf("two clusters of 3 shards, 6 groups: %v", err)
+	}
+	// A slot migration is modelled within one cluster only.
+	cfg = clusterConfig(6, 1)
+	cfg.Topology, cfg.Program = Topology{Shards: 3, Clusters: 2}, func(*Proc) {}
+	cfg.Faults = []faults.Fault{{Kind: faults.SlotMigration, Start: time.Second, Duration: time.Second}}
+	if err := cfg.WithDefaults().Validate(); err == nil || !strings.Contains(err.Error(), "one cluster (got 3 shards, 2 clusters)") {
+		t.Errorf("slot-migration in two clusters: %v, want it refused", err)
 	}
 }
 

@@ -314,6 +314,9 @@ func (c Config) Validate() error {
 		if err := f.Validate(known); err != nil {
 			return fmt.Errorf("faults[%d]: %v", i, err)
 		}
+		if f.Kind == faults.SlotMigration && (c.Topology.Shards < 2 || c.clusterCount() > 1) {
+			return fmt.Errorf("faults[%d]: slot-migration moves a slot between the shards of one Redis Cluster: needs topology.shards ≥ 2 and one cluster (got %d shards, %d clusters)", i, c.Topology.Shards, c.clusterCount())
+		}
 		if f.On != "" && !isClient(f.On) {
 			return fmt.Errorf("faults[%d]: %s: on %q is not a client (an armed fault waits for a client to reach its point)", i, f.Kind, f.On)
 		}
