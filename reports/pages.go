@@ -293,7 +293,7 @@ func (p *Plan) findings(res Results) findings {
 		for _, c := range res.Cells {
 			runs += c.Runs
 		}
-		seeds = fmt.Sprintf("seeds 1, 2, 3, … each until its result is settled, at most %d (%s in all; the runs column says how many and why a cell stopped)", p.seeds, plural(runs, "run"))
+		seeds = fmt.Sprintf("seeds 1, 2, 3, … each until its result is settled, at most %d (%s in the cells, the sweeps and charts not counted; the runs column says how many and why a cell stopped)", p.seeds, plural(runs, "run"))
 	}
 	f.Lines = append(f.Lines, fmt.Sprintf("%s × %s: %s, %s.",
 		plural(len(p.scenarioOrder()), "scenario"), plural(len(p.lockColumns()), "lock"), plural(len(res.Cells), "cell"), seeds))
@@ -346,7 +346,7 @@ func (p *Plan) findings(res Results) findings {
 	if missed == 0 {
 		f.Lines = append(f.Lines, "Every cell matches what its scenario file expects.")
 	} else {
-		f.Lines = append(f.Lines, fmt.Sprintf("%s from the expectation of %s (a solid frame; more seeds tell a rare violation from a real disagreement):",
+		f.Lines = append(f.Lines, fmt.Sprintf("%s from the expectation of %s (framed on the map: solid where the verdict differs, dashed where an expected violation was not seen; more seeds tell a rare violation from a real disagreement):",
 			plural(missed, "cell differs", "cells differ"), map[bool]string{true: "its scenario file", false: "their scenario files"}[missed == 1]))
 	}
 	return f

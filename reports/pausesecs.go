@@ -51,7 +51,7 @@ func (p *Plan) pauseSecsLocks() (ids, left []string) {
 		id := c.Lock.ID
 		switch {
 		case isConsensusLock(id):
-			left = append(left, id+" (consensus: see its section)")
+			left = append(left, id+" (consensus: the pause sweeps run lease locks only)")
 		case c.Lock.TTL <= 0:
 			left = append(left, id+" (no TTL: its key never expires)")
 		default:

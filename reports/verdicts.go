@@ -324,7 +324,14 @@ func (p *Plan) surprises(res Results) surprises {
 			s.Sided = append(s.Sided, link{fmt.Sprintf("%s: %s (%s), as %s expected, not %s", name, j.Verdict, rate, right, wrong), href})
 		case (kSaid || aSaid || gSaid) && (!kSaid || k != got) && (!aSaid || a != got) && (!gSaid || g != got):
 			if got {
-				s.Neither = append(s.Neither, link{fmt.Sprintf("%s: unsafe in %s", name, rate), href})
+				text := fmt.Sprintf("%s: unsafe in %s", name, rate)
+				if e.Want == string(j.Verdict) && e.Note != "" {
+					text += " (the scenario file expects it: " + firstSentence(e.Note) + ")"
+				}
+				if e.OutsideAssumptions {
+					text += " (outside the lock's assumptions)"
+				}
+				s.Neither = append(s.Neither, link{text, href})
 			} else {
 				why := fmt.Sprintf("no violation in %d runs", j.Runs)
 				if u := unseen(j); u != "" {
@@ -335,6 +342,20 @@ func (p *Plan) surprises(res Results) surprises {
 		}
 	}
 	return s
+}
+
+// firstSentence is a note's first sentence, up to its first ". " (the
+// whole note, trimmed, if it has none), at most 200 bytes.
+func firstSentence(note string) string {
+	note = strings.Join(strings.Fields(note), " ")
+	if i := strings.Index(note, ". "); i >= 0 {
+		note = note[:i+1]
+	}
+	if len(note) > 200 {
+		cut := strings.LastIndex(note[:200], " ")
+		note = note[:max(cut, 0)] + " …"
+	}
+	return note
 }
 
 // pauseTTL is the lease the pause sweep runs a lock with: its TTL in the
