@@ -204,6 +204,7 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 		t       int64
 		how, by string
 		nodes   []string
+		took    int64 // when by took the first of nodes (0: not known)
 	}
 	var losses []*loss
 	for i, hd := range m.Holders {
@@ -235,11 +236,14 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 				for _, l := range losses {
 					if l.how == how && l.by == by {
 						l.t, l.nodes, found = min(l.t, gone), append(l.nodes, n), true
+						if taken > 0 && (l.took == 0 || taken < l.took) {
+							l.took = taken
+						}
 						break
 					}
 				}
 				if !found {
-					losses = append(losses, &loss{gone, how, by, []string{n}})
+					losses = append(losses, &loss{gone, how, by, []string{n}, taken})
 				}
 			}
 		}
@@ -251,7 +255,11 @@ func Minimal(h History, log KeyLog, r Result, bit func(n int) bool) *MinimalHist
 		if len(l.nodes) > 1 {
 			what = fmt.Sprintf("keys on %s %s", where, l.how)
 		}
-		if l.by != "" {
+		switch {
+		case l.by != "" && l.took > l.t:
+			// taken later: the line's time is the loss, not the take
+			what += fmt.Sprintf("; %s took %s from %s", l.by, where, at(l.took))
+		case l.by != "":
 			what += fmt.Sprintf("; %s took %s", l.by, where)
 		}
 		add(1, l.t, m.Holders[0].Client+"'s", what, l.nodes...)

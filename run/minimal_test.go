@@ -45,6 +45,13 @@ func TestMinimalOfRealRuns(t *testing.T) {
 		// the write before the acquisition it named).
 		{"pause-after-check", "primary-replica", 1, map[string][]string{"c0": {"n0"}, "c1": {"n0"}},
 			[]string{"c0 paused for 4.5s at after-check", "c0's key on n0 expired (its TTL, 3s, ran out)", "lost update"}},
+		// Redlock: c0 pauses 15 s after its check, its keys expire at
+		// 15.05 s, c1 first takes them at 15.12 s (an attempt it gives
+		// up; the hold drawn is its acquisition of 20.1 s): the line of
+		// the expiry says when c1 took them, which it once left to read
+		// as the expiry's own instant.
+		{"pause-after-check", "redlock", 1, map[string][]string{"c0": {"n0", "n1", "n2", "n3", "n4"}, "c1": {"n0", "n1", "n2", "n3", "n4"}},
+			[]string{"c0's keys on n0, n1, n2, n3, n4 expired (its TTL, 10s, ran out); c1 took n0, n1, n2, n3, n4 from 15.12s"}},
 		// A node crash without persistence takes c0's key on n2 with it.
 		{"restart-no-persistence", "redlock", 1, map[string][]string{"c0": {"n0", "n1", "n2"}, "c1": {"n2", "n3", "n4"}},
 			[]string{"n2 crashes (persistence none), restarts at 50.1s", "lost when n2 crashed (persistence none)"}},
