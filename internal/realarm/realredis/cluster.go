@@ -59,8 +59,10 @@ type clusterSide struct {
 	byAddr       map[string]int // announced address -> node
 	ids          []string       // each node's cluster node id
 
-	mu      sync.Mutex
-	primary []int // each shard's primary, as the harness last made or saw it
+	mu        sync.Mutex
+	primary   []int        // each shard's primary, as the harness last made or saw it
+	owner     map[int]int  // slot -> shard, for slots migrated off their initial shard (cluster_migrate.go)
+	migrating map[int]bool // slots whose migration is under way
 }
 
 // nodeTimeout is the cluster-node-timeout: the world's DownAfter (the

@@ -160,8 +160,6 @@ func Supported(p scenarios.Parts) error {
 		switch f.Kind {
 		case faults.Loss:
 			why = append(why, "loss faults (toxiproxy has no per-packet loss on TCP)")
-		case faults.SlotMigration:
-			why = append(why, fmt.Sprintf("faults[%d]: slot-migration (no slot is migrated on a real cluster yet)", i))
 		case faults.NodePause, faults.Crash:
 			if f.NodeClock {
 				why = append(why, fmt.Sprintf("faults[%d]: a crash timed by the node's own clock (node_clock: the real arm restarts after true time)", i))

@@ -62,6 +62,8 @@ type world struct {
 	targets  map[int][]int
 	lastLive map[int]map[string]string
 	failing  []pendingFailover
+
+	migrations []*realMigration // slot migrations begun (cluster_migrate.go)
 }
 
 func (w *world) now() int64 { return int64(time.Since(w.start)) }
@@ -454,6 +456,8 @@ func (w *world) beginFault(i int, f faults.Fault, armed bool) {
 		}
 	case faults.Failover:
 		onEnd = w.failover(i, f) // crash.go
+	case faults.SlotMigration:
+		onEnd = w.slotMigration(i, f) // cluster_migrate.go
 	case faults.Crash:
 		idx := w.faultServers(f.Targets)
 		w.noteNodeFault(i, f, idx)
@@ -572,5 +576,6 @@ func (w *world) heal() {
 	for _, n := range down {
 		w.crashEnded(n)
 	}
+	w.healMigrations() // cluster_migrate.go
 	w.coordHeal()
 }
