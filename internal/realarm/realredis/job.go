@@ -144,9 +144,6 @@ func Supported(p scenarios.Parts) error {
 	if p.Config.Topology.Clusters > 1 {
 		why = append(why, fmt.Sprintf("%d independent Redis Clusters in one world (Redlock over clusters)", p.Config.Topology.Clusters))
 	}
-	if p.Config.Topology.ClusterFailover {
-		why = append(why, "the cluster's own failover (topology.failover: cluster; the real arm promotes by CLUSTER FAILOVER TAKEOVER)")
-	}
 	nodes := map[string]bool{}
 	for _, n := range p.Config.Nodes {
 		nodes[n.Name] = true

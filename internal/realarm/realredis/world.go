@@ -322,7 +322,8 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 	w.start = time.Now() // true time 0: the clients start now
 	stalls := w.startStalls()
 	w.watchSentinel()
-	w.watchSessions() // consensus_watch.go: a holder's session or lease expiring, seen by the servers
+	w.watchClusterRoles() // cluster_own.go
+	w.watchSessions()     // consensus_watch.go: a holder's session or lease expiring, seen by the servers
 
 	safety, end := j.Config.Duration, j.Config.Duration+j.Config.Liveness
 	var timers []*time.Timer
