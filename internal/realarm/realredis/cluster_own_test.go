@@ -27,10 +27,12 @@ func TestClusterOwnFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := j.Config.Faults[0]
-	f.At, f.On, f.Start = "", "", 500*time.Millisecond
+	// A partition of 4 s: the election (node timeout 500 ms, then 0.5-1 s
+	// after FAIL, Redis's own) ends well inside it, even on a loaded machine.
+	f.At, f.On, f.Start, f.Duration = "", "", 500*time.Millisecond, 4*time.Second
 	j.Config.Faults = j.Config.Faults[:1]
 	j.Config.Faults[0] = f
-	j.Config.Duration, j.Config.Liveness = 4*time.Second, time.Second
+	j.Config.Duration, j.Config.Liveness = 5*time.Second, time.Second
 	jd, err := j.RunAndJudge(context.Background(), tmp)
 	if err != nil {
 		t.Fatal(err)
