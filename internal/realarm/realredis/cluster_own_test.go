@@ -49,6 +49,11 @@ func TestClusterOwnFailover(t *testing.T) {
 	if !promoted || !demoted || jd.Result.Stats.Failovers != 1 {
 		t.Errorf("promoted %v, then demoted %v, failovers %d: want n1 elected by the cluster, n0 its replica after, 1 failover", promoted, demoted, jd.Result.Stats.Failovers)
 	}
+	var sum strings.Builder
+	jd.WriteSummary(&sum, jd.Report(""))
+	if !strings.Contains(sum.String(), "failed over by the cluster's own election") || strings.Contains(sum.String(), "TAKEOVER") {
+		t.Errorf("summary's backend line does not say the cluster fails over by itself:\n%s", firstLine(sum.String()))
+	}
 	if got := ours(t, jd.Info.Listeners); len(got) > 0 {
 		t.Errorf("left running: %v", got)
 	}
