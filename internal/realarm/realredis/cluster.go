@@ -18,7 +18,9 @@ package realredis
 // addresses that CLUSTER SLOTS and MOVED name, mapped to that client's
 // link proxy to the node (so partitions and delays act on it); a
 // replica's replication connection comes from the replica's own address
-// and is spliced into its (lagged) link; the bus goes straight through.
+// and is spliced into its (lagged) link; the bus goes straight through,
+// or, in a world of the cluster's own failover, through a link per pair
+// of nodes that partitions cut (cluster_own.go).
 //
 // A failover fault crashes each named shard's primary and, once it has
 // been down for Topology.DownAfter (the cluster-node-timeout), the
@@ -27,7 +29,9 @@ package realredis
 // cluster's own election, which needs a majority of primaries to vote and
 // cannot run when every shard's primary is down at once (failover-cluster
 // crashes them all). cluster-replica-no-failover keeps the nodes' own
-// election out of it.
+// election out of it, unless the world asks for the cluster's own
+// failover (Topology.ClusterFailover: cluster_own.go), where the harness
+// promotes nobody.
 
 import (
 	"context"
@@ -59,8 +63,10 @@ type clusterSide struct {
 	byAddr       map[string]int // announced address -> node
 	ids          []string       // each node's cluster node id
 
-	mu      sync.Mutex
-	primary []int // each shard's primary, as the harness last made or saw it
+	mu        sync.Mutex
+	primary   []int        // each shard's primary, as the harness last made or saw it
+	owner     map[int]int  // slot -> shard, for slots migrated off their initial shard (cluster_migrate.go)
+	migrating map[int]bool // slots whose migration is under way
 }
 
 // nodeTimeout is the cluster-node-timeout: the world's DownAfter (the
@@ -120,6 +126,15 @@ func (w *world) setupCluster(dir string) error {
 	for s := 0; s < shards; s++ {
 		c.primary = append(c.primary, s*c.size)
 	}
+	if cfg.Topology.ClusterFailover {
+		addrs := make([]string, len(w.servers))
+		for i, s := range w.servers {
+			addrs[i] = net.JoinHostPort(s.ip, buses[i])
+		}
+		if err := w.busLinks(addrs); err != nil { // cluster_own.go
+			return err
+		}
+	}
 	// A replica's replication connection, lagged downstream, as in a
 	// Sentinel world (setupReplicated).
 	for x, s := range w.servers {
@@ -142,6 +157,10 @@ func (w *world) setupCluster(dir string) error {
 		c.buses[x].serve(nil)
 	}
 	timeout := strconv.FormatInt(max(1, w.nodeTimeout().Milliseconds()), 10)
+	noFailover := "yes" // only the harness promotes (clusterPromote)
+	if cfg.Topology.ClusterFailover {
+		noFailover = "no" // the cluster's own election (cluster_own.go)
+	}
 	for i, s := range w.servers {
 		_, gp, _ := net.SplitHostPort(c.gateways[i].addr())
 		_, bp, _ := net.SplitHostPort(c.buses[i].addr())
@@ -152,9 +171,8 @@ func (w *world) setupCluster(dir string) error {
 			"cluster-enabled yes", "cluster-config-file nodes.conf",
 			"cluster-node-timeout " + timeout, "cluster-port " + buses[i],
 			"cluster-announce-ip " + Loopback, "cluster-announce-port " + gp, "cluster-announce-bus-port " + bp,
-			// A shard down leaves the others serving, as in the simulator;
-			// only the harness promotes (clusterPromote).
-			"cluster-require-full-coverage no", "cluster-replica-no-failover yes", "cluster-allow-replica-migration no",
+			// A shard down leaves the others serving, as in the simulator.
+			"cluster-require-full-coverage no", "cluster-replica-no-failover " + noFailover, "cluster-allow-replica-migration no",
 			"repl-diskless-sync-delay " + strconv.Itoa(int(5*w.job.Scale+0.5)),
 		}
 		switch s.persistence {
@@ -348,6 +366,9 @@ func (w *world) clusterFailover(i int, f faults.Fault) func() {
 		w.noteNodeFault(i, f, []int{n})
 		w.crashAs(n, "failover")
 		crashed = append(crashed, n)
+		if w.cfg.Topology.ClusterFailover {
+			continue // the cluster elects a replica itself (cluster_own.go)
+		}
 		s := s
 		time.AfterFunc(w.cfg.Topology.DownAfter, func() { w.clusterPromote(i, s, n, want) })
 	}

@@ -144,9 +144,6 @@ func Supported(p scenarios.Parts) error {
 	if p.Config.Topology.Clusters > 1 {
 		why = append(why, fmt.Sprintf("%d independent Redis Clusters in one world (Redlock over clusters)", p.Config.Topology.Clusters))
 	}
-	if p.Config.Topology.ClusterFailover {
-		why = append(why, "the cluster's own failover (topology.failover: cluster; the real arm promotes by CLUSTER FAILOVER TAKEOVER)")
-	}
 	nodes := map[string]bool{}
 	for _, n := range p.Config.Nodes {
 		nodes[n.Name] = true
@@ -160,8 +157,6 @@ func Supported(p scenarios.Parts) error {
 		switch f.Kind {
 		case faults.Loss:
 			why = append(why, "loss faults (toxiproxy has no per-packet loss on TCP)")
-		case faults.SlotMigration:
-			why = append(why, fmt.Sprintf("faults[%d]: slot-migration (no slot is migrated on a real cluster yet)", i))
 		case faults.NodePause, faults.Crash:
 			if f.NodeClock {
 				why = append(why, fmt.Sprintf("faults[%d]: a crash timed by the node's own clock (node_clock: the real arm restarts after true time)", i))

@@ -62,6 +62,8 @@ type world struct {
 	targets  map[int][]int
 	lastLive map[int]map[string]string
 	failing  []pendingFailover
+
+	migrations []*realMigration // slot migrations begun (cluster_migrate.go)
 }
 
 func (w *world) now() int64 { return int64(time.Since(w.start)) }
@@ -320,7 +322,8 @@ func (j *Job) Run(ctx context.Context, tempParent string) (res *sim.Result, info
 	w.start = time.Now() // true time 0: the clients start now
 	stalls := w.startStalls()
 	w.watchSentinel()
-	w.watchSessions() // consensus_watch.go: a holder's session or lease expiring, seen by the servers
+	w.watchClusterRoles() // cluster_own.go
+	w.watchSessions()     // consensus_watch.go: a holder's session or lease expiring, seen by the servers
 
 	safety, end := j.Config.Duration, j.Config.Duration+j.Config.Liveness
 	var timers []*time.Timer
@@ -454,6 +457,8 @@ func (w *world) beginFault(i int, f faults.Fault, armed bool) {
 		}
 	case faults.Failover:
 		onEnd = w.failover(i, f) // crash.go
+	case faults.SlotMigration:
+		onEnd = w.slotMigration(i, f) // cluster_migrate.go
 	case faults.Crash:
 		idx := w.faultServers(f.Targets)
 		w.noteNodeFault(i, f, idx)
@@ -572,5 +577,6 @@ func (w *world) heal() {
 	for _, n := range down {
 		w.crashEnded(n)
 	}
+	w.healMigrations() // cluster_migrate.go
 	w.coordHeal()
 }
