@@ -284,9 +284,13 @@ func (c *clusterSide) checkSlots(ctx context.Context, admin *redis.Client) error
 }
 
 // poll calls try every 20 ms until it reports done or ctx ends (an error
-// naming what, with try's last error).
+// naming what and ctx's bound, with try's last error).
 func poll(ctx context.Context, what string, try func() (bool, error)) error {
 	var last error
+	bound := "its deadline"
+	if d, ok := ctx.Deadline(); ok {
+		bound = time.Until(d).Round(time.Millisecond).String()
+	}
 	for {
 		done, err := try()
 		if done {
@@ -295,7 +299,7 @@ func poll(ctx context.Context, what string, try func() (bool, error)) error {
 		last = err
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s: not done within %v: %v", what, clusterReady, last)
+			return fmt.Errorf("%s: not done within %s: %v", what, bound, last)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
@@ -412,7 +416,9 @@ func (w *world) clusterPromote(i, s, old int, want map[string]string) {
 	defer cancel()
 	admin := w.servers[best].admin
 	if err := admin.Do(ctx, "CLUSTER", "FAILOVER", "TAKEOVER").Err(); err != nil {
-		w.harnessError(fmt.Errorf("fault %d: CLUSTER FAILOVER TAKEOVER on %s: %w", i+1, w.servers[best].name, err))
+		if w.ctx.Err() == nil && !w.stopping() { // not the teardown closing it
+			w.harnessError(fmt.Errorf("fault %d: CLUSTER FAILOVER TAKEOVER on %s: %w", i+1, w.servers[best].name, err))
+		}
 		return
 	}
 	err := poll(ctx, w.servers[best].name+" taking over", func() (bool, error) {
