@@ -105,6 +105,7 @@ func TestIndexVerdicts(t *testing.T) {
 		"redlock (1 TTL = 10 s)",                        // the pause sweep's table
 		"In seconds: set-nx-cad (1 TTL = 3 s): ",        // and its caption
 		`<dt id="g-rate">`, "per run under that scenario's injected faults",
+		`<a href="#pause-answer">A 2 s pause</a>`, // one click from the first screen
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("index lacks %q", want)
