@@ -37,7 +37,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -105,13 +104,7 @@ func (w *world) setupCluster(dir string) error {
 			return fmt.Errorf("%s: no second free port on %s", n.Name, ip)
 		}
 		buses[i] = strconv.Itoa(bus)
-		d := filepath.Join(dir, n.Name)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-		s := &server{name: n.Name, ip: ip, port: port, dir: d, persistence: string(n.Persistence)}
-		w.servers = append(w.servers, s)
-		g, err := newGateway(s.addr())
+		g, err := w.addGatewayedServer(dir, n, ip, port)
 		if err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/locksim/locksim/internal/reap"
+	"github.com/locksim/locksim/sim"
 )
 
 // A replicated world (topology replicated: a primary, its replicas and
@@ -237,6 +238,20 @@ type gateway struct {
 	conns  map[net.Conn]bool
 	closed bool
 	wg     sync.WaitGroup
+}
+
+// addGatewayedServer adds node n's server on ip:port, its folder under
+// dir, to the world, with a gateway in front of its address (a Sentinel or
+// cluster world's nodes announce their gateways); the server is started
+// later.
+func (w *world) addGatewayedServer(dir string, n sim.NodeConfig, ip string, port int) (*gateway, error) {
+	d := filepath.Join(dir, n.Name)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return nil, err
+	}
+	s := &server{name: n.Name, ip: ip, port: port, dir: d, persistence: string(n.Persistence)}
+	w.servers = append(w.servers, s)
+	return newGateway(s.addr())
 }
 
 func newGateway(direct string) (*gateway, error) {

@@ -48,13 +48,7 @@ func (w *world) setupReplicated(dir string) error {
 		if err != nil {
 			return err
 		}
-		d := filepath.Join(dir, n.Name)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
-		}
-		s := &server{name: n.Name, ip: ip, port: port, dir: d, persistence: string(n.Persistence)}
-		w.servers = append(w.servers, s)
-		g, err := newGateway(s.addr())
+		g, err := w.addGatewayedServer(dir, n, ip, port)
 		if err != nil {
 			return err
 		}
