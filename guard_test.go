@@ -104,14 +104,14 @@ func TestNoWallClockOrGlobalRandom(t *testing.T) {
 // Package locks is the contract only: a user module that imports it to
 // write a lock links no lock library (the catalogue's adapters live in
 // locks/catalogue). Package locktest, which tests a user's lock, links none
-// either, nor a real system's client: designs are looked up in the
-// registry (locks.Lookup) that the catalogue fills when a program imports
-// it. (locktest still links the simulated ZooKeeper ensemble, internal/zk,
-// and its raft library go.etcd.io/raft: the scenarios build consensus
-// worlds with it.)
+// either, nor a real system's client, nor the simulated ZooKeeper
+// ensemble (internal/zk) and its raft and protobuf libraries: designs are
+// looked up in the registry (locks.Lookup) that the catalogue fills when a
+// program imports it, and the consensus worlds' service in the one it
+// registers there too (sim.RegisterCoordination, locks/catalogue/coord.go).
 func TestLocksLinksNoLibrary(t *testing.T) {
 	libs := []string{"redsync", "redislock", "gocron", "go-zero", "robfig/cron", "locksim/locks/catalogue",
-		"go.etcd.io/etcd/", "google.golang.org/grpc", "go-zookeeper"}
+		"go.etcd.io/", "google.golang.org/grpc", "zookeeper", "locksim/internal/zk", "protobuf"}
 	for _, pkg := range []string{"./locks", "./locktest"} {
 		out, err := exec.Command("go", "list", "-deps", pkg).Output()
 		if err != nil {

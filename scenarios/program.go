@@ -12,7 +12,6 @@ import (
 
 	"github.com/locksim/locksim/clock"
 	"github.com/locksim/locksim/event"
-	"github.com/locksim/locksim/internal/zk"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/resource"
 	"github.com/locksim/locksim/sim"
@@ -126,7 +125,12 @@ func RunClient(p Proc, info locks.Info, wl Workload) {
 	if mp, ok := p.(interface{ Members() *locks.Members }); ok && mp.Members() != nil {
 		env.Members = mp.Members() // the real arm: a real coordination service
 	} else if info.Topology == locks.Consensus {
-		for i := 0; i < zk.DefaultMembers; i++ {
+		coord, ok := lookupCoordination()
+		if !ok {
+			p.Record(sim.Event{Kind: event.KindError, Lock: info.ID, Detail: noCoordination(info.ID)})
+			return
+		}
+		for i := range coord.Members {
 			env.Coord = append(env.Coord, p.Service(1+i)) // after the storage
 		}
 	}

@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/locksim/locksim/internal/zk"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/sim"
 )
@@ -236,26 +235,29 @@ func (s Scenario) fitsTopology(info locks.Info) string {
 
 var topologyWords = map[locks.Topology]string{locks.Single: "one node", locks.Independent: "independent nodes", locks.Replicated: "a primary with replicas", locks.Consensus: "a coordination service", locks.Groups: "primary/replica groups", locks.Cluster: "a Redis Cluster"}
 
-// memberNames are a consensus lock's coordination service members (nil
-// for other locks).
-func memberNames(info locks.Info) []string {
-	if info.Topology != locks.Consensus {
-		return nil
-	}
-	var out []string
-	for i := 0; i < zk.DefaultMembers; i++ {
-		out = append(out, zk.MemberName(i))
-	}
-	return out
+// lookupCoordination finds the coordination service a consensus lock's
+// world runs beside its storage: the one the program registered
+// (sim.RegisterCoordination; locks/catalogue registers internal/zk's). A
+// test replaces it to build a world in a program that registered none.
+var lookupCoordination = sim.LookupCoordination
+
+// noCoordination is why a consensus lock cannot run: the program
+// registered no coordination service.
+func noCoordination(lock string) string {
+	return fmt.Sprintf("lock %s needs a coordination service (topology consensus) and this program registers none: import github.com/locksim/locksim/locks/catalogue (it registers internal/zk's simulated ZooKeeper with its zk designs)", lock)
 }
 
-// coordServices are the members of the coordination service a consensus
-// lock's world runs beside the storage (services 1..zk.DefaultMembers;
-// the world keeps one idle Redis node, which sim.Config requires); none
-// for other locks.
-func coordServices(info locks.Info) []sim.ServiceConfig {
+// coordination is the coordination service of a consensus lock's world
+// (nil for other locks): its members run as services 1..len(Members),
+// after the storage; the world keeps one idle Redis node, which
+// sim.Config requires. An error names the file and the lock.
+func (f *File) coordination(info locks.Info) (*sim.Coordination, error) {
 	if info.Topology != locks.Consensus {
-		return nil
+		return nil, nil
 	}
-	return zk.Services(zk.Options{Members: zk.DefaultMembers}, 1)
+	c, ok := lookupCoordination()
+	if !ok {
+		return nil, &FileError{File: f.name, Msg: noCoordination(info.ID)}
+	}
+	return &c, nil
 }

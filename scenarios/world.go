@@ -98,10 +98,13 @@ func (f *File) buildParts(base locks.Info, seed uint64, p Params, out *Parts) (s
 type worldBuild struct {
 	f    *File
 	info locks.Info // the lock with the file's parameters (lockInfo)
-	ttl  time.Duration
-	seed uint64
-	p    Params
-	cfg  sim.Config
+	// coord is a consensus lock's coordination service (coordination);
+	// nil for other locks.
+	coord *sim.Coordination
+	ttl   time.Duration
+	seed  uint64
+	p     Params
+	cfg   sim.Config
 
 	replicated        bool
 	cluster           bool // a Redis Cluster: groups are its shards
@@ -128,7 +131,11 @@ func (f *File) newWorldBuild(base locks.Info, seed uint64, p Params) (*worldBuil
 	if err != nil {
 		return nil, err
 	}
-	return &worldBuild{f: f, info: info, ttl: info.TTL, seed: seed, p: p, cfg: sim.Config{Seed: seed}}, nil
+	coord, err := f.coordination(info)
+	if err != nil {
+		return nil, err
+	}
+	return &worldBuild{f: f, info: info, coord: coord, ttl: info.TTL, seed: seed, p: p, cfg: sim.Config{Seed: seed}}, nil
 }
 
 // span resolves a span of the file at path against the lock's TTL (def
@@ -474,7 +481,10 @@ func (b *worldBuild) finish() (Parts, error) {
 		initial = map[string]int64{PoolKey: j.Initial}
 	}
 	cfg := b.cfg
-	cfg.Services = append([]sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: initial})}, coordServices(info)...)
+	cfg.Services = []sim.ServiceConfig{resource.Service(resource.Options{Mode: mode, Initial: initial})}
+	if b.coord != nil {
+		cfg.Services = append(cfg.Services, b.coord.Services(len(cfg.Services))...)
+	}
 	cfg.Program = Program(info, wl)
 	cfg.WatchKeys = []string{wl.Key}
 	cfg = cfg.WithDefaults()

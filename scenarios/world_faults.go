@@ -25,13 +25,13 @@ func (b *worldBuild) faultTargets() {
 	// A consensus lock's world faults its coordination service's members
 	// where others fault Redis nodes (its one Redis node is idle).
 	b.faultNodes = b.nodeNames
-	if members := memberNames(b.info); members != nil {
-		b.faultNodes = members
+	if b.coord != nil {
+		b.faultNodes = b.coord.Members
 	}
 	for _, n := range append(append([]string(nil), b.faultNodes...), b.clientNames...) {
 		b.known[n] = true
 	}
-	b.known[faults.Leader] = memberNames(b.info) != nil // resolved at the fault's start by each arm
+	b.known[faults.Leader] = b.coord != nil // resolved at the fault's start by each arm
 	b.procGroups = map[string][]string{GroupClients: b.clientNames, GroupNodes: b.faultNodes}
 	if b.copied {
 		b.procGroups[GroupNodes] = b.faultNodes[:b.groupSize] // the file's one group, then copied

@@ -22,8 +22,6 @@ package sim
 
 import (
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"flag"
 	"runtime"
 	"sync"
@@ -33,16 +31,17 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/locksim/locksim/locks/catalogue"
 )
 
 // benchTTL is ms-precise, so go-redis sends PX (not EX), as lock code does.
 const benchTTL = 30500 * time.Millisecond
 
 // cadSHA is the compare-and-delete script's SHA1 (the SET NX PX command of
-// the floors is FloorSETNXArgs, floor.go).
-var cadSHA = func() string { h := sha1.Sum([]byte(catalogue.CompareAndDelete)); return hex.EncodeToString(h[:]) }()
+// the floors is FloorSETNXArgs, floor.go). Its body is nativeBodies' copy
+// of locks/catalogue's CompareAndDelete (TestCatalogueScriptsAreNative
+// holds the two equal): this package's own tests cannot import the
+// catalogue, which imports sim through internal/zk.
+var cadSHA = sha1hex(nativeBodies["compare-and-delete"])
 
 // BenchBubble returns a Bubble for a benchmark. synctest.Test needs a
 // *testing.T, which a benchmark does not have, so each call hosts the
@@ -209,7 +208,7 @@ func setKey(ctx context.Context, c *redis.Client) error {
 	return c.Set(ctx, "k", "v", 0).Err()
 }
 
-var cadScript = redis.NewScript(catalogue.CompareAndDelete)
+var cadScript = redis.NewScript(nativeBodies["compare-and-delete"])
 
 // cadOp runs the script as go-redis does: EVALSHA, EVAL on NOSCRIPT (the
 // first call only; the warm-up absorbs it).
@@ -279,7 +278,7 @@ func BenchmarkFloorDispatchSETNX(b *testing.B) {
 // BenchmarkFloorDispatchEvalSHA is miniredis's own cost for the
 // compare-and-delete EVALSHA (a fresh Lua VM per call).
 func BenchmarkFloorDispatchEvalSHA(b *testing.B) {
-	benchDispatch(b, [][]string{{"SET", "k", "v"}, {"SCRIPT", "LOAD", catalogue.CompareAndDelete}},
+	benchDispatch(b, [][]string{{"SET", "k", "v"}, {"SCRIPT", "LOAD", nativeBodies["compare-and-delete"]}},
 		[]string{"EVALSHA", cadSHA, "1", "k", "not-the-value"}, ":0\r\n")
 }
 

@@ -1,4 +1,7 @@
-package sim
+package sim_test
+
+// This file is package sim_test because its world runs locks/catalogue's
+// redsync adapter, and the catalogue imports sim (through internal/zk).
 
 import (
 	"fmt"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/locks/catalogue"
+	"github.com/locksim/locksim/sim"
 )
 
 // raceEnabled reports whether the test binary was built with -race.
@@ -30,29 +34,29 @@ func raceEnabled() bool {
 // per node in every Lock and Unlock), c1 plain go-redis SET NX PX and the
 // compare-and-delete script, so both library goroutines and the engine's
 // own connections, timers and deadlines are exercised.
-func leakWorld(seed uint64) Config {
-	cfg := Config{Seed: seed, Duration: 300 * time.Millisecond, Liveness: 100 * time.Millisecond,
-		Clients: 2, Nodes: []NodeConfig{{}}}.WithDefaults()
+func leakWorld(seed uint64) sim.Config {
+	cfg := sim.Config{Seed: seed, Duration: 300 * time.Millisecond, Liveness: 100 * time.Millisecond,
+		Clients: 2, Nodes: []sim.NodeConfig{{}}}.WithDefaults()
 	rs, err := catalogue.Get("redsync")
 	if err != nil {
 		panic(err)
 	}
 	cad := redis.NewScript(catalogue.CompareAndDelete)
-	cfg.Program = func(p *Proc) {
+	cfg.Program = func(p *sim.Proc) {
 		ctx := p.Context()
 		if p.ID() == 0 {
 			lk, err := rs.New(locks.Env{Nodes: locks.UniversalClients(p.Nodes()), Primary: p.Nodes()[0], Clock: p, Rand: p.Rand(), Client: p.Name(), Key: "lock:rs"})
 			if err != nil {
-				p.Record(Event{Kind: "error", Detail: err.Error()})
+				p.Record(sim.Event{Kind: "error", Detail: err.Error()})
 				return
 			}
 			for !p.Stopping() {
 				lease, err := lk.Acquire(ctx)
-				p.Record(Event{Kind: "op", Op: "acquire", Detail: errString(err)})
+				p.Record(sim.Event{Kind: "op", Op: "acquire", Detail: sim.ErrString(err)})
 				if err == nil {
 					p.Sleep(time.Duration(1+p.Rand().IntN(20)) * time.Millisecond)
 					err = lk.Release(ctx, lease)
-					p.Record(Event{Kind: "op", Op: "release", Detail: errString(err)})
+					p.Record(sim.Event{Kind: "op", Op: "release", Detail: sim.ErrString(err)})
 				}
 				p.Sleep(time.Duration(1+p.Rand().IntN(20)) * time.Millisecond)
 			}
@@ -62,11 +66,11 @@ func leakWorld(seed uint64) Config {
 		for !p.Stopping() {
 			v := fmt.Sprint(p.Rand().Uint64())
 			ok, err := c.SetNX(ctx, "lock:plain", v, 50*time.Millisecond).Result()
-			p.Record(Event{Kind: "op", Op: "setnx", Detail: errString(err), Value: b2i(ok)})
+			p.Record(sim.Event{Kind: "op", Op: "setnx", Detail: sim.ErrString(err), Value: sim.B2I(ok)})
 			if ok {
 				p.Sleep(5 * time.Millisecond)
 				n, err := cad.Run(ctx, c, []string{"lock:plain"}, v).Int64()
-				p.Record(Event{Kind: "op", Op: "cad", Detail: errString(err), Value: n})
+				p.Record(sim.Event{Kind: "op", Op: "cad", Detail: sim.ErrString(err), Value: n})
 			}
 			p.Sleep(time.Duration(1+p.Rand().IntN(10)) * time.Millisecond)
 		}
@@ -129,7 +133,7 @@ func TestLeakSequentialRuns(t *testing.T) {
 	start := time.Now()
 	for i := 1; i <= runs; i++ {
 		seed := uint64(1 + i%seeds)
-		res, err := Run(TestBubble(t), leakWorld(seed))
+		res, err := sim.Run(sim.TestBubble(t), leakWorld(seed))
 		if err != nil {
 			t.Fatalf("run %d (seed %d): %v", i, seed, err)
 		}

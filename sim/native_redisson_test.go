@@ -12,23 +12,23 @@ import (
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/alicebob/miniredis/v2/server"
-
-	"github.com/locksim/locksim/locks/catalogue"
 )
 
-// redissonBodies are the Redisson scripts exactly as locks/ sends them.
-var redissonBodies = map[string]string{
-	"redisson-lock":         catalogue.RedissonLockScript,
-	"redisson-unlock":       catalogue.RedissonUnlockScript,
-	"redisson-renew":        catalogue.RedissonRenewScript,
-	"redisson-fair-lock":    catalogue.RedissonFairLockScript,
-	"redisson-fair-unlock":  catalogue.RedissonFairUnlockScript,
-	"redisson-fair-failed":  catalogue.RedissonFairAcquireFailedScript,
-	"redisson-read-lock":    catalogue.RedissonReadLockScript,
-	"redisson-read-unlock":  catalogue.RedissonReadUnlockScript,
-	"redisson-read-renew":   catalogue.RedissonReadRenewScript,
-	"redisson-write-lock":   catalogue.RedissonWriteLockScript,
-	"redisson-write-unlock": catalogue.RedissonWriteUnlockScript,
+// redissonBodies are the Redisson scripts exactly as locks/catalogue
+// sends them, by their name in the native table. This package's own tests
+// cannot import the catalogue (it imports sim, through internal/zk), so
+// catalogue_ext_test.go (package sim_test) hands them in at init
+// (SetRedissonBodies), before any test runs; redissons fails a test that
+// finds none.
+var redissonBodies map[string]string
+
+// redissons returns redissonBodies, failing tb when none were handed in.
+func redissons(tb testing.TB) map[string]string {
+	tb.Helper()
+	if len(redissonBodies) == 0 {
+		tb.Fatal("no Redisson script bodies: catalogue_ext_test.go's init did not hand them in (SetRedissonBodies)")
+	}
+	return redissonBodies
 }
 
 // The keys the Redisson scripts use for a lock "lk" (as locks/ builds them).
@@ -238,7 +238,7 @@ func (s *subscribers) done() string {
 // redisson-fair run's commonest EVAL), natively and through the
 // interpreter.
 func BenchmarkRedissonFairPoll(b *testing.B) {
-	body := catalogue.RedissonFairLockScript
+	body := redissons(b)["redisson-fair-lock"]
 	keys := []string{rLock, rQueue, rTimeout}
 	argv := []string{"30000", "u2:1", "5000", fmt.Sprint(rNow)}
 	setup := func(b *testing.B) (*miniredis.Miniredis, func(...string) string) {

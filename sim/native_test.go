@@ -57,7 +57,7 @@ func TestNativeTableMatchesBodies(t *testing.T) {
 	for k, v := range nativeBodies {
 		all[k] = v
 	}
-	for k, v := range redissonBodies {
+	for k, v := range redissons(t) {
 		all[k] = v
 	}
 	if len(all) != len(nativeScripts) {
@@ -144,7 +144,7 @@ func TestNativeMatchesLua(t *testing.T) {
 	for k, v := range nativeBodies {
 		bodies[k] = v
 	}
-	for k, v := range redissonBodies {
+	for k, v := range redissons(t) {
 		bodies[k] = v
 	}
 	bodies["redislock-obtain"] = mustReadLib(t, "obtain.lua")

@@ -73,6 +73,19 @@ func Services(o Options, first int) []sim.ServiceConfig {
 	return out
 }
 
+// Coordination is the service of the scenarios' consensus worlds
+// (DefaultMembers members), as locks/catalogue registers it
+// (sim.RegisterCoordination).
+func Coordination() sim.Coordination {
+	names := make([]string, DefaultMembers)
+	for i := range names {
+		names[i] = MemberName(i)
+	}
+	return sim.Coordination{Name: "zk", Members: names, Services: func(first int) []sim.ServiceConfig {
+		return Services(Options{Members: DefaultMembers}, first)
+	}}
+}
+
 // Raft v3.6.0 randomizes its election timeout from crypto/rand
 // (raft.go: globalRand), which no seed controls, and consults it only in
 // tickElection, the tick of a follower or candidate. So a member calls

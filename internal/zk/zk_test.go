@@ -1,4 +1,8 @@
-package zk
+package zk_test
+
+// This file is package zk_test because it drives the members with
+// locks/catalogue's ZooKeeper client, and the catalogue imports zk (it
+// registers the service: locks/catalogue/coord.go).
 
 import (
 	"fmt"
@@ -10,6 +14,7 @@ import (
 
 	"github.com/locksim/locksim/event"
 	"github.com/locksim/locksim/faults"
+	"github.com/locksim/locksim/internal/zk"
 	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/sim"
 )
@@ -23,19 +28,19 @@ type ack struct {
 
 // world runs 3 members (services 0..2) and the given client programs (one
 // per client), and returns the members as they ended.
-func world(t *testing.T, seed uint64, dur time.Duration, fs []faults.Fault, progs ...func(p *sim.Proc)) ([]*Member, *sim.Result) {
+func world(t *testing.T, seed uint64, dur time.Duration, fs []faults.Fault, progs ...func(p *sim.Proc)) ([]*zk.Member, *sim.Result) {
 	t.Helper()
-	return worldOpts(t, Options{}, seed, dur, fs, progs...)
+	return worldOpts(t, zk.Options{}, seed, dur, fs, progs...)
 }
 
-func worldOpts(t *testing.T, o Options, seed uint64, dur time.Duration, fs []faults.Fault, progs ...func(p *sim.Proc)) ([]*Member, *sim.Result) {
+func worldOpts(t *testing.T, o zk.Options, seed uint64, dur time.Duration, fs []faults.Fault, progs ...func(p *sim.Proc)) ([]*zk.Member, *sim.Result) {
 	t.Helper()
-	svcs := Services(o, 0)
-	ms := make([]*Member, len(svcs))
+	svcs := zk.Services(o, 0)
+	ms := make([]*zk.Member, len(svcs))
 	for i := range svcs {
 		i, orig := i, svcs[i].New
 		svcs[i].New = func() sim.Service {
-			m := orig().(*Member)
+			m := orig().(*zk.Member)
 			ms[i] = m
 			return m
 		}
@@ -83,7 +88,7 @@ func creator(out *[]ack, timeoutMS int, idx ...int) func(p *sim.Proc) {
 
 // converged checks that every member applied the same children of /t and
 // that they include every acknowledged create.
-func converged(t *testing.T, ms []*Member, acks []ack) {
+func converged(t *testing.T, ms []*zk.Member, acks []ack) {
 	t.Helper()
 	want := ms[0].State().Children("/t")
 	for i, m := range ms {
@@ -252,8 +257,8 @@ func TestDeafLeaderStepsDown(t *testing.T) {
 	lead := firstLeader(res)
 	var others []string
 	for i := 0; i < 3; i++ {
-		if MemberName(i) != lead {
-			others = append(others, MemberName(i))
+		if zk.MemberName(i) != lead {
+			others = append(others, zk.MemberName(i))
 		}
 	}
 	start, end := 2*time.Second, 8*time.Second
@@ -296,7 +301,7 @@ func TestCompactionAndSnapshot(t *testing.T) {
 		// zk0 restarts from its own snapshot and the entries after it.
 		{Kind: faults.Crash, Start: 6 * time.Second, Duration: 500 * time.Millisecond, Targets: []string{"zk0"}},
 	}
-	ms, res := worldOpts(t, Options{CompactEvery: 40}, 5, 8*time.Second, fs, creator(&acks, 5000, 0, 2))
+	ms, res := worldOpts(t, zk.Options{CompactEvery: 40}, 5, 8*time.Second, fs, creator(&acks, 5000, 0, 2))
 	if res.Stats.Crashes != 2 {
 		t.Fatalf("%d crashes", res.Stats.Crashes)
 	}
