@@ -1,11 +1,17 @@
 package locksim
 
 import (
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/locksim/locksim/internal/builtinfs"
 )
 
 // Every file the module compiles (Go and assembly sources, and what its
@@ -64,7 +70,14 @@ func TestSourcesComplete(t *testing.T) {
 		}
 		for _, w := range want {
 			n++
-			if _, err := fs.Stat(Sources, filepath.ToSlash(w)); err != nil {
+			w = filepath.ToSlash(w)
+			if path.Dir(w) == builtinfs.Dir && path.Ext(w) == ".yaml" {
+				if _, err := fs.Stat(builtinfs.Files(), path.Base(w)); err != nil {
+					t.Errorf("%s is compiled into locksim but not in builtinfs.Files: the result store would not see a change to it", w)
+				}
+				continue
+			}
+			if _, err := fs.Stat(Sources, w); err != nil {
 				t.Errorf("%s is compiled into locksim but not in Sources (sources.go's go:embed lines): the result store would not see a change to it", w)
 			}
 		}
@@ -75,5 +88,74 @@ func TestSourcesComplete(t *testing.T) {
 	}
 	if n < 200 {
 		t.Fatalf("only %d compiled files found: is the test running at the module root?", n)
+	}
+}
+
+// Editing a built-in scenario file must recompile only package builtin
+// (which embeds them) and internal/builtinfs (whose output does not
+// change), then relink: the go command recompiles every package that
+// imports one whose compiled output changed, and an embedded file is part
+// of that output. So no other package embeds them (this one, for the
+// store's key, included), package builtin imports only embed, and only
+// internal/builtinfs imports it. A package many import that embedded them
+// made an edit recompile about ten packages before the link.
+func TestBuiltinScenariosLeaf(t *testing.T) {
+	const leaf = "github.com/locksim/locksim/" + builtinfs.Dir
+	importers := 0
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil && p != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		dir := filepath.ToSlash(filepath.Dir(p))
+		for _, line := range strings.Split(string(data), "\n") {
+			pats, ok := strings.CutPrefix(line, "//go:embed ")
+			if !ok || dir == builtinfs.Dir {
+				continue
+			}
+			for _, pat := range strings.Fields(pats) {
+				full := path.Join(dir, pat)
+				if m, _ := path.Match(full, builtinfs.Dir+"/default.yaml"); m || strings.HasPrefix(builtinfs.Dir, full) {
+					t.Errorf("%s embeds %s: the built-in scenarios are embedded only in %s", p, pat, builtinfs.Dir)
+				}
+			}
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, data, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, im := range f.Imports {
+			ip, _ := strconv.Unquote(im.Path.Value)
+			switch {
+			case dir == builtinfs.Dir && ip != "embed":
+				t.Errorf("%s imports %s: package builtin must import only embed", p, ip)
+			case ip == leaf && dir != "internal/builtinfs":
+				t.Errorf("%s imports %s: only internal/builtinfs may", p, ip)
+			case ip == leaf:
+				importers++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if importers != 1 {
+		t.Errorf("internal/builtinfs imports %s %d times, want once", leaf, importers)
 	}
 }

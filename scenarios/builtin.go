@@ -1,21 +1,20 @@
 package scenarios
 
 import (
-	"embed"
 	"fmt"
-	"path"
+	"io/fs"
 	"strings"
 	"sync"
 
+	"github.com/locksim/locksim/internal/builtinfs"
 	"github.com/locksim/locksim/locks"
 	"github.com/locksim/locksim/sim"
 )
 
 // The built-in catalogue: every scenario, "default" included, is a file in
-// builtin/, embedded in the binary and parsed at start-up.
-//
-//go:embed builtin/*.yaml
-var builtinFS embed.FS
+// builtin/, embedded in the binary (by package builtin, through
+// internal/builtinfs, so that editing one recompiles neither this package
+// nor its importers) and parsed on first use.
 
 // The built-in files are parsed on first use, not at init: by then every
 // package that registers designs (locks.Register) has run its init, so
@@ -43,21 +42,22 @@ func builtinErrors() []error {
 
 func loadBuiltins() (builtins map[string]Scenario, builtinErrors []error) {
 	builtins = map[string]Scenario{}
-	entries, err := builtinFS.ReadDir("builtin")
+	files := builtinfs.Files()
+	entries, err := fs.ReadDir(files, ".")
 	if err != nil {
 		builtinErrors = append(builtinErrors, err)
 		return builtins, builtinErrors
 	}
 	for _, e := range entries {
-		name := path.Join("builtin", e.Name())
-		data, err := builtinFS.ReadFile(name)
+		name := builtinfs.Dir + "/" + e.Name()
+		data, err := fs.ReadFile(files, e.Name())
 		if err == nil {
 			var f *File
-			if f, err = parse("scenarios/"+name, data, true); err == nil {
+			if f, err = parse(name, data, true); err == nil {
 				if strings.TrimSuffix(e.Name(), ".yaml") != f.ID {
-					err = fmt.Errorf("scenarios/%s: id %q does not match the file name", name, f.ID)
+					err = fmt.Errorf("%s: id %q does not match the file name", name, f.ID)
 				} else if _, dup := builtins[f.ID]; dup {
-					err = fmt.Errorf("scenarios/%s: id %q is already a built-in scenario", name, f.ID)
+					err = fmt.Errorf("%s: id %q is already a built-in scenario", name, f.ID)
 				} else {
 					builtins[f.ID] = f.Scenario()
 					continue

@@ -12,6 +12,8 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/locksim/locksim/internal/builtinfs"
 )
 
 // FuzzParse: whatever the bytes, Parse returns a scenario or an error
@@ -23,9 +25,9 @@ import (
 // The seed corpus is every built-in file, the malformed files of
 // TestParseErrors, and testdata/fuzz/FuzzParse.
 func FuzzParse(f *testing.F) {
-	entries, _ := fs.ReadDir(builtinFS, "builtin")
+	entries, _ := fs.ReadDir(builtinfs.Files(), ".")
 	for _, e := range entries {
-		data, _ := builtinFS.ReadFile("builtin/" + e.Name())
+		data, _ := fs.ReadFile(builtinfs.Files(), e.Name())
 		f.Add(data)
 	}
 	f.Add([]byte(exampleFile))

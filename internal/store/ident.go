@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/locksim/locksim"
+	"github.com/locksim/locksim/internal/builtinfs"
 )
 
 // modulePath is locksim's module: its sources are compiled in
@@ -21,7 +22,7 @@ import (
 const modulePath = "github.com/locksim/locksim"
 
 // builtinDir holds the built-in scenarios, keyed one file each.
-const builtinDir = "scenarios/builtin"
+const builtinDir = builtinfs.Dir
 
 // Ident names what a build compiled in that can change a run's trace, in
 // parts, so that a change reruns only the runs it can reach:
@@ -68,7 +69,7 @@ func This() (*Ident, error) {
 	this.once.Do(func() {
 		bi, _ := debug.ReadBuildInfo()
 		if why := sourcesSpeak(bi); why == "" {
-			this.id, this.err = identify(locksim.Sources, bi, os.Getenv("GODEBUG"))
+			this.id, this.err = identify(locksim.Sources, builtinfs.Files(), bi, os.Getenv("GODEBUG"))
 			if this.err == nil {
 				return
 			}
@@ -126,10 +127,12 @@ func exeIdent() (*Ident, error) {
 }
 
 // identify names a build from its sources src (slash paths from the
-// module root), its build information bi and the GODEBUG the process runs
-// with (which can change the runtime's timers and so a library's
-// behaviour; the build's default is in bi.Settings).
-func identify(src fs.FS, bi *debug.BuildInfo, godebug string) (*Ident, error) {
+// module root) and the built-in scenario files scens (at its root; they
+// are read as if in src's builtinDir; nil: src holds them there), its
+// build information bi and the GODEBUG the process runs with (which can
+// change the runtime's timers and so a library's behaviour; the build's
+// default is in bi.Settings).
+func identify(src, scens fs.FS, bi *debug.BuildInfo, godebug string) (*Ident, error) {
 	owned, err := designFiles(src)
 	if err != nil {
 		return nil, fmt.Errorf("result store: reading the compiled-in sources: %v", err)
@@ -159,6 +162,18 @@ func identify(src fs.FS, bi *debug.BuildInfo, godebug string) (*Ident, error) {
 	if err != nil {
 		return nil, fmt.Errorf("result store: reading the compiled-in sources: %v", err)
 	}
+	if scens != nil {
+		names, err := fs.Glob(scens, "*.yaml")
+		if err != nil {
+			return nil, fmt.Errorf("result store: reading the built-in scenarios: %v", err)
+		}
+		for _, n := range names {
+			if _, err := fs.Stat(src, builtinDir+"/"+n); err == nil {
+				return nil, fmt.Errorf("result store: %s/%s is compiled in twice", builtinDir, n)
+			}
+			files = append(files, builtinDir+"/"+n)
+		}
+	}
 	slices.Sort(files)
 	compiled := 0
 	for _, p := range files {
@@ -166,12 +181,17 @@ func identify(src fs.FS, bi *debug.BuildInfo, godebug string) (*Ident, error) {
 			continue // not compiled into the binary
 		}
 		compiled++
-		data, err := fs.ReadFile(src, p)
+		isScen := path.Dir(p) == builtinDir && strings.HasSuffix(p, ".yaml")
+		from, name := src, p
+		if isScen && scens != nil {
+			from, name = scens, path.Base(p)
+		}
+		data, err := fs.ReadFile(from, name)
 		if err != nil {
 			return nil, fmt.Errorf("result store: reading the compiled-in sources: %v", err)
 		}
 		switch {
-		case path.Dir(p) == builtinDir && strings.HasSuffix(p, ".yaml"):
+		case isScen:
 			h := sha256.Sum256(data)
 			id.scens[strings.TrimSuffix(path.Base(p), ".yaml")] = hex.EncodeToString(h[:])
 		case owned[p] != nil:

@@ -1,13 +1,17 @@
 package store
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"io/fs"
+	"path"
 	"runtime/debug"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/locksim/locksim"
+	"github.com/locksim/locksim/internal/builtinfs"
 	"github.com/locksim/locksim/locks/catalogue"
 	"github.com/locksim/locksim/run"
 	"github.com/locksim/locksim/scenarios"
@@ -28,6 +32,17 @@ func sources(t *testing.T) fstest.MapFS {
 	if err != nil {
 		t.Fatal(err)
 	}
+	names, err := fs.Glob(builtinfs.Files(), "*.yaml")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no built-in scenario files (%v)", err)
+	}
+	for _, n := range names {
+		data, err := fs.ReadFile(builtinfs.Files(), n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[builtinDir+"/"+n] = &fstest.MapFile{Data: data}
+	}
 	return m
 }
 
@@ -47,7 +62,7 @@ func cellKeys(t *testing.T, src fs.FS, bi *debug.BuildInfo) map[string]string {
 
 func cellKeysEnv(t *testing.T, src fs.FS, bi *debug.BuildInfo, godebug string) map[string]string {
 	t.Helper()
-	id, err := identify(src, bi, godebug)
+	id, err := identify(src, nil, bi, godebug)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +252,7 @@ func TestSourcesSpeak(t *testing.T) {
 // those; a lock's own files the same.
 func TestIdentRuns(t *testing.T) {
 	src := sources(t)
-	a, err := identify(src, buildInfo(), "")
+	a, err := identify(src, nil, buildInfo(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +261,7 @@ func TestIdentRuns(t *testing.T) {
 		t.Fatal("no built-in no-faults")
 	}
 	src["scenarios/builtin/no-faults.yaml"] = &fstest.MapFile{Data: append([]byte("# clients: 2\n"), f.Data...)}
-	b, err := identify(src, buildInfo(), "")
+	b, err := identify(src, nil, buildInfo(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,8 +278,62 @@ func TestIdentRuns(t *testing.T) {
 	if a.Runs("no-faults", locks) == a.Runs("no-faults", locks[:1]) {
 		t.Error("another lock set gave the same name")
 	}
-	c, _ := identify(src, &debug.BuildInfo{GoVersion: "go1.99", Main: buildInfo().Main}, "")
+	c, _ := identify(src, nil, &debug.BuildInfo{GoVersion: "go1.99", Main: buildInfo().Main}, "")
 	if c.Runs("failover", locks) == b.Runs("failover", locks) {
 		t.Error("another Go version gave the same name")
+	}
+}
+
+// The binary's built-in scenarios come from internal/builtinfs, not from
+// locksim.Sources: identify given them apart names the build as it does
+// with them in the sources' folder, each keyed by its own file; the
+// running binary's Ident keys every built-in scenario by its file's
+// SHA-256; a file both places is an error, not a silent choice.
+func TestIdentBuiltinsApart(t *testing.T) {
+	merged := sources(t)
+	apart, scens := fstest.MapFS{}, fstest.MapFS{}
+	for p, f := range merged {
+		if path.Dir(p) == builtinDir && strings.HasSuffix(p, ".yaml") {
+			scens[path.Base(p)] = f
+		} else {
+			apart[p] = f
+		}
+	}
+	a, err := identify(merged, nil, buildInfo(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := identify(apart, scens, buildInfo(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Build != b.Build {
+		t.Error("the built-in scenarios given apart changed Build")
+	}
+	if len(b.scens) != len(scens) || len(b.scens) < 10 {
+		t.Errorf("%d built-in scenarios keyed of %d", len(b.scens), len(scens))
+	}
+	for n := range scens {
+		id := strings.TrimSuffix(n, ".yaml")
+		if ha, _ := a.Scenario(id); ha != b.scens[id] {
+			t.Errorf("%s: keyed %q apart, %q in the sources", id, b.scens[id], ha)
+		}
+	}
+	this, err := This()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range scenarios.IDs() {
+		data, err := fs.ReadFile(builtinfs.Files(), id+".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(data)
+		if h, ok := this.Scenario(id); !ok || h != hex.EncodeToString(sum[:]) {
+			t.Errorf("the running binary keys %s by %q, not by its file", id, h)
+		}
+	}
+	if _, err := identify(merged, scens, buildInfo(), ""); err == nil || !strings.Contains(err.Error(), "twice") {
+		t.Errorf("a built-in file both in the sources and apart: %v", err)
 	}
 }
