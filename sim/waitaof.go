@@ -139,7 +139,9 @@ func (n *Node) fsynced() {
 	}
 	n.fsyncedSeq = n.aofSeq
 	if n.replicaOf < 0 {
-		n.checkWaiters()
+		if n.aofWaiting() { // a tick changes nothing a WAIT waits for
+			n.checkWaiters()
+		}
 		return
 	}
 	if n.applied <= n.fsyncedRepl {
