@@ -70,7 +70,7 @@ func TestDefaultLanguage(t *testing.T) {
 		}
 	}
 	for _, c := range []struct{ yaml, want string }{
-		{"topology: {persistence: sometimes}\n", `topology.persistence: "sometimes" is not one of none, everysec, always, random`},
+		{"topology: {persistence: sometimes}\n", `topology.persistence: "sometimes" is not one of none, everysec, always, no, random`},
 		{"topology: {repl_lag: 1ms, repl_lag_up_to: 50ms}\n", "topology.repl_lag_up_to: give either repl_lag or repl_lag_up_to, not both"},
 		{"topology: {repl_lag_up_to: 1ttl}\n", "topology.repl_lag_up_to: 1ttl: an absolute duration"},
 	} {

@@ -25,7 +25,11 @@ var (
 	positionVerdicts = []string{"safe", "unsafe", "liveness", "-"}
 	measuredVerdicts = []string{"safe", "unsafe", "liveness", "unknown"}
 	roles            = []string{"A1", "A2", "A3", "A4", "A5", "A6"}
+	// persistences are the modes random draws from (unchanged, so a
+	// seed draws what it always drew); a file may also name "no"
+	// (appendfsync no).
 	persistences     = []string{string(sim.PersistNone), string(sim.PersistEverysec), string(sim.PersistAlways)}
+	persistenceNames = append(slices.Clip(persistences), string(sim.PersistNo))
 	// randomPersistence: each node's persistence drawn from the seed.
 	randomPersistence = "random"
 	resources         = []string{ResourcePool, ResourceCounter, "none"}
@@ -155,8 +159,8 @@ func (f *File) validateTopology() error {
 	if err := f.checkSpan("topology.down_after", t.DownAfter, 0, sim.MaxDuration); err != nil {
 		return err
 	}
-	if t.Persistence != "" && t.Persistence != randomPersistence && !slices.Contains(persistences, t.Persistence) {
-		return f.errAt("topology.persistence", "%q is not one of %s, %s", t.Persistence, strings.Join(persistences, ", "), randomPersistence)
+	if t.Persistence != "" && t.Persistence != randomPersistence && !slices.Contains(persistenceNames, t.Persistence) {
+		return f.errAt("topology.persistence", "%q is not one of %s, %s", t.Persistence, strings.Join(persistenceNames, ", "), randomPersistence)
 	}
 	if s := t.ReplLagUpTo; s.Set {
 		switch {
@@ -179,8 +183,8 @@ func (f *File) validateTopology() error {
 			all := t.Nodes * max(1, t.Groups)
 			return f.errAt(p, "no node %s: the topology has %d nodes (n0..n%d)", name, all, all-1)
 		}
-		if n.Persistence != "" && !slices.Contains(persistences, n.Persistence) {
-			return f.errAt(p+".persistence", "%q is not one of %s", n.Persistence, strings.Join(persistences, ", "))
+		if n.Persistence != "" && !slices.Contains(persistenceNames, n.Persistence) {
+			return f.errAt(p+".persistence", "%q is not one of %s", n.Persistence, strings.Join(persistenceNames, ", "))
 		}
 		if err := f.checkClock(p, n.ClockOffset, n.DriftPPM); err != nil {
 			return err

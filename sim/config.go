@@ -16,7 +16,18 @@ const (
 	PersistNone     Persistence = "none"     // restart empty
 	PersistEverysec Persistence = "everysec" // lose up to the last second of writes
 	PersistAlways   Persistence = "always"   // lose nothing
+	// PersistNo is appendonly yes with appendfsync no: Redis never
+	// fsyncs, the kernel writes its dirty pages back on its own (modelled
+	// as every 30 s, Linux's dirty_expire_centisecs); WAITAOF's local
+	// fsync never comes (sim/waitaof.go).
+	PersistNo Persistence = "no"
 )
+
+// aof reports whether the mode is an append-only file (appendonly yes):
+// INFO's aof_enabled, and what WAITAOF numlocal needs.
+func (p Persistence) aof() bool {
+	return p == PersistEverysec || p == PersistAlways || p == PersistNo
+}
 
 // NodeConfig describes one Redis node.
 type NodeConfig struct {
@@ -251,9 +262,9 @@ func (c Config) Validate() error {
 	names := map[string]bool{SentinelName: c.Topology.Replicated}
 	for i, n := range c.Nodes {
 		switch n.Persistence {
-		case PersistNone, PersistEverysec, PersistAlways, "":
+		case PersistNone, PersistEverysec, PersistAlways, PersistNo, "":
 		default:
-			return fmt.Errorf("nodes[%d].persistence: %q is not one of none, everysec, always", i, n.Persistence)
+			return fmt.Errorf("nodes[%d].persistence: %q is not one of none, everysec, always, no", i, n.Persistence)
 		}
 		if err := clock.CheckDrift(n.DriftPPM); err != nil {
 			return fmt.Errorf("nodes[%d].drift_ppm: %v", i, err)

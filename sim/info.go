@@ -42,6 +42,12 @@ func (n *Node) replInfo(c *conn, args []string) bool {
 		}
 		b.WriteString("role:master\r\nconnected_slaves:" + strconv.Itoa(got) + "\r\n")
 	}
+	if section := strings.ToLower(args[1]); section != "replication" && n.cfg.Persistence.aof() {
+		// Redisson 3.46-3.52's syncedEval reads aof_enabled to choose
+		// WAITAOF over WAIT. aof_enabled:0 is left out (a reader's default
+		// is 0), so a reply without an AOF stays as it always was.
+		b.WriteString("# Persistence\r\naof_enabled:1\r\n")
+	}
 	c.peer.WriteBulk(b.String())
 	return true
 }

@@ -51,6 +51,12 @@ type Node struct {
 	pendingAcks []pendingAck
 	lastRepl    map[int]*int64 // FIFO per replication link
 	waiters     []*waitReq
+	// WAITAOF (waitaof.go): the writes this node made or applied
+	// (aofSeq) and how many of them its last fsync covered (fsyncedSeq);
+	// a replica's fsynced replication offset, its acks' FACK
+	// (fsyncedRepl, -1 without an AOF); a primary's replicas' FACKs.
+	aofSeq, fsyncedSeq, fsyncedRepl int64
+	aofAcked                        map[int]int64
 
 	svc Service // set for a service process (not Redis)
 	// a Member service's incarnation, its streams and per-link order
@@ -82,7 +88,10 @@ type Node struct {
 func newNode(w *World, id int, cfg NodeConfig) *Node {
 	clk, _ := clock.NewModel(0, cfg.ClockOffset, cfg.DriftPPM)
 	n := &Node{w: w, id: id, cfg: cfg, name: cfg.Name, clk: clk, replicaOf: -1,
-		acked: map[int]int64{}, lastRepl: map[int]*int64{}}
+		acked: map[int]int64{}, lastRepl: map[int]*int64{}, aofAcked: map[int]int64{}, fsyncedRepl: -1}
+	if cfg.Persistence.aof() {
+		n.fsyncedRepl = 0
+	}
 	if w.cfg.Topology.Replicated {
 		if first := w.groupFirst(id / w.groupSize()); first != id {
 			n.replicaOf = first
@@ -105,7 +114,7 @@ func (n *Node) start() {
 	n.boot()
 	n.up = true
 	n.lastLocal = n.clk.Local(n.w.now())
-	if n.cfg.Persistence == PersistEverysec {
+	if n.cfg.Persistence == PersistEverysec || n.cfg.Persistence == PersistNo {
 		n.scheduleFsync()
 	}
 	n.startMember()
@@ -219,6 +228,8 @@ func (n *Node) exec(c *conn, args []string) {
 		n.execService(c, args)
 	case cmd == "WAIT":
 		n.wait(c, args)
+	case cmd == "WAITAOF":
+		n.waitAOF(c, args)
 	case cmd == "INFO" && n.replInfo(c, args):
 	case n.replicaOf >= 0 && write:
 		c.peer.WriteError("READONLY You can't write against a read only replica.")
@@ -249,7 +260,7 @@ func (n *Node) exec(c *conn, args []string) {
 // --- helpers ---------------------------------------------------------------
 
 var nonData = map[string]bool{
-	"HELLO": true, "PING": true, "CLIENT": true, "SELECT": true, "SCRIPT": true, "WAIT": true,
+	"HELLO": true, "PING": true, "CLIENT": true, "SELECT": true, "SCRIPT": true, "WAIT": true, "WAITAOF": true,
 	"AUTH": true, "INFO": true, "ECHO": true, "QUIT": true, "MULTI": true, "DISCARD": true,
 	"WATCH": true, "UNWATCH": true, "SUBSCRIBE": true, "UNSUBSCRIBE": true, "PUBLISH": true,
 	"COMMAND": true, "TIME": true, "DBSIZE": true, "READONLY": true,

@@ -20,15 +20,26 @@ func (n *Node) persist(k string, s keyState) {
 	}
 }
 
+// writebackPeriod is how often the kernel writes an appendfsync-no AOF
+// back on its own (Linux's dirty_expire_centisecs, 30 s).
+const writebackPeriod = 30 * time.Second
+
+// scheduleFsync schedules the next fsync tick of an everysec node (every
+// second) or the kernel's next writeback of an appendfsync-no node.
 func (n *Node) scheduleFsync() {
 	epoch := n.epoch
-	n.w.after(n.w.now()+int64(time.Second), stepFsync, func() {
+	period := time.Second
+	if n.cfg.Persistence == PersistNo {
+		period = writebackPeriod
+	}
+	n.w.after(n.w.now()+int64(period), stepFsync, func() {
 		n.whenAwake(stepFsync, func() { // a stopped process does not fsync
 			if !n.up || n.epoch != epoch {
 				return
 			}
 			n.tick()
 			n.durable = n.capture(n.m.Keys())
+			n.fsynced()
 			n.scheduleFsync()
 		})
 	})
@@ -77,8 +88,10 @@ func (n *Node) restart() {
 	n.lastLocal = n.local()
 	n.apply(n.durable)
 	n.acked = map[int]int64{}
+	n.aofAcked = map[int]int64{}
+	n.fsyncedSeq = n.aofSeq // what it loaded is on disk
 	n.lastRepl = map[int]*int64{}
-	if n.cfg.Persistence == PersistEverysec {
+	if n.cfg.Persistence == PersistEverysec || n.cfg.Persistence == PersistNo {
 		n.scheduleFsync()
 	}
 	if n.replicaOf < 0 {

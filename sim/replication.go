@@ -15,11 +15,20 @@ type waitReq struct {
 	target int64
 	need   int
 	done   bool
+	// aof: a WAITAOF (waitaof.go), needing local fsyncs of this node's
+	// writes up to localTarget as well.
+	aof         bool
+	local       int
+	localTarget int64
 }
 
 // afterWrite propagates the effect of a write to replicas and to the
 // durable store (persistence always).
 func (n *Node) afterWrite(keys []string) {
+	n.aofSeq++
+	if n.cfg.Persistence == PersistAlways {
+		n.fsyncedSeq = n.aofSeq
+	}
 	if n.cfg.Persistence != PersistAlways && !n.hasReplicas() {
 		return // nothing to ship or make durable
 	}
@@ -125,6 +134,12 @@ func (r *Node) applyRepl(from *Node, states map[string]keyState, full bool, off 
 		}
 	}
 	r.applied = off
+	if states != nil { // not a WAITAOF's GETACK (getAck)
+		r.aofSeq++
+	}
+	if r.cfg.Persistence == PersistAlways {
+		r.fsyncedSeq, r.fsyncedRepl = r.aofSeq, off
+	}
 	r.sendAck(from, off, epoch)
 }
 
@@ -134,6 +149,7 @@ func (r *Node) applyRepl(from *Node, states map[string]keyState, full bool, off 
 type pendingAck struct {
 	r        *Node
 	off      int64
+	fack     int64 // the replica's fsynced offset (REPLCONF ACK's FACK; -1: none)
 	epoch    int
 	at, sent int64
 	seq      uint64
@@ -158,7 +174,7 @@ func (r *Node) sendAck(from *Node, off int64, epoch int) {
 	w.seq++
 	seq := w.seq
 	w.mu.Unlock()
-	p := pendingAck{r: r, off: off, epoch: epoch, at: at, sent: t, seq: seq}
+	p := pendingAck{r: r, off: off, fack: r.fsyncedRepl, epoch: epoch, at: at, sent: t, seq: seq}
 	if !w.cfg.EagerAcks && len(from.waiters) == 0 && from.pausedUntil <= t {
 		if _, held := w.net.heldUntil(a, b, t); !held {
 			from.pendingAcks = append(from.pendingAcks, p)
@@ -176,20 +192,23 @@ func (from *Node) ackEvent(p pendingAck) {
 	ev := w.newEventLocked()
 	ev.at, ev.seq, ev.kind = p.at, p.seq, stepReplAck
 	ev.link, ev.a, ev.b, ev.sent = true, p.r.addr(), from.addr(), p.sent
-	r, off, epoch := p.r, p.off, p.epoch
-	ev.fn = func() { from.ackArrived(r, off, epoch) }
+	r, off, fack, epoch := p.r, p.off, p.fack, p.epoch
+	ev.fn = func() { from.ackArrived(r, off, fack, epoch) }
 	w.q.push(ev)
 	w.mu.Unlock()
 }
 
 // ackArrived is r's ack reaching from.
-func (from *Node) ackArrived(r *Node, off int64, epoch int) {
+func (from *Node) ackArrived(r *Node, off, fack int64, epoch int) {
 	from.whenAwake(stepReplAck, func() {
 		if from.epoch != epoch || !from.up {
 			return
 		}
 		if off > from.acked[r.id] {
 			from.acked[r.id] = off
+		}
+		if got, ok := from.aofAcked[r.id]; fack >= 0 && (!ok || fack > got) {
+			from.aofAcked[r.id] = fack
 		}
 		from.checkWaiters()
 	})
@@ -207,7 +226,7 @@ func (n *Node) flushAcks() {
 	n.w.pendingAcks -= len(acks)
 	for _, p := range acks {
 		if before(&event{at: p.at, seq: p.seq}, &n.w.cur) {
-			n.ackArrived(p.r, p.off, p.epoch)
+			n.ackArrived(p.r, p.off, p.fack, p.epoch)
 		} else {
 			n.ackEvent(p)
 		}
@@ -287,7 +306,7 @@ func (n *Node) ackedCount(target int64) int {
 
 func (n *Node) checkWaiters() {
 	for _, req := range append([]*waitReq(nil), n.waiters...) {
-		if !req.done && n.ackedCount(req.target) >= req.need {
+		if !req.done && n.met(req) {
 			n.finishWait(req)
 		}
 	}
@@ -327,9 +346,18 @@ func (n *Node) finishWait(req *waitReq) {
 	}
 	c := req.c
 	c.waitReq = nil
-	c.peer.WriteInt(n.ackedCount(req.target))
+	name := "WAIT(done)"
+	if req.aof {
+		local, reps := n.aofCounts(req)
+		c.peer.WriteLen(2)
+		c.peer.WriteInt(local)
+		c.peer.WriteInt(reps)
+		name = "WAITAOF(done)"
+	} else {
+		c.peer.WriteInt(n.ackedCount(req.target))
+	}
 	c.bw.Flush()
-	n.w.record(Event{Proc: n.name, Kind: evt.KindCmd, Peer: c.p.name, Cmd: "WAIT(done)", Reply: firstLine(c.out.Bytes())})
+	n.w.record(Event{Proc: n.name, Kind: evt.KindCmd, Peer: c.p.name, Cmd: name, Reply: firstLine(c.out.Bytes())})
 	backlog := c.backlog
 	c.backlog = nil
 	if len(backlog) > 0 {

@@ -164,6 +164,7 @@ func (s *sentinel) promote(g *sentinelGroup, best *Node) {
 	best.replicaOf = -1
 	best.offset = best.applied
 	best.acked = map[int]int64{}
+	best.aofAcked = map[int]int64{}
 	for _, n := range s.members(g) {
 		if n != best && n.id != old && n.replicaOf >= 0 && s.canReach(n) {
 			best.fullSync(n)

@@ -90,7 +90,7 @@ func TestCatalogueTTLs(t *testing.T) {
 		// Designs added with the tables (real arm only): their lease as registered.
 		"etcd-mutex": 3 * s, "etcd-fencing": 3 * s,
 		// Designs added since: their lease as registered.
-		"set-nx-wait": 10 * s, "redisson-wait": 30 * s,
+		"set-nx-wait": 10 * s, "redisson-wait": 30 * s, "redisson-waitaof": 30 * s,
 		"cluster-set-nx-cad": 3 * s,
 		"redisson-cluster":   30 * s, "redisson-wait-cluster": 30 * s, "redlock-3-clusters": 30 * s,
 		// go-zero, built with -tags gozero: whole seconds + 500 ms.

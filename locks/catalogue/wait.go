@@ -151,6 +151,10 @@ type redissonSynced struct {
 	// entry is the address of the primary available counts for (cluster
 	// mode: the key's slot's MasterSlaveEntry; redisson_cluster.go).
 	entry string
+	// aof: Redisson 3.46-3.52's syncedEval (redisson-waitaof, waitaof.go):
+	// when INFO ALL says aof_enabled:1 (aofOn, read with the replica
+	// count), WAITAOF 1 n replaces WAIT n.
+	aof, aofOn bool
 }
 
 // syncedEval runs script with keys and args, pipelined with WAIT, and
@@ -185,6 +189,7 @@ func (s *redissonSynced) syncedEval(ctx context.Context, l *RedissonLock, script
 		}
 		n = connectedSlaves(info)
 		s.available = n
+		s.aofOn = s.aof && infoField(info, "aof_enabled") == "1"
 	}
 	if n == 0 {
 		return s.eval(ctx, l, c, script, keys, args...), nil
@@ -202,11 +207,10 @@ func (s *redissonSynced) syncedEval(ctx context.Context, l *RedissonLock, script
 		s.moved(ctx, l, err)
 		return nil, err
 	}
-	got, err := cn.Wait(ctx, n, RedissonSlavesSyncTimeout).Result()
+	synced, err := s.sync(ctx, cn, n)
 	if err != nil {
 		return nil, err
 	}
-	synced := int(got)
 	if synced != n {
 		s.available = -1
 	}
@@ -226,17 +230,33 @@ func unknownCommand(err error, name string) bool {
 	return strings.HasPrefix(msg, "ERR unknown command") && strings.Contains(strings.ToUpper(msg), name)
 }
 
+// sync sends the WAIT (or, with aofOn, the WAITAOF) after a script on cn
+// and returns the replicas it counted.
+func (s *redissonSynced) sync(ctx context.Context, cn *redis.Conn, n int) (int, error) {
+	if s.aofOn {
+		return waitAOFReplicas(ctx, cn, n)
+	}
+	got, err := cn.Wait(ctx, n, RedissonSlavesSyncTimeout).Result()
+	return int(got), err
+}
+
 // connectedSlaves reads connected_slaves from an INFO reply (0 if absent,
 // as Redisson's getOrDefault).
 func connectedSlaves(info string) int {
-	for _, line := range strings.Split(info, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "connected_slaves:"); ok {
-			if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-				return n
-			}
-		}
+	if n, err := strconv.Atoi(infoField(info, "connected_slaves")); err == nil && n >= 0 {
+		return n
 	}
 	return 0
+}
+
+// infoField is the value of field in an INFO reply ("" if absent).
+func infoField(info, field string) string {
+	for _, line := range strings.Split(info, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 func (s *redissonSynced) try(ctx context.Context, l *RedissonLock) (bool, time.Duration, error) {

@@ -31,8 +31,8 @@ func cmdsOf(t *testing.T, scenario, lock, c string, seed uint64, p scenarios.Par
 		if ev.Kind != event.KindCmd || ev.Peer != c || ev.Cmd == "ping" || strings.HasPrefix(ev.Cmd, "hello") {
 			continue
 		}
-		if ev.Cmd == "WAIT(done)" && len(out) > 0 {
-			out[len(out)-1] += ev.Reply // a WAIT that blocked: its reply
+		if (ev.Cmd == "WAIT(done)" || ev.Cmd == "WAITAOF(done)") && len(out) > 0 {
+			out[len(out)-1] += ev.Reply // a WAIT or WAITAOF that blocked: its reply
 			continue
 		}
 		out = append(out, ev.Cmd+" -> "+ev.Reply)

@@ -117,7 +117,7 @@ func (w *world) setupReplicated(dir string) error {
 			"repl-diskless-sync-delay " + strconv.Itoa(int(5*w.job.Scale+0.5)),
 		}
 		switch s.persistence {
-		case "always", "everysec":
+		case "always", "everysec", "no":
 			s.conf = append(s.conf, "appendonly yes", "appendfsync "+s.persistence)
 		default:
 			s.conf = append(s.conf, "appendonly no")

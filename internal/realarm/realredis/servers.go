@@ -67,7 +67,7 @@ type server struct {
 	ip          string // "" for Loopback
 	port        int
 	dir         string
-	persistence string // none, everysec, always
+	persistence string // none, everysec, always, no (appendfsync no)
 	// conf, if set, are the lines of a config file the server runs from
 	// (written once, before the first start; Sentinel's CONFIG REWRITE
 	// keeps a promoted or re-pointed node's role in it across a restart,
@@ -161,7 +161,7 @@ func (s *server) args() []string {
 		"--daemonize", "no", "--protected-mode", "yes", "--save", "",
 		"--logfile", filepath.Join(s.dir, "redis.log"), "--dbfilename", "dump.rdb"}
 	switch s.persistence {
-	case "always", "everysec":
+	case "always", "everysec", "no":
 		a = append(a, "--appendonly", "yes", "--appendfsync", s.persistence)
 	default:
 		a = append(a, "--appendonly", "no")
