@@ -18,7 +18,7 @@ var fullDeterminism = flag.Bool("locksim.determinism-full", false,
 // kind) twice per seed and lock and demands identical trace hashes. On a
 // divergence it reports the first differing trace event.
 //
-// Sizes: -short 3 seeds per lock (CI, under -race), default 20,
+// Sizes: -short 2 seeds per lock (CI, under -race), default 20,
 // -locksim.determinism-full 200.
 func TestDeterminism(t *testing.T) {
 	seeds := 20
@@ -26,7 +26,7 @@ func TestDeterminism(t *testing.T) {
 	case *fullDeterminism:
 		seeds = 200
 	case testing.Short():
-		seeds = 3
+		seeds = 2
 	}
 	kinds := map[faults.Kind]int{}
 	runs := 0
