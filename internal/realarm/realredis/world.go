@@ -223,7 +223,10 @@ func (w *world) setup(dir string) error {
 				_, port, _ := net.SplitHostPort(g.addr())
 				routes[":"+port] = nodeLinks[x]
 			}
-			p.cluster = p.clusterClient(routes)
+			for cl := 0; cl < w.clus.clusters; cl++ {
+				p.clusters = append(p.clusters, p.clusterClient(routes, cl))
+			}
+			p.cluster = p.clusters[0]
 		}
 		w.procs = append(w.procs, p)
 	}
@@ -246,8 +249,8 @@ func (w *world) teardown() {
 		if p.primary != nil {
 			_ = p.primary.Close()
 		}
-		if p.cluster != nil {
-			_ = p.cluster.Close()
+		for _, c := range p.clusters {
+			_ = c.Close()
 		}
 		for _, c := range p.slotsClients {
 			_ = c.Close()
