@@ -449,15 +449,7 @@ func (w *world) clusterPromote(i, s, old int, want map[string]string) {
 	c.mu.Lock()
 	c.primary[s] = best
 	c.mu.Unlock()
-	w.mu.Lock()
-	w.stats.Failovers++
-	if e := w.effectLocked(i); e != nil && e.Promoted == "" {
-		e.Promoted = w.servers[best].name
-	}
-	if e := w.effectLocked(i); e != nil && lacking {
-		e.PromotedLacking = true
-	}
-	w.mu.Unlock()
+	w.notePromoted(i, w.servers[best].name, len(want) > 0, lacking)
 	w.record(sim.Event{Proc: sim.SentinelName, Kind: event.KindFailover,
 		Detail: w.servers[old].name + " -> " + w.servers[best].name + c.shardNote(s) + " by CLUSTER FAILOVER TAKEOVER"})
 }

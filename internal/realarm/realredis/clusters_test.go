@@ -77,3 +77,23 @@ func TestClustersWorld(t *testing.T) {
 	}
 	empty(t, tmp)
 }
+
+// TestNotePromoted: a failover of every shard names the promoted replica
+// of the shard that held the lock key whatever order the promotions land
+// in (the simulator names it: its agent promotes shard 0 first), the
+// first such if several did, and counts every promotion; any promoted
+// replica lacking a live key marks the failover.
+func TestNotePromoted(t *testing.T) {
+	w := &world{effects: make([]sim.FaultEffect, 2)}
+	w.notePromoted(0, "n4", false, false) // shard 1's, no key there, landed first
+	w.notePromoted(0, "n1", true, false)  // the key's shard
+	w.notePromoted(0, "n7", true, false)
+	if e := w.effects[0]; e.Promoted != "n1" || e.PromotedLacking || w.stats.Failovers != 3 {
+		t.Errorf("effect %+v, %d failovers: want n1 named, not lacking, 3 failovers", e, w.stats.Failovers)
+	}
+	w.notePromoted(1, "n3", false, false)
+	w.notePromoted(1, "n5", false, true)
+	if e := w.effects[1]; e.Promoted != "n3" || !e.PromotedLacking {
+		t.Errorf("effect %+v: want the first promoted, n3, named and the failover marked lacking", e)
+	}
+}

@@ -58,10 +58,11 @@ type world struct {
 	// What each fault did (effects.go): its record, by fault index; the
 	// nodes it acted on; each node's live lock keys when last read; the
 	// failovers awaiting Sentinel's promotion.
-	effects  []sim.FaultEffect
-	targets  map[int][]int
-	lastLive map[int]map[string]string
-	failing  []pendingFailover
+	effects       []sim.FaultEffect
+	targets       map[int][]int
+	lastLive      map[int]map[string]string
+	failing       []pendingFailover
+	keyedPromoted map[int]bool // failovers whose named promotion is of a shard that held a live lock key (clusters.go)
 
 	migrations []*realMigration // slot migrations begun (cluster_migrate.go)
 }
