@@ -54,9 +54,11 @@ import (
 // clusterReady bounds how long the cluster may take to form.
 const clusterReady = 30 * time.Second
 
-// clusterSide is a cluster world's real side.
+// clusterSide is a cluster world's real side: one cluster, or several
+// independent ones (clusters.go).
 type clusterSide struct {
-	shards, size int
+	shards, size int            // shards a cluster, nodes a shard
+	clusters     int            // independent clusters (clusters.go)
 	gateways     []*gateway     // each node's announced address
 	buses        []*gateway     // each node's announced cluster bus
 	byAddr       map[string]int // announced address -> node
@@ -85,8 +87,8 @@ func (w *world) setupCluster(dir string) error {
 	if err != nil {
 		return err
 	}
-	shards := cfg.Topology.Shards
-	c := &clusterSide{shards: shards, size: len(cfg.Nodes) / shards, byAddr: map[string]int{}}
+	shards, clusters := cfg.Topology.Shards, max(1, cfg.Topology.Clusters)
+	c := &clusterSide{shards: shards, clusters: clusters, size: len(cfg.Nodes) / (shards * clusters), byAddr: map[string]int{}}
 	w.clus = c
 	w.links = newLinks()
 	buses := make([]string, len(cfg.Nodes))
@@ -116,8 +118,8 @@ func (w *world) setupCluster(dir string) error {
 		}
 		c.buses = append(c.buses, bg)
 	}
-	for s := 0; s < shards; s++ {
-		c.primary = append(c.primary, s*c.size)
+	for g := 0; g < c.allShards(); g++ {
+		c.primary = append(c.primary, g*c.size)
 	}
 	if cfg.Topology.ClusterFailover {
 		addrs := make([]string, len(w.servers))
@@ -129,7 +131,11 @@ func (w *world) setupCluster(dir string) error {
 		}
 	}
 	// A replica's replication connection, lagged downstream, as in a
-	// Sentinel world (setupReplicated).
+	// Sentinel world (setupReplicated), once the cluster has formed: the
+	// simulator's replicas start in sync, and a lag of a 30 s TTL's
+	// (failover-one-cluster at --ttl 30s) held the first full sync past
+	// clusterReady.
+	var lagged []string
 	for x, s := range w.servers {
 		for y, o := range w.servers {
 			if !cfg.Topology.Replicated || y == x || x/c.size != y/c.size {
@@ -140,11 +146,7 @@ func (w *world) setupCluster(dir string) error {
 				return err
 			}
 			c.gateways[x].routes[o.ip] = a
-			if cfg.Topology.ReplLag > 0 {
-				if err := w.links.lag(o.name+"->"+s.name, cfg.Topology.ReplLag); err != nil {
-					return err
-				}
-			}
+			lagged = append(lagged, o.name+"->"+s.name)
 		}
 		c.gateways[x].serve(w.sawDial)
 		c.buses[x].serve(nil)
@@ -180,13 +182,23 @@ func (w *world) setupCluster(dir string) error {
 			return err
 		}
 	}
-	return w.formCluster()
+	if err := w.formCluster(); err != nil {
+		return err
+	}
+	for _, l := range lagged {
+		if cfg.Topology.ReplLag > 0 {
+			if err := w.links.lag(l, cfg.Topology.ReplLag); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
-// formCluster joins the nodes, assigns each shard's slots to its first
-// node and makes the rest its replicas, then waits until every node says
-// cluster_state:ok, names the layout in CLUSTER SLOTS, and every
-// replica's link to its primary is up.
+// formCluster joins each cluster's nodes (only its own), assigns each
+// shard's slots to its first node and makes the rest its replicas, then
+// waits until every node says cluster_state:ok, names its cluster's
+// layout in CLUSTER SLOTS, and every replica's link to its primary is up.
 func (w *world) formCluster() error {
 	c := w.clus
 	ctx, cancel := context.WithTimeout(w.ctx, clusterReady)
@@ -198,17 +210,21 @@ func (w *world) formCluster() error {
 		}
 		c.ids = append(c.ids, id)
 	}
-	for i := 1; i < len(w.servers); i++ {
+	for i := range w.servers {
+		f := c.firstNode(c.clusterOf(i))
+		if i == f {
+			continue
+		}
 		h, gp, _ := net.SplitHostPort(c.gateways[i].addr())
 		_, bp, _ := net.SplitHostPort(c.buses[i].addr())
-		if err := w.servers[0].admin.Do(ctx, "CLUSTER", "MEET", h, gp, bp).Err(); err != nil {
-			return fmt.Errorf("%s: CLUSTER MEET %s: %w", w.servers[0].name, w.servers[i].name, err)
+		if err := w.servers[f].admin.Do(ctx, "CLUSTER", "MEET", h, gp, bp).Err(); err != nil {
+			return fmt.Errorf("%s: CLUSTER MEET %s: %w", w.servers[f].name, w.servers[i].name, err)
 		}
 	}
-	for s := 0; s < c.shards; s++ {
-		first, last := sim.ShardSlots(s, c.shards)
-		if err := w.servers[s*c.size].admin.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", first, last).Err(); err != nil {
-			return fmt.Errorf("%s: CLUSTER ADDSLOTSRANGE %d %d: %w", w.servers[s*c.size].name, first, last, err)
+	for g := 0; g < c.allShards(); g++ {
+		first, last := sim.ShardSlots(g%c.shards, c.shards)
+		if err := w.servers[g*c.size].admin.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", first, last).Err(); err != nil {
+			return fmt.Errorf("%s: CLUSTER ADDSLOTSRANGE %d %d: %w", w.servers[g*c.size].name, first, last, err)
 		}
 	}
 	// A replica can follow a primary once it knows it (MEET's gossip).
@@ -231,7 +247,7 @@ func (w *world) formCluster() error {
 			if err != nil || !strings.Contains(info, "cluster_state:ok") {
 				return false, fmt.Errorf("CLUSTER INFO: %v %q", err, firstLine(info))
 			}
-			if err := c.checkSlots(ctx, s.admin); err != nil {
+			if err := c.checkSlots(ctx, s.admin, c.clusterOf(i)); err != nil {
 				return false, err
 			}
 			if i%c.size == 0 {
@@ -251,9 +267,9 @@ func (w *world) formCluster() error {
 }
 
 // checkSlots reports whether admin's node's CLUSTER SLOTS names the
-// layout the harness holds: each shard's slots, its primary first, its
-// replicas after.
-func (c *clusterSide) checkSlots(ctx context.Context, admin *redis.Client) error {
+// layout the harness holds for cluster cl: each shard's slots, its
+// primary first, its replicas after.
+func (c *clusterSide) checkSlots(ctx context.Context, admin *redis.Client, cl int) error {
 	slots, err := admin.ClusterSlots(ctx).Result()
 	if err != nil {
 		return fmt.Errorf("CLUSTER SLOTS: %w", err)
@@ -269,8 +285,8 @@ func (c *clusterSide) checkSlots(ctx context.Context, admin *redis.Client) error
 		if int(sl.Start) != first || int(sl.End) != last || len(sl.Nodes) != c.size {
 			return fmt.Errorf("CLUSTER SLOTS: %d-%d with %d nodes, want %d-%d with %d", sl.Start, sl.End, len(sl.Nodes), first, last, c.size)
 		}
-		if n, ok := c.byAddr[sl.Nodes[0].Addr]; !ok || n != c.primary[s] {
-			return fmt.Errorf("CLUSTER SLOTS: shard %d's primary is %s, want node %d", s, sl.Nodes[0].Addr, c.primary[s])
+		if n, ok := c.byAddr[sl.Nodes[0].Addr]; !ok || n != c.primary[cl*c.shards+s] {
+			return fmt.Errorf("CLUSTER SLOTS: shard %d's primary is %s, want node %d", s, sl.Nodes[0].Addr, c.primary[cl*c.shards+s])
 		}
 	}
 	return nil
@@ -321,18 +337,24 @@ func (c *clusterSide) listeners() []string {
 	return out
 }
 
-// shardNote names shard s and its slots, as the simulator's failover
-// event does (sim.World.shardNote).
-func (c *clusterSide) shardNote(s int) string {
-	first, last := sim.ShardSlots(s, c.shards)
-	return fmt.Sprintf(" (cluster shard %d, slots %d-%d)", s, first, last)
+// shardNote names world-wide shard g, its cluster in a world of several,
+// and its slots, as the simulator's failover event does
+// (sim.World.shardNote): " (cluster shard 2, slots 10923-16383)",
+// " (cluster 1 shard 0, slots 0-5460)".
+func (c *clusterSide) shardNote(g int) string {
+	first, last := sim.ShardSlots(g%c.shards, c.shards)
+	name := "cluster "
+	if c.clusters > 1 {
+		name += strconv.Itoa(g/c.shards) + " "
+	}
+	return fmt.Sprintf(" (%sshard %d, slots %d-%d)", name, g%c.shards, first, last)
 }
 
-// failoverShards are the shards a failover names (g0, g1, ...; none:
-// every shard).
+// failoverShards are the world-wide shards a failover names (g0, g1,
+// ..., cluster 0's first; none: every shard of every cluster).
 func (c *clusterSide) failoverShards(targets []string) []int {
 	var out []int
-	for s := 0; s < c.shards; s++ {
+	for s := 0; s < c.allShards(); s++ {
 		if len(targets) == 0 {
 			out = append(out, s)
 			continue
@@ -427,15 +449,7 @@ func (w *world) clusterPromote(i, s, old int, want map[string]string) {
 	c.mu.Lock()
 	c.primary[s] = best
 	c.mu.Unlock()
-	w.mu.Lock()
-	w.stats.Failovers++
-	if e := w.effectLocked(i); e != nil && e.Promoted == "" {
-		e.Promoted = w.servers[best].name
-	}
-	if e := w.effectLocked(i); e != nil && lacking {
-		e.PromotedLacking = true
-	}
-	w.mu.Unlock()
+	w.notePromoted(i, w.servers[best].name, len(want) > 0, lacking)
 	w.record(sim.Event{Proc: sim.SentinelName, Kind: event.KindFailover,
 		Detail: w.servers[old].name + " -> " + w.servers[best].name + c.shardNote(s) + " by CLUSTER FAILOVER TAKEOVER"})
 }
@@ -474,12 +488,13 @@ func infoField(info, name string) (int64, bool) {
 	return 0, false
 }
 
-// clusterClient is the client's go-redis ClusterClient (what Cluster
-// returns), set up as the simulator's (sim.Proc.clusterOptions): it loads
-// the slot map with CLUSTER SLOTS from each shard's first node in order,
-// without routing policies. Its dialer maps a node's announced address
-// to this client's link to it (routes).
-func (p *proc) clusterClient(routes map[string]string) *redis.ClusterClient {
+// clusterClient is the client's go-redis ClusterClient for cluster cl
+// (what Cluster and Clusters return), set up as the simulator's
+// (sim.Proc.clusterOptionsOf): it loads the slot map with CLUSTER SLOTS
+// from each of cl's shards' first node in order, without routing
+// policies. Its dialer maps a node's announced address to this client's
+// link to it (routes).
+func (p *proc) clusterClient(routes map[string]string, cl int) *redis.ClusterClient {
 	rc, c := p.w.cfg.Redis, p.w.clus
 	dial := loopbackDialer(p.w.sawDial)
 	dialer := func(ctx context.Context, network, a string) (net.Conn, error) {
@@ -496,11 +511,12 @@ func (p *proc) clusterClient(routes map[string]string) *redis.ClusterClient {
 	}
 	var seeds []string
 	for s := 0; s < c.shards; s++ {
-		seeds = append(seeds, c.gateways[s*c.size].addr())
+		seeds = append(seeds, c.gateways[(cl*c.shards+s)*c.size].addr())
 	}
 	sem := make(chan struct{}, 1)
+	var loaders []*redis.Client
 	for _, a := range seeds {
-		p.slotsClients = append(p.slotsClients, redis.NewClient(&redis.Options{
+		loaders = append(loaders, redis.NewClient(&redis.Options{
 			Addr: a, Dialer: dialer, Protocol: 2, DisableIdentity: true,
 			MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 			PoolSize:                 2, ConnMaxIdleTime: -1, MaxRetries: -1,
@@ -508,6 +524,7 @@ func (p *proc) clusterClient(routes map[string]string) *redis.ClusterClient {
 			PoolTimeout: rc.ReadTimeout + rc.DialTimeout,
 		}))
 	}
+	p.slotsClients = append(p.slotsClients, loaders...)
 	load := func(ctx context.Context) ([]redis.ClusterSlot, error) {
 		select {
 		case sem <- struct{}{}:
@@ -516,7 +533,7 @@ func (p *proc) clusterClient(routes map[string]string) *redis.ClusterClient {
 		}
 		defer func() { <-sem }()
 		var firstErr error
-		for _, sc := range p.slotsClients {
+		for _, sc := range loaders {
 			slots, err := sc.ClusterSlots(ctx).Result()
 			if err == nil {
 				return slots, nil

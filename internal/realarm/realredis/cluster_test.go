@@ -25,8 +25,8 @@ func TestClusterWorld(t *testing.T) {
 	setupHook = func(w *world) error {
 		addrs = w.listeners()
 		seen = ours(t, addrs)
-		for _, s := range w.servers {
-			if err := w.clus.checkSlots(w.ctx, s.admin); err != nil {
+		for i, s := range w.servers {
+			if err := w.clus.checkSlots(w.ctx, s.admin, w.clus.clusterOf(i)); err != nil {
 				return err
 			}
 		}
@@ -156,7 +156,7 @@ func TestClusterFailover(t *testing.T) {
 // once the crashed primary is back.
 func TestClusterPromoteWaits(t *testing.T) {
 	w := &world{ctx: context.Background(), stop: make(chan struct{}), start: time.Now(),
-		clus: &clusterSide{shards: 1, size: 2, primary: []int{0}}, effects: make([]sim.FaultEffect, 1)}
+		clus: &clusterSide{shards: 1, clusters: 1, size: 2, primary: []int{0}}, effects: make([]sim.FaultEffect, 1)}
 	old, replica := &server{name: "n0", down: true}, &server{name: "n1", down: true}
 	w.servers = []*server{old, replica}
 	done := make(chan struct{})

@@ -132,7 +132,8 @@ func BuildScaled(spec run.Spec, ttl time.Duration) (*Job, error) {
 // Supported reports what the real arm cannot carry out in parts, or nil.
 func Supported(p scenarios.Parts) error {
 	var why []string
-	if p.Lock.Topology == locks.Groups || p.Config.Topology.Groups > 1 {
+	// A cluster world's groups are its shards (sim.Config.checkShards).
+	if p.Lock.Topology == locks.Groups || (p.Config.Topology.Groups > 1 && p.Config.Topology.Shards == 0) {
 		why = append(why, "primary/replica groups (Redlock over Sentinel groups)")
 	}
 	if p.Lock.Topology == locks.Consensus && p.Lock.Real == "" {
@@ -140,9 +141,6 @@ func Supported(p scenarios.Parts) error {
 	}
 	if p.Lock.Topology == locks.Replicated && !p.Config.Topology.Replicated && len(p.Config.Nodes) > 1 {
 		why = append(why, "a replicated lock on several nodes")
-	}
-	if p.Config.Topology.Clusters > 1 {
-		why = append(why, fmt.Sprintf("%d independent Redis Clusters in one world (Redlock over clusters)", p.Config.Topology.Clusters))
 	}
 	nodes := map[string]bool{}
 	for _, n := range p.Config.Nodes {

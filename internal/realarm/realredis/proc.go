@@ -46,7 +46,8 @@ type proc struct {
 	drvSentinels []string
 	drvRoutes    map[string]string
 	// A cluster world's ClusterClient and its slot-map loaders (cluster.go).
-	cluster      *redis.ClusterClient
+	cluster      *redis.ClusterClient   // cluster 0's
+	clusters     []*redis.ClusterClient // one a cluster (clusters.go)
 	slotsClients []*redis.Client
 	// 1 + the last true time in the safety phase the lock read its clock's
 	// wall time (lockClock's Now), and its monotonic reading or a sleep on

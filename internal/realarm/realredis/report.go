@@ -139,8 +139,12 @@ func (jd *Judged) WriteSummary(w io.Writer, r *run.Report) {
 		if t.ClusterFailover {
 			how, links = "failed over by the cluster's own election", "client→node, replica→node, node→node cluster bus"
 		}
-		line("backend", "real: %d redis-server processes in cluster mode, %d shards (cluster-node-timeout %v, replication lag %v; %s), each on its own address in 127.0.0.0/8 (%s), the storage and one toxiproxy proxy per link (%s) in-process",
-			len(j.Config.Nodes), t.Shards, t.DownAfter, t.ReplLag, how, orUnknown(RedisVersion()), links)
+		shards := fmt.Sprintf("%d shards", t.Shards)
+		if t.Clusters > 1 {
+			shards = fmt.Sprintf("%d independent clusters of %d shards each", t.Clusters, t.Shards)
+		}
+		line("backend", "real: %d redis-server processes in cluster mode, %s (cluster-node-timeout %v, replication lag %v; %s), each on its own address in 127.0.0.0/8 (%s), the storage and one toxiproxy proxy per link (%s) in-process",
+			len(j.Config.Nodes), shards, t.DownAfter, t.ReplLag, how, orUnknown(RedisVersion()), links)
 	} else if j.Config.Topology.Replicated {
 		line("backend", "real: %d redis-server processes (a primary and its replicas) and %d redis-sentinel processes (quorum %d, down-after %v, failover-timeout %v, internal periods × %.4g), each on its own address in 127.0.0.0/8 (%s), the storage and one toxiproxy proxy per link (client→node, client→Sentinel, Sentinel→node, replica→node with the replication lag %v) in-process",
 			len(j.Config.Nodes), nSentinels, quorum, j.Config.Topology.DownAfter, failoverTimeout(jd.Real.TTL), jd.Info.Scale, orUnknown(RedisVersion()), j.Config.Topology.ReplLag)

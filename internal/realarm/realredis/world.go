@@ -58,10 +58,11 @@ type world struct {
 	// What each fault did (effects.go): its record, by fault index; the
 	// nodes it acted on; each node's live lock keys when last read; the
 	// failovers awaiting Sentinel's promotion.
-	effects  []sim.FaultEffect
-	targets  map[int][]int
-	lastLive map[int]map[string]string
-	failing  []pendingFailover
+	effects       []sim.FaultEffect
+	targets       map[int][]int
+	lastLive      map[int]map[string]string
+	failing       []pendingFailover
+	keyedPromoted map[int]bool // failovers whose named promotion is of a shard that held a live lock key (clusters.go)
 
 	migrations []*realMigration // slot migrations begun (cluster_migrate.go)
 }
@@ -223,7 +224,10 @@ func (w *world) setup(dir string) error {
 				_, port, _ := net.SplitHostPort(g.addr())
 				routes[":"+port] = nodeLinks[x]
 			}
-			p.cluster = p.clusterClient(routes)
+			for cl := 0; cl < w.clus.clusters; cl++ {
+				p.clusters = append(p.clusters, p.clusterClient(routes, cl))
+			}
+			p.cluster = p.clusters[0]
 		}
 		w.procs = append(w.procs, p)
 	}
@@ -246,8 +250,8 @@ func (w *world) teardown() {
 		if p.primary != nil {
 			_ = p.primary.Close()
 		}
-		if p.cluster != nil {
-			_ = p.cluster.Close()
+		for _, c := range p.clusters {
+			_ = c.Close()
 		}
 		for _, c := range p.slotsClients {
 			_ = c.Close()

@@ -1,0 +1,99 @@
+package realredis
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/locksim/locksim/event"
+	"github.com/locksim/locksim/run"
+	"github.com/locksim/locksim/sim"
+)
+
+// TestClustersWorld: failover-one-cluster's world of three independent
+// clusters (redlock-3-clusters) on 18 real redis-server processes, cut to
+// its first failover. Each cluster forms on its own six nodes, node for
+// node as the simulator numbers them (n0..n5 cluster 0, n6..n11 cluster
+// 1, n12..n17 cluster 2), no node knows another cluster's nodes, each
+// client has one ClusterClient a cluster, the lock is taken, and the
+// failover of g0 promotes n1 in cluster 0 only, its event naming the
+// cluster, the shard and the slots as the simulator's does.
+func TestClustersWorld(t *testing.T) {
+	requireRedis(t)
+	if testing.Short() {
+		t.Skip("18 real redis-server processes and a failover: seconds of real time (run without -short)")
+	}
+	tmp := t.TempDir()
+	j, err := Build(run.Spec{Scenario: "failover-one-cluster", Lock: "redlock-3-clusters", Seed: 1}, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Config.Faults = j.Config.Faults[:1]
+	j.Config.Faults[0].Start, j.Config.Faults[0].Duration = 500*time.Millisecond, 1500*time.Millisecond
+	j.Config.Duration, j.Config.Liveness = 4*time.Second, time.Second
+	var seen []string
+	clients := 0
+	setupHook = func(w *world) error {
+		seen = ours(t, w.listeners())
+		for i, s := range w.servers {
+			if err := w.clus.checkSlots(w.ctx, s.admin, w.clus.clusterOf(i)); err != nil {
+				t.Errorf("%s: %v", s.name, err)
+			}
+			nodes, err := s.admin.ClusterNodes(w.ctx).Result()
+			if got := strings.Count(strings.TrimSpace(nodes), "\n") + 1; err != nil || got != 6 {
+				t.Errorf("%s: CLUSTER NODES names %d nodes (%v), want its own cluster's 6", s.name, got, err)
+			}
+		}
+		clients = len(w.procs[0].Clusters())
+		return nil
+	}
+	jd, err := j.RunAndJudge(context.Background(), tmp)
+	setupHook = nil
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 18 || clients != 3 {
+		t.Errorf("%d redis-server processes while running, %d ClusterClients a client: want 18 and 3", len(seen), clients)
+	}
+	acquired, promoted := 0, []string{}
+	for _, ev := range jd.Result.History {
+		if ev.Op == event.OpAcquire && ev.Kind == event.KindOK {
+			acquired++
+		}
+		if ev.Proc == sim.SentinelName && ev.Kind == event.KindFailover {
+			promoted = append(promoted, ev.Detail)
+		}
+	}
+	if acquired == 0 {
+		t.Errorf("no acquisition over the three clusters: %s", jd.Report("").Verdict)
+	}
+	want := "n0 -> n1 (cluster 0 shard 0, slots 0-5460) by CLUSTER FAILOVER TAKEOVER"
+	if len(promoted) != 1 || promoted[0] != want {
+		t.Errorf("promotions %q, want exactly %q", promoted, want)
+	}
+	if got := ours(t, jd.Info.Listeners); len(got) > 0 {
+		t.Errorf("left running: %v", got)
+	}
+	empty(t, tmp)
+}
+
+// TestNotePromoted: a failover of every shard names the promoted replica
+// of the shard that held the lock key whatever order the promotions land
+// in (the simulator names it: its agent promotes shard 0 first), the
+// first such if several did, and counts every promotion; any promoted
+// replica lacking a live key marks the failover.
+func TestNotePromoted(t *testing.T) {
+	w := &world{effects: make([]sim.FaultEffect, 2)}
+	w.notePromoted(0, "n4", false, false) // shard 1's, no key there, landed first
+	w.notePromoted(0, "n1", true, false)  // the key's shard
+	w.notePromoted(0, "n7", true, false)
+	if e := w.effects[0]; e.Promoted != "n1" || e.PromotedLacking || w.stats.Failovers != 3 {
+		t.Errorf("effect %+v, %d failovers: want n1 named, not lacking, 3 failovers", e, w.stats.Failovers)
+	}
+	w.notePromoted(1, "n3", false, false)
+	w.notePromoted(1, "n5", false, true)
+	if e := w.effects[1]; e.Promoted != "n3" || !e.PromotedLacking {
+		t.Errorf("effect %+v: want the first promoted, n3, named and the failover marked lacking", e)
+	}
+}
