@@ -325,6 +325,8 @@ func (cr *CellResult) simArm(b sim.Bubble, opt Options) (err error) {
 		}
 	}()
 	var tally run.Tally
+	// The counts so far, also when a seed fails; the interval below is
+	// computed from them after the last seed, so they are set before it.
 	defer func() { cr.SimRuns, cr.SimUnsafe = tally.Runs, tally.Unsafe }()
 	for seed := uint64(1); seed <= uint64(opt.SimRuns); seed++ {
 		spec := run.Spec{Scenario: cr.Scenario, Lock: cr.Lock, Seed: seed}
@@ -351,6 +353,7 @@ func (cr *CellResult) simArm(b sim.Bubble, opt Options) (err error) {
 			cr.SimReasons = addReason(cr.SimReasons, jd.Check.Reasons)
 		}
 	}
+	cr.SimRuns, cr.SimUnsafe = tally.Runs, tally.Unsafe
 	cr.SimVerdicts, cr.SimVerdict = verdictCounts(&tally, 0), verdictOf(&tally, 0)
 	lo, hi := stats.Wilson(cr.SimUnsafe, cr.SimRuns)
 	cr.SimCI = [2]float64{lo, hi}

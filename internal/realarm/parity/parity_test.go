@@ -155,3 +155,21 @@ func TestRunRefusesUnknownCells(t *testing.T) {
 		}
 	}
 }
+
+// TestSimArmInterval: the simulator arm's 95% interval is the Wilson
+// interval of its own counts. It was computed before the counts were set,
+// as Wilson(0, 0) = [0, 1] for every cell, which made any two arms'
+// intervals overlap and left agreement to the verdicts alone.
+func TestSimArmInterval(t *testing.T) {
+	cr := &CellResult{Scenario: "pause-after-check", Lock: "set-nx-cad", TTLNS: 200e6}
+	if err := cr.simArm(sim.TestBubble(t), Options{SimRuns: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if cr.SimRuns != 3 || cr.SimUnsafe == 0 {
+		t.Fatalf("sim arm: %d runs, %d unsafe; want 3 runs, some unsafe (a pause after the check breaks an unfenced lease)", cr.SimRuns, cr.SimUnsafe)
+	}
+	lo, hi := stats.Wilson(cr.SimUnsafe, cr.SimRuns)
+	if cr.SimCI != [2]float64{lo, hi} || cr.SimCI == [2]float64{0, 1} {
+		t.Errorf("sim interval %v, want Wilson(%d, %d) = [%v, %v]", cr.SimCI, cr.SimUnsafe, cr.SimRuns, lo, hi)
+	}
+}
