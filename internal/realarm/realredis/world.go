@@ -62,6 +62,9 @@ type world struct {
 	targets  map[int][]int
 	lastLive map[int]map[string]string
 	failing  []pendingFailover
+	// clusterCuts: the faults a cluster's own promotion may be credited
+	// to (cluster_own_effects.go).
+	clusterCuts []clusterCut
 
 	migrations []*realMigration // slot migrations begun (cluster_migrate.go)
 }
@@ -439,6 +442,7 @@ func (w *world) beginFault(i int, f faults.Fault, armed bool) {
 	w.mu.Unlock()
 
 	// Effects outside the lock: signals, proxies, scripts.
+	w.noteClusterCut(i, f) // cluster_own_effects.go
 	switch f.Kind {
 	case faults.NodePause:
 		idx := w.faultServers(f.Targets)
