@@ -34,7 +34,8 @@ import (
 //     winner serves the shard's slots. A FAIL flag clears when the primary
 //     is reached again, after it has been flagged for 2 × node timeout
 //     (clearNodeFailureIfNeeded); a node that restarts forgets its
-//     schedule;
+//     schedule. A replica acts on a FAIL from its next round (every
+//     100 ms) after the flag: it hears of it by a message;
 //   - a node that reaches fewer than a majority of the primaries (itself
 //     counted when it is one) for the node timeout sees the cluster down and
 //     answers every keyed command -CLUSTERDOWN (a partitioned primary
@@ -199,7 +200,7 @@ func (f *clusterFailure) tickShard(g *sentinelGroup) {
 			f.authTime[r.id], f.authSent[r.id] = never, false // a restart forgets it
 		}
 	}
-	if f.failed[s] {
+	if f.failed[s] && w.now() > f.failAt[s] { // a replica hears of the FAIL by message, and acts at its next round
 		for _, r := range w.sentinel.members(g) {
 			if f.failed[s] && r.id != g.primary && r.replicaOf == g.primary && r.up && r.pausedUntil <= w.now() {
 				f.handleReplica(g, r)

@@ -234,6 +234,7 @@ func (w *World) crashEnded(n *Node) {
 	if n.downs == 0 && !n.up {
 		n.restart()
 		w.record(Event{Proc: n.name, Kind: evt.KindRestart})
+		w.gossipAfterRestart(n) // cluster_gossip.go
 	}
 }
 
