@@ -146,10 +146,12 @@ func at(t int64) string {
 	return time.Duration(t).Round(time.Millisecond).String()
 }
 
-// promotionNote says whether the replica a cluster failover's detail
-// names as promoted lacked a lock key live on the primary it replaced,
-// as the engine recorded it for the fault it credits the promotion to
-// (sim.FaultEffect.Promoted): "" when no fault's record names it.
+// promotionNote says that the replica a cluster failover's detail names
+// as promoted lacked a lock key live on the primary it replaced, as the
+// engine recorded it for the fault it credits the promotion to
+// (sim.FaultEffect.Promoted, PromotedLacking): "" otherwise (a real run
+// cannot always read a cut-off primary, so no claim is made of a
+// promotion not seen lacking).
 func promotionNote(j *Judged, detail string) string {
 	if j.Result == nil {
 		return ""
@@ -160,12 +162,8 @@ func promotionNote(j *Judged, detail string) string {
 	}
 	name, _, _ := strings.Cut(after, " ")
 	for _, ee := range j.Result.Effects {
-		switch {
-		case ee.Promoted != name:
-		case ee.PromotedLacking:
+		if ee.Promoted == name && ee.PromotedLacking {
 			return ", which lacked a lock key live on the old primary"
-		default:
-			return ", which had every lock key live on the old primary"
 		}
 	}
 	return ""
