@@ -42,6 +42,13 @@ type FaultEffect struct {
 	Bit      bool         `json:"bit"`
 	// Why says, for a fault that was not reached or did not bite, why not.
 	Why string `json:"why,omitempty"`
+	// Promoted is the replica promoted in the place of the primary this
+	// fault took out (a failover; in a cluster that fails over by itself,
+	// also the partition, pause or crash that made it flag the primary
+	// FAIL), and PromotedLacking that it lacked a lock key live on that
+	// primary: the lock's key was lost.
+	Promoted        string `json:"promoted,omitempty"`
+	PromotedLacking bool   `json:"promoted_lacking,omitempty"`
 }
 
 // EffectCounts counts faults by how far they got.
@@ -225,9 +232,27 @@ func Effects(h checker.History, res *sim.Result, cfg sim.Config) []FaultEffect {
 				e.Why = "its node held no live lock key when it began"
 			}
 		}
+		if ee.Promoted != "" {
+			e.Promoted, e.PromotedLacking = ee.Promoted, ee.PromotedLacking
+			if ee.PromotedLacking && e.Reached && !e.Bit {
+				e.Bit, e.Why = true, ""
+			}
+		}
 		out[i] = e
 	}
 	return out
+}
+
+// promotedNote says what a fault's promotion was, for the summary's fault
+// line: "" when it promoted none.
+func (e FaultEffect) promotedNote() string {
+	switch {
+	case e.Promoted == "" || strings.Contains(e.Why, e.Promoted):
+		return ""
+	case e.PromotedLacking:
+		return "; promoted " + e.Promoted + ", which lacked a live lock key"
+	}
+	return "; promoted " + e.Promoted // lacking nothing seen: the real arm cannot always read a cut-off primary
 }
 
 // ClockReaches lists the clients whose clocks the world set wrong from the

@@ -92,7 +92,7 @@ func Explain(j *Judged) string {
 		case (e.Kind == event.KindCrash || e.Kind == event.KindRestart) && e.Proc != "world":
 			add(fmt.Sprintf("%s %s at %s", e.Proc, e.Kind, at(e.T)))
 		case e.Kind == event.KindFailover && slices.ContainsFunc(keyShards, func(s string) bool { return strings.Contains(e.Detail, s) }):
-			add(fmt.Sprintf("promoted at %s: %s", at(e.T), e.Detail))
+			add(fmt.Sprintf("promoted at %s: %s%s", at(e.T), e.Detail, promotionNote(j, e.Detail)))
 		}
 	}
 	parts = append(parts, "then "+v.Detail)
@@ -144,4 +144,27 @@ func tookEffect(h checker.History, n int) bool {
 // at renders a true time to the millisecond.
 func at(t int64) string {
 	return time.Duration(t).Round(time.Millisecond).String()
+}
+
+// promotionNote says that the replica a cluster failover's detail names
+// as promoted lacked a lock key live on the primary it replaced, as the
+// engine recorded it for the fault it credits the promotion to
+// (sim.FaultEffect.Promoted, PromotedLacking): "" otherwise (a real run
+// cannot always read a cut-off primary, so no claim is made of a
+// promotion not seen lacking).
+func promotionNote(j *Judged, detail string) string {
+	if j.Result == nil {
+		return ""
+	}
+	_, after, ok := strings.Cut(detail, " -> ")
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(after, " ")
+	for _, ee := range j.Result.Effects {
+		if ee.Promoted == name && ee.PromotedLacking {
+			return ", which lacked a lock key live on the old primary"
+		}
+	}
+	return ""
 }

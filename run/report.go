@@ -298,7 +298,7 @@ func (r *Report) WriteSummary(w io.Writer) {
 			case !e.Bit:
 				mark = "did not bite: " + e.Why
 			}
-			fmt.Fprintf(w, "%-16s%s  [%s]\n", "", e.Fault, mark)
+			fmt.Fprintf(w, "%-16s%s  [%s%s]\n", "", e.Fault, mark, e.promotedNote())
 		}
 	} else {
 		line("faults", "%d scheduled, %d injected", len(r.FaultSchedule), r.FaultsInjected)

@@ -58,6 +58,7 @@ func TestClusterFileLanguage(t *testing.T) {
 		{"faults:\n  - {kind: slot-migration, start: 1ttl, duration: 1ttl}\n", "set-nx-cad", "not a cluster"},
 		{"faults:\n  - {kind: slot-migration, start: 1ttl, duration: 1ttl, targets: [n0]}\n", "cluster-set-nx-cad", "targets do not apply"},
 		{"faults:\n  - {kind: crash, start: 1ttl, duration: 1ttl, targets: [n3@key]}\n", "cluster-set-nx-cad", "no node n3@key"},
+		{"topology: {replicated: true, down_after: 1s, failover: cluster}\nfaults:\n  - {kind: slot-migration, start: 1ttl, duration: 1ttl}\n", "cluster-set-nx-cad", "a failover during a migration is not modelled"},
 	} {
 		_, err := build(tc.body, tc.lock)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

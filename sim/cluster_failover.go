@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -17,11 +18,24 @@ import (
 //     PFAIL (each node's own view, checked every 100 ms, as clusterCron);
 //   - a primary is flagged FAIL once a majority of the primaries serving
 //     slots (the other shards' primaries here) flag it PFAIL;
-//   - its replica with the most replicated data (rank 0) starts an
-//     election 500 ms plus a random 0..500 ms after the FAIL (each further
-//     rank adds a second) and wins with the votes of a majority of the
-//     primaries it reaches; a lost election is retried after
-//     max(2 × node timeout, 2 s); the winner serves the shard's slots;
+//   - each replica keeps its own election schedule, as Redis's
+//     clusterHandleSlaveFailover keeps failover_auth_time: while its
+//     primary is FAIL and no election of its is due or recent (none
+//     scheduled for the retry time, 2 × max(2 × node timeout, 2 s)), it
+//     schedules one 500 ms plus a random 0..499 ms from now, plus a second
+//     per rank (the replicas of the same primary with more replicated
+//     data); the delay is Redis's and does not scale with the node
+//     timeout. At the scheduled time, and until the election timeout
+//     max(2 × node timeout, 2 s) past it, it asks for votes once, whenever
+//     its primary is FAIL: a primary flagged FAIL again after the flag
+//     cleared meets an election already due, which runs at once. It wins
+//     with the votes of a majority of the primaries it reaches (a primary
+//     votes about one failed primary once per 2 × node timeout); the
+//     winner serves the shard's slots. A FAIL flag clears when the primary
+//     is reached again, after it has been flagged for 2 × node timeout
+//     (clearNodeFailureIfNeeded); a node that restarts forgets its
+//     schedule. A replica acts on a FAIL from its next round (every
+//     100 ms) after the flag: it hears of it by a message;
 //   - a node that reaches fewer than a majority of the primaries (itself
 //     counted when it is one) for the node timeout sees the cluster down and
 //     answers every keyed command -CLUSTERDOWN (a partitioned primary
@@ -50,9 +64,18 @@ type clusterFailure struct {
 	// since[a][b]: since when node a has not reached node b (-1: it does).
 	since   [][]int64
 	failed  []bool  // shard s's primary is flagged FAIL
-	electAt []int64 // shard s's rank-0 replica starts its election then (-1: none due)
-	rng     *rand.Rand
+	failAt  []int64 // since when (while failed)
+	votedAt []int64 // when the primaries last voted about shard s's primary
+	// Each node's election schedule as a replica (Redis's
+	// failover_auth_time, failover_auth_sent, failover_auth_rank).
+	authTime []int64
+	authSent []bool
+	authRank []int
+	rng      *rand.Rand
 }
+
+// never is an election time long past: the first FAIL schedules one.
+const never = math.MinInt64 / 4
 
 func newClusterFailure(w *World) *clusterFailure {
 	n := len(w.nodes)
@@ -65,12 +88,25 @@ func newClusterFailure(w *World) *clusterFailure {
 		f.since = append(f.since, row)
 	}
 	f.failed = make([]bool, w.shards())
-	f.electAt = make([]int64, w.shards())
-	for s := range f.electAt {
-		f.electAt[s] = -1
+	f.failAt = make([]int64, w.shards())
+	f.votedAt = make([]int64, w.shards())
+	for s := range f.votedAt {
+		f.votedAt[s] = never
+	}
+	f.authTime = make([]int64, n)
+	f.authSent = make([]bool, n)
+	f.authRank = make([]int, n)
+	for i := range f.authTime {
+		f.authTime[i] = never
 	}
 	return f
 }
+
+// authTimeout is how long an election may collect votes, and retry how
+// long a replica waits from one election to the next: Redis's auth_timeout,
+// max(2 × node timeout, 2 s), and auth_retry_time, twice that.
+func (f *clusterFailure) authTimeout() int64 { return max(2*f.timeout, int64(2*time.Second)) }
+func (f *clusterFailure) retry() int64       { return 2 * f.authTimeout() }
 
 // reach: node a reaches node b now (both up and serving, the link open).
 func (f *clusterFailure) reach(a, b *Node) bool {
@@ -151,15 +187,25 @@ func (f *clusterFailure) tickShard(g *sentinelGroup) {
 	}
 	switch {
 	case !f.failed[s] && reports >= f.quorum():
-		f.failed[s] = true
+		f.failed[s], f.failAt[s] = true, w.now()
 		w.record(Event{Proc: clusterProc, Kind: evt.KindReconfigure, Detail: fmt.Sprintf("%s flagged FAIL by %d of %d primaries%s", p.name, reports, w.shards(), w.shardNote(s))})
-		f.schedule(g)
-	case f.failed[s] && reports == 0:
-		f.failed[s], f.electAt[s] = false, -1 // reached again before a replica won
+		f.noteCause(g, p)
+	case f.failed[s] && reports == 0 && w.now()-f.failAt[s] >= 2*f.timeout:
+		f.failed[s] = false // reached again before a replica won
 		w.record(Event{Proc: clusterProc, Kind: evt.KindReconfigure, Detail: fmt.Sprintf("%s FAIL cleared (reachable again)%s", p.name, w.shardNote(s))})
+		f.dropCause(g)
 	}
-	if f.failed[s] && f.electAt[s] >= 0 && w.now() >= f.electAt[s] {
-		f.elect(g)
+	for _, r := range w.sentinel.members(g) {
+		if !r.up {
+			f.authTime[r.id], f.authSent[r.id] = never, false // a restart forgets it
+		}
+	}
+	if f.failed[s] && w.now() > f.failAt[s] { // a replica hears of the FAIL by message, and acts at its next round
+		for _, r := range w.sentinel.members(g) {
+			if f.failed[s] && r.id != g.primary && r.replicaOf == g.primary && r.up && r.pausedUntil <= w.now() {
+				f.handleReplica(g, r)
+			}
+		}
 	}
 	np := w.nodes[g.primary]
 	for _, n := range w.sentinel.members(g) {
@@ -180,48 +226,60 @@ func (f *clusterFailure) tickShard(g *sentinelGroup) {
 	}
 }
 
-// candidate is shard g's replica with the most replicated data among
-// those up, and its rank (always 0: the best one runs first).
-func (f *clusterFailure) candidate(g *sentinelGroup) *Node {
-	var best *Node
+// rank is replica r's rank among its primary's replicas: those that
+// are up with more replicated data (clusterGetSlaveRank).
+func (f *clusterFailure) rank(g *sentinelGroup, r *Node) int {
+	k := 0
 	for _, n := range f.w.sentinel.members(g) {
-		if n.id == g.primary || n.replicaOf != g.primary || !n.up {
-			continue
-		}
-		if best == nil || n.applied > best.applied {
-			best = n
+		if n != r && n.id != g.primary && n.replicaOf == g.primary && n.up && n.applied > r.applied {
+			k++
 		}
 	}
-	return best
+	return k
 }
 
-// schedule sets when shard g's rank-0 replica starts its election: 500 ms
-// plus a random 0..500 ms from now.
-func (f *clusterFailure) schedule(g *sentinelGroup) {
-	f.electAt[g.id] = f.w.now() + int64(500*time.Millisecond) + f.rng.Int64N(int64(500*time.Millisecond)+1)
-}
-
-// elect runs shard g's election: its candidate wins with the votes of a
-// majority of the primaries (the other shards' primaries that reach it);
-// otherwise it tries again after the election timeout.
-func (f *clusterFailure) elect(g *sentinelGroup) {
+// handleReplica is one round of replica r's election while its primary
+// (shard g's) is FAIL, as Redis's clusterHandleSlaveFailover: schedule an
+// election when none is due or recent, let a worse rank add its delay, ask
+// for votes once at the scheduled time (not past the election timeout),
+// and take the shard's slots with a majority of the primaries' votes.
+func (f *clusterFailure) handleReplica(g *sentinelGroup, r *Node) {
 	w := f.w
-	r := f.candidate(g)
+	now := w.now()
+	age := now - f.authTime[r.id]
+	if age > f.retry() {
+		rank := f.rank(g, r)
+		f.authTime[r.id] = now + int64(500*time.Millisecond) + f.rng.Int64N(500)*int64(time.Millisecond) + int64(rank)*int64(time.Second)
+		f.authSent[r.id], f.authRank[r.id] = false, rank
+		return
+	}
+	if !f.authSent[r.id] {
+		if rank := f.rank(g, r); rank > f.authRank[r.id] {
+			f.authTime[r.id] += int64(rank-f.authRank[r.id]) * int64(time.Second)
+			f.authRank[r.id] = rank
+		}
+	}
+	if now < f.authTime[r.id] || age > f.authTimeout() || f.authSent[r.id] {
+		return // not yet, expired, or asked already (the votes came at once)
+	}
+	f.authSent[r.id] = true
 	votes := 0
-	if r != nil {
+	if now-f.votedAt[g.id] >= 2*f.timeout {
 		for t := 0; t < w.shards(); t++ {
 			if m := w.shardPrimary(t); t != g.id && f.reach(m, r) && f.reach(r, m) {
 				votes++
 			}
 		}
+		if votes > 0 {
+			f.votedAt[g.id] = now
+		}
 	}
-	if r == nil || votes < f.quorum() {
-		f.electAt[g.id] = w.now() + max(2*f.timeout, int64(2*time.Second))
+	if votes < f.quorum() {
 		return
 	}
-	f.failed[g.id], f.electAt[g.id] = false, -1
+	f.failed[g.id] = false
 	w.record(Event{Proc: clusterProc, Kind: evt.KindReconfigure, Detail: fmt.Sprintf("%s won the election with %d of %d primaries' votes%s", r.name, votes, w.shards(), w.shardNote(g.id))})
-	w.sentinel.promote(g, r)
+	f.promote(g, r)
 }
 
 // heal clears every flag at the heal (the sentinel's heal settles each
@@ -233,7 +291,10 @@ func (f *clusterFailure) heal() {
 		}
 	}
 	for s := range f.failed {
-		f.failed[s], f.electAt[s] = false, -1
+		f.failed[s] = false
+	}
+	for _, g := range f.w.sentinel.groups {
+		f.dropCause(g)
 	}
 }
 

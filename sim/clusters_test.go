@@ -43,6 +43,11 @@ func TestClustersConfigErrors(t *testing.T) {
 	if err := cfg.WithDefaults().Validate(); err == nil || !strings.Contains(err.Error(), "one cluster (got 3 shards, 2 clusters)") {
 		t.Errorf("slot-migration in two clusters: %v, want it refused", err)
 	}
+	// Nor with replicas: a failover during a migration is not modelled.
+	cfg.Topology = Topology{Shards: 3, Replicated: true, DownAfter: time.Second}
+	if err := cfg.WithDefaults().Validate(); err == nil || !strings.Contains(err.Error(), "faults[0]: slot-migration in a replicated cluster (topology.replicated) is not supported") {
+		t.Errorf("slot-migration in a replicated cluster: %v, want it refused", err)
+	}
 }
 
 // TestClustersIndependent: three clusters of three shards, each shard a

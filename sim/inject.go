@@ -99,6 +99,7 @@ func (w *World) apply(i int, f faults.Fault, start, end int64) {
 	case faults.NodePause:
 		for _, n := range w.targetNodes(f.Targets) {
 			n.pausedUntil = max(n.pausedUntil, end)
+			n.outFault = i + 1
 		}
 	case faults.ClockDrift:
 		for _, m := range w.targetClocks(f.Targets) {
@@ -129,6 +130,7 @@ func (w *World) apply(i int, f faults.Fault, start, end int64) {
 		targets := w.targetNodes(f.Targets)
 		for _, n := range targets {
 			w.crashNode(n, string(n.cfg.Persistence))
+			n.outFault = i + 1
 		}
 		if f.NodeClock {
 			for _, n := range targets {
@@ -216,6 +218,9 @@ func (w *World) crashNode(n *Node, detail string) {
 	n.downs++
 	if n.up {
 		n.downLive = n.liveKeys()
+		if n.w.cfail != nil {
+			n.downVals = n.liveValues()
+		}
 		n.crash()
 		w.record(Event{Proc: n.name, Kind: evt.KindCrash, Detail: detail})
 	}
@@ -229,6 +234,7 @@ func (w *World) crashEnded(n *Node) {
 	if n.downs == 0 && !n.up {
 		n.restart()
 		w.record(Event{Proc: n.name, Kind: evt.KindRestart})
+		w.gossipAfterRestart(n) // cluster_gossip.go
 	}
 }
 

@@ -80,6 +80,12 @@ type Node struct {
 	// went down: a clock fault on a down node moves its restart, which
 	// matters to the holders of those keys (liveKeys).
 	downLive int
+	// downVals are the lock keys' values live on it when it last went
+	// down, and outFault the node pause or crash fault (1-based) that last
+	// took it out: a cluster's own failover credits its promotion to it
+	// (cluster_failover_effects.go).
+	downVals map[string]string
+	outFault int
 	// drifting are the clock-drift faults (1-based) running on this node:
 	// a lock key written while one runs counts for its bite.
 	drifting []int

@@ -32,6 +32,9 @@ type sentinelGroup struct {
 	// primary at the crash (Result.Effects).
 	fault    int
 	lostKeys map[string]string
+	// ownCause: fault is the one a cluster's own failover credits
+	// (cluster_failover_effects.go), not a failover fault's.
+	ownCause bool
 }
 
 // groupOf returns the group whose primary is node id, or nil.

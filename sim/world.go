@@ -63,6 +63,7 @@ type World struct {
 	slots      *clusterSlots
 	migrations []*migration
 	cfail      *clusterFailure
+	gossipRng  *rand.Rand // a restarted cluster node's first gossip (cluster_gossip.go)
 }
 
 // Stats counts what happened in a run.

@@ -106,6 +106,7 @@ func (w *world) roleChanged(n int, isMaster bool, role []any) {
 		w.mu.Lock()
 		w.stats.Failovers++
 		w.mu.Unlock()
+		w.creditPromotion(old, n) // cluster_own_effects.go
 		w.record(sim.Event{Proc: clusterProc, Kind: event.KindFailover,
 			Detail: w.servers[old].name + " -> " + w.servers[n].name + c.shardNote(s) + " by the cluster's own election"})
 		return

@@ -14,8 +14,9 @@ import (
 // six real redis-server processes failing over by themselves. The
 // partition cuts n0's cluster bus from the other primaries (bus links),
 // so real Redis flags n0 FAIL and elects n1 with no harness TAKEOVER;
-// the harness records the promotion as the cluster's own and, after the
-// heal, n0 turning into n1's replica; nothing is left after the run.
+// the harness records the promotion as the cluster's own, credited to
+// the partition, and, after the heal, n0 turning into n1's replica;
+// nothing is left after the run.
 func TestClusterOwnFailover(t *testing.T) {
 	requireRedis(t)
 	if testing.Short() {
@@ -48,6 +49,10 @@ func TestClusterOwnFailover(t *testing.T) {
 	}
 	if !promoted || !demoted || jd.Result.Stats.Failovers != 1 {
 		t.Errorf("promoted %v, then demoted %v, failovers %d: want n1 elected by the cluster, n0 its replica after, 1 failover", promoted, demoted, jd.Result.Stats.Failovers)
+	}
+	// The promotion is credited to the partition (cluster_own_effects.go).
+	if e := jd.Result.Effects[0]; e.Promoted != "n1" {
+		t.Errorf("the partition's effect names promoted %q, want n1", e.Promoted)
 	}
 	var sum strings.Builder
 	jd.WriteSummary(&sum, jd.Report(""))

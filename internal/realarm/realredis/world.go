@@ -63,6 +63,9 @@ type world struct {
 	lastLive      map[int]map[string]string
 	failing       []pendingFailover
 	keyedPromoted map[int]bool // failovers whose named promotion is of a shard that held a live lock key (clusters.go)
+	// clusterCuts: the faults a cluster's own promotion may be credited
+	// to (cluster_own_effects.go).
+	clusterCuts []clusterCut
 
 	migrations []*realMigration // slot migrations begun (cluster_migrate.go)
 }
@@ -443,6 +446,7 @@ func (w *world) beginFault(i int, f faults.Fault, armed bool) {
 	w.mu.Unlock()
 
 	// Effects outside the lock: signals, proxies, scripts.
+	w.noteClusterCut(i, f) // cluster_own_effects.go
 	switch f.Kind {
 	case faults.NodePause:
 		idx := w.faultServers(f.Targets)
