@@ -21,6 +21,7 @@ var blurbs = map[string]string{
 	"primary-replica":       "set-nx-cad on a primary with 2 async replicas and Sentinel failover: the debate's A2",
 	"set-nx-wait":           "SET NX PX then WAIT 1 1000 on a Sentinel-managed primary: held only if a replica acknowledged",
 	"redisson-wait":         "Redisson 4.7.0 RLock: every script followed by WAIT for the connected replicas, 0 synced throws",
+	"redisson-waitaof":      "Redisson 3.51.0 RLock: with the AOF on, every script followed by WAITAOF 1 for the connected replicas, 0 synced throws",
 	"cluster-set-nx-cad":    "set-nx-cad through go-redis's ClusterClient on a Redis Cluster of 3 shards: the key on its slot's primary",
 	"redisson-cluster":      "Redisson RLock in cluster mode: redisson-lock's scripts through a ClusterClient, on the key's slot's primary",
 	"redisson-wait-cluster": "Redisson 4.7.0 RLock in cluster mode: each script then WAIT on the key's slot's primary",
