@@ -247,12 +247,23 @@ func Effects(h checker.History, res *sim.Result, cfg sim.Config) []FaultEffect {
 // line: "" when it promoted none.
 func (e FaultEffect) promotedNote() string {
 	switch {
-	case e.Promoted == "" || strings.Contains(e.Why, e.Promoted):
+	case e.Promoted == "" || namesNode(e.Why, e.Promoted):
 		return ""
 	case e.PromotedLacking:
 		return "; promoted " + e.Promoted + ", which lacked a live lock key"
 	}
 	return "; promoted " + e.Promoted // lacking nothing seen: the real arm cannot always read a cut-off primary
+}
+
+// namesNode reports whether text names node as a word of its own ("n1"
+// is not named by "n10").
+func namesNode(text, node string) bool {
+	for _, f := range strings.Fields(text) {
+		if strings.Trim(f, ",.;:()[]") == node {
+			return true
+		}
+	}
+	return false
 }
 
 // ClockReaches lists the clients whose clocks the world set wrong from the

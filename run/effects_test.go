@@ -247,3 +247,28 @@ func TestNeverReadClock(t *testing.T) {
 		}
 	}
 }
+
+// The summary's promotion note is left out only when the fault's Why
+// names the promoted node as a word of its own: "n1" inside "n10" is
+// another node. (Before namesNode, a substring match dropped the note for
+// n1 when Why named n10.)
+func TestPromotedNote(t *testing.T) {
+	for _, tc := range []struct {
+		e    FaultEffect
+		want string
+	}{
+		{FaultEffect{}, ""},
+		{FaultEffect{Promoted: "n1"}, "; promoted n1"},
+		{FaultEffect{Promoted: "n1", PromotedLacking: true}, "; promoted n1, which lacked a live lock key"},
+		{FaultEffect{Promoted: "n1", Why: "the promoted replica n1 had every live lock key"}, ""},
+		{FaultEffect{Promoted: "n1", Why: "its client never reached n1."}, ""},
+		{FaultEffect{Promoted: "n1", Why: "(n1, n2)"}, ""},
+		{FaultEffect{Promoted: "n1", Why: "the promoted replica n10 had every live lock key"}, "; promoted n1"},
+		{FaultEffect{Promoted: "n1", Why: "its client never reached n11", PromotedLacking: true}, "; promoted n1, which lacked a live lock key"},
+		{FaultEffect{Promoted: "n1", Why: "no primary to crash"}, "; promoted n1"},
+	} {
+		if got := tc.e.promotedNote(); got != tc.want {
+			t.Errorf("Promoted %q, Why %q: got %q, want %q", tc.e.Promoted, tc.e.Why, got, tc.want)
+		}
+	}
+}

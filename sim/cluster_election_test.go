@@ -102,6 +102,9 @@ func TestClusterOwnFailoverEffects(t *testing.T) {
 			if fo := engineEvents(res, clusterProc, evt.KindFailover); len(fo) != 1 {
 				t.Fatalf("failovers %+v, want one", fo)
 			}
+			if len(res.Effects) == 0 {
+				t.Fatalf("no fault effect recorded, want the cut's")
+			}
 			if e := res.Effects[0]; e.Promoted != "n1" || e.PromotedLacking != tc.lacking {
 				t.Errorf("partition's effect: promoted %q lacking %v, want n1 lacking %v", e.Promoted, e.PromotedLacking, tc.lacking)
 			}

@@ -120,6 +120,12 @@ func (r *Node) applyRepl(from *Node, states map[string]keyState, full bool, off 
 	if full {
 		r.m.FlushAll()
 		r.owners = nil
+		if r.fsyncedRepl > 0 {
+			// The fsynced offset was of the stream it followed before (a
+			// new primary's offsets start elsewhere): nothing of this one
+			// is fsynced until its next tick.
+			r.fsyncedRepl = 0
+		}
 	}
 	r.apply(states)
 	if r.cfg.Persistence == PersistAlways {
@@ -174,7 +180,8 @@ func (r *Node) sendAck(from *Node, off int64, epoch int) {
 	w.seq++
 	seq := w.seq
 	w.mu.Unlock()
-	p := pendingAck{r: r, off: off, fack: r.fsyncedRepl, epoch: epoch, at: at, sent: t, seq: seq}
+	// A replica never reports more fsynced than it has applied.
+	p := pendingAck{r: r, off: off, fack: min(r.fsyncedRepl, off), epoch: epoch, at: at, sent: t, seq: seq}
 	if !w.cfg.EagerAcks && len(from.waiters) == 0 && from.pausedUntil <= t {
 		if _, held := w.net.heldUntil(a, b, t); !held {
 			from.pendingAcks = append(from.pendingAcks, p)

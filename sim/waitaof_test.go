@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/locksim/locksim/faults"
 )
 
 // WAITAOF's answer and its timing under each persistence mode, in a
@@ -90,5 +92,63 @@ func TestWaitAOFErrors(t *testing.T) {
 		if got := one(t, ops, op); got.Result != resErr || got.Detail != want {
 			t.Errorf("%s: want %q, got %v", op, want, got)
 		}
+	}
+}
+
+// A replica repointed to a new primary whose offsets are lower than the
+// old one's must not report its old stream's fsynced offset (FACK) to it:
+// WAITAOF counts it only after its first fsync tick under the new primary
+// (Redis restarts a replica's AOF after a full sync and reports FACK 0
+// until the rewrite is done). Everysec everywhere; n1 is cut off from n0
+// and lags, n2 takes n0's three writes and fsyncs them at its 1 s tick.
+// n0 crashes at 400 ms; Sentinel cannot reach n2 and promotes n1, whose
+// offsets restart below n2's fsynced one; n2 is repointed to n1 at 1.8 s.
+// The SET on n1 is at 3.3 s; n2's next tick, as n1's own, is at 4 s.
+// (Before the reset of fsyncedRepl in applyRepl, n2 kept reporting its
+// old offset, and WAITAOF 0 1 answered [0,1] one round trip after the
+// SET.)
+func TestWaitAOFStaleFACKAfterRepointing(t *testing.T) {
+	cfg := biteConfig(3, 1, 5*time.Second)
+	cfg.Topology = Topology{Replicated: true, DownAfter: 500 * time.Millisecond}
+	for i := range cfg.Nodes {
+		cfg.Nodes[i].Persistence = PersistEverysec
+	}
+	cfg.Faults = []faults.Fault{
+		{Kind: faults.Partition, Start: 0, Duration: time.Second, From: []string{"n0"}, To: []string{"n1"}},
+		{Kind: faults.Partition, Start: 300 * time.Millisecond, Duration: 1500 * time.Millisecond, From: []string{SentinelName}, To: []string{"n2"}},
+		{Kind: faults.Failover, Start: 400 * time.Millisecond, Duration: 10 * time.Second},
+	}
+	cfg.Program = func(p *Proc) {
+		for i := range 3 {
+			sleepUntil(p, time.Duration(100*(i+1))*time.Millisecond)
+			do(p, fmt.Sprint("old", i), func() (string, error) { return p.Primary().Set(p.Context(), "k", i, 0).Result() })
+		}
+		sleepUntil(p, 3300*time.Millisecond)
+		do(p, "set", func() (string, error) { return p.Primary().Set(p.Context(), "k", "new", 0).Result() })
+		do(p, "waitaof", func() (string, error) {
+			v, err := p.Primary().WaitAOF(p.Context(), 0, 1, 1500*time.Millisecond).Result()
+			return strings.Trim(strings.Join(strings.Fields(fmt.Sprint(v)), ","), "[]"), err
+		})
+		doGet(p, "get/n2", p.Nodes()[2], "k")
+	}
+	res := runBite(t, cfg)
+	if fo := engineEvents(res, SentinelName, "failover"); len(fo) != 1 || fo[0].Detail != "n0 -> n1" {
+		t.Fatalf("want one failover n0 -> n1, got %+v", fo)
+	}
+	if rc := engineEvents(res, SentinelName, "reconfigure"); len(rc) != 1 || rc[0].Detail != "n2 -> replica of n1" || rc[0].T >= int64(2*time.Second) {
+		t.Fatalf("want n2 repointed to n1 before its 2 s tick, got %+v", rc)
+	}
+	ops := opsOf(t, res, "c0")
+	for i := range 3 {
+		if o := one(t, ops, fmt.Sprint("old", i)); o.Result != resOK {
+			t.Fatalf("a write to n0 failed: %v", o)
+		}
+	}
+	if g := one(t, ops, "get/n2"); g.Result != resOK || g.Reply != "new" {
+		t.Fatalf("n2 must follow n1: %v", g)
+	}
+	w := one(t, ops, "waitaof")
+	if w.Result != resOK || w.Reply != "1,1" || w.Ret < int64(4*time.Second) || w.Ret > int64(4*time.Second+5*time.Millisecond) {
+		t.Fatalf("WAITAOF 0 1 on n1: want [1,1] at n2's (and n1's) fsync tick (4 s), got %v", w)
 	}
 }

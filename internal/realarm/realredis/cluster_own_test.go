@@ -51,6 +51,9 @@ func TestClusterOwnFailover(t *testing.T) {
 		t.Errorf("promoted %v, then demoted %v, failovers %d: want n1 elected by the cluster, n0 its replica after, 1 failover", promoted, demoted, jd.Result.Stats.Failovers)
 	}
 	// The promotion is credited to the partition (cluster_own_effects.go).
+	if len(jd.Result.Effects) == 0 {
+		t.Fatalf("no fault effect recorded, want the partition's")
+	}
 	if e := jd.Result.Effects[0]; e.Promoted != "n1" {
 		t.Errorf("the partition's effect names promoted %q, want n1", e.Promoted)
 	}

@@ -34,6 +34,7 @@ func TestClustersWorld(t *testing.T) {
 	j.Config.Duration, j.Config.Liveness = 4*time.Second, time.Second
 	var seen []string
 	clients := 0
+	t.Cleanup(func() { setupHook = nil }) // even when the run fails or the test stops early
 	setupHook = func(w *world) error {
 		seen = ours(t, w.listeners())
 		for i, s := range w.servers {
@@ -49,7 +50,6 @@ func TestClustersWorld(t *testing.T) {
 		return nil
 	}
 	jd, err := j.RunAndJudge(context.Background(), tmp)
-	setupHook = nil
 	if err != nil {
 		t.Fatal(err)
 	}
