@@ -271,23 +271,14 @@ func (n *Node) wait(c *conn, args []string) {
 	}
 	n.flushAcks()
 	got := n.ackedCount(n.offset)
-	if got >= need || (ms > 0 && false) {
+	if got >= need {
 		c.peer.WriteInt(got)
 		return
 	}
 	req := &waitReq{c: c, target: n.offset, need: need}
 	c.waitReq = req
 	n.waiters = append(n.waiters, req)
-	if ms > 0 {
-		epoch := n.epoch
-		n.w.after(n.w.now()+int64(n.clk.TrueAfter(time.Duration(ms)*time.Millisecond)), stepWaitTimeout, func() {
-			n.whenAwake(stepWaitTimeout, func() {
-				if n.epoch == epoch {
-					n.finishWait(req)
-				}
-			})
-		})
-	}
+	n.waitTimeout(req, ms)
 }
 
 // whenAwake runs fn now, or when n's pause ends if n is paused: a paused
@@ -372,4 +363,20 @@ func (n *Node) finishWait(req *waitReq) {
 		return
 	}
 	c.sendReply()
+}
+
+// waitTimeout ends a pending WAIT or WAITAOF req after ms milliseconds of
+// n's clock (0: never), unless n restarted (a new epoch) meanwhile.
+func (n *Node) waitTimeout(req *waitReq, ms int) {
+	if ms <= 0 {
+		return
+	}
+	epoch := n.epoch
+	n.w.after(n.w.now()+int64(n.clk.TrueAfter(time.Duration(ms)*time.Millisecond)), stepWaitTimeout, func() {
+		n.whenAwake(stepWaitTimeout, func() {
+			if n.epoch == epoch {
+				n.finishWait(req)
+			}
+		})
+	})
 }

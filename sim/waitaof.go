@@ -2,7 +2,6 @@ package sim
 
 import (
 	"strconv"
-	"time"
 )
 
 // WAITAOF numlocal numreplicas timeout (Redis 7.2): block until the writes
@@ -85,16 +84,7 @@ func (n *Node) waitAOF(c *conn, args []string) {
 	if need > 0 {
 		n.getAck()
 	}
-	if ms > 0 {
-		epoch := n.epoch
-		n.w.after(n.w.now()+int64(n.clk.TrueAfter(time.Duration(ms)*time.Millisecond)), stepWaitTimeout, func() {
-			n.whenAwake(stepWaitTimeout, func() {
-				if n.epoch == epoch {
-					n.finishWait(req)
-				}
-			})
-		})
-	}
+	n.waitTimeout(req, ms)
 }
 
 // getAck asks every replica for an ack: an empty entry in the
