@@ -165,23 +165,20 @@ func zkClockJump(t *testing.T, fake bool) {
 			}
 		}
 	}()
-	if _, err := keep.Create("/kept", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
-		t.Fatal(err)
+	// A connection lost under a request: the client reconnects (the
+	// session lives on); the node may have been made already.
+	createOnce := func(c *zk.Conn, name string, flags int32) {
+		retry(t, began, "create "+name, func() error {
+			_, err := c.Create(name, nil, flags, zk.WorldACL(zk.PermAll))
+			if errors.Is(err, zk.ErrNodeExists) {
+				return nil
+			}
+			return err
+		})
 	}
+	createOnce(keep, "/kept", zk.FlagEphemeral)
 	ctime := func(name string) time.Duration {
-		// A connection lost under the request: the client reconnects
-		// (the session lives on); the node may have been made already.
-		for try := 0; ; try++ {
-			_, err := keep.Create(name, nil, 0, zk.WorldACL(zk.PermAll))
-			if err == nil || errors.Is(err, zk.ErrNodeExists) {
-				break
-			}
-			if try == 20 || !errors.Is(err, zk.ErrConnectionClosed) {
-				t.Fatalf("create %s: %v", name, err)
-			}
-			t.Logf("create %s at %v: %v (retrying)", name, time.Since(began).Round(time.Millisecond), err)
-			time.Sleep(250 * time.Millisecond)
-		}
+		createOnce(keep, name, 0)
 		var st *zk.Stat
 		retry(t, began, "get "+name, func() (err error) { _, st, err = keep.Get(name); return err })
 		return time.Until(time.UnixMilli(st.Ctime)) // the leader's clock ahead of ours
@@ -223,13 +220,7 @@ func zkClockJump(t *testing.T, fake bool) {
 		waitSession(t, gev)
 		node := []string{"/lost-fwd", "/lost-back"}[step]
 		_, _ = gone.Sync("/") // a round trip: the session is settled on the server
-		retry(t, began, "create "+node, func() error {
-			_, err := gone.Create(node, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
-			if errors.Is(err, zk.ErrNodeExists) {
-				return nil // made under a connection that was lost
-			}
-			return err
-		})
+		createOnce(gone, node, zk.FlagEphemeral)
 		retry(t, began, "sync "+node, func() error { _, err := keep.Sync(node); return err }) // keep's member has seen the create
 		var ok bool
 		var watch <-chan zk.Event
