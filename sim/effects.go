@@ -48,12 +48,32 @@ type FaultEffect struct {
 	// (missing, or holding another value): the lock's key was lost.
 	Promoted        string
 	PromotedLacking bool
+	promotedKeyed   bool // Promoted's shard held a live watched key (NotePromotion)
 	// OwnsKey is, for a client pause, that when it began a live lock key
 	// on some node held a value its target client wrote: the pause hit a
 	// try that had taken its key (or a hold), not one that found the key
 	// taken. For a Redlock round in progress, a key on any node counts:
 	// whether the round would have won is not known at that moment.
 	OwnsKey bool
+}
+
+// NotePromotion records a promotion the fault is credited with: name
+// the promoted replica, keyed whether its old primary held a live
+// watched key, lacking whether the replica lacked one. A fault that fails
+// over several shards (a failover of every shard, or several cut off)
+// names the replica that lacked a key if one did, else the first promoted
+// of a shard that held a key, else the first promoted; PromotedLacking is
+// whether any did. Both arms record promotions through it, in whatever
+// order they land (the simulator's in shard order in one tick, a real
+// cluster's in any).
+func (e *FaultEffect) NotePromotion(name string, keyed, lacking bool) {
+	switch {
+	case e.PromotedLacking:
+	case lacking:
+		e.Promoted, e.PromotedLacking, e.promotedKeyed = name, true, true
+	case e.Promoted == "" || (keyed && !e.promotedKeyed):
+		e.Promoted, e.promotedKeyed = name, keyed
+	}
 }
 
 // ownsLiveKey reports whether a live watched key on some Redis node holds

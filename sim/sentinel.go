@@ -149,9 +149,8 @@ func (s *sentinel) failover(g *sentinelGroup) {
 func (s *sentinel) promote(g *sentinelGroup, best *Node) {
 	w := s.w
 	old := g.primary
-	if e := w.effect(g.fault); e != nil && e.Promoted == "" {
-		e.Promoted = best.name
-		e.PromotedLacking = best.lacks(g.lostKeys)
+	if e := w.effect(g.fault); e != nil {
+		e.NotePromotion(best.name, len(g.lostKeys) > 0, best.lacks(g.lostKeys))
 	}
 	g.fault, g.lostKeys = 0, nil
 	g.primary = best.id

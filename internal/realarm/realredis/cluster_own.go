@@ -49,8 +49,11 @@ func (w *world) busLinks(busAddrs []string) error {
 	return nil
 }
 
+// rolePoll is how often watchClusterRoles reads every node's ROLE.
+const rolePoll = 20 * time.Millisecond
+
 // watchClusterRoles records the cluster's own promotions and demotions
-// (ROLE of every running node, every 20 ms) until the run stops.
+// (ROLE of every running node, every rolePoll) until the run stops.
 func (w *world) watchClusterRoles() {
 	c := w.clus
 	if c == nil || !w.cfg.Topology.ClusterFailover {
@@ -67,7 +70,7 @@ func (w *world) watchClusterRoles() {
 			select {
 			case <-w.stop:
 				return
-			case <-time.After(20 * time.Millisecond):
+			case <-time.After(rolePoll):
 			}
 			for n, s := range w.servers {
 				if s.isDown() {

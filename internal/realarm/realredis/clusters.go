@@ -28,33 +28,18 @@ func (c *clusterSide) firstNode(cl int) int { return cl * c.shards * c.size }
 // clusters as locks.Env.Clusters), nil outside a cluster world.
 func (p *proc) Clusters() []*redis.ClusterClient { return p.clusters }
 
-// notePromoted records a promotion of failover fault i: a failover, the
-// replica named as the one promoted, and whether a promoted replica
-// lacked a live lock key. The replica named is the first promoted of a
-// shard that held a live lock key (keyed), else the first promoted: the
-// simulator's agent promotes the shards in order in one tick, so it names
-// the key's shard's replica, and real promotions land in any order (a
-// run of failover-wait-cluster named shard 1's n4 in "did not bite: the
-// promoted replica n4 had every live lock key" while the key was on shard
-// 0).
+// notePromoted records a promotion of failover fault i: a failover, and
+// the promotion (sim.FaultEffect.NotePromotion: the replica that lacked a
+// live lock key if one did, else the first promoted of a shard that held
+// one, else the first promoted). The simulator's agent promotes the
+// shards in order in one tick; real promotions land in any order (a run
+// of failover-wait-cluster saw shard 1's n4 promoted before the key's
+// shard 0's replica).
 func (w *world) notePromoted(i int, name string, keyed, lacking bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.stats.Failovers++
-	e := w.effectLocked(i)
-	if e == nil {
-		return
-	}
-	if e.Promoted == "" || (keyed && !w.keyedPromoted[i]) {
-		e.Promoted = name
-		if keyed {
-			if w.keyedPromoted == nil {
-				w.keyedPromoted = map[int]bool{}
-			}
-			w.keyedPromoted[i] = true
-		}
-	}
-	if lacking {
-		e.PromotedLacking = true
+	if e := w.effectLocked(i); e != nil {
+		e.NotePromotion(name, keyed, lacking)
 	}
 }

@@ -81,10 +81,11 @@ func TestClustersWorld(t *testing.T) {
 // TestNotePromoted: a failover of every shard names the promoted replica
 // of the shard that held the lock key whatever order the promotions land
 // in (the simulator names it: its agent promotes shard 0 first), the
-// first such if several did, and counts every promotion; any promoted
-// replica lacking a live key marks the failover.
+// first such if several did, and counts every promotion; a promoted
+// replica lacking a live key marks the failover and is the one named (a
+// story never says a replica lacked the key that had it).
 func TestNotePromoted(t *testing.T) {
-	w := &world{effects: make([]sim.FaultEffect, 2)}
+	w := &world{effects: make([]sim.FaultEffect, 4)}
 	w.notePromoted(0, "n4", false, false) // shard 1's, no key there, landed first
 	w.notePromoted(0, "n1", true, false)  // the key's shard
 	w.notePromoted(0, "n7", true, false)
@@ -92,8 +93,47 @@ func TestNotePromoted(t *testing.T) {
 		t.Errorf("effect %+v, %d failovers: want n1 named, not lacking, 3 failovers", e, w.stats.Failovers)
 	}
 	w.notePromoted(1, "n3", false, false)
-	w.notePromoted(1, "n5", false, true)
-	if e := w.effects[1]; e.Promoted != "n3" || !e.PromotedLacking {
-		t.Errorf("effect %+v: want the first promoted, n3, named and the failover marked lacking", e)
+	w.notePromoted(1, "n5", true, true)
+	if e := w.effects[1]; e.Promoted != "n5" || !e.PromotedLacking {
+		t.Errorf("effect %+v: want the replica that lacked the key, n5, named and the failover marked lacking", e)
+	}
+	w.notePromoted(2, "n5", true, true)
+	w.notePromoted(2, "n1", true, false) // a later keyed promotion that kept its key
+	if e := w.effects[2]; e.Promoted != "n5" || !e.PromotedLacking {
+		t.Errorf("effect %+v: want n5, which lacked the key, still named", e)
+	}
+	w.notePromoted(3, "n1", true, false) // two clusters' key shards: this one kept its key
+	w.notePromoted(3, "n7", true, true)  // this one lost it
+	if e := w.effects[3]; e.Promoted != "n7" || !e.PromotedLacking {
+		t.Errorf("effect %+v: want n7, which lacked the key, named", e)
+	}
+}
+
+// TestCausedBy: the cluster's own promotion is credited only to a cut
+// that could have flagged the old primary FAIL and been followed by this
+// election: one that lasted the node timeout, had lasted it when the
+// promotion was seen, and had not ended longer ago than an election
+// takes (here node timeout 1 s, shards of 3 nodes: 1 s + 1 s of rank +
+// the 2 s auth timeout + the role poll).
+func TestCausedBy(t *testing.T) {
+	w := &world{clus: &clusterSide{size: 3}}
+	w.cfg.Topology.DownAfter = time.Second
+	s := time.Second
+	for _, tc := range []struct {
+		from, to, now time.Duration
+		want          bool
+	}{
+		{0, 3 * s, 2 * s, true},                           // in force
+		{0, noEnd, 2 * s, true},                           // until the heal
+		{0, noEnd, s / 2, false},                          // not yet the node timeout
+		{0, s / 2, s, false},                              // too short to flag FAIL
+		{0, 2 * s, 5 * s, true},                           // ended 3 s ago: an election may still be under way
+		{0, 2 * s, 7 * s, false},                          // ended 5 s ago: past any election it could start
+		{10 * s, 12 * s, 11 * s, true},                    // a later cut in force
+		{10 * s, 12 * s, 10500 * time.Millisecond, false}, // not yet the node timeout
+	} {
+		if got := w.causedBy(clusterCut{from: tc.from, to: tc.to}, tc.now); got != tc.want {
+			t.Errorf("cut %v..%v, promotion at %v: caused %v, want %v", tc.from, tc.to, tc.now, got, tc.want)
+		}
 	}
 }

@@ -210,10 +210,8 @@ func (w *world) promoted(n int) {
 	w.mu.Unlock()
 	for _, pf := range pend {
 		lacking := w.lacks(n, pf.want)
-		w.noteEffect(pf.fault, func(e *sim.FaultEffect) {
-			e.Promoted = w.servers[n].name
-			e.PromotedLacking = lacking
-		})
+		keyed := len(pf.want) > 0
+		w.noteEffect(pf.fault, func(e *sim.FaultEffect) { e.NotePromotion(w.servers[n].name, keyed, lacking) })
 	}
 }
 

@@ -62,7 +62,6 @@ type world struct {
 	targets       map[int][]int
 	lastLive      map[int]map[string]string
 	failing       []pendingFailover
-	keyedPromoted map[int]bool // failovers whose named promotion is of a shard that held a live lock key (clusters.go)
 	// clusterCuts: the faults a cluster's own promotion may be credited
 	// to (cluster_own_effects.go).
 	clusterCuts []clusterCut
