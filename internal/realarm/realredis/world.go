@@ -58,10 +58,10 @@ type world struct {
 	// What each fault did (effects.go): its record, by fault index; the
 	// nodes it acted on; each node's live lock keys when last read; the
 	// failovers awaiting Sentinel's promotion.
-	effects       []sim.FaultEffect
-	targets       map[int][]int
-	lastLive      map[int]map[string]string
-	failing       []pendingFailover
+	effects  []sim.FaultEffect
+	targets  map[int][]int
+	lastLive map[int]map[string]string
+	failing  []pendingFailover
 	// clusterCuts: the faults a cluster's own promotion may be credited
 	// to (cluster_own_effects.go).
 	clusterCuts []clusterCut
