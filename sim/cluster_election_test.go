@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -109,5 +110,54 @@ func TestClusterOwnFailoverEffects(t *testing.T) {
 				t.Errorf("partition's effect: promoted %q lacking %v, want n1 lacking %v", e.Promoted, e.PromotedLacking, tc.lacking)
 			}
 		})
+	}
+}
+
+// TestClusterVotesPerVoter: a primary that voted for one replica of a
+// failed primary does not vote for another within 2 × node timeout, but
+// one that did not vote may (Redis keeps voted_time in each voter's view
+// of the failed primary). Five shards of three (quorum 3 of the 4 other
+// primaries), node timeout 1 s: n0 is cut off at 300 ms; n2 missed c0's
+// write (cut from n0 before it), so n1 ranks first and asks first, but
+// reaches only n3 (cut from n6, n9, n12): 1 vote. n2 asks a second later
+// (rank 1), inside n3's 2 s, and gets n6's, n9's and n12's: promoted.
+func TestClusterVotesPerVoter(t *testing.T) {
+	cfg := clusterConfig(15, 1)
+	cfg.Duration = 5 * time.Second
+	cfg.Topology = Topology{Replicated: true, Shards: 5, ReplLag: 10 * time.Millisecond, DownAfter: time.Second, ClusterFailover: true}
+	var key string
+	for _, k := range clusterKeysSpread {
+		if SlotShard(KeySlot(k), 5) == 0 {
+			key = k
+		}
+	}
+	if key == "" {
+		t.Fatal("no key of shard 0 of 5")
+	}
+	long := 10 * time.Second
+	cfg.Faults = []faults.Fault{
+		{Kind: faults.Partition, Start: 50 * time.Millisecond, Duration: long, From: []string{"n2"}, To: []string{"n0"}},
+		{Kind: faults.Partition, Start: 50 * time.Millisecond, Duration: long, From: []string{"n1"}, To: []string{"n6", "n9", "n12"}},
+		{Kind: faults.Partition, Start: 300 * time.Millisecond, Duration: long, From: []string{"n0", "c0"},
+			To: []string{"n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8", "n9", "n10", "n11", "n12", "n13", "n14"}},
+	}
+	cfg.WatchKeys = []string{key}
+	cfg.Program = func(p *Proc) {
+		sleepUntil(p, 100*time.Millisecond)
+		p.Nodes()[0].Set(p.Context(), key, "a", 0)
+	}
+	res := runBite(t, cfg)
+	var won []string
+	for _, ev := range engineEvents(res, clusterProc, evt.KindReconfigure) {
+		if strings.Contains(ev.Detail, "won the election") {
+			won = append(won, ev.Detail)
+		}
+	}
+	fo := engineEvents(res, clusterProc, evt.KindFailover)
+	if len(fo) != 1 || !strings.HasPrefix(fo[0].Detail, "n0 -> n2") {
+		t.Fatalf("elections won %q, failovers %+v: want n0 -> n2, elected with the votes n1 did not get", won, fo)
+	}
+	if len(won) != 1 || !strings.HasPrefix(won[0], "n2 won the election with 3 of 5") {
+		t.Errorf("elections won %q, want n2's with 3 of 5 primaries' votes", won)
 	}
 }

@@ -51,7 +51,8 @@ import (
 // drops each client's connections to the others, as it does with the
 // Sentinel stand-in. Not modelled: gossip's
 // own delay, the rejoin delay of a node coming back to the majority, the
-// replica validity factor, manual failover.
+// replica validity factor, manual failover, a voter's one vote per
+// config epoch (two shards' elections drawing the same epoch).
 
 // clusterProc is the process name of the cluster's own events (FAIL
 // flags, elections, promotions, demotions) in the trace.
@@ -65,7 +66,10 @@ type clusterFailure struct {
 	since   [][]int64
 	failed  []bool  // shard s's primary is flagged FAIL
 	failAt  []int64 // since when (while failed)
-	votedAt []int64 // when the primaries last voted about shard s's primary
+	// votedAt[m][s]: when node m, as a primary, last voted about shard
+	// s's primary (Redis keeps voted_time in each voter's view of the
+	// failed primary).
+	votedAt [][]int64
 	// Each node's election schedule as a replica (Redis's
 	// failover_auth_time, failover_auth_sent, failover_auth_rank).
 	authTime []int64
@@ -89,9 +93,12 @@ func newClusterFailure(w *World) *clusterFailure {
 	}
 	f.failed = make([]bool, w.shards())
 	f.failAt = make([]int64, w.shards())
-	f.votedAt = make([]int64, w.shards())
-	for s := range f.votedAt {
-		f.votedAt[s] = never
+	f.votedAt = make([][]int64, n)
+	for m := range f.votedAt {
+		f.votedAt[m] = make([]int64, w.shards())
+		for s := range f.votedAt[m] {
+			f.votedAt[m][s] = never
+		}
 	}
 	f.authTime = make([]int64, n)
 	f.authSent = make([]bool, n)
@@ -264,14 +271,10 @@ func (f *clusterFailure) handleReplica(g *sentinelGroup, r *Node) {
 	}
 	f.authSent[r.id] = true
 	votes := 0
-	if now-f.votedAt[g.id] >= 2*f.timeout {
-		for t := 0; t < w.shards(); t++ {
-			if m := w.shardPrimary(t); t != g.id && f.reach(m, r) && f.reach(r, m) {
-				votes++
-			}
-		}
-		if votes > 0 {
-			f.votedAt[g.id] = now
+	for t := 0; t < w.shards(); t++ {
+		if m := w.shardPrimary(t); t != g.id && f.reach(m, r) && f.reach(r, m) && now-f.votedAt[m.id][g.id] >= 2*f.timeout {
+			votes++
+			f.votedAt[m.id][g.id] = now
 		}
 	}
 	if votes < f.quorum() {
