@@ -63,9 +63,9 @@ type clusterFailure struct {
 	w       *World
 	timeout int64
 	// since[a][b]: since when node a has not reached node b (-1: it does).
-	since   [][]int64
-	failed  []bool  // shard s's primary is flagged FAIL
-	failAt  []int64 // since when (while failed)
+	since  [][]int64
+	failed []bool  // shard s's primary is flagged FAIL
+	failAt []int64 // since when (while failed)
 	// votedAt[m][s]: when node m, as a primary, last voted about shard
 	// s's primary (Redis keeps voted_time in each voter's view of the
 	// failed primary).
