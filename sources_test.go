@@ -129,8 +129,7 @@ func TestBuiltinScenariosLeaf(t *testing.T) {
 				continue
 			}
 			for _, pat := range strings.Fields(pats) {
-				full := path.Join(dir, pat)
-				if m, _ := path.Match(full, builtinfs.Dir+"/default.yaml"); m || strings.HasPrefix(builtinfs.Dir, full) {
+				if embedsBuiltin(dir, pat) {
 					t.Errorf("%s embeds %s: the built-in scenarios are embedded only in %s", p, pat, builtinfs.Dir)
 				}
 			}
@@ -157,5 +156,41 @@ func TestBuiltinScenariosLeaf(t *testing.T) {
 	}
 	if importers != 1 {
 		t.Errorf("internal/builtinfs imports %s %d times, want once", leaf, importers)
+	}
+}
+
+// embedsBuiltin reports whether the //go:embed pattern pat of package dir
+// takes in a built-in scenario file: it names (or its glob matches) the
+// file, builtinfs.Dir, or a folder above it (a folder is embedded with
+// everything under it), quoted or marked all: or not.
+func embedsBuiltin(dir, pat string) bool {
+	pat = strings.TrimPrefix(strings.Trim(pat, "\"`"), "all:")
+	full := path.Join(dir, pat)
+	for p := builtinfs.Dir + "/default.yaml"; p != "."; p = path.Dir(p) {
+		if m, _ := path.Match(full, p); m {
+			return true
+		}
+	}
+	return false
+}
+
+func TestEmbedsBuiltin(t *testing.T) {
+	for _, tc := range []struct {
+		dir, pat string
+		want     bool
+	}{
+		{".", "scenarios", true},
+		{".", "sc*", true},
+		{"scenarios", "builtin", true},
+		{"scenarios", "all:builtin", true},
+		{"scenarios", `"builtin/*.yaml"`, true},
+		{"reports", "../scenarios/builtin/default.yaml", true},
+		{"scenarios", "testdata", false},
+		{"reports", "templates", false},
+		{"risk", "default.yaml", false},
+	} {
+		if got := embedsBuiltin(tc.dir, tc.pat); got != tc.want {
+			t.Errorf("package %s, //go:embed %s: %v, want %v", tc.dir, tc.pat, got, tc.want)
+		}
 	}
 }
