@@ -160,14 +160,23 @@ func TestBuiltinScenariosLeaf(t *testing.T) {
 }
 
 // embedsBuiltin reports whether the //go:embed pattern pat of package dir
-// takes in a built-in scenario file: it names (or its glob matches) the
-// file, builtinfs.Dir, or a folder above it (a folder is embedded with
-// everything under it), quoted or marked all: or not.
+// takes in a built-in scenario file: it names (or its glob matches) one
+// of the files, builtinfs.Dir, or a folder above it (a folder is embedded
+// with everything under it), quoted or marked all: or not. (The folder's
+// .go files are its package's own, not scenarios: sources.go embeds them.)
 func embedsBuiltin(dir, pat string) bool {
 	pat = strings.TrimPrefix(strings.Trim(pat, "\"`"), "all:")
 	full := path.Join(dir, pat)
-	for p := builtinfs.Dir + "/default.yaml"; p != "."; p = path.Dir(p) {
-		if m, _ := path.Match(full, p); m {
+	var cands []string
+	for p := builtinfs.Dir; p != "."; p = path.Dir(p) {
+		cands = append(cands, p)
+	}
+	files, _ := filepath.Glob(filepath.FromSlash(builtinfs.Dir + "/*.yaml"))
+	for _, f := range files {
+		cands = append(cands, filepath.ToSlash(f))
+	}
+	for _, c := range cands {
+		if m, _ := path.Match(full, c); m {
 			return true
 		}
 	}
@@ -185,6 +194,9 @@ func TestEmbedsBuiltin(t *testing.T) {
 		{"scenarios", "all:builtin", true},
 		{"scenarios", `"builtin/*.yaml"`, true},
 		{"reports", "../scenarios/builtin/default.yaml", true},
+		{"scenarios", "builtin/failover.yaml", true},
+		{".", "scenarios/builtin/no-*.yaml", true},
+		{".", "scenarios/builtin/*.go", false},
 		{"scenarios", "testdata", false},
 		{"reports", "templates", false},
 		{"risk", "default.yaml", false},

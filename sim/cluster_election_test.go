@@ -161,3 +161,39 @@ func TestClusterVotesPerVoter(t *testing.T) {
 		t.Errorf("elections won %q, want n2's with 3 of 5 primaries' votes", won)
 	}
 }
+
+// TestClusterVotesPerFailedPrimary: a primary's vote is kept in its view
+// of the failed primary, so a shard's new primary failing soon after its
+// election is voted on afresh: n0 is cut off, n1 (ahead of n2, which
+// missed c0's write) is promoted at T; n1 is cut off at T+1 ms and n2,
+// asking about n1 within the 2 s (2 × node timeout) since n3 and n6
+// voted about n0, gets their votes.
+func TestClusterVotesPerFailedPrimary(t *testing.T) {
+	cfg := func(fs ...faults.Fault) Config {
+		cfg := clusterConfig(9, 1)
+		cfg.Duration = 8 * time.Second
+		cfg.Topology = Topology{Replicated: true, Shards: 3, ReplLag: 10 * time.Millisecond, DownAfter: time.Second, ClusterFailover: true}
+		key := shard0Key(t)
+		cfg.WatchKeys = []string{key}
+		cfg.Faults = append([]faults.Fault{
+			{Kind: faults.Partition, Start: 50 * time.Millisecond, Duration: 20 * time.Second, From: []string{"n2"}, To: []string{"n0"}},
+			{Kind: faults.Partition, Start: 300 * time.Millisecond, Duration: 20 * time.Second, From: []string{"n0", "c0"},
+				To: []string{"n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"}},
+		}, fs...)
+		cfg.Program = func(p *Proc) {
+			sleepUntil(p, 100*time.Millisecond)
+			p.Nodes()[0].Set(p.Context(), key, "a", 0)
+		}
+		return cfg
+	}
+	fo := engineEvents(runBite(t, cfg()), clusterProc, evt.KindFailover)
+	if len(fo) != 1 || !strings.HasPrefix(fo[0].Detail, "n0 -> n1") {
+		t.Fatalf("failovers %+v: want n0 -> n1", fo)
+	}
+	at := time.Duration(fo[0].T)
+	fo = engineEvents(runBite(t, cfg(faults.Fault{Kind: faults.Partition, Start: at + time.Millisecond, Duration: 20 * time.Second,
+		From: []string{"n1"}, To: []string{"n0", "n2", "n3", "n4", "n5", "n6", "n7", "n8", "c0"}})), clusterProc, evt.KindFailover)
+	if len(fo) != 2 || !strings.HasPrefix(fo[1].Detail, "n1 -> n2") || time.Duration(fo[1].T) > at+2*time.Second {
+		t.Fatalf("n1 promoted at %v, cut off at once; failovers %+v: want n1 -> n2 within 2 s (2 × node timeout)", at, fo)
+	}
+}

@@ -66,9 +66,9 @@ type clusterFailure struct {
 	since  [][]int64
 	failed []bool  // shard s's primary is flagged FAIL
 	failAt []int64 // since when (while failed)
-	// votedAt[m][s]: when node m, as a primary, last voted about shard
-	// s's primary (Redis keeps voted_time in each voter's view of the
-	// failed primary).
+	// votedAt[m][p]: when node m, as a primary, last voted about failed
+	// primary p (Redis keeps voted_time in each voter's view of the failed
+	// primary: a shard's next primary starts afresh).
 	votedAt [][]int64
 	// Each node's election schedule as a replica (Redis's
 	// failover_auth_time, failover_auth_sent, failover_auth_rank).
@@ -95,9 +95,9 @@ func newClusterFailure(w *World) *clusterFailure {
 	f.failAt = make([]int64, w.shards())
 	f.votedAt = make([][]int64, n)
 	for m := range f.votedAt {
-		f.votedAt[m] = make([]int64, w.shards())
-		for s := range f.votedAt[m] {
-			f.votedAt[m][s] = never
+		f.votedAt[m] = make([]int64, n)
+		for p := range f.votedAt[m] {
+			f.votedAt[m][p] = never
 		}
 	}
 	f.authTime = make([]int64, n)
@@ -272,9 +272,9 @@ func (f *clusterFailure) handleReplica(g *sentinelGroup, r *Node) {
 	f.authSent[r.id] = true
 	votes := 0
 	for t := 0; t < w.shards(); t++ {
-		if m := w.shardPrimary(t); t != g.id && f.reach(m, r) && f.reach(r, m) && now-f.votedAt[m.id][g.id] >= 2*f.timeout {
+		if m := w.shardPrimary(t); t != g.id && f.reach(m, r) && f.reach(r, m) && now-f.votedAt[m.id][g.primary] >= 2*f.timeout {
 			votes++
-			f.votedAt[m.id][g.id] = now
+			f.votedAt[m.id][g.primary] = now
 		}
 	}
 	if votes < f.quorum() {

@@ -13,38 +13,45 @@ import (
 // Promoted and PromotedLacking), as the simulator credits them
 // (sim/cluster_failover_effects.go): in a world that fails over by itself
 // the harness promotes nobody, so a promotion it sees (watchClusterRoles)
-// is credited to the latest partition, node pause or crash that names
-// the old primary and could have caused it, and judged against the lock
-// keys live on the old primary then (when down or stopped: when last
-// read, before the fault took it out). The simulator credits the fault in
-// force when the old primary is flagged FAIL; the harness sees no flag,
-// only the promotion, so it credits a fault that had lasted the node
-// timeout by then and was still in force, or had ended no longer ago than
-// the election that follows a FAIL flag may take (electionBound).
+// is credited, in the simulator's order, to the latest partition that
+// separated the old primary from another shard's primary, else to the
+// latest node pause or crash of the old primary, of those that could
+// have caused it (causedBy); and judged against the lock keys live on the
+// old primary then (when down or stopped: when last read, before the
+// fault took it out). The simulator credits the fault in force when the
+// old primary is flagged FAIL; the harness sees no flag, only the
+// promotion, so it credits a fault that had lasted the node timeout by
+// then and was still in force, or had ended no longer ago than the
+// election that follows a FAIL flag may take (electionBound).
 
 // maxClusterCuts bounds the faults remembered for it (a schedule's faults
 // are bounded; this is a second guard).
 const maxClusterCuts = 4096
 
-// clusterCut is such a fault: its index, the nodes it names, and when it
-// began and is due to end (the harness's clock; to is noEnd for a fault
-// in force until the heal).
+// clusterCut is such a fault: its index and kind, the nodes it names
+// (a partition's two sides; a pause's or crash's targets in from), and
+// when it began and is due to end (the harness's clock, f.End(); to is
+// noEnd for a fault in force until the heal).
 type clusterCut struct {
 	fault    int
-	names    []string
+	kind     faults.Kind
+	a, b     []string
 	from, to time.Duration
 }
 
 const noEnd = time.Duration(math.MaxInt64)
 
-// electionBound is how long after a FAIL flag a replica's election may
-// end, as Redis schedules it (sim/cluster_failover.go): 500 ms plus up to
-// 500 ms plus a second per rank (a shard of size nodes has size-1
-// replicas), then votes for up to the auth timeout, max(2 × node timeout,
-// 2 s); and one poll of the role watcher.
+// electionBound is how long after a cut ends the election it caused may
+// end, as Redis schedules it (sim/cluster_failover.go): a replica that
+// hears of the FAIL late schedules it while the flag stands (up to 2 ×
+// node timeout after it, when a FAIL may clear), 500 ms plus up to 500 ms
+// plus a second per rank later (a shard of size nodes has size-1
+// replicas), then collects votes for up to the auth timeout, max(2 × node
+// timeout, 2 s); and one poll of the role watcher.
 func (w *world) electionBound() time.Duration {
+	nt := w.nodeTimeout()
 	rank := time.Duration(max(w.clus.size-2, 0)) * time.Second
-	return time.Second + rank + max(2*w.nodeTimeout(), 2*time.Second) + rolePoll
+	return 2*nt + time.Second + rank + max(2*nt, 2*time.Second) + rolePoll
 }
 
 // noteClusterCut remembers fault i (f, its targets resolved) as it begins.
@@ -52,14 +59,17 @@ func (w *world) noteClusterCut(i int, f faults.Fault) {
 	if w.clus == nil || !w.cfg.Topology.ClusterFailover {
 		return
 	}
+	c := clusterCut{fault: i, kind: f.Kind, from: time.Duration(w.now()), to: noEnd}
 	switch f.Kind {
-	case faults.Partition, faults.NodePause, faults.Crash:
+	case faults.Partition:
+		c.a, c.b = f.From, f.To
+	case faults.NodePause, faults.Crash:
+		c.a = f.Targets
 	default:
 		return
 	}
-	c := clusterCut{fault: i, names: slices.Concat(f.Targets, f.From, f.To), from: time.Duration(w.now()), to: noEnd}
 	if f.Duration > 0 {
-		c.to = c.from + f.Duration
+		c.to = f.End()
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -80,20 +90,45 @@ func (w *world) causedBy(c clusterCut, now time.Duration) bool {
 	return c.to-c.from >= nt && c.from+nt <= now && now <= c.to+w.electionBound()
 }
 
-// creditPromotion credits node n's promotion in old's place to the latest
-// fault that names old and could have caused it (causedBy), if any, with
-// whether n lacked a lock key live on old.
-func (w *world) creditPromotion(old, n int) {
-	name := w.servers[old].name
-	now := time.Duration(w.now())
-	w.mu.Lock()
-	fault := -1
-	for _, c := range slices.Backward(w.clusterCuts) {
-		if slices.Contains(c.names, name) && w.causedBy(c, now) {
-			fault = c.fault
-			break
+// causeOf is the fault a promotion seen at now in old's place is credited
+// to (-1: none), as the simulator's noteCause picks it: the latest
+// partition separating old from one of others (the other shards'
+// primaries), else the latest node pause or crash of old, that could
+// have caused it. The caller holds w.mu.
+func (w *world) causeOf(old string, others []string, now time.Duration) int {
+	separates := func(x, y []string) bool {
+		return slices.Contains(x, old) && slices.ContainsFunc(y, func(n string) bool { return slices.Contains(others, n) })
+	}
+	for _, pass := range []func(clusterCut) bool{
+		func(c clusterCut) bool {
+			return c.kind == faults.Partition && (separates(c.a, c.b) || separates(c.b, c.a))
+		},
+		func(c clusterCut) bool { return c.kind != faults.Partition && slices.Contains(c.a, old) },
+	} {
+		for _, c := range slices.Backward(w.clusterCuts) {
+			if pass(c) && w.causedBy(c, now) {
+				return c.fault
+			}
 		}
 	}
+	return -1
+}
+
+// creditPromotion credits node n's promotion in old's place to the fault
+// causeOf picks, if any, with whether n lacked a lock key live on old.
+func (w *world) creditPromotion(old, n int) {
+	c := w.clus
+	var others []string
+	c.mu.Lock()
+	for t, p := range c.primary {
+		if t != n/c.size && c.clusterOf(p) == c.clusterOf(old) {
+			others = append(others, w.servers[p].name)
+		}
+	}
+	c.mu.Unlock()
+	now := time.Duration(w.now())
+	w.mu.Lock()
+	fault := w.causeOf(w.servers[old].name, others, now)
 	w.mu.Unlock()
 	if fault < 0 {
 		return

@@ -2,6 +2,7 @@ package realredis
 
 import (
 	"context"
+	"github.com/locksim/locksim/faults"
 	"strings"
 	"testing"
 	"time"
@@ -113,8 +114,8 @@ func TestNotePromoted(t *testing.T) {
 // that could have flagged the old primary FAIL and been followed by this
 // election: one that lasted the node timeout, had lasted it when the
 // promotion was seen, and had not ended longer ago than an election
-// takes (here node timeout 1 s, shards of 3 nodes: 1 s + 1 s of rank +
-// the 2 s auth timeout + the role poll).
+// takes (here node timeout 1 s, shards of 3 nodes: 2 s for a FAIL heard
+// late, 1 s + 1 s of rank, the 2 s auth timeout and the role poll).
 func TestCausedBy(t *testing.T) {
 	w := &world{clus: &clusterSide{size: 3}}
 	w.cfg.Topology.DownAfter = time.Second
@@ -127,13 +128,43 @@ func TestCausedBy(t *testing.T) {
 		{0, noEnd, 2 * s, true},                           // until the heal
 		{0, noEnd, s / 2, false},                          // not yet the node timeout
 		{0, s / 2, s, false},                              // too short to flag FAIL
-		{0, 2 * s, 5 * s, true},                           // ended 3 s ago: an election may still be under way
-		{0, 2 * s, 7 * s, false},                          // ended 5 s ago: past any election it could start
+		{0, 2 * s, 7 * s, true},                           // ended 5 s ago: an election may still be under way
+		{0, 2 * s, 9 * s, false},                          // ended 7 s ago: past any election it could start
 		{10 * s, 12 * s, 11 * s, true},                    // a later cut in force
 		{10 * s, 12 * s, 10500 * time.Millisecond, false}, // not yet the node timeout
 	} {
 		if got := w.causedBy(clusterCut{from: tc.from, to: tc.to}, tc.now); got != tc.want {
 			t.Errorf("cut %v..%v, promotion at %v: caused %v, want %v", tc.from, tc.to, tc.now, got, tc.want)
+		}
+	}
+}
+
+// TestCauseOf: of the cuts that could have caused n0's promotion, the
+// simulator's order (sim/cluster_failover_effects.go noteCause): a
+// partition separating n0 from another shard's primary first, else a
+// pause or crash of n0; a partition that cuts n0 off from clients only
+// is no cause, however late it began.
+func TestCauseOf(t *testing.T) {
+	w := &world{clus: &clusterSide{size: 3}}
+	w.cfg.Topology.DownAfter = time.Second
+	s := time.Second
+	others := []string{"n3", "n6"}
+	pause := clusterCut{fault: 0, kind: faults.NodePause, a: []string{"n0"}, from: s, to: 11 * s}
+	clients := clusterCut{fault: 1, kind: faults.Partition, a: []string{"c0"}, b: []string{"n0"}, from: 1100 * time.Millisecond, to: 11 * s}
+	primaries := clusterCut{fault: 2, kind: faults.Partition, a: []string{"n3", "n4"}, b: []string{"n0", "c0"}, from: 500 * time.Millisecond, to: 11 * s}
+	other := clusterCut{fault: 3, kind: faults.NodePause, a: []string{"n3"}, from: s, to: 11 * s}
+	for _, tc := range []struct {
+		name string
+		cuts []clusterCut
+		want int
+	}{
+		{"a pause, then a partition from clients", []clusterCut{pause, clients}, 0},
+		{"a partition from a primary before a pause", []clusterCut{primaries, pause, clients}, 2},
+		{"another node's pause", []clusterCut{other, clients}, -1},
+	} {
+		w.clusterCuts = tc.cuts
+		if got := w.causeOf("n0", others, 3*s); got != tc.want {
+			t.Errorf("%s: credited fault %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }
